@@ -1,0 +1,67 @@
+// Files other processes read: written atomically, appended under a lock, updated under a lock.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace cocode {
+
+// An owned file descriptor.
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+    UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    UniqueFd& operator=(UniqueFd&& other) noexcept;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd();
+
+    int get() const noexcept { return fd_; }
+    bool valid() const noexcept { return fd_ >= 0; }
+    int release() noexcept { return std::exchange(fd_, -1); }
+
+private:
+    int fd_ = -1;
+};
+
+// Reads a whole file. `limit` bounds what we accept (a bigger file is an error, not a
+// truncation).
+Result<std::string> read_file(const std::filesystem::path& path,
+                              std::size_t limit = std::size_t{64} << 20);
+
+// Writes `data` to a temporary file beside `path`, fsyncs it, renames it over `path` and
+// fsyncs the folder: a reader sees the old content or the new, never a mix.
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
+                               mode_t mode = 0644);
+
+// Appends one line (a newline is added when missing) in a single write while holding an
+// exclusive flock on the file. If a crashed writer left a torn last line, a newline is
+// written first so that our line stays whole.
+Result<void> append_line_locked(const std::filesystem::path& path, std::string_view line);
+
+// An exclusive flock on `<path>` (created if needed), held for the object's life.
+class FileLock {
+public:
+    static Result<FileLock> acquire(const std::filesystem::path& lock_path);
+
+private:
+    explicit FileLock(UniqueFd fd) : fd_(std::move(fd)) {}
+    UniqueFd fd_;
+};
+
+// Read-modify-write of `path` under `<path>.lock`: `edit` gets the current content (nullopt
+// when the file does not exist) and returns the new content, written atomically.
+Result<void> update_file_locked(
+    const std::filesystem::path& path,
+    const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
+    mode_t mode = 0644);
+
+}  // namespace cocode

@@ -1,0 +1,38 @@
+// The flat `key: value` YAML of run-info.yaml (the runner contract's format): one scalar per
+// key, in a stable order. Enough YAML to read what we and conductor-loop write, no more.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+namespace cocode {
+
+class FlatYaml {
+public:
+    // Errors name the line: "<source>:<line>: expected `key: value`".
+    static Result<FlatYaml> parse(std::string_view text, std::string_view source);
+
+    std::optional<std::string> get(std::string_view key) const;
+    // Strings are quoted when a YAML reader could take them for something else (a number, a
+    // bool, null, or text with special characters); numbers are written plain.
+    void set(std::string_view key, std::string value);
+    void set_number(std::string_view key, long long value);
+
+    std::string render() const;
+
+private:
+    struct Entry {
+        std::string key;
+        std::string value;
+        bool plain = false;  // written without quotes
+    };
+    Entry& slot(std::string_view key);
+    std::vector<Entry> entries_;
+};
+
+}  // namespace cocode

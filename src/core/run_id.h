@@ -1,0 +1,26 @@
+// Run ids and the timestamps we write.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace cocode {
+
+using SystemTime = std::chrono::system_clock::time_point;
+
+// `YYYYMMDD-HHMMSSmmm-<pid>-<seq>` in UTC, mmm = milliseconds; seq counts from 1 within this
+// process, so two runs made in the same millisecond by one dispatcher still differ.
+// (The runner contract writes the four digits after the seconds as a literal "0000"; we put
+// the milliseconds there, as docs/protocols.md explains.)
+std::string make_run_id(SystemTime now, pid_t pid);
+std::string next_run_id();  // now, getpid()
+
+bool is_run_id(std::string_view text);
+
+// `2026-11-22T10:04:05.123Z`
+std::string format_utc_timestamp(SystemTime time);
+
+}  // namespace cocode

@@ -1,0 +1,141 @@
+#include "git/git_files.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/files.h"
+
+namespace cocode::git {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string_view trim_line(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+    return s;
+}
+
+bool is_hex_id(std::string_view s) {
+    if (s.size() != 40 && s.size() != 64) return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
+bool is_per_worktree_ref(std::string_view ref) {
+    return ref.rfind("refs/", 0) != 0 || ref.rfind("refs/bisect/", 0) == 0 ||
+           ref.rfind("refs/worktree/", 0) == 0 || ref.rfind("refs/rewritten/", 0) == 0;
+}
+
+Result<std::string> lookup_packed_ref(const fs::path& common_dir, std::string_view ref) {
+    auto packed = read_file(common_dir / "packed-refs");
+    if (!packed) return Error::general("ref " + std::string(ref) + " not found");
+    std::string_view text = *packed;
+    while (!text.empty()) {
+        std::size_t nl = text.find('\n');
+        std::string_view line = trim_line(text.substr(0, nl));
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (line.empty() || line.front() == '#' || line.front() == '^') continue;
+        std::size_t space = line.find(' ');
+        if (space != std::string_view::npos && line.substr(space + 1) == ref &&
+            is_hex_id(line.substr(0, space)))
+            return std::string(line.substr(0, space));
+    }
+    return Error::general("ref " + std::string(ref) + " not found");
+}
+
+}  // namespace
+
+std::optional<GitDirs> locate_git_dirs(const fs::path& work_tree, const char* git_dir_env) {
+    GitDirs dirs;
+    if (git_dir_env && *git_dir_env) {
+        dirs.git_dir = fs::path(git_dir_env);
+        if (dirs.git_dir.is_relative()) dirs.git_dir = work_tree / dirs.git_dir;
+    } else {
+        fs::path dot_git = work_tree / ".git";
+        struct stat st {};
+        if (::stat(dot_git.c_str(), &st) != 0) return std::nullopt;
+        if (S_ISDIR(st.st_mode)) {
+            dirs.git_dir = dot_git;
+        } else {
+            auto content = read_file(dot_git, 4096);
+            if (!content) return std::nullopt;
+            std::string_view line = trim_line(*content);
+            if (line.rfind("gitdir: ", 0) != 0) return std::nullopt;
+            dirs.git_dir = fs::path(std::string(line.substr(8)));
+            if (dirs.git_dir.is_relative()) dirs.git_dir = work_tree / dirs.git_dir;
+        }
+    }
+    dirs.common_dir = dirs.git_dir;
+    if (auto common = read_file(dirs.git_dir / "commondir", 4096)) {
+        fs::path c(std::string(trim_line(*common)));
+        dirs.common_dir = c.is_relative() ? dirs.git_dir / c : c;
+    }
+    return dirs;
+}
+
+Result<std::string> read_head_id(const GitDirs& dirs) {
+    std::string ref = "HEAD";
+    for (int depth = 0; depth < 8; ++depth) {
+        const fs::path& base = is_per_worktree_ref(ref) ? dirs.git_dir : dirs.common_dir;
+        auto content = read_file(base / ref, 4096);
+        if (!content) {
+            if (ref == "HEAD") return std::move(content).error();
+            return lookup_packed_ref(dirs.common_dir, ref);
+        }
+        std::string_view line = trim_line(*content);
+        if (line.rfind("ref: ", 0) == 0) {
+            ref = std::string(line.substr(5));
+            if (ref.find("..") != std::string::npos) return Error::general("suspicious ref " + ref);
+            continue;
+        }
+        if (is_hex_id(line)) return std::string(line);
+        return Error::general((base / ref).string() + ": not a ref");
+    }
+    return Error::general("symbolic refs nested too deeply from HEAD");
+}
+
+std::string commit_message_of(std::string_view raw) {
+    if (raw.rfind("\n", 0) == 0) return std::string(raw.substr(1));
+    std::size_t split = raw.find("\n\n");
+    if (split == std::string_view::npos) return {};
+    return std::string(raw.substr(split + 2));
+}
+
+Result<std::optional<std::string>> read_loose_commit_message(const fs::path& common_dir,
+                                                             const std::string& id) {
+    if (!is_hex_id(id)) return Error::general("not an object id: " + id);
+    fs::path object = common_dir / "objects" / id.substr(0, 2) / id.substr(2);
+    auto compressed = read_file(object, std::size_t{256} << 20);
+    if (!compressed) {
+        if (!fs::exists(object)) return std::optional<std::string>{};  // packed: not ours to read
+        return std::move(compressed).error();
+    }
+
+    z_stream zs{};
+    if (inflateInit(&zs) != Z_OK) return Error::general("zlib: cannot initialise");
+    zs.next_in = reinterpret_cast<Bytef*>(compressed->data());
+    zs.avail_in = static_cast<uInt>(compressed->size());
+    std::string raw;
+    char buf[65536];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        zs.next_out = reinterpret_cast<Bytef*>(buf);
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        raw.append(buf, sizeof buf - zs.avail_out);
+        if (raw.size() > (std::size_t{512} << 20)) rc = Z_MEM_ERROR;
+    }
+    inflateEnd(&zs);
+    if (rc != Z_STREAM_END) return Error::general(object.string() + ": corrupt loose object");
+
+    std::size_t nul = raw.find('\0');
+    if (nul == std::string::npos || raw.rfind("commit ", 0) != 0)
+        return Error::general(object.string() + ": not a commit object");
+    return std::optional<std::string>(commit_message_of(std::string_view(raw).substr(nul + 1)));
+}
+
+}  // namespace cocode::git

@@ -1,0 +1,42 @@
+// Reading a repository's files directly, without libgit2: where its git folders are, what
+// HEAD points at, and a loose commit's message.
+//
+// This is the post-commit hook's path. Loading libgit2 and its libraries costs ~3.5 ms per
+// process start, more than the whole budget of a commit hook (docs/performance.md), while
+// the commit git has just written is a loose object two small file reads away. Anything
+// unusual (a packed object, a reftable) is reported as `Unavailable`, and the caller asks
+// the git CLI instead.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace cocode::git {
+
+struct GitDirs {
+    std::filesystem::path git_dir;     // this worktree's own: .git, or .git/worktrees/<name>
+    std::filesystem::path common_dir;  // shared by all worktrees: objects, refs, hooks
+};
+
+// From what git hands a hook: `git_dir_env` (GIT_DIR, set by git in linked worktrees) when
+// given, else `<work_tree>/.git` (a folder, or a file holding `gitdir: <path>`).
+// nullopt when there is no repository there.
+std::optional<GitDirs> locate_git_dirs(const std::filesystem::path& work_tree,
+                                       const char* git_dir_env);
+
+// The commit id HEAD resolves to (hex), following symbolic refs through loose refs and
+// packed-refs. Error when HEAD is unborn or the files are not in a form we read.
+Result<std::string> read_head_id(const GitDirs& dirs);
+
+// A loose commit's message (everything after the header), or nullopt when the object is not
+// loose (packed, or in an alternate): the caller falls back to `git cat-file`.
+Result<std::optional<std::string>> read_loose_commit_message(
+    const std::filesystem::path& common_dir, const std::string& id);
+
+// The message part of a raw commit object ("tree …\nparent …\n…\n\n<message>").
+std::string commit_message_of(std::string_view raw_commit);
+
+}  // namespace cocode::git

@@ -1,0 +1,228 @@
+#include "git/repository.h"
+
+#include <git2.h>
+
+
+namespace cocode::git {
+namespace fs = std::filesystem;
+
+namespace {
+
+// git_libgit2_init once per process, shut down at exit.
+struct Library {
+    Library() { git_libgit2_init(); }
+    ~Library() { git_libgit2_shutdown(); }
+};
+void ensure_library() { static Library library; }
+
+template <class T, void (*FreeFn)(T*)>
+struct Deleter {
+    void operator()(T* p) const { FreeFn(p); }
+};
+template <class T, void (*FreeFn)(T*)>
+using Handle = std::unique_ptr<T, Deleter<T, FreeFn>>;
+
+using CommitHandle = Handle<git_commit, git_commit_free>;
+using ObjectHandle = Handle<git_object, git_object_free>;
+using ReferenceHandle = Handle<git_reference, git_reference_free>;
+using RevwalkHandle = Handle<git_revwalk, git_revwalk_free>;
+using WorktreeHandle = Handle<git_worktree, git_worktree_free>;
+using RepoHandle = Handle<git_repository, git_repository_free>;
+using StatusListHandle = Handle<git_status_list, git_status_list_free>;
+
+struct StrArray {
+    git_strarray array{};
+    ~StrArray() { git_strarray_dispose(&array); }
+};
+
+Error libgit2_error(std::string_view what) {
+    const ::git_error* e = git_error_last();
+    std::string message(what);
+    message += ": ";
+    message += e && e->message ? e->message : "unknown libgit2 error";
+    return Error::general(std::move(message));
+}
+
+std::string oid_hex(const git_oid* oid) {
+    char buf[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(buf, sizeof buf, oid);
+    return buf;
+}
+
+CommitInfo describe(const git_commit* commit) {
+    CommitInfo info;
+    info.id = oid_hex(git_commit_id(commit));
+    const char* raw = git_commit_message_raw(commit);
+    info.message = raw ? raw : "";
+    const char* summary = git_commit_summary(const_cast<git_commit*>(commit));
+    info.summary = summary ? summary : "";
+    return info;
+}
+
+Result<CommitHandle> peel_commit(git_repository* repo, const std::string& revision) {
+    git_object* obj = nullptr;
+    if (git_revparse_single(&obj, repo, revision.c_str()) != 0)
+        return libgit2_error("cannot resolve " + revision);
+    ObjectHandle object(obj);
+    git_object* peeled = nullptr;
+    if (git_object_peel(&peeled, object.get(), GIT_OBJECT_COMMIT) != 0)
+        return libgit2_error(revision + " is not a commit");
+    return CommitHandle(reinterpret_cast<git_commit*>(peeled));
+}
+
+fs::path strip_slash(const char* p) {
+    if (!p) return {};
+    std::string s(p);
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+void Repository::Free::operator()(git_repository* repo) const { git_repository_free(repo); }
+
+std::string libgit2_version() {
+    int major = 0, minor = 0, rev = 0;
+    git_libgit2_version(&major, &minor, &rev);
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(rev);
+}
+
+Result<Repository> Repository::open(const fs::path& dir) {
+    ensure_library();
+    git_repository* repo = nullptr;
+    if (git_repository_open_ext(&repo, dir.c_str(), 0, nullptr) != 0)
+        return libgit2_error("not a git repository: " + dir.string());
+    return Repository(repo);
+}
+
+fs::path Repository::git_dir() const { return strip_slash(git_repository_path(repo_.get())); }
+fs::path Repository::common_dir() const { return strip_slash(git_repository_commondir(repo_.get())); }
+fs::path Repository::work_dir() const { return strip_slash(git_repository_workdir(repo_.get())); }
+bool Repository::is_linked_worktree() const { return git_repository_is_worktree(repo_.get()) == 1; }
+
+Result<CommitInfo> Repository::head() const { return lookup("HEAD"); }
+
+Result<CommitInfo> Repository::lookup(const std::string& revision) const {
+    auto commit = peel_commit(repo_.get(), revision);
+    if (!commit) return std::move(commit).error();
+    return describe(commit->get());
+}
+
+Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& base,
+                                                             const std::string& head) const {
+    auto base_commit = peel_commit(repo_.get(), base);
+    if (!base_commit) return std::move(base_commit).error();
+    auto head_commit = peel_commit(repo_.get(), head);
+    if (!head_commit) return std::move(head_commit).error();
+
+    git_revwalk* w = nullptr;
+    if (git_revwalk_new(&w, repo_.get()) != 0) return libgit2_error("cannot walk commits");
+    RevwalkHandle walk(w);
+    git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+    if (git_revwalk_push(walk.get(), git_commit_id(head_commit->get())) != 0 ||
+        git_revwalk_hide(walk.get(), git_commit_id(base_commit->get())) != 0)
+        return libgit2_error("cannot walk " + base + ".." + head);
+
+    std::vector<CommitInfo> commits;
+    git_oid oid;
+    int rc = 0;
+    while ((rc = git_revwalk_next(&oid, walk.get())) == 0) {
+        git_commit* c = nullptr;
+        if (git_commit_lookup(&c, repo_.get(), &oid) != 0) return libgit2_error("cannot read commit");
+        CommitHandle commit(c);
+        commits.push_back(describe(commit.get()));
+    }
+    if (rc != GIT_ITEROVER) return libgit2_error("walking " + base + ".." + head);
+    return commits;
+}
+
+Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs::path& path,
+                                              const std::string& branch, const std::string& from) {
+    auto commit = peel_commit(repo_.get(), from);
+    if (!commit) return std::move(commit).error();
+    git_reference* r = nullptr;
+    if (git_branch_create(&r, repo_.get(), branch.c_str(), commit->get(), 0) != 0)
+        return libgit2_error("cannot create branch " + branch);
+    ReferenceHandle ref(r);
+
+    git_worktree_add_options options = GIT_WORKTREE_ADD_OPTIONS_INIT;
+    options.ref = ref.get();
+    git_worktree* wt = nullptr;
+    if (git_worktree_add(&wt, repo_.get(), name.c_str(), path.c_str(), &options) != 0) {
+        Error error = libgit2_error("cannot add worktree " + name + " at " + path.string());
+        git_branch_delete(ref.get());  // leave nothing half-made behind
+        return error;
+    }
+    WorktreeHandle worktree(wt);
+    return WorktreeInfo{name, strip_slash(git_worktree_path(worktree.get())), true, false};
+}
+
+Result<std::vector<WorktreeInfo>> Repository::worktrees() const {
+    StrArray names;
+    if (git_worktree_list(&names.array, repo_.get()) != 0) return libgit2_error("cannot list worktrees");
+    std::vector<WorktreeInfo> out;
+    for (std::size_t i = 0; i < names.array.count; ++i) {
+        git_worktree* wt = nullptr;
+        if (git_worktree_lookup(&wt, repo_.get(), names.array.strings[i]) != 0) continue;
+        WorktreeHandle worktree(wt);
+        WorktreeInfo info;
+        info.name = names.array.strings[i];
+        info.path = strip_slash(git_worktree_path(worktree.get()));
+        info.valid = git_worktree_validate(worktree.get()) == 0;
+        info.locked = git_worktree_is_locked(nullptr, worktree.get()) > 0;
+        out.push_back(std::move(info));
+    }
+    return out;
+}
+
+Result<void> Repository::remove_worktree(const std::string& name, bool force) {
+    git_worktree* wt = nullptr;
+    if (git_worktree_lookup(&wt, repo_.get(), name.c_str()) != 0)
+        return libgit2_error("no worktree named " + name);
+    WorktreeHandle worktree(wt);
+    fs::path path = strip_slash(git_worktree_path(worktree.get()));
+    bool valid = git_worktree_validate(worktree.get()) == 0;
+
+    if (!force) {
+        if (git_worktree_is_locked(nullptr, worktree.get()) > 0)
+            return Error::general("worktree " + name + " is locked");
+        if (valid) {
+            git_repository* r = nullptr;
+            if (git_repository_open_from_worktree(&r, worktree.get()) != 0)
+                return libgit2_error("cannot open worktree " + name);
+            RepoHandle wt_repo(r);
+            git_status_options so = GIT_STATUS_OPTIONS_INIT;
+            so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+            git_status_list* sl = nullptr;
+            if (git_status_list_new(&sl, wt_repo.get(), &so) != 0)
+                return libgit2_error("cannot read the status of worktree " + name);
+            StatusListHandle status(sl);
+            if (git_status_list_entrycount(status.get()) > 0)
+                return Error::general("worktree " + name + " has uncommitted changes (" +
+                                      path.string() + ")");
+        }
+    }
+    git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
+    po.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED | GIT_WORKTREE_PRUNE_WORKING_TREE;
+    if (git_worktree_prune(worktree.get(), &po) != 0) return libgit2_error("cannot remove worktree " + name);
+    return {};
+}
+
+Result<std::vector<std::string>> Repository::prune_worktrees() {
+    auto list = worktrees();
+    if (!list) return std::move(list).error();
+    std::vector<std::string> pruned;
+    for (const WorktreeInfo& info : *list) {
+        if (info.valid || info.locked) continue;
+        git_worktree* wt = nullptr;
+        if (git_worktree_lookup(&wt, repo_.get(), info.name.c_str()) != 0) continue;
+        WorktreeHandle worktree(wt);
+        git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
+        if (git_worktree_is_prunable(worktree.get(), &po) <= 0) continue;
+        if (git_worktree_prune(worktree.get(), &po) != 0) return libgit2_error("cannot prune " + info.name);
+        pruned.push_back(info.name);
+    }
+    return pruned;
+}
+
+}  // namespace cocode::git

@@ -1,0 +1,69 @@
+// libgit2 behind RAII: open a repository from anywhere inside a worktree, read HEAD, walk
+// commits, and manage linked worktrees.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+struct git_repository;
+
+namespace cocode::git {
+
+struct CommitInfo {
+    std::string id;       // full hex id
+    std::string message;  // raw message: subject and body
+    std::string summary;  // first line
+};
+
+struct WorktreeInfo {
+    std::string name;
+    std::filesystem::path path;
+    bool valid = true;  // false when its folder is gone (prunable)
+    bool locked = false;
+};
+
+class Repository {
+public:
+    // Opens the repository containing `dir` (any folder inside a worktree, linked or main).
+    static Result<Repository> open(const std::filesystem::path& dir);
+
+    std::filesystem::path git_dir() const;     // this worktree's own git folder
+    std::filesystem::path common_dir() const;  // the folder all worktrees share
+    std::filesystem::path work_dir() const;    // empty for a bare repository
+    bool is_linked_worktree() const;
+
+    Result<CommitInfo> head() const;
+    Result<CommitInfo> lookup(const std::string& revision) const;  // any rev-parse spelling
+    // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
+    Result<std::vector<CommitInfo>> commits_between(const std::string& base,
+                                                    const std::string& head) const;
+
+    // Creates branch `branch` at `from` and a linked worktree `name` at `path` with that
+    // branch checked out. Refuses an existing branch or worktree name.
+    Result<WorktreeInfo> add_worktree(const std::string& name, const std::filesystem::path& path,
+                                      const std::string& branch, const std::string& from);
+    Result<std::vector<WorktreeInfo>> worktrees() const;
+    // Deletes the worktree's folder and its administrative files. Without `force`, refuses
+    // a worktree with uncommitted changes or a lock.
+    Result<void> remove_worktree(const std::string& name, bool force);
+    // Drops the administrative files of worktrees whose folder is gone; returns their names.
+    Result<std::vector<std::string>> prune_worktrees();
+
+    git_repository* raw() const { return repo_.get(); }
+
+private:
+    struct Free {
+        void operator()(git_repository* repo) const;
+    };
+    explicit Repository(git_repository* repo) : repo_(repo) {}
+    std::unique_ptr<git_repository, Free> repo_;
+};
+
+// libgit2's version, "1.5.1".
+std::string libgit2_version();
+
+}  // namespace cocode::git

@@ -1,0 +1,35 @@
+// Running a program to completion and capturing what it prints: the git CLI, the tools
+// themselves in tests. (Supervising long-lived agents is a different job; see proc/ later.)
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace cocode {
+
+struct CommandResult {
+    int exit_code = -1;  // 128+N when killed by signal N, as a shell reports it
+    std::string out;
+    std::string err;
+};
+
+struct CommandOptions {
+    std::optional<std::filesystem::path> cwd;
+    // When set, the child's whole environment ("NAME=value" entries); else ours.
+    std::optional<std::vector<std::string>> environment;
+    std::string input;  // written to the child's stdin, then closed
+};
+
+// Starts argv[0] (looked up in PATH when it has no '/') with posix_spawn and waits for it.
+// A program that cannot be found is ExitCode::missing_dependency.
+Result<CommandResult> run_command(const std::vector<std::string>& argv,
+                                  const CommandOptions& options = {});
+
+// The absolute path of `name` in PATH, or nullopt.
+std::optional<std::filesystem::path> find_in_path(const std::string& name);
+
+}  // namespace cocode

@@ -1,0 +1,2 @@
+// placeholder
+#include "hook_fixture.h"

@@ -1,0 +1,50 @@
+// Shared test fixtures: temporary folders and real git repositories made with the git CLI.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace cocode::test {
+
+// A fresh folder under $TMPDIR, removed with everything in it at the end of the test.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+    std::filesystem::path operator/(const std::string& child) const { return path_ / child; }
+
+private:
+    std::filesystem::path path_;
+};
+
+struct Shell {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs `/bin/sh -c script` in `cwd`.
+Shell sh(const std::string& script, const std::filesystem::path& cwd, const std::string& input = "");
+// Runs the script and fails the test (with its output) when it does not exit 0; returns stdout.
+std::string sh_ok(const std::string& script, const std::filesystem::path& cwd);
+
+// `git init` with one commit ("base"), made with the CLI.
+void make_repo(const std::filesystem::path& dir);
+
+std::string read_text(const std::filesystem::path& path);
+void write_text(const std::filesystem::path& path, const std::string& text);
+std::vector<std::string> read_lines(const std::filesystem::path& path);
+std::string quote(const std::string& s);  // single-quoted for sh
+
+// The build's binaries.
+std::filesystem::path hook_tool();
+std::filesystem::path hook_shim();
+std::filesystem::path tool_path(const std::string& name);
+
+}  // namespace cocode::test

@@ -1,0 +1,36 @@
+#include <regex>
+#include <set>
+
+#include "core/run_id.h"
+#include "test_support.h"
+
+namespace cocode {
+
+TEST(RunId, HasTheRunnerContractShapeInUtc) {
+    using namespace std::chrono;
+    // 2026-11-22 10:04:05.123 UTC
+    SystemTime t = sys_days{year{2026} / 11 / 22} + hours{10} + minutes{4} + seconds{5} + milliseconds{123};
+    std::string id = make_run_id(t, 4242);
+    EXPECT_TRUE(std::regex_match(id, std::regex(R"(20261122-100405123-4242-\d+)"))) << id;
+    EXPECT_TRUE(is_run_id(id));
+    EXPECT_EQ(format_utc_timestamp(t), "2026-11-22T10:04:05.123Z");
+}
+
+TEST(RunId, IsUniqueWithinAMillisecond) {
+    SystemTime t = std::chrono::system_clock::now();
+    std::set<std::string> ids;
+    for (int i = 0; i < 1000; ++i) ids.insert(make_run_id(t, 1));
+    EXPECT_EQ(ids.size(), 1000u);
+}
+
+TEST(RunId, RecognisesOnlyItsFormat) {
+    EXPECT_TRUE(is_run_id(next_run_id()));
+    EXPECT_FALSE(is_run_id(""));
+    EXPECT_FALSE(is_run_id("20261122-100405-4242-1"));      // no milliseconds
+    EXPECT_FALSE(is_run_id("20261122-100405123-4242"));     // no sequence
+    EXPECT_FALSE(is_run_id("2026112x-100405123-4242-1"));
+    EXPECT_FALSE(is_run_id("20261122-100405123-42a2-1"));
+    EXPECT_FALSE(is_run_id("../../etc-100405123-1-1"));
+}
+
+}  // namespace cocode

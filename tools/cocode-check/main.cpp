@@ -1,0 +1,16 @@
+// cocode-check: only --help and --version for now; the subcommands arrive with their issues.
+#include <csignal>
+
+#include <CLI/CLI.hpp>
+
+#include "git/repository.h"
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);
+    CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks"};
+    const std::string version =
+        "cocode-check " COCODE_VERSION " (libgit2 " + cocode::git::libgit2_version() + ")";
+    app.set_version_flag("--version", version);
+    CLI11_PARSE(app, argc, argv);
+    return 0;
+}

@@ -1,0 +1,74 @@
+// cocode-hook: installs cocode's git hooks beside whatever is there, and is what those hooks
+// call when a commit lands in a cocode run.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/redact.h"
+
+namespace fs = std::filesystem;
+using namespace cocode::hook_cli;
+
+fs::path cocode::hook_cli::self_executable() {
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path("cocode-hook") : self;
+}
+
+fs::path cocode::hook_cli::shim_executable() {
+    fs::path dir = self_executable().parent_path();
+    for (fs::path candidate : {dir / "cocode-hook-shim", dir / ".." / "libexec" / "cocode" / "cocode-hook-shim"}) {
+        if (fs::exists(candidate)) return candidate.lexically_normal();
+    }
+    return dir / "cocode-hook-shim";
+}
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);
+    CLI::App app{"cocode-hook: git hooks that tell cocode the moment an agent is ready"};
+    app.set_version_flag("--version", "cocode-hook " COCODE_VERSION);
+    app.require_subcommand(1);
+
+    InstallArgs install;
+    auto* install_cmd = app.add_subcommand("install", "install cocode's hook, chaining the one that is there");
+    install_cmd->add_option("--repo", install.repo, "a folder inside the repository (default: .)");
+    install_cmd->add_option("--hook", install.hooks, "post-commit (default) or pre-push; repeatable");
+    install_cmd->add_flag("--allow-tracked", install.allow_tracked,
+                          "install even where git would see the files (a tracked hooks folder)");
+
+    UninstallArgs uninstall;
+    auto* uninstall_cmd = app.add_subcommand("uninstall", "remove cocode's hook and restore what it chained");
+    uninstall_cmd->add_option("--repo", uninstall.repo, "a folder inside the repository (default: .)");
+    uninstall_cmd->add_option("--hook", uninstall.hooks, "which hook (default: all of cocode's)");
+
+    StatusArgs status;
+    auto* status_cmd = app.add_subcommand("status", "what is installed, where, and what it chains");
+    status_cmd->add_option("--repo", status.repo, "a folder inside the repository (default: .)");
+    status_cmd->add_flag("--json", status.json, "print JSON");
+
+    auto* post_commit_cmd = app.add_subcommand("post-commit", "what git runs after a commit (through the hook)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : static_cast<int>(cocode::ExitCode::usage);
+    }
+    try {
+        if (*install_cmd) return run_install(install);
+        if (*uninstall_cmd) return run_uninstall(uninstall);
+        if (*status_cmd) return run_status(status);
+        if (*post_commit_cmd) return run_post_commit();
+    } catch (const cocode::Failure& failure) {
+        std::fprintf(stderr, "cocode-hook: error: %s\n", cocode::redact(failure.error().message).c_str());
+        return static_cast<int>(failure.error().code);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cocode-hook: error: %s\n", cocode::redact(e.what()).c_str());
+        return static_cast<int>(cocode::ExitCode::general);
+    }
+    return 0;
+}
