@@ -140,6 +140,9 @@ Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs:
                                               const std::string& branch, const std::string& from) {
     auto commit = peel_commit(repo_.get(), from);
     if (!commit) return std::move(commit).error();
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);  // libgit2 makes only the last folder
+    if (ec) return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
     git_reference* r = nullptr;
     if (git_branch_create(&r, repo_.get(), branch.c_str(), commit->get(), 0) != 0)
         return libgit2_error("cannot create branch " + branch);

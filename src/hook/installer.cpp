@@ -41,6 +41,16 @@ bool exists_no_follow(const fs::path& p) {
     return ::lstat(p.c_str(), &st) == 0;
 }
 
+bool inside(const fs::path& dir, const fs::path& root) {
+    auto rel = dir.lexically_relative(root);
+    return !rel.empty() && *rel.begin() != "..";
+}
+
+// A hooks folder we create inside the work tree (a relative core.hooksPath in a fresh linked
+// worktree, where husky's `.husky/_` does not exist yet) gets the ignore file husky gives its
+// own, so that nothing we put there can end up in a commit.
+constexpr std::string_view kIgnoreAll = "*\n";
+
 // Our shim: a regular file whose bytes carry the shim's magic.
 bool is_our_shim(const fs::path& p, std::string* content = nullptr) {
     struct stat st {};
@@ -66,10 +76,6 @@ bool same_file_content(const fs::path& a, const fs::path& b) {
 // `git add .` would commit them.
 Result<void> check_not_seen_by_git(const HooksLocation& where, const std::string& name) {
     if (!where.work_tree) return {};
-    auto inside = [](const fs::path& dir, const fs::path& root) {
-        auto rel = dir.lexically_relative(root);
-        return !rel.empty() && *rel.begin() != "..";
-    };
     if (inside(where.hooks_dir, where.common_dir)) return {};  // .git/hooks: git never sees it
     auto rel = where.hooks_dir.lexically_relative(*where.work_tree);
     if (rel.empty() || *rel.begin() == "..") return {};
@@ -129,17 +135,24 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
 Result<InstallResult> install_hook(const HooksLocation& where, const std::string& name,
                                    const InstallOptions& options) {
     if (std::find(kManagedHooks.begin(), kManagedHooks.end(), name) == kManagedHooks.end())
-        return Error::usage("--hook " + name + ": expected one of post-commit, pre-push");
+        return Error::usage("--hook " + name + ": expected post-commit");
     auto shim = read_file(options.shim);
     if (!shim) return Error::missing("the hook shim is missing: " + shim.error().message);
     if (shim->find(hook_files::kShimMagic) == std::string::npos)
         return Error::general(options.shim.string() + " is not a cocode-hook-shim binary");
+    std::error_code ec;
+    if (!fs::exists(where.hooks_dir)) {
+        fs::create_directories(where.hooks_dir, ec);
+        if (ec) return Error::general("cannot create " + where.hooks_dir.string() + ": " + ec.message());
+        if (where.work_tree && inside(where.hooks_dir, *where.work_tree) &&
+            !inside(where.hooks_dir, where.common_dir)) {
+            if (auto w = write_file_atomic(where.hooks_dir / ".gitignore", kIgnoreAll); !w)
+                return std::move(w).error();
+        }
+    }
     if (!options.allow_tracked) {
         if (auto seen = check_not_seen_by_git(where, name); !seen) return std::move(seen).error();
     }
-    std::error_code ec;
-    fs::create_directories(where.hooks_dir, ec);
-    if (ec) return Error::general("cannot create " + where.hooks_dir.string() + ": " + ec.message());
 
     const fs::path target = hook_path(where, name);
     const fs::path chained = chained_path(where, name);
@@ -209,7 +222,17 @@ Result<UninstallOutcome> uninstall_hook(const HooksLocation& where, const std::s
     }
     bool any_left = false;
     for (const std::string& other : kManagedHooks) any_left |= is_our_shim(hook_path(where, other));
-    if (!any_left) ::unlink((where.hooks_dir / hook_files::kToolFile).c_str());
+    if (!any_left) {
+        ::unlink((where.hooks_dir / hook_files::kToolFile).c_str());
+        // The folder we made, holding only our ignore file: take it away again.
+        std::error_code ec;
+        auto entries = std::distance(fs::directory_iterator(where.hooks_dir, ec), fs::directory_iterator());
+        auto ignore = read_file(where.hooks_dir / ".gitignore", 64);
+        if (!ec && entries == 1 && ignore && *ignore == kIgnoreAll) {
+            fs::remove(where.hooks_dir / ".gitignore", ec);
+            fs::remove(where.hooks_dir, ec);
+        }
+    }
     return outcome;
 }
 

@@ -172,13 +172,10 @@ TEST_F(HookCommit, BadInputLeavesTheCommitStandingWithOneClearLine) {
     EXPECT_FALSE(fs::exists(vanished.run_folder));  // not re-created half-way
 
     RunWorktree locked = add_run("unwritable");
-    write_text(locked.run_folder / "events.jsonl", "");
-    ::chmod((locked.run_folder / "events.jsonl").c_str(), 0444);
-    if (::access((locked.run_folder / "events.jsonl").c_str(), W_OK) != 0) {
-        std::string info_before = read_text(locked.run_folder / "run-info.yaml");
-        EXPECT_NE(commit_err(locked).find("events.jsonl"), std::string::npos);
-        EXPECT_EQ(read_text(locked.run_folder / "run-info.yaml"), info_before);  // nothing half-written
-    }
+    fs::create_directory(locked.run_folder / "events.jsonl");  // unwritable, even for root
+    std::string info_before = read_text(locked.run_folder / "run-info.yaml");
+    EXPECT_NE(commit_err(locked).find("events.jsonl"), std::string::npos);
+    EXPECT_EQ(read_text(locked.run_folder / "run-info.yaml"), info_before);  // nothing half-written
 
     RunWorktree corrupt = add_run("corrupt");
     std::string git_dir = sh_ok("git rev-parse --absolute-git-dir", corrupt.worktree);

@@ -80,7 +80,8 @@ TEST(Repository, CreatesListsRemovesAndPrunesWorktrees) {
     EXPECT_FALSE(again);
     EXPECT_FALSE(fs::exists(dir / "wts/other"));
 
-    ASSERT_TRUE(repo->add_worktree("8-codex", dir / "wts/8-codex", "cocode/8-codex", base));
+    auto codex = repo->add_worktree("8-codex", dir / "wts/8-codex", "cocode/8-codex", base);
+    ASSERT_TRUE(codex) << codex.error().message;
     auto list = repo->worktrees();
     ASSERT_TRUE(list);
     ASSERT_EQ(list->size(), 2u);

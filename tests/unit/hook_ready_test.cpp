@@ -76,10 +76,13 @@ TEST_F(RecordReady, MarkerComesFromEnvironmentThenRunInfoThenDefault) {
     test::write_text(folder / kRunInfoFile, info.render());
 
     EXPECT_EQ(record(c1, "cocode ready for check")->outcome, ReadyOutcome::no_marker);
-    EXPECT_EQ(record(c1, "ok [agent done]")->marker, "[agent done]");
     auto from_env = record(c1, "ok [agent done]", std::string("SHIP IT"));
     EXPECT_EQ(from_env->outcome, ReadyOutcome::no_marker);
+    EXPECT_EQ(from_env->marker, "SHIP IT");
     EXPECT_EQ(record(c1, "SHIP IT", std::string("SHIP IT"))->outcome, ReadyOutcome::recorded);
+    auto configured = record("c200000000000000000000000000000000000000", "ok [agent done]");
+    EXPECT_EQ(configured->outcome, ReadyOutcome::recorded);
+    EXPECT_EQ(configured->marker, "[agent done]");
 }
 
 TEST_F(RecordReady, AlsoAppendsToTheMessageBusNamedInRunInfo) {

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     InstallArgs install;
     auto* install_cmd = app.add_subcommand("install", "install cocode's hook, chaining the one that is there");
     install_cmd->add_option("--repo", install.repo, "a folder inside the repository (default: .)");
-    install_cmd->add_option("--hook", install.hooks, "post-commit (default) or pre-push; repeatable");
+    install_cmd->add_option("--hook", install.hooks, "which hook: post-commit (the default)");
     install_cmd->add_flag("--allow-tracked", install.allow_tracked,
                           "install even where git would see the files (a tracked hooks folder)");
 
