@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/run hook: the cost of `git commit --allow-empty` under each hook setup.
+set -euo pipefail
+build=$1 runs=$2
+bin=$build/bin peers=$build/peers/node_modules/.bin
+work=$(mktemp -d "${TMPDIR:-/tmp}/cocode-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@cocode.invalid
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@cocode.invalid
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export PRE_COMMIT_HOME=$work/pre-commit-home LEFTHOOK_BIN=$peers/lefthook
+unset JRUN_RUN_FOLDER COCODE_READY_MARKER
+
+repo() {  # a repository with one commit and no automatic gc (thousands of commits follow)
+  git init -q -b main "$work/$1"
+  git -C "$work/$1" config gc.auto 0
+  git -C "$work/$1" commit -q --allow-empty -m base
+  echo "$work/$1"
+}
+
+none=$(repo none)
+cocode=$(repo cocode)
+"$bin/cocode-hook" install --repo "$cocode" >/dev/null
+git -C "$cocode" worktree add -q -b cocode/1-bench "$cocode/.cocode/worktrees/1-bench"
+run=$cocode/.cocode/runs/20260101-000000000-1-1
+mkdir -p "$run"
+printf 'run_id: "20260101-000000000-1-1"\nstatus: running\nbase_commit: "%s"\n' "$(git -C "$cocode" rev-parse HEAD)" > "$run/run-info.yaml"
+echo "$run" > "$(git -C "$cocode/.cocode/worktrees/1-bench" rev-parse --absolute-git-dir)/cocode-run"
+
+shell=$(repo shell)
+printf '#!/bin/sh\n' > "$shell/.git/hooks/post-commit" && chmod +x "$shell/.git/hooks/post-commit"
+
+lefthook=$(repo lefthook)
+printf 'post-commit:\n  commands:\n    noop:\n      run: "true"\n' > "$lefthook/lefthook.yml"
+(cd "$lefthook" && "$peers/lefthook" install >/dev/null)
+
+husky=$(repo husky)
+(cd "$husky" && "$peers/husky" >/dev/null && printf 'true\n' > .husky/post-commit)
+
+precommit=$(repo precommit)
+cat > "$precommit/.pre-commit-config.yaml" <<'YAML'
+repos:
+- repo: local
+  hooks:
+  - id: noop
+    name: noop
+    language: system
+    entry: "true"
+    always_run: true
+    pass_filenames: false
+    stages: [post-commit]
+YAML
+(cd "$precommit" && git add .pre-commit-config.yaml && git commit -q -m cfg && pre-commit install --hook-type post-commit >/dev/null)
+
+commit="commit -q --allow-empty -m"
+hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/hook.json" \
+  -n "no hook" "git -C $none $commit x" \
+  -n "cocode, outside a run" "git -C $cocode $commit x" \
+  -n "cocode, in a run, marker recorded" "git -C $cocode/.cocode/worktrees/1-bench $commit 'done: cocode ready for check'" \
+  -n "empty #!/bin/sh hook" "git -C $shell $commit x" \
+  -n "lefthook, one command" "git -C $lefthook $commit x" \
+  -n "husky, one command" "git -C $husky $commit x" \
+  -n "pre-commit, one local hook" "git -C $precommit $commit x" >/dev/null
+
+ready=$(wc -l < "$run/events.jsonl")
+python3 - "$work/hook.json" "$ready" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+base = results[0]["median"]
+print(f"{'git commit --allow-empty':36} {'median ms':>10} {'x no hook':>10}")
+for r in results:
+    print(f"{r['command']:36} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
+print(f"\nREADY lines recorded in the run: {sys.argv[2]} (one per marker commit)")
+PY
