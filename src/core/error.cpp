@@ -6,12 +6,18 @@ namespace cocode {
 
 std::string_view exit_code_name(ExitCode code) {
     switch (code) {
-        case ExitCode::ok: return "ok";
-        case ExitCode::general: return "general";
-        case ExitCode::usage: return "usage";
-        case ExitCode::missing_dependency: return "missing-dependency";
-        case ExitCode::timeout: return "timeout";
-        case ExitCode::interrupted: return "interrupted";
+        case ExitCode::ok:
+            return "ok";
+        case ExitCode::general:
+            return "general";
+        case ExitCode::usage:
+            return "usage";
+        case ExitCode::missing_dependency:
+            return "missing-dependency";
+        case ExitCode::timeout:
+            return "timeout";
+        case ExitCode::interrupted:
+            return "interrupted";
     }
     return "unknown";
 }

@@ -37,12 +37,12 @@ struct Error {
 // Thrown only at the edge (tools/), never inside src/: one catch in main maps it to a line
 // on stderr and the exit code.
 class Failure : public std::exception {
-public:
+  public:
     explicit Failure(Error error) : error_(std::move(error)) {}
     const Error& error() const noexcept { return error_; }
     const char* what() const noexcept override { return error_.message.c_str(); }
 
-private:
+  private:
     Error error_;
 };
 

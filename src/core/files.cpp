@@ -85,9 +85,12 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
         return error;
     };
     if (auto written = write_all(fd.get(), data, tmpl); !written) return fail(written.error());
-    if (::fchmod(fd.get(), mode) != 0) return fail(Error::from_errno(describe("cannot chmod", tmpl), errno));
-    if (::fsync(fd.get()) != 0) return fail(Error::from_errno(describe("cannot fsync", tmpl), errno));
-    if (::close(fd.release()) != 0) return fail(Error::from_errno(describe("cannot close", tmpl), errno));
+    if (::fchmod(fd.get(), mode) != 0)
+        return fail(Error::from_errno(describe("cannot chmod", tmpl), errno));
+    if (::fsync(fd.get()) != 0)
+        return fail(Error::from_errno(describe("cannot fsync", tmpl), errno));
+    if (::close(fd.release()) != 0)
+        return fail(Error::from_errno(describe("cannot close", tmpl), errno));
     if (::rename(tmpl.c_str(), path.c_str()) != 0) {
         return fail(Error::from_errno(describe("cannot replace", path), errno));
     }
@@ -106,7 +109,8 @@ Result<void> append_line_locked(const fs::path& path, std::string_view line) {
     if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
         char last = '\n';
         UniqueFd reader(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (reader.valid() && ::pread(reader.get(), &last, 1, st.st_size - 1) == 1 && last != '\n') {
+        if (reader.valid() && ::pread(reader.get(), &last, 1, st.st_size - 1) == 1 &&
+            last != '\n') {
             record += '\n';
         }
     }

@@ -15,7 +15,7 @@ namespace cocode {
 
 // An owned file descriptor.
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) noexcept : fd_(fd) {}
     UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
@@ -28,7 +28,7 @@ public:
     bool valid() const noexcept { return fd_ >= 0; }
     int release() noexcept { return std::exchange(fd_, -1); }
 
-private:
+  private:
     int fd_ = -1;
 };
 
@@ -49,10 +49,10 @@ Result<void> append_line_locked(const std::filesystem::path& path, std::string_v
 
 // An exclusive flock on `<path>` (created if needed), held for the object's life.
 class FileLock {
-public:
+  public:
     static Result<FileLock> acquire(const std::filesystem::path& lock_path);
 
-private:
+  private:
     explicit FileLock(UniqueFd fd) : fd_(std::move(fd)) {}
     UniqueFd fd_;
 };

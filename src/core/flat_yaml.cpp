@@ -8,7 +8,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -34,12 +35,24 @@ std::optional<std::string> unquote_double(std::string_view s) {
         }
         if (++i + 1 > s.size() - 1) return std::nullopt;
         switch (s[i]) {
-            case '"': out.push_back('"'); break;
-            case '\\': out.push_back('\\'); break;
-            case '/': out.push_back('/'); break;
-            case 'n': out.push_back('\n'); break;
-            case 't': out.push_back('\t'); break;
-            case 'r': out.push_back('\r'); break;
+            case '"':
+                out.push_back('"');
+                break;
+            case '\\':
+                out.push_back('\\');
+                break;
+            case '/':
+                out.push_back('/');
+                break;
+            case 'n':
+                out.push_back('\n');
+                break;
+            case 't':
+                out.push_back('\t');
+                break;
+            case 'r':
+                out.push_back('\r');
+                break;
             case 'x': {
                 if (i + 3 > s.size() - 1) return std::nullopt;
                 unsigned value = 0;
@@ -49,7 +62,8 @@ std::optional<std::string> unquote_double(std::string_view s) {
                 i += 2;
                 break;
             }
-            default: return std::nullopt;
+            default:
+                return std::nullopt;
         }
     }
     return out;
@@ -74,9 +88,9 @@ std::optional<std::string> unquote_single(std::string_view s) {
 
 bool looks_like_other_type(std::string_view v) {
     if (v.empty()) return true;
-    static constexpr std::string_view words[] = {"true", "false", "yes", "no", "on", "off",
-                                                 "null", "True", "False", "Null", "NULL", "~",
-                                                 "TRUE", "FALSE", "Yes", "No", "YES", "NO"};
+    static constexpr std::string_view words[] = {"true", "false", "yes",   "no",   "on",   "off",
+                                                 "null", "True",  "False", "Null", "NULL", "~",
+                                                 "TRUE", "FALSE", "Yes",   "No",   "YES",  "NO"};
     for (auto w : words)
         if (v == w) return true;
     bool numeric = true;
@@ -107,11 +121,21 @@ std::string quote(std::string_view v) {
     for (char c : v) {
         unsigned char u = static_cast<unsigned char>(c);
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
             default:
                 if (u < 0x20 || u == 0x7f) {
                     char buf[8];
@@ -144,15 +168,18 @@ Result<FlatYaml> FlatYaml::parse(std::string_view text, std::string_view source)
             return Error::general(where() + "expected `key: value`");
         std::string_view key = trim(t.substr(0, colon));
         std::string_view raw = trim(t.substr(colon + 1));
-        if (!valid_key(key)) return Error::general(where() + "expected a key of letters, digits, _ - .");
+        if (!valid_key(key))
+            return Error::general(where() + "expected a key of letters, digits, _ - .");
         Entry entry{std::string(key), {}, false};
         if (!raw.empty() && raw.front() == '"') {
             auto v = unquote_double(raw);
-            if (!v) return Error::general(where() + "unterminated or malformed double-quoted value");
+            if (!v)
+                return Error::general(where() + "unterminated or malformed double-quoted value");
             entry.value = std::move(*v);
         } else if (!raw.empty() && raw.front() == '\'') {
             auto v = unquote_single(raw);
-            if (!v) return Error::general(where() + "unterminated or malformed single-quoted value");
+            if (!v)
+                return Error::general(where() + "unterminated or malformed single-quoted value");
             entry.value = std::move(*v);
         } else {
             std::size_t comment = raw.find(" #");

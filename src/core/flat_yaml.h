@@ -13,7 +13,7 @@
 namespace cocode {
 
 class FlatYaml {
-public:
+  public:
     // Errors name the line: "<source>:<line>: expected `key: value`".
     static Result<FlatYaml> parse(std::string_view text, std::string_view source);
 
@@ -25,7 +25,7 @@ public:
 
     std::string render() const;
 
-private:
+  private:
     struct Entry {
         std::string key;
         std::string value;

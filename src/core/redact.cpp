@@ -59,7 +59,8 @@ bool pem_private_key(std::string_view text, std::size_t at, Match& m) {
     std::size_t label_end = text.find("-----", at + begin.size());
     if (label_end == std::string_view::npos) return false;
     std::string_view label = text.substr(at + begin.size(), label_end - at - begin.size());
-    if (label.find("PRIVATE") == std::string_view::npos || label.find('\n') != std::string_view::npos)
+    if (label.find("PRIVATE") == std::string_view::npos ||
+        label.find('\n') != std::string_view::npos)
         return false;
     std::size_t end = text.find("-----END ", label_end);
     std::size_t stop = text.size();
@@ -154,8 +155,10 @@ bool word_start(std::string_view text, std::size_t at) {
 
 bool match_at(std::string_view text, std::size_t at, Match& m) {
     switch (text[at]) {
-        case '-': return pem_private_key(text, at, m);
-        case ':': return url_password(text, at, m);
+        case '-':
+            return pem_private_key(text, at, m);
+        case ':':
+            return url_password(text, at, m);
         case 'g':
             if (!word_start(text, at)) return false;
             return prefixed_token(text, at, "ghp_", 20, is_alnum, m) ||
@@ -174,8 +177,10 @@ bool match_at(std::string_view text, std::size_t at, Match& m) {
         case 'a':
             return auth_credential(text, at, m) || aws_secret(text, at, m);
         case 'B':
-        case 'b': return auth_credential(text, at, m);
-        default: return false;
+        case 'b':
+            return auth_credential(text, at, m);
+        default:
+            return false;
     }
 }
 

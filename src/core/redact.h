@@ -18,12 +18,12 @@ std::string redact(std::string_view text);
 
 // redact() plus exact secret values known at run time (the tokens we hold).
 class Redactor {
-public:
+  public:
     // Values shorter than 8 characters are ignored: they would blank out ordinary words.
     void add_secret(std::string value);
     std::string apply(std::string_view text) const;
 
-private:
+  private:
     std::vector<std::string> secrets_;
 };
 

@@ -12,7 +12,7 @@ namespace cocode {
 
 template <class T>
 class [[nodiscard]] Result {
-public:
+  public:
     Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}
 
@@ -36,13 +36,13 @@ public:
         return std::move(*this).value();
     }
 
-private:
+  private:
     std::variant<T, Error> state_;
 };
 
 template <>
 class [[nodiscard]] Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : error_(std::move(error)), ok_(false) {}
 
@@ -54,7 +54,7 @@ public:
         if (!ok_) throw Failure(std::move(error_));
     }
 
-private:
+  private:
     Error error_;
     bool ok_ = true;
 };

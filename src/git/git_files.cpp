@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string_view trim_line(std::string_view s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' '))
+        s.remove_suffix(1);
     return s;
 }
 

@@ -2,7 +2,6 @@
 
 #include <git2.h>
 
-
 namespace cocode::git {
 namespace fs = std::filesystem;
 
@@ -96,7 +95,9 @@ Result<Repository> Repository::open(const fs::path& dir) {
 }
 
 fs::path Repository::git_dir() const { return strip_slash(git_repository_path(repo_.get())); }
-fs::path Repository::common_dir() const { return strip_slash(git_repository_commondir(repo_.get())); }
+fs::path Repository::common_dir() const {
+    return strip_slash(git_repository_commondir(repo_.get()));
+}
 fs::path Repository::work_dir() const { return strip_slash(git_repository_workdir(repo_.get())); }
 bool Repository::is_linked_worktree() const { return git_repository_is_worktree(repo_.get()) == 1; }
 
@@ -109,7 +110,7 @@ Result<CommitInfo> Repository::lookup(const std::string& revision) const {
 }
 
 Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& base,
-                                                             const std::string& head) const {
+                                                            const std::string& head) const {
     auto base_commit = peel_commit(repo_.get(), base);
     if (!base_commit) return std::move(base_commit).error();
     auto head_commit = peel_commit(repo_.get(), head);
@@ -128,7 +129,8 @@ Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& b
     int rc = 0;
     while ((rc = git_revwalk_next(&oid, walk.get())) == 0) {
         git_commit* c = nullptr;
-        if (git_commit_lookup(&c, repo_.get(), &oid) != 0) return libgit2_error("cannot read commit");
+        if (git_commit_lookup(&c, repo_.get(), &oid) != 0)
+            return libgit2_error("cannot read commit");
         CommitHandle commit(c);
         commits.push_back(describe(commit.get()));
     }
@@ -142,13 +144,16 @@ Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs:
     if (!commit) return std::move(commit).error();
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);  // libgit2 makes only the last folder
-    if (ec) return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
+    if (ec)
+        return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
     git_reference* r = nullptr;
     if (git_branch_create(&r, repo_.get(), branch.c_str(), commit->get(), 0) != 0)
         return libgit2_error("cannot create branch " + branch);
     ReferenceHandle ref(r);
 
-    git_worktree_add_options options = GIT_WORKTREE_ADD_OPTIONS_INIT;
+    // The *_init functions rather than the INIT macros, whose partial initialisers clang flags.
+    git_worktree_add_options options;
+    git_worktree_add_options_init(&options, GIT_WORKTREE_ADD_OPTIONS_VERSION);
     options.ref = ref.get();
     git_worktree* wt = nullptr;
     if (git_worktree_add(&wt, repo_.get(), name.c_str(), path.c_str(), &options) != 0) {
@@ -162,7 +167,8 @@ Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs:
 
 Result<std::vector<WorktreeInfo>> Repository::worktrees() const {
     StrArray names;
-    if (git_worktree_list(&names.array, repo_.get()) != 0) return libgit2_error("cannot list worktrees");
+    if (git_worktree_list(&names.array, repo_.get()) != 0)
+        return libgit2_error("cannot list worktrees");
     std::vector<WorktreeInfo> out;
     for (std::size_t i = 0; i < names.array.count; ++i) {
         git_worktree* wt = nullptr;
@@ -194,7 +200,8 @@ Result<void> Repository::remove_worktree(const std::string& name, bool force) {
             if (git_repository_open_from_worktree(&r, worktree.get()) != 0)
                 return libgit2_error("cannot open worktree " + name);
             RepoHandle wt_repo(r);
-            git_status_options so = GIT_STATUS_OPTIONS_INIT;
+            git_status_options so;
+            git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
             so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
             git_status_list* sl = nullptr;
             if (git_status_list_new(&sl, wt_repo.get(), &so) != 0)
@@ -205,9 +212,12 @@ Result<void> Repository::remove_worktree(const std::string& name, bool force) {
                                       path.string() + ")");
         }
     }
-    git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
-    po.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED | GIT_WORKTREE_PRUNE_WORKING_TREE;
-    if (git_worktree_prune(worktree.get(), &po) != 0) return libgit2_error("cannot remove worktree " + name);
+    git_worktree_prune_options po;
+    git_worktree_prune_options_init(&po, GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
+    po.flags =
+        GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED | GIT_WORKTREE_PRUNE_WORKING_TREE;
+    if (git_worktree_prune(worktree.get(), &po) != 0)
+        return libgit2_error("cannot remove worktree " + name);
     return {};
 }
 
@@ -220,9 +230,11 @@ Result<std::vector<std::string>> Repository::prune_worktrees() {
         git_worktree* wt = nullptr;
         if (git_worktree_lookup(&wt, repo_.get(), info.name.c_str()) != 0) continue;
         WorktreeHandle worktree(wt);
-        git_worktree_prune_options po = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
+        git_worktree_prune_options po;
+        git_worktree_prune_options_init(&po, GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
         if (git_worktree_is_prunable(worktree.get(), &po) <= 0) continue;
-        if (git_worktree_prune(worktree.get(), &po) != 0) return libgit2_error("cannot prune " + info.name);
+        if (git_worktree_prune(worktree.get(), &po) != 0)
+            return libgit2_error("cannot prune " + info.name);
         pruned.push_back(info.name);
     }
     return pruned;

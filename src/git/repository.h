@@ -27,7 +27,7 @@ struct WorktreeInfo {
 };
 
 class Repository {
-public:
+  public:
     // Opens the repository containing `dir` (any folder inside a worktree, linked or main).
     static Result<Repository> open(const std::filesystem::path& dir);
 
@@ -55,7 +55,7 @@ public:
 
     git_repository* raw() const { return repo_.get(); }
 
-private:
+  private:
     struct Free {
         void operator()(git_repository* repo) const;
     };

@@ -63,9 +63,11 @@ bool is_our_shim(const fs::path& p, std::string* content = nullptr) {
 }
 
 bool same_file_content(const fs::path& a, const fs::path& b) {
-    struct stat sa {}, sb {};
+    struct stat sa {
+    }, sb{};
     if (::lstat(a.c_str(), &sa) != 0 || ::lstat(b.c_str(), &sb) != 0) return false;
-    if ((sa.st_mode & 07777) != (sb.st_mode & 07777) || (sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT))
+    if ((sa.st_mode & 07777) != (sb.st_mode & 07777) ||
+        (sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT))
         return false;
     if (S_ISLNK(sa.st_mode)) return fs::read_symlink(a) == fs::read_symlink(b);
     auto ca = read_file(a), cb = read_file(b);
@@ -79,8 +81,8 @@ Result<void> check_not_seen_by_git(const HooksLocation& where, const std::string
     if (inside(where.hooks_dir, where.common_dir)) return {};  // .git/hooks: git never sees it
     auto rel = where.hooks_dir.lexically_relative(*where.work_tree);
     if (rel.empty() || *rel.begin() == "..") return {};
-    for (const std::string& file : {name, name + hook_files::kChainedSuffix,
-                                    std::string(hook_files::kToolFile)}) {
+    for (const std::string& file :
+         {name, name + hook_files::kChainedSuffix, std::string(hook_files::kToolFile)}) {
         auto r = run_command({"git", "-C", where.work_tree->string(), "check-ignore", "-q",
                               "--no-index", (where.hooks_dir / file).string()});
         if (!r) return std::move(r).error();
@@ -99,10 +101,14 @@ Result<void> check_not_seen_by_git(const HooksLocation& where, const std::string
 
 std::string_view state_name(HookState state) {
     switch (state) {
-        case HookState::absent: return "absent";
-        case HookState::installed: return "installed";
-        case HookState::outdated: return "outdated";
-        case HookState::foreign: return "foreign";
+        case HookState::absent:
+            return "absent";
+        case HookState::installed:
+            return "installed";
+        case HookState::outdated:
+            return "outdated";
+        case HookState::foreign:
+            return "foreign";
     }
     return "unknown";
 }
@@ -127,8 +133,10 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
         if (!top) return std::move(top).error();
         where.work_tree = fs::path(first_line(*top));
     }
-    auto configured = run_command({"git", "-C", repo_dir.string(), "config", "--get", "core.hooksPath"});
-    if (configured && configured->exit_code == 0) where.hooks_path_config = first_line(configured->out);
+    auto configured =
+        run_command({"git", "-C", repo_dir.string(), "config", "--get", "core.hooksPath"});
+    if (configured && configured->exit_code == 0)
+        where.hooks_path_config = first_line(configured->out);
     return where;
 }
 
@@ -143,7 +151,9 @@ Result<InstallResult> install_hook(const HooksLocation& where, const std::string
     std::error_code ec;
     if (!fs::exists(where.hooks_dir)) {
         fs::create_directories(where.hooks_dir, ec);
-        if (ec) return Error::general("cannot create " + where.hooks_dir.string() + ": " + ec.message());
+        if (ec)
+            return Error::general("cannot create " + where.hooks_dir.string() + ": " +
+                                  ec.message());
         if (where.work_tree && inside(where.hooks_dir, *where.work_tree) &&
             !inside(where.hooks_dir, where.common_dir)) {
             if (auto w = write_file_atomic(where.hooks_dir / ".gitignore", kIgnoreAll); !w)
@@ -180,7 +190,8 @@ Result<InstallResult> install_hook(const HooksLocation& where, const std::string
             // A hard link keeps the original's bytes, mode and inode; the rename below then
             // swaps our shim in atomically, so git never sees the hook missing.
             if (::link(target.c_str(), chained.c_str()) != 0)
-                return Error::from_errno("cannot keep " + target.string() + " as " + chained.string(), errno);
+                return Error::from_errno(
+                    "cannot keep " + target.string() + " as " + chained.string(), errno);
             result.chained = chained;
         }
         if (auto w = write_file_atomic(target, *shim, 0755); !w) {
@@ -216,9 +227,10 @@ Result<UninstallOutcome> uninstall_hook(const HooksLocation& where, const std::s
             outcome = UninstallOutcome::removed;
         }
     } else if (exists_no_follow(chained)) {
-        return Error::general(target.string() + " is no longer cocode's hook (something rewrote "
-                              "it); the hook cocode chained is still at " + chained.string() +
-                              " — restore it by hand if you want it back");
+        return Error::general(target.string() +
+                              " is no longer cocode's hook (something rewrote "
+                              "it); the hook cocode chained is still at " +
+                              chained.string() + " — restore it by hand if you want it back");
     }
     bool any_left = false;
     for (const std::string& other : kManagedHooks) any_left |= is_our_shim(hook_path(where, other));
@@ -226,7 +238,8 @@ Result<UninstallOutcome> uninstall_hook(const HooksLocation& where, const std::s
         ::unlink((where.hooks_dir / hook_files::kToolFile).c_str());
         // The folder we made, holding only our ignore file: take it away again.
         std::error_code ec;
-        auto entries = std::distance(fs::directory_iterator(where.hooks_dir, ec), fs::directory_iterator());
+        auto entries =
+            std::distance(fs::directory_iterator(where.hooks_dir, ec), fs::directory_iterator());
         auto ignore = read_file(where.hooks_dir / ".gitignore", 64);
         if (!ec && entries == 1 && ignore && *ignore == kIgnoreAll) {
             fs::remove(where.hooks_dir / ".gitignore", ec);

@@ -21,8 +21,8 @@ namespace cocode::hook {
 inline const std::vector<std::string> kManagedHooks = {"post-commit"};
 
 struct HooksLocation {
-    std::filesystem::path hooks_dir;   // absolute
-    std::filesystem::path common_dir;  // absolute
+    std::filesystem::path hooks_dir;                 // absolute
+    std::filesystem::path common_dir;                // absolute
     std::optional<std::filesystem::path> work_tree;  // absent for a bare repository
     std::optional<std::string> hooks_path_config;    // core.hooksPath, when set
 };

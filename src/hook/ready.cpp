@@ -42,10 +42,12 @@ Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& 
     if (!run_id || run_id->empty())
         return Error::general(info_path.string() + ": field run_id is missing");
     result.run_id = *run_id;
-    if (env_marker && !env_marker->empty()) result.marker = *env_marker;
+    if (env_marker && !env_marker->empty())
+        result.marker = *env_marker;
     else if (auto configured = info->get("ready_marker"); configured && !configured->empty())
         result.marker = *configured;
-    else result.marker = kDefaultReadyMarker;
+    else
+        result.marker = kDefaultReadyMarker;
 
     if (!message_has_marker(message, result.marker)) return result;
     if (info->get("base_commit") == commit_id) {

@@ -15,8 +15,7 @@ namespace {
 Result<fs::path> checked_folder(const fs::path& folder, const std::string& found_by) {
     struct stat st {};
     if (::stat(folder.c_str(), &st) != 0)
-        return Error::general("run folder " + folder.string() + " (from " + found_by +
-                              ") is gone");
+        return Error::general("run folder " + folder.string() + " (from " + found_by + ") is gone");
     if (!S_ISDIR(st.st_mode))
         return Error::general("run folder " + folder.string() + " (from " + found_by +
                               ") is not a folder");
@@ -67,7 +66,8 @@ Result<std::optional<RunLocation>> locate_run(const char* run_folder_env,
 Result<void> write_run_pointer(const fs::path& worktree_git_dir, const fs::path& run_folder) {
     if (run_folder.is_relative())
         return Error::usage("run folder must be absolute: " + run_folder.string());
-    return write_file_atomic(worktree_git_dir / hook_files::kRunPointer, run_folder.string() + "\n");
+    return write_file_atomic(worktree_git_dir / hook_files::kRunPointer,
+                             run_folder.string() + "\n");
 }
 
 }  // namespace cocode::hook

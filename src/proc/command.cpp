@@ -53,14 +53,14 @@ struct Pipe {
 };
 
 class SpawnActions {
-public:
+  public:
     SpawnActions() { posix_spawn_file_actions_init(&actions_); }
     ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
     SpawnActions(const SpawnActions&) = delete;
     SpawnActions& operator=(const SpawnActions&) = delete;
     posix_spawn_file_actions_t* get() { return &actions_; }
 
-private:
+  private:
     posix_spawn_file_actions_t actions_;
 };
 
@@ -91,7 +91,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     std::vector<char*> env_ptrs;
     char** envp = environ;
     if (options.environment) {
-        for (const std::string& e : *options.environment) env_ptrs.push_back(const_cast<char*>(e.c_str()));
+        for (const std::string& e : *options.environment)
+            env_ptrs.push_back(const_cast<char*>(e.c_str()));
         env_ptrs.push_back(nullptr);
         envp = env_ptrs.data();
     }
@@ -107,7 +108,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     std::string_view pending_input = options.input;
     if (pending_input.empty()) in->write = UniqueFd();
     // SIGPIPE from a child that stops reading early must not kill us.
-    struct sigaction ignore {}, previous {};
+    struct sigaction ignore {
+    }, previous{};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, &previous);
 
@@ -137,8 +139,10 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
             std::string& sink = fds[k].fd == out->read.get() ? result.out : result.err;
             char buf[65536];
             ssize_t r = ::read(src.get(), buf, sizeof buf);
-            if (r > 0) sink.append(buf, static_cast<std::size_t>(r));
-            else if (r == 0 || errno != EINTR) src = UniqueFd();
+            if (r > 0)
+                sink.append(buf, static_cast<std::size_t>(r));
+            else if (r == 0 || errno != EINTR)
+                src = UniqueFd();
         }
     }
     ::sigaction(SIGPIPE, &previous, nullptr);
@@ -147,8 +151,10 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     while (::waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return Error::from_errno("waitpid " + argv[0], errno);
     }
-    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+    if (WIFEXITED(status))
+        result.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        result.exit_code = 128 + WTERMSIG(status);
     return result;
 }
 

@@ -1,6 +1,5 @@
 // The tools as a user runs them: exit codes, one-line errors, status output.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -20,7 +19,8 @@ TEST(Tools, AnswerVersionAndHelp) {
         EXPECT_EQ(help.exit_code, 0) << name;
         EXPECT_NE(help.out.find("Usage"), std::string::npos) << help.out;
     }
-    EXPECT_NE(sh(tool("cocode-dispatch") + " --version", dir.path()).out.find("libgit2 1."), std::string::npos);
+    EXPECT_NE(sh(tool("cocode-dispatch") + " --version", dir.path()).out.find("libgit2 1."),
+              std::string::npos);
 }
 
 TEST(Tools, BadArgumentsExitTwoWithOneLine) {
@@ -33,7 +33,8 @@ TEST(Tools, BadArgumentsExitTwoWithOneLine) {
     Shell bad_name = sh(tool("cocode-hook") + " install --hook pre-rebase", dir / "repo");
     EXPECT_EQ(bad_name.exit_code, 2);
     EXPECT_EQ(bad_name.err, "cocode-hook: error: --hook pre-rebase: expected post-commit\n");
-    Shell not_repo = sh(tool("cocode-hook") + " status --repo " + quote(dir.path().string()), dir.path());
+    Shell not_repo =
+        sh(tool("cocode-hook") + " status --repo " + quote(dir.path().string()), dir.path());
     EXPECT_EQ(not_repo.exit_code, 2);
     EXPECT_EQ(std::count(not_repo.err.begin(), not_repo.err.end(), '\n'), 1) << not_repo.err;
     EXPECT_EQ(not_repo.err.rfind("cocode-hook: error: ", 0), 0u) << not_repo.err;
@@ -45,23 +46,28 @@ TEST(Tools, HookInstallStatusUninstallRoundTrip) {
     const fs::path user_hook = dir / "repo/.git/hooks/post-commit";
     write_text(user_hook, "#!/bin/sh\nexit 0\n");
     fs::permissions(user_hook, fs::perms::owner_all);
-    std::string installed = sh_ok(tool("cocode-hook") + " install --hook post-commit", dir / "repo");
+    std::string installed =
+        sh_ok(tool("cocode-hook") + " install --hook post-commit", dir / "repo");
     EXPECT_EQ(installed, "post-commit: installed in " + (dir / "repo/.git/hooks").string() +
                              " (chains post-commit.cocode-chained)\n");
 
-    auto status = nlohmann::json::parse(sh_ok(tool("cocode-hook") + " status --json", dir / "repo"));
+    auto status =
+        nlohmann::json::parse(sh_ok(tool("cocode-hook") + " status --json", dir / "repo"));
     EXPECT_EQ(status["hooks_dir"], (dir / "repo/.git/hooks").string());
     EXPECT_TRUE(status["core_hooks_path"].is_null());
     EXPECT_EQ(status["tool"], tool_path("cocode-hook").string());
     EXPECT_EQ(status["tool_exists"], true);
     EXPECT_EQ(status["hooks"][0]["name"], "post-commit");
     EXPECT_EQ(status["hooks"][0]["state"], "installed");
-    EXPECT_EQ(status["hooks"][0]["chained"], (dir / "repo/.git/hooks/post-commit.cocode-chained").string());
+    EXPECT_EQ(status["hooks"][0]["chained"],
+              (dir / "repo/.git/hooks/post-commit.cocode-chained").string());
 
     std::string again = sh_ok(tool("cocode-hook") + " install", dir / "repo");
     EXPECT_NE(again.find("already installed"), std::string::npos) << again;
     std::string human = sh_ok(tool("cocode-hook") + " status", dir / "repo");
-    EXPECT_NE(human.find("post-commit   installed; chains post-commit.cocode-chained"), std::string::npos) << human;
+    EXPECT_NE(human.find("post-commit   installed; chains post-commit.cocode-chained"),
+              std::string::npos)
+        << human;
 
     sh_ok(tool("cocode-hook") + " uninstall", dir / "repo");
     EXPECT_EQ(read_text(user_hook), "#!/bin/sh\nexit 0\n");

@@ -31,7 +31,8 @@ TEST_F(HookCommit, SeedValidExamplesAreRecorded) {
         EXPECT_EQ(ev[0]["type"], "READY");
         EXPECT_EQ(ev[0]["run_id"], run.run_id);
         EXPECT_EQ(ev[0]["commit"], head(run.worktree));
-        auto info = FlatYaml::parse(read_text(run.run_folder / "run-info.yaml"), "run-info").value();
+        auto info =
+            FlatYaml::parse(read_text(run.run_folder / "run-info.yaml"), "run-info").value();
         EXPECT_EQ(info.get("ready_commit"), head(run.worktree));
         EXPECT_EQ(info.get("status"), "running");  // the hook touches only its own field
     }
@@ -41,8 +42,14 @@ TEST_F(HookCommit, SeedInvalidExamplesAreNot) {
     install();
     RunWorktree run = add_run("invalid");
     // "In code comments (not detected)" and "In file content (not detected)".
-    sh_ok("echo '// cocode ready for check' > file.js && git add file.js && git commit -q -m 'Add comment'", run.worktree);
-    sh_ok("echo 'cocode ready for check' > README.md && git add README.md && git commit -q -m 'Update README'", run.worktree);
+    sh_ok(
+        "echo '// cocode ready for check' > file.js && git add file.js && git commit -q -m 'Add "
+        "comment'",
+        run.worktree);
+    sh_ok(
+        "echo 'cocode ready for check' > README.md && git add README.md && git commit -q -m "
+        "'Update README'",
+        run.worktree);
     Shell quiet = sh("git commit -q --allow-empty -m 'progress'", run.worktree);
     EXPECT_EQ(quiet.err, "");  // inside a run, a commit without the marker is silent too
     EXPECT_FALSE(fs::exists(run.run_folder / "events.jsonl"));
@@ -72,7 +79,8 @@ TEST_F(HookCommit, MarkerFromTheAgentEnvironmentOrTheRunConfiguration) {
     EXPECT_EQ(events(configured).size(), 1u);
 
     RunWorktree env = add_run("env");
-    sh_ok("COCODE_READY_MARKER='READY-42' git commit -q --allow-empty -m 'done READY-42'", env.worktree);
+    sh_ok("COCODE_READY_MARKER='READY-42' git commit -q --allow-empty -m 'done READY-42'",
+          env.worktree);
     EXPECT_EQ(events(env).size(), 1u);
 }
 
@@ -94,7 +102,8 @@ TEST_F(HookCommit, LinkedWorktreesEachReportToTheirOwnRun) {
     for (const RunWorktree& run : runs) {
         fs::create_directories(run.worktree / "src/deep");
         // Committing from a subfolder: git starts the hook at the worktree's top.
-        sh_ok("cd src/deep && git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
+        sh_ok("cd src/deep && git commit -q --allow-empty -m 'cocode ready for check'",
+              run.worktree);
     }
     for (const RunWorktree& run : runs) {
         auto ev = events(run);
@@ -110,7 +119,9 @@ TEST_F(HookCommit, LinkedWorktreesEachReportToTheirOwnRun) {
 
 TEST_F(HookCommit, ChainedHookRunsInAndOutOfRunsAndKeepsItsExitCode) {
     fs::path user_hook = repo / ".git/hooks/post-commit";
-    write_text(user_hook, "#!/bin/sh\necho \"user hook $(basename \"$0\") $#\" >> \"$(git rev-parse --git-common-dir)/user-hook.log\"\nexit 7\n");
+    write_text(user_hook,
+               "#!/bin/sh\necho \"user hook $(basename \"$0\") $#\" >> \"$(git rev-parse "
+               "--git-common-dir)/user-hook.log\"\nexit 7\n");
     ::chmod(user_hook.c_str(), 0755);
     install();
     RunWorktree run = add_run("chained");
@@ -125,8 +136,9 @@ TEST_F(HookCommit, ChainedHookRunsInAndOutOfRunsAndKeepsItsExitCode) {
     EXPECT_EQ(direct.exit_code, 7);
     std::string git_dir = sh_ok("git rev-parse --absolute-git-dir", run.worktree);
     git_dir.pop_back();
-    Shell in_run = sh("GIT_DIR=" + quote(git_dir) + " " + quote((repo / ".git/hooks/post-commit").string()),
-                      run.worktree);
+    Shell in_run =
+        sh("GIT_DIR=" + quote(git_dir) + " " + quote((repo / ".git/hooks/post-commit").string()),
+           run.worktree);
     EXPECT_EQ(in_run.exit_code, 7);
 }
 
@@ -137,7 +149,8 @@ TEST_F(HookCommit, AMissingCocodeHookIsOneLineAndTheCommitStands) {
     sh_ok(quote((dir / "cocode-hook").string()) + " install", repo);
     fs::remove(dir / "cocode-hook");
     RunWorktree run = add_run("missing");
-    Shell r = sh("PATH=/usr/bin:/bin git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
+    Shell r = sh("PATH=/usr/bin:/bin git commit -q --allow-empty -m 'cocode ready for check'",
+                 run.worktree);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.err.find("cocode-hook: not found"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -148,7 +161,10 @@ TEST_F(HookCommit, BadInputLeavesTheCommitStandingWithOneClearLine) {
     install();
     // A message that is not UTF-8: the marker is matched on bytes; the event is valid JSON.
     RunWorktree latin1 = add_run("latin1");
-    sh_ok("printf 'Fix \\351t\\351\\n\\ncocode ready for check\\n' > ../msg && git -c i18n.commitEncoding=latin1 commit -q --allow-empty -F ../msg", latin1.worktree);
+    sh_ok(
+        "printf 'Fix \\351t\\351\\n\\ncocode ready for check\\n' > ../msg && git -c "
+        "i18n.commitEncoding=latin1 commit -q --allow-empty -F ../msg",
+        latin1.worktree);
     ASSERT_EQ(events(latin1).size(), 1u);
 
     // A 1 MB message with the marker at its very end.
@@ -180,7 +196,9 @@ TEST_F(HookCommit, BadInputLeavesTheCommitStandingWithOneClearLine) {
     RunWorktree corrupt = add_run("corrupt");
     std::string git_dir = sh_ok("git rev-parse --absolute-git-dir", corrupt.worktree);
     git_dir.pop_back();
-    write_text(fs::path(git_dir) / "cocode-run", std::string("\x7f" "ELF\0\0garbage", 12));
+    write_text(fs::path(git_dir) / "cocode-run", std::string("\x7f"
+                                                             "ELF\0\0garbage",
+                                                             12));
     std::string err = commit_err(corrupt);
     EXPECT_NE(err.find("corrupt run pointer"), std::string::npos) << err;
 }
@@ -189,11 +207,13 @@ TEST_F(HookCommit, FiftyWorktreesCommittingAtOnceGiveFiftyWholeReadyLines) {
     install();
     fs::path bus = repo / ".cocode/runs/events.jsonl";
     std::vector<RunWorktree> runs;
-    for (int i = 0; i < 50; ++i) runs.push_back(add_run("agent" + std::to_string(i), std::nullopt, bus));
+    for (int i = 0; i < 50; ++i)
+        runs.push_back(add_run("agent" + std::to_string(i), std::nullopt, bus));
     // One shell starts fifty commits in the background and waits for all of them.
     std::string script;
     for (const RunWorktree& run : runs)
-        script += "(cd " + quote(run.worktree.string()) + " && git commit -q --allow-empty -m 'done' -m 'cocode ready for check') &\n";
+        script += "(cd " + quote(run.worktree.string()) +
+                  " && git commit -q --allow-empty -m 'done' -m 'cocode ready for check') &\n";
     script += "wait\n";
     sh_ok(script, repo);
 

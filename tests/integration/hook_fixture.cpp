@@ -13,7 +13,9 @@ void HookRepo::SetUp() {
 }
 
 std::string HookRepo::install(const std::string& extra) {
-    return sh_ok(quote(hook_tool().string()) + " install --repo " + quote(repo.string()) + " " + extra, repo);
+    return sh_ok(
+        quote(hook_tool().string()) + " install --repo " + quote(repo.string()) + " " + extra,
+        repo);
 }
 
 RunWorktree HookRepo::add_run(const std::string& name, const std::optional<std::string>& marker,

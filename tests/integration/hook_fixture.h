@@ -2,11 +2,10 @@
 // cocode-dispatch will make them: a linked worktree, a run folder, the run pointer.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -20,12 +19,13 @@ struct RunWorktree {
 };
 
 class HookRepo : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     // `cocode-hook install --repo <repo> <extra>`; fails the test unless it exits 0.
     std::string install(const std::string& extra = "");
     // A worktree on branch cocode/<name> with its run folder and pointer.
-    RunWorktree add_run(const std::string& name, const std::optional<std::string>& marker = std::nullopt,
+    RunWorktree add_run(const std::string& name,
+                        const std::optional<std::string>& marker = std::nullopt,
                         const std::optional<std::filesystem::path>& bus = std::nullopt);
     std::vector<nlohmann::json> events(const RunWorktree& run) const;
     std::string head(const std::filesystem::path& worktree) const;

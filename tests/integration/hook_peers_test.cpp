@@ -16,24 +16,29 @@ std::map<std::string, std::string> snapshot(const fs::path& hooks) {
         struct stat st {};
         ::lstat(entry.path().c_str(), &st);
         std::string value = std::to_string(st.st_mode) + ":";
-        value += entry.is_symlink() ? fs::read_symlink(entry.path()).string() : read_text(entry.path());
+        value +=
+            entry.is_symlink() ? fs::read_symlink(entry.path()).string() : read_text(entry.path());
         files[entry.path().filename().string()] = value;
     }
     return files;
 }
 
 class HookPeers : public HookRepo {
-protected:
-    std::string peer(const std::string& tool) { return quote((fs::path(COCODE_PEERS_DIR) / "node_modules/.bin" / tool).string()); }
+  protected:
+    std::string peer(const std::string& tool) {
+        return quote((fs::path(COCODE_PEERS_DIR) / "node_modules/.bin" / tool).string());
+    }
     std::string uninstall() {
-        return sh_ok(quote(hook_tool().string()) + " uninstall --repo " + quote(repo.string()), repo);
+        return sh_ok(quote(hook_tool().string()) + " uninstall --repo " + quote(repo.string()),
+                     repo);
     }
 };
 
 TEST_F(HookPeers, Husky) {
     sh_ok(peer("husky"), repo);
     ASSERT_EQ(sh_ok("git config core.hooksPath", repo), ".husky/_\n");
-    write_text(repo / ".husky/post-commit", "echo husky-user-hook >> \"$(git rev-parse --git-common-dir)/peer.log\"\n");
+    write_text(repo / ".husky/post-commit",
+               "echo husky-user-hook >> \"$(git rev-parse --git-common-dir)/peer.log\"\n");
     auto before = snapshot(repo / ".husky/_");
 
     std::string out = install();
@@ -48,11 +53,13 @@ TEST_F(HookPeers, Husky) {
     // In a linked worktree, husky's relative hooksPath names the worktree's own folder: cocode
     // installs there too (with an ignore file), and the run is recorded.
     RunWorktree run = add_run("husky");
-    sh_ok(quote(hook_tool().string()) + " install --repo " + quote(run.worktree.string()), run.worktree);
+    sh_ok(quote(hook_tool().string()) + " install --repo " + quote(run.worktree.string()),
+          run.worktree);
     EXPECT_EQ(sh_ok("git status --porcelain -uall", run.worktree), "");
     sh_ok("git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
     EXPECT_EQ(events(run).size(), 1u);
-    sh_ok(quote(hook_tool().string()) + " uninstall --repo " + quote(run.worktree.string()), run.worktree);
+    sh_ok(quote(hook_tool().string()) + " uninstall --repo " + quote(run.worktree.string()),
+          run.worktree);
     EXPECT_FALSE(fs::exists(run.worktree / ".husky/_"));
 
     uninstall();
@@ -63,8 +70,11 @@ TEST_F(HookPeers, Husky) {
 
 TEST_F(HookPeers, Lefthook) {
     write_text(repo / "lefthook.yml",
-               "post-commit:\n  commands:\n    note:\n      run: echo lefthook >> \"$(git rev-parse --git-common-dir)/peer.log\"\n");
-    sh_ok("git add lefthook.yml && git commit -q -m 'lefthook config' && " + peer("lefthook") + " install", repo);
+               "post-commit:\n  commands:\n    note:\n      run: echo lefthook >> \"$(git "
+               "rev-parse --git-common-dir)/peer.log\"\n");
+    sh_ok("git add lefthook.yml && git commit -q -m 'lefthook config' && " + peer("lefthook") +
+              " install",
+          repo);
     ASSERT_TRUE(fs::exists(repo / ".git/hooks/post-commit"));
     auto before = snapshot(repo / ".git/hooks");
 
@@ -82,10 +92,11 @@ TEST_F(HookPeers, Lefthook) {
 }
 
 TEST_F(HookPeers, PreCommit) {
-    write_text(repo / ".pre-commit-config.yaml",
-               "repos:\n- repo: local\n  hooks:\n  - id: note\n    name: note\n    language: system\n"
-               "    entry: sh -c 'echo pre-commit >> \"$(git rev-parse --git-common-dir)/peer.log\"'\n"
-               "    always_run: true\n    pass_filenames: false\n    stages: [post-commit]\n");
+    write_text(
+        repo / ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: note\n    name: note\n    language: system\n"
+        "    entry: sh -c 'echo pre-commit >> \"$(git rev-parse --git-common-dir)/peer.log\"'\n"
+        "    always_run: true\n    pass_filenames: false\n    stages: [post-commit]\n");
     const std::string env = "PRE_COMMIT_HOME=" + quote((dir / "pre-commit-home").string()) + " ";
     sh_ok("git add .pre-commit-config.yaml && git commit -q -m 'pre-commit config' && " + env +
               "pre-commit install --hook-type post-commit",

@@ -20,7 +20,8 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
     std::error_code ec;
     // A test may have made a file read-only; give the owner write access back first.
-    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    for (auto it = fs::recursive_directory_iterator(path_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it->is_directory(ec) && !it->is_symlink(ec))
             fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
     }
@@ -39,15 +40,17 @@ Shell sh(const std::string& script, const fs::path& cwd, const std::string& inpu
 
 std::string sh_ok(const std::string& script, const fs::path& cwd) {
     Shell r = sh(script, cwd);
-    EXPECT_EQ(r.exit_code, 0) << "script: " << script << "\nstdout: " << r.out << "\nstderr: " << r.err;
+    EXPECT_EQ(r.exit_code, 0) << "script: " << script << "\nstdout: " << r.out
+                              << "\nstderr: " << r.err;
     return r.out;
 }
 
 void make_repo(const fs::path& dir) {
     fs::create_directories(dir);
-    sh_ok("git init -q -b main . && echo hello > README.md && git add README.md && "
-          "git commit -q -m base",
-          dir);
+    sh_ok(
+        "git init -q -b main . && echo hello > README.md && git add README.md && "
+        "git commit -q -m base",
+        dir);
 }
 
 std::string read_text(const fs::path& path) {
@@ -72,8 +75,10 @@ std::vector<std::string> read_lines(const fs::path& path) {
 std::string quote(const std::string& s) {
     std::string out = "'";
     for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }

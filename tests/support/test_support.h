@@ -1,17 +1,17 @@
 // Shared test fixtures: temporary folders and real git repositories made with the git CLI.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace cocode::test {
 
 // A fresh folder under $TMPDIR, removed with everything in it at the end of the test.
 class TempDir {
-public:
+  public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir&) = delete;
@@ -19,7 +19,7 @@ public:
     const std::filesystem::path& path() const { return path_; }
     std::filesystem::path operator/(const std::string& child) const { return path_ / child; }
 
-private:
+  private:
     std::filesystem::path path_;
 };
 
@@ -30,7 +30,8 @@ struct Shell {
 };
 
 // Runs `/bin/sh -c script` in `cwd`.
-Shell sh(const std::string& script, const std::filesystem::path& cwd, const std::string& input = "");
+Shell sh(const std::string& script, const std::filesystem::path& cwd,
+         const std::string& input = "");
 // Runs the script and fails the test (with its output) when it does not exit 0; returns stdout.
 std::string sh_ok(const std::string& script, const std::filesystem::path& cwd);
 

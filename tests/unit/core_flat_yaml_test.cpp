@@ -19,7 +19,7 @@ TEST(FlatYaml, ReadsWhatConductorLoopWrites) {
 
 TEST(FlatYaml, RoundTripsValuesThatCouldBeMisread) {
     FlatYaml doc;
-    doc.set("commit", "1234567");        // all digits: must stay a string
+    doc.set("commit", "1234567");  // all digits: must stay a string
     doc.set("flag", "true");
     doc.set("marker", "cocode ready for check");
     doc.set("weird", "a: b # c \"q\" \\ \n\t\x01");

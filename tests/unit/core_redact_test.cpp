@@ -20,15 +20,20 @@ TEST(Redact, HidesEveryKindOfSecretWeKnow) {
         {"github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_[REDACTED]"},
         {"OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456", "OPENAI_API_KEY=sk-[REDACTED]"},
         {"key sk-ant-api03-abcdefghijklmnopqrstuvwxyz-AB_CD", "key sk-[REDACTED]"},
-        {"Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig", "Authorization: Bearer [REDACTED]"},
-        {"authorization: token 0123456789abcdef0123456789abcdef01234567", "authorization: token [REDACTED]"},
-        {"curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA=='", "curl -H 'Authorization: Basic [REDACTED]'"},
+        {"Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig",
+         "Authorization: Bearer [REDACTED]"},
+        {"authorization: token 0123456789abcdef0123456789abcdef01234567",
+         "authorization: token [REDACTED]"},
+        {"curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA=='",
+         "curl -H 'Authorization: Basic [REDACTED]'"},
         {"sent bearer abcdefgh12345678 ok", "sent bearer [REDACTED] ok"},
         {"AKIAIOSFODNN7EXAMPLE", "AKIA[REDACTED]"},
-        {"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"},
+        {"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "aws_secret_access_key = [REDACTED]"},
         {"AIzaSyA1234567890abcdefghijklmnopqrstu", "AIza[REDACTED]"},
         {"https://user:hunter22@github.com/o/r.git", "https://user:[REDACTED]@github.com/o/r.git"},
-        {"https://x-access-token:ghs_" + gh36 + "@github.com", "https://x-access-token:[REDACTED]@github.com"},
+        {"https://x-access-token:ghs_" + gh36 + "@github.com",
+         "https://x-access-token:[REDACTED]@github.com"},
         {"a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nb",
          "a\n[REDACTED PRIVATE KEY]\nb"},
         {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r", "[REDACTED PRIVATE KEY]"},
@@ -40,10 +45,10 @@ TEST(Redact, LeavesOrdinaryTextAlone) {
     const std::vector<std::string> plain = {
         "git commit -m 'cocode ready for check'",
         "https://github.com/org/repo/issues/123",
-        "the task-runner's skill set",       // sk- inside a word, short
-        "ghp_short",                          // too short to be a token
+        "the task-runner's skill set",                                   // sk- inside a word, short
+        "ghp_short",                                                     // too short to be a token
         "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",  // public
-        "http://localhost:8080/path",         // a port is not a password
+        "http://localhost:8080/path",                                    // a port is not a password
         "Bearer of bad news",
     };
     for (const std::string& s : plain) EXPECT_EQ(redact(s), s);
@@ -58,7 +63,8 @@ TEST(Redact, KnownSecretValuesAreHiddenWhereverTheyAppear) {
 
 TEST(Redact, IsLinearOnMegabytesOfAgentOutput) {
     std::string big;
-    while (big.size() < (8u << 20)) big += "Authorization: aaaa bbbb https://a:b ghp_ sk- -----BEGIN \n";
+    while (big.size() < (8u << 20))
+        big += "Authorization: aaaa bbbb https://a:b ghp_ sk- -----BEGIN \n";
     auto start = std::chrono::steady_clock::now();
     std::string out = redact(big);
     auto elapsed = std::chrono::steady_clock::now() - start;

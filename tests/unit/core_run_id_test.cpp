@@ -9,7 +9,8 @@ namespace cocode {
 TEST(RunId, HasTheRunnerContractShapeInUtc) {
     using namespace std::chrono;
     // 2026-11-22 10:04:05.123 UTC
-    SystemTime t = sys_days{year{2026} / 11 / 22} + hours{10} + minutes{4} + seconds{5} + milliseconds{123};
+    SystemTime t =
+        sys_days{year{2026} / 11 / 22} + hours{10} + minutes{4} + seconds{5} + milliseconds{123};
     std::string id = make_run_id(t, 4242);
     EXPECT_TRUE(std::regex_match(id, std::regex(R"(20261122-100405123-4242-\d+)"))) << id;
     EXPECT_TRUE(is_run_id(id));
@@ -26,8 +27,8 @@ TEST(RunId, IsUniqueWithinAMillisecond) {
 TEST(RunId, RecognisesOnlyItsFormat) {
     EXPECT_TRUE(is_run_id(next_run_id()));
     EXPECT_FALSE(is_run_id(""));
-    EXPECT_FALSE(is_run_id("20261122-100405-4242-1"));      // no milliseconds
-    EXPECT_FALSE(is_run_id("20261122-100405123-4242"));     // no sequence
+    EXPECT_FALSE(is_run_id("20261122-100405-4242-1"));   // no milliseconds
+    EXPECT_FALSE(is_run_id("20261122-100405123-4242"));  // no sequence
     EXPECT_FALSE(is_run_id("2026112x-100405123-4242-1"));
     EXPECT_FALSE(is_run_id("20261122-100405123-42a2-1"));
     EXPECT_FALSE(is_run_id("../../etc-100405123-1-1"));

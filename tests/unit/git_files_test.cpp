@@ -1,4 +1,5 @@
 #include "git/git_files.h"
+
 #include "test_support.h"
 
 namespace cocode::git {
@@ -30,7 +31,8 @@ TEST(GitFiles, LocatesMainAndLinkedWorktreeFolders) {
 TEST(GitFiles, ReadsHeadThroughLooseAndPackedRefsAndTheLooseMessage) {
     test::TempDir dir;
     test::make_repo(dir / "repo");
-    sh_ok("git commit -q --allow-empty -m 'subject line' -m 'body with cocode ready for check'", dir / "repo");
+    sh_ok("git commit -q --allow-empty -m 'subject line' -m 'body with cocode ready for check'",
+          dir / "repo");
     std::string expected = sh_ok("git rev-parse HEAD", dir / "repo");
     expected.pop_back();
 
@@ -58,7 +60,9 @@ TEST(GitFiles, ReadsHeadThroughLooseAndPackedRefsAndTheLooseMessage) {
 TEST(GitFiles, ReadsADetachedHeadInALinkedWorktree) {
     test::TempDir dir;
     test::make_repo(dir / "repo");
-    sh_ok("git worktree add -q --detach ../wt && cd ../wt && git commit -q --allow-empty -m detached", dir / "repo");
+    sh_ok(
+        "git worktree add -q --detach ../wt && cd ../wt && git commit -q --allow-empty -m detached",
+        dir / "repo");
     std::string expected = sh_ok("git rev-parse HEAD", dir / "wt");
     expected.pop_back();
     auto dirs = locate_git_dirs(dir / "wt", nullptr);

@@ -39,8 +39,10 @@ TEST(Repository, HeadAndTheCommitsSinceABase) {
     test::TempDir dir;
     test::make_repo(dir / "repo");
     std::string base = rev(dir / "repo", "HEAD");
-    sh_ok("git commit -q --allow-empty -m one && git commit -q --allow-empty -m 'two' -m 'cocode ready for check'",
-          dir / "repo");
+    sh_ok(
+        "git commit -q --allow-empty -m one && git commit -q --allow-empty -m 'two' -m 'cocode "
+        "ready for check'",
+        dir / "repo");
     auto repo = Repository::open(dir / "repo");
     ASSERT_TRUE(repo);
     auto head = repo->head();

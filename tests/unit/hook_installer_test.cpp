@@ -15,7 +15,7 @@ mode_t mode_of(const fs::path& p) {
 }
 
 class Installer : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override { test::make_repo(repo); }
     HooksLocation where() { return locate_hooks(repo).value(); }
     InstallOptions options() { return {test::hook_shim(), test::hook_tool(), false}; }
@@ -44,7 +44,8 @@ TEST_F(Installer, FreshInstallThenTwiceChangesNothing) {
     fs::path hook = repo / ".git/hooks/post-commit";
     EXPECT_EQ(test::read_text(hook), test::read_text(test::hook_shim()));
     EXPECT_EQ(mode_of(hook) & 0777, 0755u);
-    EXPECT_EQ(test::read_text(repo / ".git/hooks" / hook_files::kToolFile), test::hook_tool().string() + "\n");
+    EXPECT_EQ(test::read_text(repo / ".git/hooks" / hook_files::kToolFile),
+              test::hook_tool().string() + "\n");
 
     auto before = fs::last_write_time(hook);
     auto second = install_hook(where(), "post-commit", options());

@@ -12,7 +12,8 @@ TEST(ReadyMarker, SeedExamplesInTheMessageCount) {
     // ../shared/seeds/cocode-agent-protocol.md, "Valid Examples": subject, body, with other text.
     EXPECT_TRUE(message_has_marker("cocode ready for check\n", kDefaultReadyMarker));
     EXPECT_TRUE(message_has_marker("Fix issue\n\ncocode ready for check\n", kDefaultReadyMarker));
-    EXPECT_TRUE(message_has_marker("feat: add feature - cocode ready for check\n", kDefaultReadyMarker));
+    EXPECT_TRUE(
+        message_has_marker("feat: add feature - cocode ready for check\n", kDefaultReadyMarker));
     // Case-sensitive, whole marker, never an empty one.
     EXPECT_FALSE(message_has_marker("Cocode Ready For Check\n", kDefaultReadyMarker));
     EXPECT_FALSE(message_has_marker("cocode ready for chec\n", kDefaultReadyMarker));
@@ -20,7 +21,7 @@ TEST(ReadyMarker, SeedExamplesInTheMessageCount) {
 }
 
 class RecordReady : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         folder = dir / "runs/r1";
         fs::create_directories(folder);

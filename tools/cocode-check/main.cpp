@@ -1,7 +1,6 @@
 // cocode-check: only --help and --version for now; the subcommands arrive with their issues.
-#include <csignal>
-
 #include <CLI/CLI.hpp>
+#include <csignal>
 
 #include "git/repository.h"
 

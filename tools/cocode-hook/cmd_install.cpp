@@ -7,7 +7,8 @@ namespace cocode::hook_cli {
 
 int run_install(const InstallArgs& args) {
     auto where = hook::locate_hooks(args.repo).value_or_throw();
-    std::vector<std::string> hooks = args.hooks.empty() ? std::vector<std::string>{"post-commit"} : args.hooks;
+    std::vector<std::string> hooks =
+        args.hooks.empty() ? std::vector<std::string>{"post-commit"} : args.hooks;
     hook::InstallOptions options{shim_executable(), self_executable(), args.allow_tracked};
     for (const std::string& name : hooks) {
         auto result = hook::install_hook(where, name, options).value_or_throw();

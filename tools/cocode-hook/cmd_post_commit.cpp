@@ -81,8 +81,8 @@ int run_post_commit() {
         return 0;
     }
     if (recorded->outcome == hook::ReadyOutcome::recorded) {
-        std::fprintf(stderr, "cocode: run %s is ready for check at %.12s\n", recorded->run_id.c_str(),
-                     head->id.c_str());
+        std::fprintf(stderr, "cocode: run %s is ready for check at %.12s\n",
+                     recorded->run_id.c_str(), head->id.c_str());
     }
     return 0;
 }

@@ -1,5 +1,4 @@
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -14,7 +13,9 @@ int run_status(const StatusArgs& args) {
     if (args.json) {
         nlohmann::ordered_json out;
         out["hooks_dir"] = status.where.hooks_dir.string();
-        out["core_hooks_path"] = status.where.hooks_path_config ? nlohmann::ordered_json(*status.where.hooks_path_config) : nullptr;
+        out["core_hooks_path"] = status.where.hooks_path_config
+                                     ? nlohmann::ordered_json(*status.where.hooks_path_config)
+                                     : nullptr;
         out["tool"] = status.tool ? nlohmann::ordered_json(status.tool->string()) : nullptr;
         out["tool_exists"] = status.tool_exists;
         out["hooks"] = nlohmann::ordered_json::array();
@@ -25,17 +26,20 @@ int run_status(const StatusArgs& args) {
             entry["chained"] = h.chained ? nlohmann::ordered_json(h.chained->string()) : nullptr;
             out["hooks"].push_back(std::move(entry));
         }
-        std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        std::printf("%s\n",
+                    out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
 
     std::printf("hooks folder: %s%s\n", status.where.hooks_dir.c_str(),
                 status.where.hooks_path_config ? " (core.hooksPath)" : "");
     if (status.tool)
-        std::printf("cocode-hook:  %s%s\n", status.tool->c_str(), status.tool_exists ? "" : " (missing!)");
+        std::printf("cocode-hook:  %s%s\n", status.tool->c_str(),
+                    status.tool_exists ? "" : " (missing!)");
     for (const hook::HookStatus& h : status.hooks) {
         const char* state = h.state == hook::HookState::installed ? "installed"
-                            : h.state == hook::HookState::outdated ? "installed, older version (run install again)"
+                            : h.state == hook::HookState::outdated
+                                ? "installed, older version (run install again)"
                             : h.state == hook::HookState::foreign ? "another tool's hook"
                                                                   : "not installed";
         std::printf("%-12s  %s", h.name.c_str(), state);

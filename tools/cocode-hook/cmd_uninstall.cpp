@@ -13,7 +13,9 @@ int run_uninstall(const UninstallArgs& args) {
             case hook::UninstallOutcome::restored:
                 std::printf("%s: removed; the hook it chained is back in place\n", name.c_str());
                 break;
-            case hook::UninstallOutcome::removed: std::printf("%s: removed\n", name.c_str()); break;
+            case hook::UninstallOutcome::removed:
+                std::printf("%s: removed\n", name.c_str());
+                break;
             case hook::UninstallOutcome::not_installed:
                 if (!args.hooks.empty()) std::printf("%s: not installed\n", name.c_str());
                 break;

@@ -1,10 +1,9 @@
 // cocode-hook: installs cocode's git hooks beside whatever is there, and is what those hooks
 // call when a commit lands in a cocode run.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "core/error.h"
@@ -21,7 +20,8 @@ fs::path cocode::hook_cli::self_executable() {
 
 fs::path cocode::hook_cli::shim_executable() {
     fs::path dir = self_executable().parent_path();
-    for (fs::path candidate : {dir / "cocode-hook-shim", dir / ".." / "libexec" / "cocode" / "cocode-hook-shim"}) {
+    for (fs::path candidate :
+         {dir / "cocode-hook-shim", dir / ".." / "libexec" / "cocode" / "cocode-hook-shim"}) {
         if (fs::exists(candidate)) return candidate.lexically_normal();
     }
     return dir / "cocode-hook-shim";
@@ -34,15 +34,18 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     InstallArgs install;
-    auto* install_cmd = app.add_subcommand("install", "install cocode's hook, chaining the one that is there");
+    auto* install_cmd =
+        app.add_subcommand("install", "install cocode's hook, chaining the one that is there");
     install_cmd->add_option("--repo", install.repo, "a folder inside the repository (default: .)");
     install_cmd->add_option("--hook", install.hooks, "which hook: post-commit (the default)");
     install_cmd->add_flag("--allow-tracked", install.allow_tracked,
                           "install even where git would see the files (a tracked hooks folder)");
 
     UninstallArgs uninstall;
-    auto* uninstall_cmd = app.add_subcommand("uninstall", "remove cocode's hook and restore what it chained");
-    uninstall_cmd->add_option("--repo", uninstall.repo, "a folder inside the repository (default: .)");
+    auto* uninstall_cmd =
+        app.add_subcommand("uninstall", "remove cocode's hook and restore what it chained");
+    uninstall_cmd->add_option("--repo", uninstall.repo,
+                              "a folder inside the repository (default: .)");
     uninstall_cmd->add_option("--hook", uninstall.hooks, "which hook (default: all of cocode's)");
 
     StatusArgs status;
@@ -50,7 +53,8 @@ int main(int argc, char** argv) {
     status_cmd->add_option("--repo", status.repo, "a folder inside the repository (default: .)");
     status_cmd->add_flag("--json", status.json, "print JSON");
 
-    auto* post_commit_cmd = app.add_subcommand("post-commit", "what git runs after a commit (through the hook)");
+    auto* post_commit_cmd =
+        app.add_subcommand("post-commit", "what git runs after a commit (through the hook)");
 
     try {
         app.parse(argc, argv);
@@ -64,7 +68,8 @@ int main(int argc, char** argv) {
         if (*status_cmd) return run_status(status);
         if (*post_commit_cmd) return run_post_commit();
     } catch (const cocode::Failure& failure) {
-        std::fprintf(stderr, "cocode-hook: error: %s\n", cocode::redact(failure.error().message).c_str());
+        std::fprintf(stderr, "cocode-hook: error: %s\n",
+                     cocode::redact(failure.error().message).c_str());
         return static_cast<int>(failure.error().code);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cocode-hook: error: %s\n", cocode::redact(e.what()).c_str());

@@ -72,7 +72,8 @@ bool in_cocode_run() {
 }
 
 // cocode-hook: the path recorded at install, else PATH.
-bool find_tool(const char* hooks_dir, char* out, std::size_t size, char* recorded, std::size_t rsize) {
+bool find_tool(const char* hooks_dir, char* out, std::size_t size, char* recorded,
+               std::size_t rsize) {
     recorded[0] = '\0';
     char file[PATH_MAX];
     if (std::snprintf(file, sizeof file, "%s/%s", hooks_dir, hf::kToolFile) > 0) {
@@ -82,14 +83,16 @@ bool find_tool(const char* hooks_dir, char* out, std::size_t size, char* recorde
             ::close(fd);
             recorded[n > 0 ? n : 0] = '\0';
             recorded[std::strcspn(recorded, "\r\n")] = '\0';
-            if (recorded[0] == '/' && ::access(recorded, X_OK) == 0) return join(out, size, recorded, "");
+            if (recorded[0] == '/' && ::access(recorded, X_OK) == 0)
+                return join(out, size, recorded, "");
         }
     }
     const char* path = std::getenv("PATH");
     while (path && *path) {
         const char* colon = std::strchr(path, ':');
         std::size_t len = colon ? static_cast<std::size_t>(colon - path) : std::strlen(path);
-        if (len > 0 && std::snprintf(out, size, "%.*s/cocode-hook", static_cast<int>(len), path) > 0 &&
+        if (len > 0 &&
+            std::snprintf(out, size, "%.*s/cocode-hook", static_cast<int>(len), path) > 0 &&
             ::access(out, X_OK) == 0)
             return true;
         if (!colon) break;
@@ -213,7 +216,8 @@ int main(int argc, char** argv) {
                 for (int i = 1; i < argc && n < 63; ++i) args[n++] = argv[i];
                 args[n] = nullptr;
                 ::execv(tool, args);
-                std::fprintf(stderr, "cocode-hook: cannot run %s: %s\n", tool, std::strerror(errno));
+                std::fprintf(stderr, "cocode-hook: cannot run %s: %s\n", tool,
+                             std::strerror(errno));
                 ::_exit(is_post_commit ? 0 : 1);
             }
             code = pid > 0 ? wait_exit_code(pid) : 0;
