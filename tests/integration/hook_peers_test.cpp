@@ -32,6 +32,21 @@ class HookPeers : public HookRepo {
         return sh_ok(quote(hook_tool().string()) + " uninstall --repo " + quote(repo.string()),
                      repo);
     }
+    // With the peer's hook in .git/hooks: install ours, commit in a run and outside one (the
+    // peer's hook appends to peer.log each time), uninstall, and find .git/hooks as it was.
+    void expect_both_run_then_exact_uninstall(const std::string& peer_name,
+                                              const std::string& env) {
+        auto before = snapshot(repo / ".git/hooks");
+        install();
+        RunWorktree run = add_run(peer_name);
+        sh_ok(env + "git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
+        EXPECT_EQ(events(run).size(), 1u);
+        sh_ok(env + "git commit -q --allow-empty -m 'user commit'", repo);
+        EXPECT_EQ(read_lines(repo / ".git/peer.log").size(), 2u)
+            << peer_name << " must run in both";
+        uninstall();
+        EXPECT_EQ(snapshot(repo / ".git/hooks"), before);
+    }
 };
 
 TEST_F(HookPeers, Husky) {
@@ -76,19 +91,8 @@ TEST_F(HookPeers, Lefthook) {
               " install",
           repo);
     ASSERT_TRUE(fs::exists(repo / ".git/hooks/post-commit"));
-    auto before = snapshot(repo / ".git/hooks");
-
-    install();
     // lefthook's hook looks for its binary on PATH or in the project's node_modules.
-    const std::string env = "LEFTHOOK_BIN=" + peer("lefthook") + " ";
-    RunWorktree run = add_run("lefthook");
-    sh_ok(env + "git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
-    EXPECT_EQ(events(run).size(), 1u);
-    sh_ok(env + "git commit -q --allow-empty -m 'user commit'", repo);
-    EXPECT_EQ(read_lines(repo / ".git/peer.log").size(), 2u) << "lefthook must run in both";
-
-    uninstall();
-    EXPECT_EQ(snapshot(repo / ".git/hooks"), before);
+    expect_both_run_then_exact_uninstall("lefthook", "LEFTHOOK_BIN=" + peer("lefthook") + " ");
 }
 
 TEST_F(HookPeers, PreCommit) {
@@ -101,17 +105,7 @@ TEST_F(HookPeers, PreCommit) {
     sh_ok("git add .pre-commit-config.yaml && git commit -q -m 'pre-commit config' && " + env +
               "pre-commit install --hook-type post-commit",
           repo);
-    auto before = snapshot(repo / ".git/hooks");
-
-    install();
-    RunWorktree run = add_run("pre-commit");
-    sh_ok(env + "git commit -q --allow-empty -m 'cocode ready for check'", run.worktree);
-    EXPECT_EQ(events(run).size(), 1u);
-    sh_ok(env + "git commit -q --allow-empty -m 'user commit'", repo);
-    EXPECT_EQ(read_lines(repo / ".git/peer.log").size(), 2u) << "pre-commit must run in both";
-
-    uninstall();
-    EXPECT_EQ(snapshot(repo / ".git/hooks"), before);
+    expect_both_run_then_exact_uninstall("pre-commit", env);
 }
 
 }  // namespace cocode::test
