@@ -28,6 +28,11 @@ std::string ready_event(const std::string& run_id, const std::string& commit, Sy
 Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& commit_id,
                                  std::string_view message,
                                  const std::optional<std::string>& env_marker, SystemTime now) {
+    // Agents get the marker in their environment: a commit without it is settled here, with
+    // no lock taken and no file read (most of an agent's commits).
+    if (env_marker && !env_marker->empty() && !message_has_marker(message, *env_marker))
+        return ReadyResult{ReadyOutcome::no_marker, {}, *env_marker};
+
     const fs::path info_path = run_folder / kRunInfoFile;
     auto lock = FileLock::acquire(info_path.string() + ".lock");
     if (!lock) return std::move(lock).error();
