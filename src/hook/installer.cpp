@@ -79,8 +79,7 @@ bool same_file_content(const fs::path& a, const fs::path& b) {
 Result<void> check_not_seen_by_git(const HooksLocation& where, const std::string& name) {
     if (!where.work_tree) return {};
     if (inside(where.hooks_dir, where.common_dir)) return {};  // .git/hooks: git never sees it
-    auto rel = where.hooks_dir.lexically_relative(*where.work_tree);
-    if (rel.empty() || *rel.begin() == "..") return {};
+    if (!inside(where.hooks_dir, *where.work_tree)) return {};
     for (const std::string& file :
          {name, name + hook_files::kChainedSuffix, std::string(hook_files::kToolFile)}) {
         auto r = run_command({"git", "-C", where.work_tree->string(), "check-ignore", "-q",
