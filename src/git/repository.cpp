@@ -2,6 +2,10 @@
 
 #include <git2.h>
 
+#include <sstream>
+
+#include "core/files.h"
+
 namespace cocode::git {
 namespace fs = std::filesystem;
 
@@ -238,6 +242,32 @@ Result<std::vector<std::string>> Repository::prune_worktrees() {
         pruned.push_back(info.name);
     }
     return pruned;
+}
+
+Result<std::string> Repository::remote_url(const std::string& name) const {
+    git_remote* raw = nullptr;
+    if (git_remote_lookup(&raw, repo_.get(), name.c_str()) != 0)
+        return Error::general("no remote named " + name);
+    Handle<git_remote, git_remote_free> remote(raw);
+    const char* url = git_remote_url(remote.get());
+    if (url == nullptr || *url == '\0') return Error::general("remote " + name + " has no URL");
+    return std::string(url);
+}
+
+Result<void> Repository::exclude(const std::string& pattern) const {
+    const fs::path file = common_dir() / "info" / "exclude";
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    return update_file_locked(
+        file, [&](const std::optional<std::string>& current) -> Result<std::string> {
+            std::string text = current.value_or("");
+            std::istringstream lines(text);
+            for (std::string line; std::getline(lines, line);) {
+                if (line == pattern) return text;
+            }
+            if (!text.empty() && text.back() != '\n') text += '\n';
+            return text + pattern + "\n";
+        });
 }
 
 }  // namespace cocode::git

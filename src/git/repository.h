@@ -53,6 +53,12 @@ class Repository {
     // Drops the administrative files of worktrees whose folder is gone; returns their names.
     Result<std::vector<std::string>> prune_worktrees();
 
+    // The URL of remote `name` ("origin"); an error when there is no such remote.
+    Result<std::string> remote_url(const std::string& name) const;
+    // Adds `pattern` to the repository's own ignore list (`info/exclude` of the common dir),
+    // once: what cocode writes into a work tree stays out of every tracked file.
+    Result<void> exclude(const std::string& pattern) const;
+
     git_repository* raw() const { return repo_.get(); }
 
   private:

@@ -1,8 +1,15 @@
-// cocode-dispatch: only --help and --version for now; the subcommands arrive with their issues.
+// cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs.
+// This file only wires the subcommands (cmd_*.cpp) to CLI11 and maps errors to exit codes.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 
+#include "commands.h"
+#include "core/error.h"
+#include "core/redact.h"
 #include "git/repository.h"
+
+using namespace cocode::dispatch_cli;
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
@@ -11,6 +18,45 @@ int main(int argc, char** argv) {
     const std::string version =
         "cocode-dispatch " COCODE_VERSION " (libgit2 " + cocode::git::libgit2_version() + ")";
     app.set_version_flag("--version", version);
-    CLI11_PARSE(app, argc, argv);
+    app.require_subcommand(1);
+
+    auto* issues_cmd = app.add_subcommand("issues", "show the issues cocode sees");
+    issues_cmd->require_subcommand(1);
+
+    IssuesListArgs list;
+    auto* list_cmd = issues_cmd->add_subcommand("list", "list issues (pull requests left out)");
+    list.source.add_to(*list_cmd);
+    list_cmd->add_option("--label", list.labels, "only issues with this label (repeatable)");
+    list_cmd->add_option("--state", list.state, "open (default), closed or all")
+        ->check(CLI::IsMember({"open", "closed", "all"}));
+    list_cmd->add_option("--assignee", list.assignee, "a login, none or *");
+    list_cmd->add_flag("--json", list.json, "print JSON");
+
+    IssuesShowArgs show;
+    auto* show_cmd = issues_cmd->add_subcommand("show", "one issue: title, labels, body");
+    show.source.add_to(*show_cmd);
+    show_cmd->add_option("number", show.number, "the issue number")
+        ->required()
+        ->check(CLI::PositiveNumber);
+    show_cmd->add_flag("--comments", show.comments, "also print its comments");
+    show_cmd->add_flag("--json", show.json, "print JSON");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : static_cast<int>(cocode::ExitCode::usage);
+    }
+    try {
+        if (*list_cmd) return run_issues_list(list);
+        if (*show_cmd) return run_issues_show(show);
+    } catch (const cocode::Failure& failure) {
+        std::fprintf(stderr, "cocode-dispatch: error: %s\n",
+                     cocode::redact(failure.error().message).c_str());
+        return static_cast<int>(failure.error().code);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cocode-dispatch: error: %s\n", cocode::redact(e.what()).c_str());
+        return static_cast<int>(cocode::ExitCode::general);
+    }
     return 0;
 }

@@ -1,0 +1,54 @@
+// The REST operations cocode uses, on one repository, each with a typed result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "github/http.h"
+#include "github/types.h"
+
+namespace cocode::github {
+
+class GitHub {
+  public:
+    GitHub(HttpClient& http, RepoRef repo) : http_(http), repo_(std::move(repo)) {}
+
+    const RepoRef& repo() const { return repo_; }
+    HttpClient& http() { return http_; }
+
+    Result<Repository> repository();
+    Result<Issue> issue(long number);
+    // Every matching issue, all pages; pull requests are left out.
+    Result<std::vector<Issue>> issues(const IssueQuery& query);
+    Result<std::vector<Comment>> comments(long number);
+    Result<Comment> create_comment(long number, const std::string& body);
+    Result<Comment> update_comment(long long comment_id, const std::string& body);
+    // The one comment carrying `marker` (see comment_marker) gets `body`; created when there
+    // is none. Re-running, retrying or resuming never leaves two: a create whose outcome is
+    // unknown (reset, 5xx) is followed by a fresh look for the marker before any new create.
+    // `body` gets the marker prepended when it lacks it.
+    Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body);
+    // Returns the issue's labels after the change.
+    Result<std::vector<std::string>> add_labels(long number,
+                                                const std::vector<std::string>& labels);
+    // A label the issue does not have is not an error.
+    Result<void> remove_label(long number, const std::string& label);
+    // content: +1, -1, laugh, confused, heart, hooray, rocket, eyes. GitHub keeps one per user.
+    Result<void> add_reaction(long number, const std::string& content);
+    Result<CommitStatus> create_status(const std::string& sha, const CommitStatus& status);
+    Result<void> create_label(const std::string& name, const std::string& color,
+                              const std::string& description);
+    // Opens the pull request, or returns the open one that already has this head.
+    Result<PullRequest> create_pull_request(const PullRequestSpec& spec);
+
+  private:
+    std::string repo_path() const;
+    Result<nlohmann::json> expect_json(std::string_view method, const std::string& path,
+                                       Result<HttpResponse> response);
+    Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
+
+    HttpClient& http_;
+    RepoRef repo_;
+};
+
+}  // namespace cocode::github

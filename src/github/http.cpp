@@ -1,0 +1,456 @@
+#include "github/http.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <random>
+#include <thread>
+
+#include "core/files.h"
+
+namespace cocode::github {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::string_view kAccept = "application/vnd.github.v3+json";
+constexpr std::string_view kApiVersion = "2022-11-28";
+constexpr int kMaxRedirects = 5;
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
+std::string sha256_hex(std::string_view data) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < size; ++i) {
+        out += kHex[digest[i] >> 4];
+        out += kHex[digest[i] & 15];
+    }
+    return out;
+}
+
+std::optional<long> header_number(const HttpResponse& response, std::string_view name) {
+    std::string value = response.header(name);
+    if (value.empty()) return std::nullopt;
+    char* end = nullptr;
+    long number = std::strtol(value.c_str(), &end, 10);
+    if (end == value.c_str() || *end != '\0') return std::nullopt;
+    return number;
+}
+
+std::string format_clock(std::time_t when) {
+    std::tm tm{};
+    gmtime_r(&when, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%H:%M:%S UTC", &tm);
+    return text;
+}
+
+std::string seconds_text(milliseconds delay) {
+    auto s = (delay.count() + 999) / 1000;
+    return std::to_string(s) + " s";
+}
+
+// Transport failures before anything reached the server: safe to replay any request.
+bool failed_before_sending(httplib::Error error) {
+    switch (error) {
+        case httplib::Error::Connection:
+        case httplib::Error::ConnectionTimeout:
+        case httplib::Error::SSLConnection:
+        case httplib::Error::BindIPAddress:
+            return true;
+        default:
+            return false;
+    }
+}
+
+std::string describe(httplib::Error error) {
+    switch (error) {
+        case httplib::Error::Connection:
+            return "could not connect";
+        case httplib::Error::ConnectionTimeout:
+            return "connection timed out";
+        case httplib::Error::Read:
+            return "connection lost while reading the response";
+        case httplib::Error::Write:
+            return "connection lost while sending the request";
+        case httplib::Error::SSLConnection:
+            return "TLS handshake failed";
+        case httplib::Error::SSLServerVerification:
+            return "TLS certificate not trusted (add its CA with --ca-bundle or SSL_CERT_FILE)";
+        case httplib::Error::SSLLoadingCerts:
+            return "could not load the CA certificates";
+        case httplib::Error::Canceled:
+            return "request canceled";
+        default:
+            return "transport error (" + httplib::to_string(error) + ")";
+    }
+}
+
+// The part of a GitHub error body worth a user's eyes: message, plus each error's details.
+std::string github_message(const std::string& body) {
+    auto parsed = json::parse(body, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+        std::string text = body.substr(0, 200);
+        std::replace(text.begin(), text.end(), '\n', ' ');
+        return text;
+    }
+    std::string message = parsed.value("message", std::string{});
+    if (auto errors = parsed.find("errors"); errors != parsed.end() && errors->is_array()) {
+        std::string details;
+        for (const auto& e : *errors) {
+            if (!details.empty()) details += "; ";
+            if (e.is_string()) {
+                details += e.get<std::string>();
+                continue;
+            }
+            if (!e.is_object()) continue;
+            std::string part;
+            for (const char* key : {"resource", "field"}) {
+                if (e.contains(key) && e[key].is_string())
+                    part += (part.empty() ? "" : " ") + e[key].get<std::string>();
+            }
+            if (e.contains("message") && e["message"].is_string())
+                part += (part.empty() ? "" : ": ") + e["message"].get<std::string>();
+            else if (e.contains("code") && e["code"].is_string())
+                part += (part.empty() ? "" : ": ") + e["code"].get<std::string>();
+            details += part;
+        }
+        if (!details.empty()) message += " (" + details + ")";
+    }
+    return message;
+}
+
+struct CacheEntry {
+    std::string etag;
+    std::string link;
+    std::string body;
+};
+
+}  // namespace
+
+std::string HttpResponse::header(std::string_view lower_name) const {
+    auto it = headers.find(std::string(lower_name));
+    return it == headers.end() ? std::string{} : it->second;
+}
+
+struct HttpClient::Transport {
+    std::unique_ptr<httplib::Client> client;
+    std::mt19937_64 random{std::random_device{}()};
+};
+
+HttpClient::HttpClient(HttpOptions options, std::unique_ptr<Auth> auth)
+    : options_(std::move(options)), auth_(std::move(auth)), transport_(new Transport) {}
+
+HttpClient::~HttpClient() = default;
+
+Result<std::unique_ptr<HttpClient>> HttpClient::create(HttpOptions options,
+                                                       std::unique_ptr<Auth> auth) {
+    auto proxy = proxy_for(options.base);
+    if (!proxy.ok()) return std::move(proxy).error();
+    if (options.ca_bundle && !std::filesystem::is_regular_file(*options.ca_bundle))
+        return Error::usage("--ca-bundle: " + options.ca_bundle->string() +
+                            ": no such file (expected a PEM bundle of CA certificates)");
+
+    std::unique_ptr<HttpClient> self(new HttpClient(std::move(options), std::move(auth)));
+    const HttpOptions& o = self->options_;
+    auto client = std::make_unique<httplib::Client>(o.base.origin());
+    using std::chrono::duration_cast;
+    client->set_connection_timeout(duration_cast<std::chrono::microseconds>(o.connect_timeout));
+    client->set_read_timeout(duration_cast<std::chrono::microseconds>(o.read_timeout));
+    client->set_write_timeout(duration_cast<std::chrono::microseconds>(o.read_timeout));
+    client->set_keep_alive(true);
+    client->set_follow_location(false);  // we follow same-origin redirects ourselves
+    if (proxy->has_value()) {
+        const Proxy& p = **proxy;
+        client->set_proxy(p.host, p.port);
+        if (!p.user.empty()) client->set_proxy_basic_auth(p.user, p.password);
+    }
+    if (o.base.scheme == "https") {
+        // The system CAs (OpenSSL's default paths, which honour SSL_CERT_FILE/SSL_CERT_DIR)
+        // plus the bundle the user named. The client's SSL context takes the store over.
+        X509_STORE* store = X509_STORE_new();
+        if (store == nullptr) return Error::general("TLS: out of memory");
+        X509_STORE_set_default_paths(store);
+        std::vector<std::filesystem::path> bundles;
+        if (auto env = getenv_string("SSL_CERT_FILE")) bundles.emplace_back(*env);
+        if (o.ca_bundle) bundles.push_back(*o.ca_bundle);
+        for (const auto& bundle : bundles) {
+            if (X509_STORE_load_file(store, bundle.c_str()) != 1) {
+                X509_STORE_free(store);
+                return Error::usage("CA bundle " + bundle.string() +
+                                    ": no PEM certificates could be read from it");
+            }
+        }
+        client->set_ca_cert_store(store);
+        client->enable_server_certificate_verification(true);
+    }
+    self->transport_->client = std::move(client);
+    return self;
+}
+
+Result<void> HttpClient::wait(milliseconds delay, const std::string& why) {
+    auto budget = std::chrono::duration_cast<milliseconds>(options_.max_wait) - stats_.waited;
+    if (delay > budget)
+        return Error::general(why + " (gave up: waiting " + seconds_text(delay) +
+                              " more would pass the limit of " +
+                              std::to_string(options_.max_wait.count()) + " s, --max-wait)");
+    if (options_.notice) options_.notice(why + "; retrying in " + seconds_text(delay));
+    std::this_thread::sleep_for(delay);
+    stats_.waited += delay;
+    return {};
+}
+
+Result<void> HttpClient::back_off(int attempt, const std::string& failure) {
+    auto delay = std::min<long long>(options_.max_backoff.count(),
+                                     options_.backoff.count() * (1LL << std::min(attempt - 1, 20)));
+    // Jitter in [delay/2, delay]: clients that failed together retry apart.
+    std::uniform_int_distribution<long long> jitter(delay / 2, delay);
+    ++stats_.retries;
+    return wait(milliseconds(jitter(transport_->random)), failure);
+}
+
+Result<HttpResponse> HttpClient::request(std::string_view method, const std::string& path,
+                                         const std::optional<json>& body, Replay replay) {
+    return send(method, path, body, replay, std::nullopt);
+}
+
+Result<HttpResponse> HttpClient::request_with_authorization(std::string_view method,
+                                                            const std::string& path,
+                                                            const std::optional<json>& body,
+                                                            const std::string& authorization) {
+    return send(method, path, body, Replay::safe, authorization);
+}
+
+Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& path_in,
+                                      const std::optional<json>& body, Replay replay,
+                                      const std::optional<std::string>& fixed_authorization) {
+    std::string path = path_in;
+    const bool is_get = method == "GET";
+    int redirects = 0;
+    int secondary_hits = 0;
+
+    for (int attempt = 1;; ++attempt) {
+        std::string authorization;
+        if (fixed_authorization) {
+            authorization = *fixed_authorization;
+        } else {
+            auto header = auth_->authorization(*this);
+            if (!header.ok()) return std::move(header).error();
+            authorization = std::move(header).value();
+        }
+
+        // The ETag cache: keyed by a hash of the credential and the URL, so neither shows.
+        std::optional<std::filesystem::path> cache_file;
+        std::optional<CacheEntry> cached;
+        if (is_get && options_.cache_dir && !fixed_authorization) {
+            cache_file =
+                *options_.cache_dir / (sha256_hex(authorization + "\n" + options_.base.origin() +
+                                                  options_.base.path_prefix + path) +
+                                       ".json");
+            if (auto text = read_file(*cache_file); text.ok()) {
+                auto entry = json::parse(text.value(), nullptr, false);
+                if (entry.is_object() && entry.value("etag", "") != "")
+                    cached = CacheEntry{entry.value("etag", ""), entry.value("link", ""),
+                                        entry.value("body", "")};
+            }
+        }
+
+        httplib::Request req;
+        req.method = std::string(method);
+        req.path = options_.base.path_prefix + path;
+        req.headers.emplace("Accept", std::string(kAccept));
+        req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));
+        req.headers.emplace("User-Agent", "cocode/" COCODE_VERSION);
+        if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
+        if (cached) req.headers.emplace("If-None-Match", cached->etag);
+        if (body) {
+            req.body = body->dump();
+            req.headers.emplace("Content-Type", "application/json; charset=utf-8");
+        }
+
+        ++stats_.requests;
+        auto result = transport_->client->send(req);
+        const std::string what = std::string(method) + " " + options_.base.path_prefix + path;
+
+        if (!result) {
+            httplib::Error error = result.error();
+            std::string failure = "GitHub: " + what + ": " + describe(error);
+            if (error == httplib::Error::SSLServerVerification ||
+                error == httplib::Error::SSLLoadingCerts)
+                return Error::general(failure);
+            if (replay == Replay::unless_sent && !failed_before_sending(error)) {
+                HttpResponse unknown;
+                unknown.outcome_unknown = true;
+                unknown.failure = failure;
+                return unknown;
+            }
+            if (attempt >= options_.max_attempts)
+                return Error::general(failure + " (gave up after " + std::to_string(attempt) +
+                                      " attempts)");
+            if (auto waited = back_off(attempt, failure); !waited.ok())
+                return std::move(waited).error();
+            continue;
+        }
+
+        HttpResponse response;
+        response.status = result->status;
+        response.body = std::move(result->body);
+        for (const auto& [name, value] : result->headers)
+            response.headers.emplace(lower(name), value);
+        if (auto remaining = header_number(response, "x-ratelimit-remaining"))
+            stats_.rate_remaining = *remaining;
+
+        if (response.status == 304 && cached) {
+            ++stats_.not_modified;
+            response.status = 200;
+            response.body = cached->body;
+            response.headers.erase("link");
+            if (!cached->link.empty()) response.headers.emplace("link", cached->link);
+            response.from_cache = true;
+            return response;
+        }
+
+        // Rate limits. A rejected request was not processed: any request may be replayed.
+        if (response.status == 403 || response.status == 429) {
+            std::optional<milliseconds> delay;
+            std::string why;
+            auto retry_after = header_number(response, "retry-after");
+            auto remaining = header_number(response, "x-ratelimit-remaining");
+            auto reset = header_number(response, "x-ratelimit-reset");
+            std::string message = lower(github_message(response.body));
+            if (retry_after) {
+                delay = seconds(std::max(1L, *retry_after));
+                why = "GitHub: " + what + ": rate limited (" + std::to_string(response.status) +
+                      ", retry-after " + std::to_string(*retry_after) + ")";
+            } else if (remaining && *remaining == 0 && reset) {
+                auto now = std::chrono::system_clock::now();
+                auto reset_at = std::chrono::system_clock::from_time_t(*reset);
+                delay = std::max(
+                    milliseconds(1000),
+                    std::chrono::duration_cast<milliseconds>(reset_at - now) + milliseconds(1000));
+                why = "GitHub: " + what + ": rate limit exhausted for " + auth_->source() +
+                      "; it resets at " + format_clock(static_cast<std::time_t>(*reset));
+            } else if (message.find("secondary rate limit") != std::string::npos ||
+                       message.find("abuse") != std::string::npos) {
+                // Without a header GitHub asks for at least a minute, longer on repeats.
+                delay = seconds(60) * (1 << std::min(secondary_hits++, 4));
+                why = "GitHub: " + what + ": secondary rate limit";
+            }
+            if (delay) {
+                ++stats_.retries;
+                if (auto waited = wait(*delay, why); !waited.ok()) return std::move(waited).error();
+                continue;
+            }
+        }
+
+        if (response.status >= 500 && response.status <= 599) {
+            std::string failure = "GitHub: " + what + ": " + std::to_string(response.status) + " " +
+                                  github_message(response.body);
+            if (replay == Replay::unless_sent) {
+                response.outcome_unknown = true;
+                response.failure = failure;
+                return response;
+            }
+            if (attempt < options_.max_attempts) {
+                if (auto waited = back_off(attempt, failure); !waited.ok())
+                    return std::move(waited).error();
+                continue;
+            }
+            return response;
+        }
+
+        // Same-origin redirects of reads (a renamed or transferred repository).
+        if (is_get && (response.status == 301 || response.status == 302 || response.status == 307 ||
+                       response.status == 308)) {
+            auto target = relative_to_origin(options_.base, response.header("location"));
+            if (target && ++redirects <= kMaxRedirects) {
+                if (target->rfind(options_.base.path_prefix, 0) == 0)
+                    target->erase(0, options_.base.path_prefix.size());
+                path = *target;
+                attempt = 0;
+                continue;
+            }
+        }
+
+        if (cache_file && response.status == 200) {
+            std::string etag = response.header("etag");
+            if (!etag.empty()) {
+                json entry = {
+                    {"etag", etag}, {"link", response.header("link")}, {"body", response.body}};
+                std::error_code ec;
+                std::filesystem::create_directories(cache_file->parent_path(), ec);
+                // A cache that cannot be written only costs the next poll its 304.
+                (void)write_file_atomic(*cache_file, entry.dump(), 0600);
+            }
+        }
+        return response;
+    }
+}
+
+Result<json> HttpClient::get_json(const std::string& path) {
+    auto response = request("GET", path);
+    if (!response.ok()) return std::move(response).error();
+    if (!response->ok()) return response_error("GET", path, response.value(), *auth_);
+    auto parsed = json::parse(response->body, nullptr, false);
+    if (parsed.is_discarded())
+        return Error::general("GitHub: GET " + path + ": the response is not JSON");
+    return parsed;
+}
+
+Result<json> HttpClient::get_all_pages(const std::string& first) {
+    json all = json::array();
+    std::optional<std::string> path = first;
+    while (path) {
+        auto page = request("GET", *path);
+        if (!page.ok()) return std::move(page).error();
+        if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);
+        auto items = json::parse(page->body, nullptr, false);
+        if (!items.is_array())
+            return Error::general("GitHub: GET " + *path + ": expected a JSON array");
+        for (auto& item : items) all.push_back(std::move(item));
+        path.reset();
+        if (auto next = next_link(page->header("link"))) {
+            auto relative = relative_to_origin(options_.base, *next);
+            if (!relative)
+                return Error::general("GitHub: GET " + first +
+                                      ": the next page is on another host; not following it "
+                                      "with our credentials");
+            if (relative->rfind(options_.base.path_prefix, 0) == 0)
+                relative->erase(0, options_.base.path_prefix.size());
+            path = std::move(relative);
+        }
+    }
+    return all;
+}
+
+Error response_error(std::string_view method, const std::string& path, const HttpResponse& response,
+                     const Auth& auth) {
+    if (response.outcome_unknown) return Error::general(response.failure);
+    std::string message =
+        "GitHub: " + std::string(method) + " " + path + ": " + std::to_string(response.status);
+    std::string detail = github_message(response.body);
+    if (!detail.empty()) message += " " + detail;
+    if (response.status == 401 || response.status == 403 || response.status == 404) {
+        message += auth.source() == "anonymous"
+                       ? " (no credentials: set GITHUB_TOKEN or GH_TOKEN, or run gh auth login)"
+                       : " (as " + auth.source() + ")";
+    }
+    return Error::general(message);
+}
+
+}  // namespace cocode::github

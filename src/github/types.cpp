@@ -1,0 +1,211 @@
+#include "github/types.h"
+
+#include <algorithm>
+
+namespace cocode::github {
+namespace {
+
+using json = nlohmann::json;
+
+Error field_error(std::string_view where, std::string_view field, std::string_view expected) {
+    return Error::usage(std::string(where) + ": field '" + std::string(field) + "': expected " +
+                        std::string(expected));
+}
+
+// A string field that may be absent or null ("" then); anything else is an error.
+Result<std::string> optional_string(const json& value, const char* field, std::string_view where) {
+    auto it = value.find(field);
+    if (it == value.end() || it->is_null()) return std::string{};
+    if (!it->is_string()) return field_error(where, field, "a string");
+    return it->get<std::string>();
+}
+
+Result<std::string> login_of(const json& value, const char* field, std::string_view where) {
+    auto it = value.find(field);
+    if (it == value.end() || it->is_null()) return std::string{};
+    if (!it->is_object()) return field_error(where, field, "an object with a login");
+    return optional_string(*it, "login", std::string(where) + ": " + field);
+}
+
+bool valid_name_part(std::string_view part) {
+    return !part.empty() && part != "." && part != ".." &&
+           std::all_of(part.begin(), part.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                      c == '.';
+           });
+}
+
+}  // namespace
+
+Result<RepoRef> parse_repo_ref(std::string_view text, std::string_view what) {
+    auto slash = text.find('/');
+    if (slash == std::string_view::npos || text.find('/', slash + 1) != std::string_view::npos ||
+        !valid_name_part(text.substr(0, slash)) || !valid_name_part(text.substr(slash + 1)))
+        return Error::usage(std::string(what) + ": '" + std::string(text) + "' is not OWNER/NAME");
+    return RepoRef{std::string(text.substr(0, slash)), std::string(text.substr(slash + 1))};
+}
+
+std::optional<RemoteRepo> parse_remote_url(std::string_view url) {
+    std::string_view host_part;
+    std::string_view path;
+    if (auto sep = url.find("://"); sep != std::string_view::npos) {
+        auto rest = url.substr(sep + 3);
+        auto slash = rest.find('/');
+        if (slash == std::string_view::npos) return std::nullopt;
+        host_part = rest.substr(0, slash);
+        path = rest.substr(slash + 1);
+    } else if (auto colon = url.find(':'); colon != std::string_view::npos) {
+        host_part = url.substr(0, colon);  // scp-like: git@host:owner/name.git
+        path = url.substr(colon + 1);
+    } else {
+        return std::nullopt;
+    }
+    if (auto at = host_part.rfind('@'); at != std::string_view::npos)
+        host_part.remove_prefix(at + 1);
+    if (auto colon = host_part.find(':'); colon != std::string_view::npos)
+        host_part = host_part.substr(0, colon);
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".git") path.remove_suffix(4);
+    auto repo = parse_repo_ref(path, "remote");
+    if (host_part.empty() || !repo.ok()) return std::nullopt;
+    return RemoteRepo{std::string(host_part), std::move(repo).value()};
+}
+
+Result<Issue> issue_from_json(const json& value, std::string_view where) {
+    if (!value.is_object()) return Error::usage(std::string(where) + ": expected an issue object");
+    Issue issue;
+    auto number = value.find("number");
+    if (number == value.end() || !number->is_number_integer() || number->get<long>() <= 0)
+        return field_error(where, "number", "a positive integer");
+    issue.number = number->get<long>();
+    auto title = value.find("title");
+    if (title == value.end() || !title->is_string()) return field_error(where, "title", "a string");
+    issue.title = title->get<std::string>();
+    for (auto [field, target] : {std::pair{"body", &issue.body},
+                                 {"state", &issue.state},
+                                 {"html_url", &issue.html_url},
+                                 {"created_at", &issue.created_at},
+                                 {"updated_at", &issue.updated_at}}) {
+        auto text = optional_string(value, field, where);
+        if (!text.ok()) return std::move(text).error();
+        *target = std::move(text).value();
+    }
+    if (issue.state.empty()) issue.state = "open";
+    if (issue.state != "open" && issue.state != "closed")
+        return field_error(where, "state", "\"open\" or \"closed\"");
+    auto author = login_of(value, "user", where);
+    if (!author.ok()) return std::move(author).error();
+    issue.author = std::move(author).value();
+
+    if (auto labels = value.find("labels"); labels != value.end() && !labels->is_null()) {
+        if (!labels->is_array()) return field_error(where, "labels", "an array");
+        for (const auto& label : *labels) {
+            // GitHub returns label objects; accept plain names too (hand-written local files).
+            if (label.is_string()) {
+                issue.labels.push_back(label.get<std::string>());
+            } else if (label.is_object() && label.contains("name") && label["name"].is_string()) {
+                issue.labels.push_back(label["name"].get<std::string>());
+            } else {
+                return field_error(where, "labels", "label objects with a name, or strings");
+            }
+        }
+    }
+    if (auto assignees = value.find("assignees");
+        assignees != value.end() && !assignees->is_null()) {
+        if (!assignees->is_array()) return field_error(where, "assignees", "an array");
+        for (const auto& assignee : *assignees) {
+            if (!assignee.is_object() || !assignee.contains("login") ||
+                !assignee["login"].is_string())
+                return field_error(where, "assignees", "user objects with a login");
+            issue.assignees.push_back(assignee["login"].get<std::string>());
+        }
+    }
+    if (auto comments = value.find("comments"); comments != value.end()) {
+        if (!comments->is_number_integer()) return field_error(where, "comments", "an integer");
+        issue.comments = comments->get<long>();
+    }
+    issue.is_pull_request = value.contains("pull_request") && !value["pull_request"].is_null();
+    return issue;
+}
+
+Result<Comment> comment_from_json(const json& value, std::string_view where) {
+    if (!value.is_object()) return Error::usage(std::string(where) + ": expected a comment object");
+    Comment comment;
+    auto id = value.find("id");
+    if (id == value.end() || !id->is_number_integer())
+        return field_error(where, "id", "an integer");
+    comment.id = id->get<long long>();
+    for (auto [field, target] : {std::pair{"body", &comment.body},
+                                 {"html_url", &comment.html_url},
+                                 {"created_at", &comment.created_at},
+                                 {"updated_at", &comment.updated_at}}) {
+        auto text = optional_string(value, field, where);
+        if (!text.ok()) return std::move(text).error();
+        *target = std::move(text).value();
+    }
+    auto author = login_of(value, "user", where);
+    if (!author.ok()) return std::move(author).error();
+    comment.author = std::move(author).value();
+    return comment;
+}
+
+Result<Repository> repository_from_json(const json& value, std::string_view where) {
+    if (!value.is_object()) return Error::general(std::string(where) + ": expected a repository");
+    Repository repo;
+    for (auto [field, target] : {std::pair{"full_name", &repo.full_name},
+                                 {"default_branch", &repo.default_branch},
+                                 {"html_url", &repo.html_url}}) {
+        auto text = optional_string(value, field, where);
+        if (!text.ok()) return std::move(text).error();
+        *target = std::move(text).value();
+    }
+    if (repo.default_branch.empty()) return field_error(where, "default_branch", "a branch name");
+    repo.is_private = value.value("private", false);
+    return repo;
+}
+
+json to_json(const Issue& issue) {
+    return {{"number", issue.number},
+            {"title", issue.title},
+            {"state", issue.state},
+            {"labels", issue.labels},
+            {"assignees", issue.assignees},
+            {"author", issue.author},
+            {"url", issue.html_url},
+            {"created_at", issue.created_at},
+            {"updated_at", issue.updated_at},
+            {"comments", issue.comments},
+            {"body", issue.body}};
+}
+
+json to_json(const Comment& comment) {
+    return {{"id", comment.id},
+            {"author", comment.author},
+            {"url", comment.html_url},
+            {"created_at", comment.created_at},
+            {"updated_at", comment.updated_at},
+            {"body", comment.body}};
+}
+
+bool matches(const Issue& issue, const IssueQuery& query) {
+    if (issue.is_pull_request) return false;
+    std::string state = query.state.value_or("open");
+    if (state != "all" && issue.state != state) return false;
+    for (const auto& label : query.labels) {
+        if (std::find(issue.labels.begin(), issue.labels.end(), label) == issue.labels.end())
+            return false;
+    }
+    if (query.assignee) {
+        if (*query.assignee == "none") return issue.assignees.empty();
+        if (*query.assignee == "*") return !issue.assignees.empty();
+        return std::find(issue.assignees.begin(), issue.assignees.end(), *query.assignee) !=
+               issue.assignees.end();
+    }
+    return true;
+}
+
+std::string comment_marker(std::string_view key) {
+    return "<!-- cocode:" + std::string(key) + " -->";
+}
+
+}  // namespace cocode::github

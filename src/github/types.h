@@ -1,0 +1,109 @@
+// What cocode reads from and writes to GitHub, typed. Parsed from GitHub's JSON shapes, which
+// the local issue store (src/issues/) uses too, so both sources yield the same values.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace cocode::github {
+
+struct RepoRef {
+    std::string owner;
+    std::string name;
+    std::string full() const { return owner + "/" + name; }
+};
+
+// "OWNER/NAME". `what` names the source in the error ("--repo").
+Result<RepoRef> parse_repo_ref(std::string_view text, std::string_view what);
+
+// A remote URL that points at GitHub (or GitHub Enterprise): https://host/o/r(.git),
+// git@host:o/r(.git), ssh://git@host[:port]/o/r(.git). `host` is set to the web host.
+struct RemoteRepo {
+    std::string host;
+    RepoRef repo;
+};
+std::optional<RemoteRepo> parse_remote_url(std::string_view url);
+
+struct Repository {
+    std::string full_name;
+    std::string default_branch;
+    std::string html_url;
+    bool is_private = false;
+};
+
+struct Issue {
+    long number = 0;
+    std::string title;
+    std::string body;   // "" when GitHub says null
+    std::string state;  // "open" or "closed"
+    std::vector<std::string> labels;
+    std::vector<std::string> assignees;
+    std::string author;
+    std::string html_url;
+    std::string created_at;
+    std::string updated_at;
+    long comments = 0;
+    bool is_pull_request = false;  // the issues API lists pull requests too
+};
+
+struct Comment {
+    long long id = 0;
+    std::string body;
+    std::string author;
+    std::string html_url;
+    std::string created_at;
+    std::string updated_at;
+};
+
+struct CommitStatus {
+    std::string state;  // error, failure, pending, success
+    std::string context;
+    std::string description;
+    std::string target_url;
+    long long id = 0;
+};
+
+struct PullRequestSpec {
+    std::string title;
+    std::string head;  // branch (or owner:branch)
+    std::string base;
+    std::string body;
+    bool draft = true;
+};
+
+struct PullRequest {
+    long number = 0;
+    std::string html_url;
+    std::string state;
+    bool draft = false;
+};
+
+// Which issues to list. Unset fields are not sent (GitHub's defaults apply: open issues).
+struct IssueQuery {
+    std::vector<std::string> labels;      // all must match
+    std::optional<std::string> state;     // open, closed, all
+    std::optional<std::string> assignee;  // a login, "none" or "*"
+    int per_page = 100;
+};
+
+// `where` names the document in errors: "issues/12.json", "GET /repos/o/r/issues/12".
+Result<Issue> issue_from_json(const nlohmann::json& value, std::string_view where);
+Result<Comment> comment_from_json(const nlohmann::json& value, std::string_view where);
+Result<Repository> repository_from_json(const nlohmann::json& value, std::string_view where);
+
+// The shape `issues list --json` prints: what cocode sees of an issue.
+nlohmann::json to_json(const Issue& issue);
+nlohmann::json to_json(const Comment& comment);
+
+// True when `issue` passes `query` (for sources that filter themselves).
+bool matches(const Issue& issue, const IssueQuery& query);
+
+// The hidden HTML marker that identifies cocode's comment for `key` (e.g. "issue-12/claude").
+std::string comment_marker(std::string_view key);
+
+}  // namespace cocode::github

@@ -1,0 +1,49 @@
+#include "issues/github_source.h"
+
+#include "github/api.h"
+
+namespace cocode::issues {
+namespace {
+
+class GitHubSource final : public IssueSource {
+  public:
+    GitHubSource(std::unique_ptr<github::HttpClient> http, github::RepoRef repo)
+        : http_(std::move(http)), api_(*http_, std::move(repo)) {}
+
+    std::string describe() const override {
+        return "github " + api_.repo().full() + " (" + http_->base().str() + ")";
+    }
+    Result<std::vector<Issue>> list(const IssueQuery& query) override { return api_.issues(query); }
+    Result<Issue> get(long number) override {
+        auto issue = api_.issue(number);
+        if (issue.ok() && issue->is_pull_request)
+            return Error::general("#" + std::to_string(number) + " in " + api_.repo().full() +
+                                  " is a pull request, not an issue");
+        return issue;
+    }
+    Result<std::vector<Comment>> comments(long number) override { return api_.comments(number); }
+    Result<Comment> upsert_comment(long number, const std::string& marker,
+                                   const std::string& body) override {
+        return api_.upsert_comment(number, marker, body);
+    }
+    Result<std::vector<std::string>> add_labels(long number,
+                                                const std::vector<std::string>& labels) override {
+        return api_.add_labels(number, labels);
+    }
+    Result<void> remove_label(long number, const std::string& label) override {
+        return api_.remove_label(number, label);
+    }
+
+  private:
+    std::unique_ptr<github::HttpClient> http_;
+    github::GitHub api_;
+};
+
+}  // namespace
+
+std::unique_ptr<IssueSource> github_source(std::unique_ptr<github::HttpClient> http,
+                                           github::RepoRef repo) {
+    return std::make_unique<GitHubSource>(std::move(http), std::move(repo));
+}
+
+}  // namespace cocode::issues

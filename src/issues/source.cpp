@@ -1,0 +1,68 @@
+#include "issues/source.h"
+
+#include "git/repository.h"
+#include "github/auth.h"
+#include "github/http.h"
+#include "issues/github_source.h"
+#include "issues/local_source.h"
+
+namespace cocode::issues {
+
+namespace fs = std::filesystem;
+
+Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options) {
+    if (options.issues_dir && options.repo)
+        return Error::usage("--issues and --repo name two different sources; give one");
+    if (options.issues_dir) return open_local_source(*options.issues_dir);
+
+    auto repo = git::Repository::open(options.repo_dir);
+    std::optional<fs::path> work_dir;
+    if (repo.ok() && !repo->work_dir().empty()) work_dir = repo->work_dir();
+
+    std::optional<std::string> api_url = options.api_url;
+    std::optional<github::RepoRef> ref;
+    if (options.repo) {
+        auto parsed = github::parse_repo_ref(*options.repo, "--repo");
+        if (!parsed.ok()) return std::move(parsed).error();
+        ref = std::move(parsed).value();
+    } else {
+        if (work_dir && fs::is_directory(*work_dir / ".cocode" / "issues"))
+            return open_local_source(*work_dir / ".cocode" / "issues");
+        if (!repo.ok())
+            return Error::usage(
+                "no issue source: give --repo OWNER/NAME or --issues DIR (not in a git "
+                "repository, so there is no origin remote to read)");
+        auto url = repo->remote_url("origin");
+        if (!url.ok())
+            return Error::usage("no issue source: give --repo OWNER/NAME or --issues DIR (" +
+                                url.error().message + ")");
+        auto remote = github::parse_remote_url(url.value());
+        if (!remote)
+            return Error::usage("no issue source: the origin remote '" + url.value() +
+                                "' does not name a GitHub repository; give --repo OWNER/NAME");
+        ref = remote->repo;
+        // A GitHub Enterprise remote implies its API, unless one was named.
+        if (!api_url && !github::getenv_string("GITHUB_API_URL") && remote->host != "github.com")
+            api_url = "https://" + remote->host + "/api/v3";
+    }
+
+    auto base = github::resolve_api_url(api_url);
+    if (!base.ok()) return std::move(base).error();
+    github::HttpOptions http;
+    http.base = std::move(base).value();
+    http.ca_bundle = options.ca_bundle;
+    if (options.connect_timeout_s)
+        http.connect_timeout = std::chrono::seconds(*options.connect_timeout_s);
+    if (options.read_timeout_s) http.read_timeout = std::chrono::seconds(*options.read_timeout_s);
+    if (options.max_wait_s) http.max_wait = std::chrono::seconds(*options.max_wait_s);
+    if (!options.no_cache && work_dir && repo->exclude("/.cocode/cache/").ok())
+        http.cache_dir = *work_dir / ".cocode" / "cache" / "http";
+    http.notice = options.notice;
+    auto auth = github::resolve_auth(http.base);
+    if (!auth.ok()) return std::move(auth).error();
+    auto client = github::HttpClient::create(std::move(http), std::move(auth).value());
+    if (!client.ok()) return std::move(client).error();
+    return github_source(std::move(client).value(), *ref);
+}
+
+}  // namespace cocode::issues

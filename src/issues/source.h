@@ -1,0 +1,58 @@
+// Where issues come from and where reports go: GitHub over HTTPS, or a local folder of
+// GitHub-shaped JSON (the embedded default for the demo, first runs and offline work).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "github/types.h"
+
+namespace cocode::issues {
+
+using github::Comment;
+using github::Issue;
+using github::IssueQuery;
+
+class IssueSource {
+  public:
+    virtual ~IssueSource() = default;
+    // "github owner/name (https://api.github.com)" or "local folder .cocode/issues".
+    virtual std::string describe() const = 0;
+    virtual Result<std::vector<Issue>> list(const IssueQuery& query) = 0;
+    virtual Result<Issue> get(long number) = 0;
+    virtual Result<std::vector<Comment>> comments(long number) = 0;
+    // One comment per marker, ever: updated in place when it exists (github::comment_marker).
+    virtual Result<Comment> upsert_comment(long number, const std::string& marker,
+                                           const std::string& body) = 0;
+    virtual Result<std::vector<std::string>> add_labels(long number,
+                                                        const std::vector<std::string>& labels) = 0;
+    virtual Result<void> remove_label(long number, const std::string& label) = 0;
+};
+
+// How the tools pick a source (cocode-dispatch issues …, run, …):
+//   --issues DIR          the local folder DIR;
+//   --repo OWNER/NAME     GitHub;
+//   neither               `.cocode/issues/` of the repository when it exists, else GitHub
+//                         with the `origin` remote's owner/name (and, for a GitHub
+//                         Enterprise remote, https://<host>/api/v3 unless an API URL is given).
+struct SourceOptions {
+    std::optional<std::filesystem::path> issues_dir;
+    std::optional<std::string> repo;
+    std::filesystem::path repo_dir = ".";  // where to look for .cocode/ and origin
+    std::optional<std::string> api_url;
+    std::optional<std::filesystem::path> ca_bundle;
+    std::optional<int> connect_timeout_s;
+    std::optional<int> read_timeout_s;
+    std::optional<int> max_wait_s;
+    bool no_cache = false;
+    std::function<void(std::string_view)> notice;
+};
+
+Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options);
+
+}  // namespace cocode::issues

@@ -1,0 +1,111 @@
+// cocode-dispatch issues list|show: exactly what cocode sees of the issues it would work on.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "core/redact.h"
+
+namespace cocode::dispatch_cli {
+namespace {
+
+using json = nlohmann::json;
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+std::unique_ptr<issues::IssueSource> open(const SourceFlags& flags) {
+    return issues::open_source(flags.resolve()).value_or_throw();
+}
+
+}  // namespace
+
+void SourceFlags::add_to(CLI::App& command) {
+    command.add_option("--repo", options.repo,
+                       "GitHub repository OWNER/NAME (default: the origin remote's)");
+    command.add_option("--issues", issues_dir,
+                       "a local folder of <number>.json issues instead of GitHub");
+    command.add_option("--api-url", options.api_url,
+                       "GitHub API base (default: $GITHUB_API_URL, else https://api.github.com)");
+    command.add_option("--ca-bundle", ca_bundle,
+                       "PEM file of CA certificates to trust besides the system's");
+    command.add_option("--connect-timeout", options.connect_timeout_s, "seconds (default 10)")
+        ->check(CLI::Range(1, 600));
+    command.add_option("--read-timeout", options.read_timeout_s, "seconds (default 30)")
+        ->check(CLI::Range(1, 3600));
+    command
+        .add_option("--max-wait", options.max_wait_s,
+                    "seconds all retries and rate-limit waits may add up to (default 300)")
+        ->check(CLI::Range(0, 86400));
+    command.add_option("--per-page", per_page, "items per page when listing (1-100, default 100)")
+        ->check(CLI::Range(1, 100));
+    command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/");
+}
+
+issues::SourceOptions SourceFlags::resolve() const {
+    issues::SourceOptions resolved = options;
+    if (issues_dir) resolved.issues_dir = *issues_dir;
+    if (ca_bundle) resolved.ca_bundle = *ca_bundle;
+    resolved.notice = [](std::string_view text) {
+        std::fprintf(stderr, "cocode-dispatch: %s\n", redact(text).c_str());
+    };
+    return resolved;
+}
+
+int run_issues_list(const IssuesListArgs& args) {
+    auto source = open(args.source);
+    issues::IssueQuery query;
+    query.labels = args.labels;
+    query.state = args.state;
+    query.assignee = args.assignee;
+    query.per_page = args.source.per_page;
+    auto list = source->list(query).value_or_throw();
+    if (args.json) {
+        json out = json::array();
+        for (const auto& issue : list) out.push_back(github::to_json(issue));
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    for (const auto& issue : list) {
+        std::cout << "#" << issue.number << "\t" << issue.state << "\t" << issue.title;
+        if (!issue.labels.empty()) std::cout << "\t[" << joined(issue.labels) << "]";
+        std::cout << "\n";
+    }
+    std::cerr << list.size() << (list.size() == 1 ? " issue" : " issues") << " from "
+              << source->describe() << "\n";
+    return 0;
+}
+
+int run_issues_show(const IssuesShowArgs& args) {
+    auto source = open(args.source);
+    auto issue = source->get(args.number).value_or_throw();
+    std::vector<github::Comment> comments;
+    if (args.comments) comments = source->comments(args.number).value_or_throw();
+    if (args.json) {
+        json out = github::to_json(issue);
+        if (args.comments) {
+            out["comment_list"] = json::array();
+            for (const auto& c : comments) out["comment_list"].push_back(github::to_json(c));
+        }
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "#" << issue.number << " " << issue.title << "\n"
+              << "state:  " << issue.state << "\n"
+              << "labels: " << joined(issue.labels) << "\n";
+    if (!issue.assignees.empty()) std::cout << "assignees: " << joined(issue.assignees) << "\n";
+    if (!issue.html_url.empty()) std::cout << "url:    " << issue.html_url << "\n";
+    std::cout << "\n" << issue.body;
+    if (!issue.body.empty() && issue.body.back() != '\n') std::cout << "\n";
+    for (const auto& c : comments) {
+        std::cout << "\n--- comment " << c.id << " by " << c.author << " (" << c.updated_at << ")\n"
+                  << c.body;
+        if (!c.body.empty() && c.body.back() != '\n') std::cout << "\n";
+    }
+    return 0;
+}
+
+}  // namespace cocode::dispatch_cli
