@@ -1,5 +1,6 @@
 // Every test binary starts here: a hermetic git identity and no cocode variables inherited
-// from whoever runs the suite (an agent's run could be running it).
+// from whoever runs the suite (an agent's run could be running it), and no GitHub credentials,
+// API URL or proxy from the environment: tests set what they use.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,7 +13,11 @@ int main(int argc, char** argv) {
     ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
     ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
     for (const char* name :
-         {"JRUN_RUN_FOLDER", "COCODE_READY_MARKER", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"})
+         {"JRUN_RUN_FOLDER", "COCODE_READY_MARKER", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
+          "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "COCODE_GITHUB_APP_ID",
+          "COCODE_GITHUB_APP_INSTALLATION_ID", "COCODE_GITHUB_APP_PRIVATE_KEY_PATH",
+          "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+          "SSL_CERT_FILE"})
         ::unsetenv(name);
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();

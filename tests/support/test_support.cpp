@@ -12,12 +12,19 @@ namespace cocode::test {
 namespace fs = std::filesystem;
 
 TempDir::TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cocode-test-XXXXXX").string();
+    // Under COCODE_TEST_SCRATCH (set by CMake for the tests that hold a GitHub token) the
+    // folders stay after the test, for the suite's final scan for leaked tokens.
+    const char* scratch = std::getenv("COCODE_TEST_SCRATCH");
+    keep_ = scratch != nullptr && *scratch != '\0';
+    fs::path parent = keep_ ? fs::path(scratch) : fs::temp_directory_path();
+    fs::create_directories(parent);
+    std::string tmpl = (parent / "cocode-test-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
     path_ = fs::canonical(tmpl);
 }
 
 TempDir::~TempDir() {
+    if (keep_) return;
     std::error_code ec;
     // A test may have made a file read-only; give the owner write access back first.
     for (auto it = fs::recursive_directory_iterator(path_, ec);

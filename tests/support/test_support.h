@@ -21,6 +21,7 @@ class TempDir {
 
   private:
     std::filesystem::path path_;
+    bool keep_ = false;
 };
 
 struct Shell {

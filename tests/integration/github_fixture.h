@@ -1,0 +1,59 @@
+// A loopback GitHub and a client pointed at it, for the GitHub tests.
+#pragma once
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fake_github.h"
+#include "github/api.h"
+#include "github/http.h"
+#include "test_support.h"
+
+namespace cocode::test {
+
+// Where the loopback GitHub records its exchanges for tests/openapi/validate.mjs.
+inline std::optional<std::filesystem::path> exchanges_file() {
+    const char* scratch = std::getenv("COCODE_TEST_SCRATCH");
+    if (scratch == nullptr || *scratch == '\0') return std::nullopt;
+    std::filesystem::create_directories(scratch);
+    return std::filesystem::path(scratch) / "openapi-exchanges.jsonl";
+}
+
+inline FakeGitHub::Options loopback_options(std::string prefix = "") {
+    FakeGitHub::Options options;
+    options.tls = loopback_tls().files;
+    options.token = kTestToken;
+    options.prefix = std::move(prefix);
+    options.exchanges = exchanges_file();
+    return options;
+}
+
+class GitHubTest : public ::testing::Test {
+  protected:
+    TempDir dir;
+    FakeGitHub server{loopback_options()};
+    std::vector<std::string> notices;
+
+    github::HttpOptions client_options() {
+        github::HttpOptions options;
+        options.base = github::parse_base_url(server.base_url(), "test").value_or_throw();
+        options.ca_bundle = loopback_tls().files.certificate;
+        options.backoff = std::chrono::milliseconds(20);
+        options.max_backoff = std::chrono::milliseconds(200);
+        options.cache_dir = dir / "cache";
+        options.notice = [this](std::string_view text) { notices.emplace_back(text); };
+        return options;
+    }
+    std::unique_ptr<github::HttpClient> client(github::HttpOptions options,
+                                               std::string token = kTestToken) {
+        return github::HttpClient::create(std::move(options),
+                                          github::token_auth(std::move(token), "GITHUB_TOKEN"))
+            .value_or_throw();
+    }
+    std::unique_ptr<github::HttpClient> client() { return client(client_options()); }
+    github::RepoRef repo() const { return {"octo-org", "demo"}; }
+};
+
+}  // namespace cocode::test

@@ -1,0 +1,536 @@
+#include "fake_github.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include <httplib.h>
+
+#include "core/files.h"
+
+namespace cocode::test {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const json& examples() {
+    static const json all = [] {
+        std::ifstream in(fs::path(COCODE_SOURCE_DIR) / "tests/openapi/github-subset.json");
+        return json::parse(in)["components"]["examples"];
+    }();
+    return all;
+}
+
+// GitHub's example for `name`, mended where the example itself breaks GitHub's schema (the
+// OpenAPI check caught these): team entries without `type`, repositories without `language`.
+json example(const std::string& name) {
+    json value = examples().at(name).at("value");
+    if (value.is_array()) value = value.at(0);
+    if (value.contains("requested_teams")) value["requested_teams"] = json::array();
+    if (name == "full-repository-default-response") {
+        for (json* repo : {&value, &value["source"], &value["parent"]})
+            if (repo->is_object() && !repo->contains("language")) (*repo)["language"] = nullptr;
+    }
+    return value;
+}
+
+std::string now_text(std::time_t offset = 0) {
+    std::time_t now = std::time(nullptr) + offset;
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+std::string etag_of(const std::string& body) {
+    char text[32];
+    std::snprintf(text, sizeof text, "W/\"%016zx\"", std::hash<std::string>{}(body));
+    return text;
+}
+
+}  // namespace
+
+struct FakeGitHub::Server {
+    std::unique_ptr<httplib::Server> http;
+    std::thread thread;
+    mutable std::mutex mutex;
+
+    std::map<long, json> issues;
+    std::map<long, std::vector<json>> comments;
+    std::vector<json> statuses, pulls, reactions;
+    std::vector<Fault> faults;
+    std::vector<RecordedRequest> requests;
+    std::vector<std::string> installation_tokens;
+    std::string last_jwt_claims;
+    long long next_id = 1000;
+    long remaining = 5000;
+    std::time_t reset_at = std::time(nullptr) + 3600;
+};
+
+const LoopbackTls& loopback_tls() {
+    static const LoopbackTls tls = [] {
+        LoopbackTls made;
+        made.dir = fs::temp_directory_path() /
+                   ("cocode-tls-" + std::to_string(::getpid()));
+        fs::create_directories(made.dir);
+        made.files = make_self_signed_certificate(made.dir);
+        std::atexit([] {
+            std::error_code ec;
+            fs::remove_all(fs::temp_directory_path() /
+                               ("cocode-tls-" + std::to_string(::getpid())),
+                           ec);
+        });
+        return made;
+    }();
+    return tls;
+}
+
+FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(new Server) {
+    Server& s = *server_;
+    if (options_.tls.certificate.empty())
+        s.http = std::make_unique<httplib::Server>();
+    else
+        s.http = std::make_unique<httplib::SSLServer>(options_.tls.certificate.c_str(),
+                                                      options_.tls.private_key.c_str());
+
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+        Server& st = *server_;
+        std::unique_lock lock(st.mutex);
+        const std::string& prefix = options_.prefix;
+        std::string path = req.path;
+        RecordedRequest record{req.method, path, req.get_header_value("Authorization"),
+                               req.get_header_value("If-None-Match"), req.body, 0};
+        auto finish = [&](int status, const json& body, const std::string& operation = "",
+                          bool count = true) {
+            res.status = status;
+            if (!body.is_null()) res.set_content(body.dump(), "application/json; charset=utf-8");
+            if (count && st.remaining > 0) --st.remaining;
+            res.set_header("x-ratelimit-limit", "5000");
+            res.set_header("x-ratelimit-remaining", std::to_string(st.remaining));
+            res.set_header("x-ratelimit-reset", std::to_string(st.reset_at));
+            res.set_header("x-ratelimit-resource", "core");
+            record.status = status;
+            if (!operation.empty() && options_.exchanges) {
+                json exchange = {{"operation", operation}, {"status", status}};
+                if (!req.body.empty()) exchange["request_body"] = json::parse(req.body, nullptr, false);
+                if (!body.is_null()) exchange["response_body"] = body;
+                (void)append_line_locked(*options_.exchanges, exchange.dump());
+            }
+        };
+        struct Recorder {
+            Server& st;
+            RecordedRequest& record;
+            ~Recorder() { st.requests.push_back(record); }
+        } recorder{st, record};
+
+        if (path.rfind(prefix, 0) != 0) return finish(404, {{"message", "Not Found"}});
+        path.erase(0, prefix.size());
+        std::string full_path = path;
+        if (!req.params.empty()) {
+            std::string query;
+            for (const auto& [k, v] : req.params) query += (query.empty() ? "?" : "&") + k + "=" + v;
+            full_path += query;
+        }
+        record.path = full_path;
+
+        // Rate limit: the reset passes, or every request is refused.
+        if (st.remaining == 0 && std::time(nullptr) >= st.reset_at) {
+            st.remaining = 5000;
+            st.reset_at = std::time(nullptr) + 3600;
+        }
+
+        // App token exchange, authenticated by a JWT.
+        static const std::regex token_route(R"(/app/installations/(\d+)/access_tokens)");
+        std::smatch m;
+        if (req.method == "POST" && std::regex_match(path, m, token_route)) {
+            std::string auth = req.get_header_value("Authorization");
+            std::string claims = auth.rfind("Bearer ", 0) == 0 && !options_.app_public_key.empty()
+                                     ? verify_rs256_jwt(auth.substr(7), options_.app_public_key)
+                                     : "";
+            json parsed = json::parse(claims, nullptr, false);
+            if (claims.empty() || !parsed.is_object() ||
+                parsed.value("iss", "") != options_.app_id ||
+                parsed.value("exp", 0LL) <= static_cast<long long>(std::time(nullptr)))
+                return finish(401, {{"message", "A JSON web token could not be decoded"},
+                                    {"documentation_url", "https://docs.github.com/rest"}});
+            st.last_jwt_claims = claims;
+            std::string token = "ghs_" + std::string(32, 'a') +
+                                std::to_string(1000 + st.installation_tokens.size());
+            st.installation_tokens.push_back(token);
+            json body = example("installation-token");
+            body["token"] = token;
+            body["expires_at"] = now_text(3600);
+            return finish(201, body, "apps/create-installation-access-token");
+        }
+
+        std::string auth = req.get_header_value("Authorization");
+        bool authorized = auth == "token " + options_.token;
+        for (const auto& t : st.installation_tokens) authorized = authorized || auth == "token " + t;
+        if (!authorized)
+            return finish(401, {{"message", "Bad credentials"},
+                                {"documentation_url", "https://docs.github.com/rest"}});
+
+        if (st.remaining == 0) {
+            return finish(403,
+                          {{"message", "API rate limit exceeded for user ID 1."},
+                           {"documentation_url", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}},
+                          "", false);
+        }
+
+        std::optional<Fault> fault;
+        for (auto it = st.faults.begin(); it != st.faults.end(); ++it) {
+            if ((it->method.empty() || it->method == req.method) &&
+                full_path.find(it->path_contains) != std::string::npos) {
+                fault = *it;
+                if (--it->times <= 0) st.faults.erase(it);
+                break;
+            }
+        }
+        if (fault && fault->kind == Fault::Kind::respond) {
+            for (const auto& [k, v] : fault->headers) res.set_header(k, v);
+            return finish(fault->status, json::parse(fault->body), "", false);
+        }
+
+        const std::string repo_path = "/repos/" + options_.owner + "/" + options_.repo;
+        auto route = [&]() -> void {
+            std::smatch r;
+            auto is = [&](const char* method, const std::string& pattern) {
+                return req.method == method &&
+                       std::regex_match(path, r, std::regex(repo_path + pattern));
+            };
+            json body = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
+            if (!req.body.empty() && body.is_discarded())
+                return finish(400, {{"message", "Problems parsing JSON"}});
+
+            if (is("GET", "")) {
+                json repo = example("full-repository-default-response");
+                repo["name"] = options_.repo;
+                repo["full_name"] = options_.owner + "/" + options_.repo;
+                repo["default_branch"] = options_.default_branch;
+                return finish(200, repo, "repos/get");
+            }
+            if (is("GET", "/issues")) {
+                std::string state = req.has_param("state") ? req.get_param_value("state") : "open";
+                std::vector<std::string> wanted;
+                if (req.has_param("labels")) {
+                    std::string all = req.get_param_value("labels");
+                    for (std::size_t at = 0; at <= all.size();) {
+                        auto comma = all.find(',', at);
+                        wanted.push_back(all.substr(at, comma - at));
+                        if (comma == std::string::npos) break;
+                        at = comma + 1;
+                    }
+                }
+                std::vector<json> matching;
+                for (auto it = st.issues.rbegin(); it != st.issues.rend(); ++it) {
+                    const json& issue = it->second;
+                    if (state != "all" && issue["state"] != state) continue;
+                    bool ok = true;
+                    for (const auto& label : wanted) {
+                        ok = ok && std::any_of(issue["labels"].begin(), issue["labels"].end(),
+                                               [&](const json& l) { return l["name"] == label; });
+                    }
+                    if (ok) matching.push_back(issue);
+                }
+                std::size_t per_page = req.has_param("per_page")
+                                           ? std::stoul(req.get_param_value("per_page"))
+                                           : 30;
+                std::size_t page = req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
+                std::size_t pages = std::max<std::size_t>(1, (matching.size() + per_page - 1) / per_page);
+                json items = json::array();
+                for (std::size_t i = (page - 1) * per_page; i < std::min(matching.size(), page * per_page); ++i)
+                    items.push_back(matching[i]);
+                auto link_to = [&](std::size_t p) {
+                    std::string query;
+                    for (const auto& [k, v] : req.params)
+                        if (k != "page") query += k + "=" + v + "&";
+                    return "<" + base_url() + repo_path + "/issues?" + query + "page=" + std::to_string(p) + ">";
+                };
+                std::string link;
+                if (page < pages) link = link_to(page + 1) + "; rel=\"next\", " + link_to(pages) + "; rel=\"last\"";
+                if (page > 1) link += std::string(link.empty() ? "" : ", ") + link_to(1) + "; rel=\"first\", " + link_to(page - 1) + "; rel=\"prev\"";
+                if (!link.empty()) res.set_header("Link", link);
+                std::string etag = etag_of(items.dump() + link);
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                return finish(200, items, "issues/list-for-repo");
+            }
+            if (is("GET", R"(/issues/(\d+))")) {
+                auto it = st.issues.find(std::stol(r[1]));
+                if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
+                std::string etag = etag_of(it->second.dump());
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                return finish(200, it->second, "issues/get");
+            }
+            if (is("GET", R"(/issues/(\d+)/comments)")) {
+                json items = json::array();
+                for (const auto& c : st.comments[std::stol(r[1])]) items.push_back(c);
+                std::string etag = etag_of(items.dump());
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                return finish(200, items, "issues/list-comments");
+            }
+            if (is("POST", R"(/issues/(\d+)/comments)")) {
+                long number = std::stol(r[1]);
+                if (!st.issues.count(number)) return finish(404, {{"message", "Not Found"}});
+                json comment = example("issue-comment");
+                comment["id"] = ++st.next_id;
+                comment["body"] = body.value("body", "");
+                comment["created_at"] = comment["updated_at"] = now_text();
+                st.comments[number].push_back(comment);
+                return finish(201, comment, "issues/create-comment");
+            }
+            if (is("PATCH", R"(/issues/comments/(\d+))")) {
+                long long id = std::stoll(r[1]);
+                for (auto& [number, list] : st.comments)
+                    for (auto& c : list)
+                        if (c["id"] == id) {
+                            c["body"] = body.value("body", "");
+                            c["updated_at"] = now_text();
+                            return finish(200, c, "issues/update-comment");
+                        }
+                return finish(404, {{"message", "Not Found"}});
+            }
+            if (is("POST", R"(/issues/(\d+)/labels)")) {
+                auto it = st.issues.find(std::stol(r[1]));
+                if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
+                for (const auto& name : body.value("labels", std::vector<std::string>{})) {
+                    auto& labels = it->second["labels"];
+                    if (std::none_of(labels.begin(), labels.end(), [&](const json& l) { return l["name"] == name; })) {
+                        json label = example("label");
+                        label["name"] = name;
+                        label["id"] = ++st.next_id;
+                        labels.push_back(label);
+                    }
+                }
+                return finish(200, it->second["labels"], "issues/add-labels");
+            }
+            if (is("DELETE", R"(/issues/(\d+)/labels/([^/]+))")) {
+                auto it = st.issues.find(std::stol(r[1]));
+                std::string name = httplib::detail::decode_url(r[2], false);
+                if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
+                auto& labels = it->second["labels"];
+                auto before = labels.size();
+                labels.erase(std::remove_if(labels.begin(), labels.end(), [&](const json& l) { return l["name"] == name; }), labels.end());
+                if (labels.size() == before) return finish(404, {{"message", "Label does not exist"}});
+                return finish(200, labels, "issues/remove-label");
+            }
+            if (is("POST", R"(/issues/(\d+)/reactions)")) {
+                std::string content = body.value("content", "");
+                for (const auto& existing : st.reactions)
+                    if (existing["content"] == content) return finish(200, existing, "reactions/create-for-issue");
+                json reaction = example("reaction");
+                reaction["id"] = ++st.next_id;
+                reaction["content"] = content;
+                st.reactions.push_back(reaction);
+                return finish(201, reaction, "reactions/create-for-issue");
+            }
+            if (is("POST", R"(/statuses/([0-9a-f]{40}))")) {
+                json status = example("status");
+                status["id"] = ++st.next_id;
+                for (const char* key : {"state", "context", "description", "target_url"})
+                    if (body.contains(key)) status[key] = body[key];
+                st.statuses.push_back(status);
+                return finish(201, status, "repos/create-commit-status");
+            }
+            if (is("POST", "/labels")) {
+                json label = example("label");
+                label["id"] = ++st.next_id;
+                label["name"] = body.value("name", "");
+                label["color"] = body.value("color", "");
+                return finish(201, label, "issues/create-label");
+            }
+            if (is("GET", "/pulls")) {
+                json items = json::array();
+                std::string head = req.has_param("head") ? req.get_param_value("head") : "";
+                for (const auto& pr : st.pulls) {
+                    if (!head.empty() && options_.owner + ":" + pr["head"]["ref"].get<std::string>() != head) continue;
+                    json item = example("pull-request-simple-items");
+                    for (const char* key : {"id", "number", "title", "state", "draft", "html_url", "head", "base"})
+                        item[key] = pr[key];
+                    items.push_back(item);
+                }
+                return finish(200, items, "pulls/list");
+            }
+            if (is("POST", "/pulls")) {
+                for (const auto& pr : st.pulls)
+                    if (pr["head"]["ref"] == body.value("head", ""))
+                        return finish(422, {{"message", "Validation Failed"},
+                                            {"errors", {{{"resource", "PullRequest"}, {"code", "custom"},
+                                                         {"message", "A pull request already exists for " + options_.owner + ":" + body.value("head", "") + "."}}}}});
+                json pr = example("pull-request");
+                pr["id"] = ++st.next_id;
+                pr["number"] = static_cast<long>(st.pulls.size()) + 100;
+                pr["title"] = body.value("title", "");
+                pr["body"] = body.value("body", "");
+                pr["draft"] = body.value("draft", false);
+                pr["head"]["ref"] = body.value("head", "");
+                pr["base"]["ref"] = body.value("base", "");
+                pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/pull/" + std::to_string(pr["number"].get<long>());
+                st.pulls.push_back(pr);
+                return finish(201, pr, "pulls/create");
+            }
+            return finish(404, {{"message", "Not Found"}});
+        };
+        route();
+
+        if (fault && fault->kind == Fault::Kind::apply_then_respond) {
+            res.headers.clear();
+            for (const auto& [k, v] : fault->headers) res.set_header(k, v);
+            res.status = fault->status;
+            res.set_content(fault->body, "application/json");
+            record.status = fault->status;
+        } else if (fault && fault->kind == Fault::Kind::reset_mid_body) {
+            auto content = std::make_shared<std::string>(res.body);
+            res.body.clear();
+            res.set_content_provider(
+                content->size(), "application/json",
+                [content](std::size_t, std::size_t, httplib::DataSink& sink) {
+                    sink.write(content->data(), content->size() / 2);
+                    return false;  // abort: the client sees the connection end mid-body
+                });
+        }
+    };
+    const std::string any = ".*";
+    s.http->Get(any, handler);
+    s.http->Post(any, handler);
+    s.http->Patch(any, handler);
+    s.http->Delete(any, handler);
+    s.http->Put(any, handler);
+
+    port_ = s.http->bind_to_any_port("127.0.0.1");
+    if (port_ <= 0) throw std::runtime_error("fake GitHub: cannot bind 127.0.0.1");
+    s.thread = std::thread([&s] { s.http->listen_after_bind(); });
+    // httplib 0.11 has no wait_until_ready: running, and a connect succeeds.
+    for (int i = 0; i < 500; ++i) {
+        if (s.http->is_running()) {
+            int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            sockaddr_in addr{};
+            addr.sin_family = AF_INET;
+            addr.sin_port = htons(static_cast<uint16_t>(port_));
+            addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+            ::close(fd);
+            if (connected) return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw std::runtime_error("fake GitHub: the server did not start");
+}
+
+FakeGitHub::~FakeGitHub() {
+    server_->http->stop();
+    if (server_->thread.joinable()) server_->thread.join();
+}
+
+std::string FakeGitHub::origin() const {
+    return std::string(options_.tls.certificate.empty() ? "http" : "https") + "://127.0.0.1:" +
+           std::to_string(port_);
+}
+
+std::string FakeGitHub::base_url() const { return origin() + options_.prefix; }
+
+void FakeGitHub::add_issue(long number, const std::string& title, const std::string& body,
+                           const std::vector<std::string>& labels, const std::string& state,
+                           bool pull_request) {
+    std::lock_guard lock(server_->mutex);
+    json issue = example("issue");
+    const std::string repo_url = "https://api.github.com/repos/" + options_.owner + "/" + options_.repo;
+    issue["id"] = ++server_->next_id;
+    issue["number"] = number;
+    issue["title"] = title;
+    issue["body"] = body;
+    issue["state"] = state;
+    issue["url"] = repo_url + "/issues/" + std::to_string(number);
+    issue["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/issues/" + std::to_string(number);
+    issue["labels"] = json::array();
+    for (const auto& name : labels) {
+        json label = example("label");
+        label["name"] = name;
+        label["id"] = ++server_->next_id;
+        issue["labels"].push_back(label);
+    }
+    if (pull_request) {
+        issue["pull_request"] = {{"url", repo_url + "/pulls/" + std::to_string(number)},
+                                 {"html_url", issue["html_url"]},
+                                 {"diff_url", issue["html_url"].get<std::string>() + ".diff"},
+                                 {"patch_url", issue["html_url"].get<std::string>() + ".patch"}};
+    } else {
+        issue.erase("pull_request");
+    }
+    server_->issues[number] = issue;
+}
+
+void FakeGitHub::add_comment(long number, const std::string& body) {
+    std::lock_guard lock(server_->mutex);
+    json comment = example("issue-comment");
+    comment["id"] = ++server_->next_id;
+    comment["body"] = body;
+    server_->comments[number].push_back(comment);
+}
+
+void FakeGitHub::inject(Fault fault) {
+    std::lock_guard lock(server_->mutex);
+    server_->faults.push_back(std::move(fault));
+}
+
+void FakeGitHub::exhaust_rate_limit(std::chrono::seconds reset_in) {
+    std::lock_guard lock(server_->mutex);
+    server_->remaining = 0;
+    server_->reset_at = std::time(nullptr) + static_cast<std::time_t>(reset_in.count());
+}
+
+std::vector<json> FakeGitHub::comments_of(long number) const {
+    std::lock_guard lock(server_->mutex);
+    auto it = server_->comments.find(number);
+    return it == server_->comments.end() ? std::vector<json>{} : it->second;
+}
+
+std::vector<std::string> FakeGitHub::labels_of(long number) const {
+    std::lock_guard lock(server_->mutex);
+    std::vector<std::string> names;
+    for (const auto& l : server_->issues.at(number)["labels"]) names.push_back(l["name"]);
+    return names;
+}
+
+std::vector<json> FakeGitHub::statuses() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->statuses;
+}
+std::vector<json> FakeGitHub::pulls() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->pulls;
+}
+std::vector<json> FakeGitHub::reactions() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->reactions;
+}
+std::vector<RecordedRequest> FakeGitHub::requests() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->requests;
+}
+long FakeGitHub::rate_remaining() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->remaining;
+}
+int FakeGitHub::tokens_minted() const {
+    std::lock_guard lock(server_->mutex);
+    return static_cast<int>(server_->installation_tokens.size());
+}
+std::string FakeGitHub::last_jwt_claims() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->last_jwt_claims;
+}
+
+}  // namespace cocode::test

@@ -1,0 +1,106 @@
+// GitHub on loopback: a cpp-httplib SSLServer on 127.0.0.1 that serves the REST operations
+// cocode uses, from state the test sets up, with responses built from GitHub's own OpenAPI
+// examples (tests/openapi/github-subset.json). It injects the faults GitHub really produces
+// (5xx, resets mid-body, primary and secondary rate limits, mutations that land but whose
+// answer is lost) and records every exchange for the OpenAPI check.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tls.h"
+
+namespace cocode::test {
+
+// The token the loopback GitHub accepts. The suite's last test scans everything the tests
+// wrote for it (and for the fixtures server's token): it must never appear.
+inline constexpr char kTestToken[] = "ghp_cocodeLoopbackTestToken0123456789abc";
+
+struct Fault {
+    enum class Kind {
+        respond,             // answer with status/headers/body; nothing is processed
+        reset_mid_body,      // process, then cut the connection halfway through the body
+        apply_then_respond,  // process (a mutation lands), then answer status instead
+    };
+    std::string method;         // "" = any
+    std::string path_contains;  // matched against the path after the API prefix
+    Kind kind = Kind::respond;
+    int status = 502;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body = R"({"message":"Server Error"})";
+    int times = 1;
+};
+
+struct RecordedRequest {
+    std::string method;
+    std::string path;  // after the prefix, with the query
+    std::string authorization;
+    std::string if_none_match;
+    std::string body;
+    int status = 0;
+};
+
+class FakeGitHub {
+  public:
+    struct Options {
+        CertificateFiles tls;     // empty certificate: plain HTTP
+        std::string token;        // accepted as `Authorization: token <token>`
+        std::string prefix;       // "" or "/api/v3" (GitHub Enterprise)
+        std::string owner = "octo-org";
+        std::string repo = "demo";
+        std::string default_branch = "main";
+        std::string app_public_key;  // PEM; enables installation token minting
+        std::string app_id;
+        std::optional<std::filesystem::path> exchanges;  // JSONL for tests/openapi/validate.mjs
+    };
+
+    explicit FakeGitHub(Options options);
+    ~FakeGitHub();
+    FakeGitHub(const FakeGitHub&) = delete;
+    FakeGitHub& operator=(const FakeGitHub&) = delete;
+
+    std::string origin() const;    // https://127.0.0.1:<port>
+    std::string base_url() const;  // origin() + prefix
+    int port() const { return port_; }
+
+    void add_issue(long number, const std::string& title, const std::string& body,
+                   const std::vector<std::string>& labels, const std::string& state = "open",
+                   bool pull_request = false);
+    void add_comment(long number, const std::string& body);
+    void inject(Fault fault);
+    // x-ratelimit-remaining drops to 0 until `reset_in` has passed.
+    void exhaust_rate_limit(std::chrono::seconds reset_in);
+
+    std::vector<nlohmann::json> comments_of(long number) const;
+    std::vector<std::string> labels_of(long number) const;
+    std::vector<nlohmann::json> statuses() const;
+    std::vector<nlohmann::json> pulls() const;
+    std::vector<nlohmann::json> reactions() const;
+    std::vector<RecordedRequest> requests() const;
+    long rate_remaining() const;
+    int tokens_minted() const;
+    std::string last_jwt_claims() const;  // the verified claims of the last App JWT
+
+  private:
+    struct Server;
+    Options options_;
+    std::unique_ptr<Server> server_;
+    int port_ = 0;
+};
+
+// The loopback GitHub's TLS material and a token, made once per test program.
+struct LoopbackTls {
+    std::filesystem::path dir;
+    CertificateFiles files;
+};
+const LoopbackTls& loopback_tls();
+
+}  // namespace cocode::test
