@@ -20,7 +20,8 @@ int count_requests(const FakeGitHub& server, const std::string& method, const st
 }
 
 TEST_F(GitHubTest, ListsEveryPageAndLeavesPullRequestsOut) {
-    for (long n = 1; n <= 250; ++n) server.add_issue(n, "issue " + std::to_string(n), "", {"cocode"});
+    for (long n = 1; n <= 250; ++n)
+        server.add_issue(n, "issue " + std::to_string(n), "", {"cocode"});
     server.add_issue(251, "a pull request", "", {"cocode"}, "open", /*pull_request=*/true);
     auto http = client();
     github::GitHub api(*http, repo());
@@ -51,7 +52,8 @@ TEST_F(GitHubTest, FiltersByLabelAndStateOnTheServer) {
 
 TEST_F(GitHubTest, RetriesServerErrorsThenSucceeds) {
     server.add_issue(7, "flaky", "body", {});
-    server.inject({"GET", "/issues/7", Fault::Kind::respond, 502, {}, R"({"message":"Bad Gateway"})", 2});
+    server.inject(
+        {"GET", "/issues/7", Fault::Kind::respond, 502, {}, R"({"message":"Bad Gateway"})", 2});
     auto http = client();
     auto issue = github::GitHub(*http, repo()).issue(7);
     ASSERT_TRUE(issue.ok()) << issue.error().message;
@@ -64,13 +66,15 @@ TEST_F(GitHubTest, RetriesServerErrorsThenSucceeds) {
 
 TEST_F(GitHubTest, GivesUpAfterTheAttemptsWithTheLastError) {
     server.add_issue(7, "down", "", {});
-    server.inject({"GET", "/issues/7", Fault::Kind::respond, 503, {}, R"({"message":"Unavailable"})", 100});
+    server.inject(
+        {"GET", "/issues/7", Fault::Kind::respond, 503, {}, R"({"message":"Unavailable"})", 100});
     auto options = client_options();
     options.max_attempts = 3;
     auto http = client(options);
     auto issue = github::GitHub(*http, repo()).issue(7);
     ASSERT_FALSE(issue.ok());
-    EXPECT_NE(issue.error().message.find("503 Unavailable"), std::string::npos) << issue.error().message;
+    EXPECT_NE(issue.error().message.find("503 Unavailable"), std::string::npos)
+        << issue.error().message;
     EXPECT_EQ(count_requests(server, "GET", "/issues/7"), 3);
 }
 
@@ -86,9 +90,14 @@ TEST_F(GitHubTest, RetriesAConnectionResetMidBody) {
 
 TEST_F(GitHubTest, SecondaryRateLimitWaitsForRetryAfter) {
     server.add_issue(9, "busy", "", {});
-    server.inject({"GET", "/issues/9", Fault::Kind::respond, 403, {{"retry-after", "2"}},
-                   R"({"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest"})",
-                   1});
+    server.inject(
+        {"GET",
+         "/issues/9",
+         Fault::Kind::respond,
+         403,
+         {{"retry-after", "2"}},
+         R"({"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest"})",
+         1});
     auto http = client();
     auto start = Clock::now();
     auto issue = github::GitHub(*http, repo()).issue(9);
@@ -102,8 +111,13 @@ TEST_F(GitHubTest, SecondaryRateLimitWaitsForRetryAfter) {
 
 TEST_F(GitHubTest, SecondaryRateLimitWithoutHeaderWaitsAMinuteOrFails) {
     server.add_issue(9, "busy", "", {});
-    server.inject({"POST", "/issues/9/labels", Fault::Kind::respond, 403, {},
-                   R"({"message":"You have exceeded a secondary rate limit."})", 1});
+    server.inject({"POST",
+                   "/issues/9/labels",
+                   Fault::Kind::respond,
+                   403,
+                   {},
+                   R"({"message":"You have exceeded a secondary rate limit."})",
+                   1});
     auto options = client_options();
     options.max_wait = 30s;  // less than the minute GitHub asks for
     auto http = client(options);
@@ -177,8 +191,20 @@ TEST_F(GitHubTest, UpsertUnderFaultsLeavesExactlyOneComment) {
     server.add_comment(12, "a human's comment");
     const std::string marker = github::comment_marker("issue-12/claude");
     // The create lands but its answer is lost, twice; the list fails once on the way.
-    server.inject({"POST", "/issues/12/comments", Fault::Kind::apply_then_respond, 502, {}, R"({"message":"Bad Gateway"})", 1});
-    server.inject({"GET", "/issues/12/comments", Fault::Kind::respond, 500, {}, R"({"message":"Server Error"})", 1});
+    server.inject({"POST",
+                   "/issues/12/comments",
+                   Fault::Kind::apply_then_respond,
+                   502,
+                   {},
+                   R"({"message":"Bad Gateway"})",
+                   1});
+    server.inject({"GET",
+                   "/issues/12/comments",
+                   Fault::Kind::respond,
+                   500,
+                   {},
+                   R"({"message":"Server Error"})",
+                   1});
     auto http = client();
     github::GitHub api(*http, repo());
     auto first = api.upsert_comment(12, marker, "verdict: FAIL");
@@ -225,7 +251,13 @@ TEST_F(GitHubTest, LabelsReactionsStatusesAndPullRequests) {
     ASSERT_EQ(server.statuses().size(), 1u);
     EXPECT_EQ(server.statuses()[0]["context"], "cocode/claude");
 
-    server.inject({"POST", "/pulls", Fault::Kind::apply_then_respond, 502, {}, R"({"message":"Bad Gateway"})", 1});
+    server.inject({"POST",
+                   "/pulls",
+                   Fault::Kind::apply_then_respond,
+                   502,
+                   {},
+                   R"({"message":"Bad Gateway"})",
+                   1});
     github::PullRequestSpec spec{"Fix #5", "cocode/5-claude", "main", "body", true};
     auto pr = api.create_pull_request(spec);
     ASSERT_TRUE(pr.ok()) << pr.error().message;
@@ -241,7 +273,13 @@ TEST_F(GitHubTest, LabelsReactionsStatusesAndPullRequests) {
 }
 
 TEST_F(GitHubTest, CreateLabelIsNotRepeatedAfterAnAmbiguousFailure) {
-    server.inject({"POST", "/labels", Fault::Kind::apply_then_respond, 502, {}, R"({"message":"Bad Gateway"})", 1});
+    server.inject({"POST",
+                   "/labels",
+                   Fault::Kind::apply_then_respond,
+                   502,
+                   {},
+                   R"({"message":"Bad Gateway"})",
+                   1});
     auto http = client();
     auto made = github::GitHub(*http, repo()).create_label("cocode", "0e8a16", "");
     ASSERT_FALSE(made.ok());

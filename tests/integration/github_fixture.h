@@ -13,23 +13,6 @@
 
 namespace cocode::test {
 
-// Where the loopback GitHub records its exchanges for tests/openapi/validate.mjs.
-inline std::optional<std::filesystem::path> exchanges_file() {
-    const char* scratch = std::getenv("COCODE_TEST_SCRATCH");
-    if (scratch == nullptr || *scratch == '\0') return std::nullopt;
-    std::filesystem::create_directories(scratch);
-    return std::filesystem::path(scratch) / "openapi-exchanges.jsonl";
-}
-
-inline FakeGitHub::Options loopback_options(std::string prefix = "") {
-    FakeGitHub::Options options;
-    options.tls = loopback_tls().files;
-    options.token = kTestToken;
-    options.prefix = std::move(prefix);
-    options.exchanges = exchanges_file();
-    return options;
-}
-
 class GitHubTest : public ::testing::Test {
   protected:
     TempDir dir;

@@ -24,8 +24,9 @@ const std::string kFixturesToken = std::string(39, '0') + "1";
 class FixturesServer {
   public:
     FixturesServer() {
-        std::string command = "exec node " + quote(COCODE_SOURCE_DIR "/tests/peers/fixtures-server.mjs") +
-                              " " + quote(COCODE_PEERS_DIR) + " > " + quote((dir_ / "out").string());
+        std::string command = "exec node " +
+                              quote(COCODE_SOURCE_DIR "/tests/peers/fixtures-server.mjs") + " " +
+                              quote(COCODE_PEERS_DIR) + " > " + quote((dir_ / "out").string());
         stdin_ = ::popen(command.c_str(), "w");
         if (stdin_ == nullptr) throw std::runtime_error("cannot start node");
         for (int i = 0; i < 300 && port_ == 0; ++i) {

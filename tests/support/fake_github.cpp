@@ -1,7 +1,8 @@
 #include "fake_github.h"
 
-#include <sys/socket.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <functional>
 #include <regex>
 #include <thread>
-
-#include <httplib.h>
 
 #include "core/files.h"
 
@@ -80,19 +79,29 @@ struct FakeGitHub::Server {
 const LoopbackTls& loopback_tls() {
     static const LoopbackTls tls = [] {
         LoopbackTls made;
-        made.dir = fs::temp_directory_path() /
-                   ("cocode-tls-" + std::to_string(::getpid()));
+        made.dir = fs::temp_directory_path() / ("cocode-tls-" + std::to_string(::getpid()));
         fs::create_directories(made.dir);
         made.files = make_self_signed_certificate(made.dir);
         std::atexit([] {
             std::error_code ec;
-            fs::remove_all(fs::temp_directory_path() /
-                               ("cocode-tls-" + std::to_string(::getpid())),
+            fs::remove_all(fs::temp_directory_path() / ("cocode-tls-" + std::to_string(::getpid())),
                            ec);
         });
         return made;
     }();
     return tls;
+}
+
+FakeGitHub::Options loopback_options(std::string prefix) {
+    FakeGitHub::Options options;
+    options.tls = loopback_tls().files;
+    options.token = kTestToken;
+    options.prefix = std::move(prefix);
+    if (const char* scratch = std::getenv("COCODE_TEST_SCRATCH"); scratch && *scratch) {
+        fs::create_directories(scratch);
+        options.exchanges = fs::path(scratch) / "openapi-exchanges.jsonl";
+    }
+    return options;
 }
 
 FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(new Server) {
@@ -108,8 +117,12 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         std::unique_lock lock(st.mutex);
         const std::string& prefix = options_.prefix;
         std::string path = req.path;
-        RecordedRequest record{req.method, path, req.get_header_value("Authorization"),
-                               req.get_header_value("If-None-Match"), req.body, 0};
+        RecordedRequest record{req.method,
+                               path,
+                               req.get_header_value("Authorization"),
+                               req.get_header_value("If-None-Match"),
+                               req.body,
+                               0};
         auto finish = [&](int status, const json& body, const std::string& operation = "",
                           bool count = true) {
             res.status = status;
@@ -122,7 +135,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             record.status = status;
             if (!operation.empty() && options_.exchanges) {
                 json exchange = {{"operation", operation}, {"status", status}};
-                if (!req.body.empty()) exchange["request_body"] = json::parse(req.body, nullptr, false);
+                if (!req.body.empty())
+                    exchange["request_body"] = json::parse(req.body, nullptr, false);
                 if (!body.is_null()) exchange["response_body"] = body;
                 (void)append_line_locked(*options_.exchanges, exchange.dump());
             }
@@ -138,7 +152,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         std::string full_path = path;
         if (!req.params.empty()) {
             std::string query;
-            for (const auto& [k, v] : req.params) query += (query.empty() ? "?" : "&") + k + "=" + v;
+            for (const auto& [k, v] : req.params)
+                query += (query.empty() ? "?" : "&") + k + "=" + v;
             full_path += query;
         }
         record.path = full_path;
@@ -175,7 +190,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
 
         std::string auth = req.get_header_value("Authorization");
         bool authorized = auth == "token " + options_.token;
-        for (const auto& t : st.installation_tokens) authorized = authorized || auth == "token " + t;
+        for (const auto& t : st.installation_tokens)
+            authorized = authorized || auth == "token " + t;
         if (!authorized)
             return finish(401, {{"message", "Bad credentials"},
                                 {"documentation_url", "https://docs.github.com/rest"}});
@@ -183,7 +199,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         if (st.remaining == 0) {
             return finish(403,
                           {{"message", "API rate limit exceeded for user ID 1."},
-                           {"documentation_url", "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}},
+                           {"documentation_url",
+                            "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}},
                           "", false);
         }
 
@@ -242,27 +259,35 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     }
                     if (ok) matching.push_back(issue);
                 }
-                std::size_t per_page = req.has_param("per_page")
-                                           ? std::stoul(req.get_param_value("per_page"))
-                                           : 30;
-                std::size_t page = req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
-                std::size_t pages = std::max<std::size_t>(1, (matching.size() + per_page - 1) / per_page);
+                std::size_t per_page =
+                    req.has_param("per_page") ? std::stoul(req.get_param_value("per_page")) : 30;
+                std::size_t page =
+                    req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
+                std::size_t pages =
+                    std::max<std::size_t>(1, (matching.size() + per_page - 1) / per_page);
                 json items = json::array();
-                for (std::size_t i = (page - 1) * per_page; i < std::min(matching.size(), page * per_page); ++i)
+                for (std::size_t i = (page - 1) * per_page;
+                     i < std::min(matching.size(), page * per_page); ++i)
                     items.push_back(matching[i]);
                 auto link_to = [&](std::size_t p) {
                     std::string query;
                     for (const auto& [k, v] : req.params)
                         if (k != "page") query += k + "=" + v + "&";
-                    return "<" + base_url() + repo_path + "/issues?" + query + "page=" + std::to_string(p) + ">";
+                    return "<" + base_url() + repo_path + "/issues?" + query +
+                           "page=" + std::to_string(p) + ">";
                 };
                 std::string link;
-                if (page < pages) link = link_to(page + 1) + "; rel=\"next\", " + link_to(pages) + "; rel=\"last\"";
-                if (page > 1) link += std::string(link.empty() ? "" : ", ") + link_to(1) + "; rel=\"first\", " + link_to(page - 1) + "; rel=\"prev\"";
+                if (page < pages)
+                    link =
+                        link_to(page + 1) + "; rel=\"next\", " + link_to(pages) + "; rel=\"last\"";
+                if (page > 1)
+                    link += std::string(link.empty() ? "" : ", ") + link_to(1) +
+                            "; rel=\"first\", " + link_to(page - 1) + "; rel=\"prev\"";
                 if (!link.empty()) res.set_header("Link", link);
                 std::string etag = etag_of(items.dump() + link);
                 res.set_header("ETag", etag);
-                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
                 return finish(200, items, "issues/list-for-repo");
             }
             if (is("GET", R"(/issues/(\d+))")) {
@@ -270,7 +295,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
                 std::string etag = etag_of(it->second.dump());
                 res.set_header("ETag", etag);
-                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
                 return finish(200, it->second, "issues/get");
             }
             if (is("GET", R"(/issues/(\d+)/comments)")) {
@@ -278,7 +304,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 for (const auto& c : st.comments[std::stol(r[1])]) items.push_back(c);
                 std::string etag = etag_of(items.dump());
                 res.set_header("ETag", etag);
-                if (req.get_header_value("If-None-Match") == etag) return finish(304, json(), "", false);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
                 return finish(200, items, "issues/list-comments");
             }
             if (is("POST", R"(/issues/(\d+)/comments)")) {
@@ -307,7 +334,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
                 for (const auto& name : body.value("labels", std::vector<std::string>{})) {
                     auto& labels = it->second["labels"];
-                    if (std::none_of(labels.begin(), labels.end(), [&](const json& l) { return l["name"] == name; })) {
+                    if (std::none_of(labels.begin(), labels.end(),
+                                     [&](const json& l) { return l["name"] == name; })) {
                         json label = example("label");
                         label["name"] = name;
                         label["id"] = ++st.next_id;
@@ -322,14 +350,18 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
                 auto& labels = it->second["labels"];
                 auto before = labels.size();
-                labels.erase(std::remove_if(labels.begin(), labels.end(), [&](const json& l) { return l["name"] == name; }), labels.end());
-                if (labels.size() == before) return finish(404, {{"message", "Label does not exist"}});
+                labels.erase(std::remove_if(labels.begin(), labels.end(),
+                                            [&](const json& l) { return l["name"] == name; }),
+                             labels.end());
+                if (labels.size() == before)
+                    return finish(404, {{"message", "Label does not exist"}});
                 return finish(200, labels, "issues/remove-label");
             }
             if (is("POST", R"(/issues/(\d+)/reactions)")) {
                 std::string content = body.value("content", "");
                 for (const auto& existing : st.reactions)
-                    if (existing["content"] == content) return finish(200, existing, "reactions/create-for-issue");
+                    if (existing["content"] == content)
+                        return finish(200, existing, "reactions/create-for-issue");
                 json reaction = example("reaction");
                 reaction["id"] = ++st.next_id;
                 reaction["content"] = content;
@@ -355,9 +387,12 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 json items = json::array();
                 std::string head = req.has_param("head") ? req.get_param_value("head") : "";
                 for (const auto& pr : st.pulls) {
-                    if (!head.empty() && options_.owner + ":" + pr["head"]["ref"].get<std::string>() != head) continue;
+                    if (!head.empty() &&
+                        options_.owner + ":" + pr["head"]["ref"].get<std::string>() != head)
+                        continue;
                     json item = example("pull-request-simple-items");
-                    for (const char* key : {"id", "number", "title", "state", "draft", "html_url", "head", "base"})
+                    for (const char* key :
+                         {"id", "number", "title", "state", "draft", "html_url", "head", "base"})
                         item[key] = pr[key];
                     items.push_back(item);
                 }
@@ -366,9 +401,14 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             if (is("POST", "/pulls")) {
                 for (const auto& pr : st.pulls)
                     if (pr["head"]["ref"] == body.value("head", ""))
-                        return finish(422, {{"message", "Validation Failed"},
-                                            {"errors", {{{"resource", "PullRequest"}, {"code", "custom"},
-                                                         {"message", "A pull request already exists for " + options_.owner + ":" + body.value("head", "") + "."}}}}});
+                        return finish(
+                            422,
+                            {{"message", "Validation Failed"},
+                             {"errors",
+                              {{{"resource", "PullRequest"},
+                                {"code", "custom"},
+                                {"message", "A pull request already exists for " + options_.owner +
+                                                ":" + body.value("head", "") + "."}}}}});
                 json pr = example("pull-request");
                 pr["id"] = ++st.next_id;
                 pr["number"] = static_cast<long>(st.pulls.size()) + 100;
@@ -377,7 +417,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 pr["draft"] = body.value("draft", false);
                 pr["head"]["ref"] = body.value("head", "");
                 pr["base"]["ref"] = body.value("base", "");
-                pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/pull/" + std::to_string(pr["number"].get<long>());
+                pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo +
+                                 "/pull/" + std::to_string(pr["number"].get<long>());
                 st.pulls.push_back(pr);
                 return finish(201, pr, "pulls/create");
             }
@@ -435,8 +476,8 @@ FakeGitHub::~FakeGitHub() {
 }
 
 std::string FakeGitHub::origin() const {
-    return std::string(options_.tls.certificate.empty() ? "http" : "https") + "://127.0.0.1:" +
-           std::to_string(port_);
+    return std::string(options_.tls.certificate.empty() ? "http" : "https") +
+           "://127.0.0.1:" + std::to_string(port_);
 }
 
 std::string FakeGitHub::base_url() const { return origin() + options_.prefix; }
@@ -446,14 +487,16 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
                            bool pull_request) {
     std::lock_guard lock(server_->mutex);
     json issue = example("issue");
-    const std::string repo_url = "https://api.github.com/repos/" + options_.owner + "/" + options_.repo;
+    const std::string repo_url =
+        "https://api.github.com/repos/" + options_.owner + "/" + options_.repo;
     issue["id"] = ++server_->next_id;
     issue["number"] = number;
     issue["title"] = title;
     issue["body"] = body;
     issue["state"] = state;
     issue["url"] = repo_url + "/issues/" + std::to_string(number);
-    issue["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/issues/" + std::to_string(number);
+    issue["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/issues/" +
+                        std::to_string(number);
     issue["labels"] = json::array();
     for (const auto& name : labels) {
         json label = example("label");

@@ -10,11 +10,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tls.h"
 
@@ -51,9 +50,9 @@ struct RecordedRequest {
 class FakeGitHub {
   public:
     struct Options {
-        CertificateFiles tls;     // empty certificate: plain HTTP
-        std::string token;        // accepted as `Authorization: token <token>`
-        std::string prefix;       // "" or "/api/v3" (GitHub Enterprise)
+        CertificateFiles tls;  // empty certificate: plain HTTP
+        std::string token;     // accepted as `Authorization: token <token>`
+        std::string prefix;    // "" or "/api/v3" (GitHub Enterprise)
         std::string owner = "octo-org";
         std::string repo = "demo";
         std::string default_branch = "main";
@@ -96,7 +95,11 @@ class FakeGitHub {
     int port_ = 0;
 };
 
-// The loopback GitHub's TLS material and a token, made once per test program.
+// Options for a loopback GitHub over TLS that accepts kTestToken and, under
+// COCODE_TEST_SCRATCH, records its exchanges for the OpenAPI check.
+FakeGitHub::Options loopback_options(std::string prefix = "");
+
+// The loopback GitHub's TLS material, made once per test program.
 struct LoopbackTls {
     std::filesystem::path dir;
     CertificateFiles files;

@@ -60,8 +60,8 @@ CertificateFiles make_self_signed_certificate(const std::filesystem::path& dir) 
     X509_set_pubkey(cert.get(), key.get());
     X509_NAME* name = X509_get_subject_name(cert.get());
     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                               reinterpret_cast<const unsigned char*>("cocode loopback GitHub"),
-                               -1, -1, 0);
+                               reinterpret_cast<const unsigned char*>("cocode loopback GitHub"), -1,
+                               -1, 0);
     X509_set_issuer_name(cert.get(), name);
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
@@ -101,7 +101,8 @@ std::string verify_rs256_jwt(const std::string& jwt, const std::string& public_p
     if (first == std::string::npos || second == std::string::npos) return {};
     std::string signing_input = jwt.substr(0, second);
     std::string signature = base64url_decode(jwt.substr(second + 1));
-    Owned<BIO, BIO_free_all> bio(BIO_new_mem_buf(public_pem.data(), static_cast<int>(public_pem.size())));
+    Owned<BIO, BIO_free_all> bio(
+        BIO_new_mem_buf(public_pem.data(), static_cast<int>(public_pem.size())));
     Owned<EVP_PKEY, EVP_PKEY_free> key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
     Owned<EVP_MD_CTX, EVP_MD_CTX_free> ctx(EVP_MD_CTX_new());
     if (!key || !ctx ||

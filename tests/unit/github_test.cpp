@@ -47,10 +47,9 @@ TEST(BaseUrl, FlagBeatsEnvironmentBeatsDefault) {
 }
 
 TEST(LinkHeader, FindsNextAmongOtherRelations) {
-    std::string link =
-        R"(<https://api.github.com/repositories/1/issues?page=1>; rel="prev", )"
-        R"(<https://api.github.com/repositories/1/issues?page=3>; rel="next", )"
-        R"(<https://api.github.com/repositories/1/issues?page=5>; rel="last")";
+    std::string link = R"(<https://api.github.com/repositories/1/issues?page=1>; rel="prev", )"
+                       R"(<https://api.github.com/repositories/1/issues?page=3>; rel="next", )"
+                       R"(<https://api.github.com/repositories/1/issues?page=5>; rel="last")";
     EXPECT_EQ(next_link(link), "https://api.github.com/repositories/1/issues?page=3");
     EXPECT_EQ(next_link(R"(<https://x/a?page=2>; rel="prev")"), std::nullopt);
     EXPECT_EQ(next_link(""), std::nullopt);
