@@ -74,6 +74,7 @@ struct FakeGitHub::Server {
     long long next_id = 1000;
     long remaining = 5000;
     std::time_t reset_at = std::time(nullptr) + 3600;
+    std::map<std::string, std::regex> routes;  // compiled once
 };
 
 const LoopbackTls& loopback_tls() {
@@ -222,8 +223,10 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         auto route = [&]() -> void {
             std::smatch r;
             auto is = [&](const char* method, const std::string& pattern) {
-                return req.method == method &&
-                       std::regex_match(path, r, std::regex(repo_path + pattern));
+                if (req.method != method) return false;
+                auto [it, added] = st.routes.try_emplace(pattern);
+                if (added) it->second = std::regex(repo_path + pattern);
+                return std::regex_match(path, r, it->second);
             };
             json body = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
             if (!req.body.empty() && body.is_discarded())
@@ -248,7 +251,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         at = comma + 1;
                     }
                 }
-                std::vector<json> matching;
+                std::vector<const json*> matching;
                 for (auto it = st.issues.rbegin(); it != st.issues.rend(); ++it) {
                     const json& issue = it->second;
                     if (state != "all" && issue["state"] != state) continue;
@@ -257,7 +260,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         ok = ok && std::any_of(issue["labels"].begin(), issue["labels"].end(),
                                                [&](const json& l) { return l["name"] == label; });
                     }
-                    if (ok) matching.push_back(issue);
+                    if (ok) matching.push_back(&issue);
                 }
                 std::size_t per_page =
                     req.has_param("per_page") ? std::stoul(req.get_param_value("per_page")) : 30;
@@ -268,7 +271,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 json items = json::array();
                 for (std::size_t i = (page - 1) * per_page;
                      i < std::min(matching.size(), page * per_page); ++i)
-                    items.push_back(matching[i]);
+                    items.push_back(*matching[i]);
                 auto link_to = [&](std::size_t p) {
                     std::string query;
                     for (const auto& [k, v] : req.params)
