@@ -2,7 +2,7 @@
 // every request body cocode sent and every response the loopback server returned.
 //   node validate.mjs <github-subset.json> <exchanges.jsonl>
 // Each line of exchanges.jsonl: {"operation", "status", "request_body"?, "response_body"?}.
-// With COCODE_OPENAPI_REQUIRE_ALL=1, every operation of the subset must appear at least once: a test that
+// With COCODE_FULL_RUN=1, every operation of the subset must appear at least once: a test that
 // stopped exercising one is caught here rather than silently validating less.
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -14,7 +14,7 @@ const addFormats = require("ajv-formats");
 const [specPath, exchangesPath] = process.argv.slice(2);
 // Coverage is demanded on full runs (ci/test sets this); a run of a few tests checks only
 // what they recorded.
-const requireAll = process.env.COCODE_OPENAPI_REQUIRE_ALL === "1";
+const requireAll = process.env.COCODE_FULL_RUN === "1";
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
 
 // OpenAPI 3.0's `nullable: true` is not JSON Schema: rewrite it as anyOf [schema, null].
