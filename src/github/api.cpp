@@ -29,18 +29,6 @@ std::string GitHub::repo_path() const {
     return "/repos/" + percent_encode(repo_.owner) + "/" + percent_encode(repo_.name);
 }
 
-Result<json> GitHub::expect_json(std::string_view method, const std::string& path,
-                                 Result<HttpResponse> response) {
-    if (!response.ok()) return std::move(response).error();
-    if (!response->ok()) return response_error(method, path, response.value(), http_.auth());
-    if (response->body.empty()) return json();
-    auto parsed = json::parse(response->body, nullptr, false);
-    if (parsed.is_discarded())
-        return Error::general("GitHub: " + std::string(method) + " " + path +
-                              ": the response is not JSON");
-    return parsed;
-}
-
 Result<Repository> GitHub::repository() {
     auto body = http_.get_json(repo_path());
     if (!body.ok()) return std::move(body).error();
@@ -94,15 +82,17 @@ Result<std::vector<Comment>> GitHub::comments(long number) {
 
 Result<Comment> GitHub::create_comment(long number, const std::string& body) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/comments";
-    auto created = expect_json(
-        "POST", path, http_.request("POST", path, json{{"body", body}}, Replay::unless_sent));
+    auto created = json_body("POST", path,
+                             http_.request("POST", path, json{{"body", body}}, Replay::unless_sent),
+                             http_.auth());
     if (!created.ok()) return std::move(created).error();
     return comment_from_json(created.value(), "POST " + path);
 }
 
 Result<Comment> GitHub::update_comment(long long comment_id, const std::string& body) {
     const std::string path = repo_path() + "/issues/comments/" + std::to_string(comment_id);
-    auto updated = expect_json("PATCH", path, http_.request("PATCH", path, json{{"body", body}}));
+    auto updated =
+        json_body("PATCH", path, http_.request("PATCH", path, json{{"body", body}}), http_.auth());
     if (!updated.ok()) return std::move(updated).error();
     return comment_from_json(updated.value(), "PATCH " + path);
 }
@@ -127,7 +117,7 @@ Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
             last_failure = response->failure;
             continue;
         }
-        auto created = expect_json("POST", path, std::move(response));
+        auto created = json_body("POST", path, std::move(response), http_.auth());
         if (!created.ok()) return std::move(created).error();
         return comment_from_json(created.value(), "POST " + path);
     }
@@ -139,7 +129,8 @@ Result<std::vector<std::string>> GitHub::add_labels(long number,
                                                     const std::vector<std::string>& labels) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/labels";
     // Adding labels an issue has changes nothing: safe to replay.
-    auto result = expect_json("POST", path, http_.request("POST", path, json{{"labels", labels}}));
+    auto result = json_body("POST", path, http_.request("POST", path, json{{"labels", labels}}),
+                            http_.auth());
     if (!result.ok()) return std::move(result).error();
     std::vector<std::string> names;
     if (result->is_array()) {
@@ -163,8 +154,8 @@ Result<void> GitHub::remove_label(long number, const std::string& label) {
 Result<void> GitHub::add_reaction(long number, const std::string& content) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/reactions";
     // GitHub answers 200 with the existing reaction when it is there: safe to replay.
-    auto result =
-        expect_json("POST", path, http_.request("POST", path, json{{"content", content}}));
+    auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
+                            http_.auth());
     if (!result.ok()) return std::move(result).error();
     return {};
 }
@@ -175,7 +166,7 @@ Result<CommitStatus> GitHub::create_status(const std::string& sha, const CommitS
     if (!status.description.empty()) body["description"] = status.description.substr(0, 140);
     if (!status.target_url.empty()) body["target_url"] = status.target_url;
     // The newest status of a context wins, so a replay changes nothing a reader sees.
-    auto result = expect_json("POST", path, http_.request("POST", path, body));
+    auto result = json_body("POST", path, http_.request("POST", path, body), http_.auth());
     if (!result.ok()) return std::move(result).error();
     CommitStatus created = status;
     created.id = result->value("id", 0LL);
@@ -188,7 +179,8 @@ Result<void> GitHub::create_label(const std::string& name, const std::string& co
     const std::string path = repo_path() + "/labels";
     json body = {{"name", name}, {"color", color}};
     if (!description.empty()) body["description"] = description;
-    auto result = expect_json("POST", path, http_.request("POST", path, body, Replay::unless_sent));
+    auto result = json_body("POST", path, http_.request("POST", path, body, Replay::unless_sent),
+                            http_.auth());
     if (!result.ok()) return std::move(result).error();
     return {};
 }
@@ -218,7 +210,7 @@ Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {
         auto response = http_.request("POST", path, body, Replay::unless_sent);
         if (!response.ok()) return std::move(response).error();
         if (response->outcome_unknown) continue;
-        auto created = expect_json("POST", path, std::move(response));
+        auto created = json_body("POST", path, std::move(response), http_.auth());
         if (!created.ok()) return std::move(created).error();
         return pull_request_from_json(created.value());
     }

@@ -43,8 +43,6 @@ class GitHub {
 
   private:
     std::string repo_path() const;
-    Result<nlohmann::json> expect_json(std::string_view method, const std::string& path,
-                                       Result<HttpResponse> response);
     Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
 
     HttpClient& http_;

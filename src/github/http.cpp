@@ -24,12 +24,6 @@ constexpr std::string_view kAccept = "application/vnd.github.v3+json";
 constexpr std::string_view kApiVersion = "2022-11-28";
 constexpr int kMaxRedirects = 5;
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 std::string sha256_hex(std::string_view data) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
@@ -311,7 +305,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         response.status = result->status;
         response.body = std::move(result->body);
         for (const auto& [name, value] : result->headers)
-            response.headers.emplace(lower(name), value);
+            response.headers.emplace(ascii_lower(name), value);
         if (auto remaining = header_number(response, "x-ratelimit-remaining"))
             stats_.rate_remaining = *remaining;
 
@@ -332,7 +326,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             auto retry_after = header_number(response, "retry-after");
             auto remaining = header_number(response, "x-ratelimit-remaining");
             auto reset = header_number(response, "x-ratelimit-reset");
-            std::string message = lower(github_message(response.body));
+            std::string message = ascii_lower(github_message(response.body));
             if (retry_after) {
                 delay = seconds(std::max(1L, *retry_after));
                 why = "GitHub: " + what + ": rate limited (" + std::to_string(response.status) +
@@ -403,12 +397,18 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 }
 
 Result<json> HttpClient::get_json(const std::string& path) {
-    auto response = request("GET", path);
+    return json_body("GET", path, request("GET", path), *auth_);
+}
+
+Result<json> json_body(std::string_view method, const std::string& path,
+                       Result<HttpResponse> response, const Auth& auth) {
     if (!response.ok()) return std::move(response).error();
-    if (!response->ok()) return response_error("GET", path, response.value(), *auth_);
+    if (!response->ok()) return response_error(method, path, response.value(), auth);
+    if (response->body.empty()) return json();
     auto parsed = json::parse(response->body, nullptr, false);
     if (parsed.is_discarded())
-        return Error::general("GitHub: GET " + path + ": the response is not JSON");
+        return Error::general("GitHub: " + std::string(method) + " " + path +
+                              ": the response is not JSON");
     return parsed;
 }
 

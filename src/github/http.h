@@ -114,6 +114,10 @@ class HttpClient {
     HttpStats stats_;
 };
 
+// The JSON of a 2xx answer (null for an empty body); for anything else, response_error().
+Result<nlohmann::json> json_body(std::string_view method, const std::string& path,
+                                 Result<HttpResponse> response, const Auth& auth);
+
 // An Error for a response GitHub did not answer with 2xx: "GitHub: POST /repos/o/r/labels:
 // 422 Validation Failed (Label color: invalid)". 401/403/404 say which credential was used.
 Error response_error(std::string_view method, const std::string& path, const HttpResponse& response,

@@ -6,14 +6,15 @@
 #include <cstdlib>
 
 namespace cocode::github {
-namespace {
 
-std::string lower(std::string_view text) {
+std::string ascii_lower(std::string_view text) {
     std::string out(text);
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
+
+namespace {
 
 std::string_view trim(std::string_view text) {
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
@@ -77,7 +78,7 @@ Result<BaseUrl> parse_base_url(std::string_view url, std::string_view what) {
     auto sep = url.find("://");
     if (sep == std::string_view::npos) return bad("a URL (expected https://host[/path])");
     BaseUrl base;
-    base.scheme = lower(url.substr(0, sep));
+    base.scheme = ascii_lower(url.substr(0, sep));
     if (base.scheme != "https" && base.scheme != "http") return bad("an http or https URL");
     auto rest = url.substr(sep + 3);
     auto slash = rest.find_first_of("/?#");
@@ -86,7 +87,7 @@ Result<BaseUrl> parse_base_url(std::string_view url, std::string_view what) {
         return bad("allowed to carry credentials (use GITHUB_TOKEN)");
     base.port = default_port(base.scheme);
     if (!split_host_port(authority, base.host, base.port)) return bad("a URL with a valid host");
-    base.host = lower(base.host);
+    base.host = ascii_lower(base.host);
     if (slash != std::string_view::npos) {
         auto path = rest.substr(slash);
         if (path.find_first_of("?#") != std::string_view::npos)
@@ -186,10 +187,10 @@ std::string query_string(const std::map<std::string, std::string>& params) {
 }
 
 bool no_proxy_matches(std::string_view no_proxy, std::string_view host, int port) {
-    std::string target = lower(host);
+    std::string target = ascii_lower(host);
     while (!no_proxy.empty()) {
         auto comma = no_proxy.find_first_of(", ");
-        std::string entry = lower(trim(no_proxy.substr(0, comma)));
+        std::string entry = ascii_lower(trim(no_proxy.substr(0, comma)));
         no_proxy =
             comma == std::string_view::npos ? std::string_view{} : no_proxy.substr(comma + 1);
         if (entry.empty()) continue;
@@ -237,7 +238,7 @@ Result<std::optional<Proxy>> proxy_for(const BaseUrl& target, EnvLookup env) {
                             "; expected http://[user:password@]host:port)");
     };
     if (auto sep = url.find("://"); sep != std::string_view::npos) {
-        auto scheme = lower(url.substr(0, sep));
+        auto scheme = ascii_lower(url.substr(0, sep));
         if (scheme != "http") return bad("only http:// proxies are supported");
         url.remove_prefix(sep + 3);
     }

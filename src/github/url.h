@@ -12,6 +12,9 @@
 
 namespace cocode::github {
 
+// ASCII lower case: host names, header names.
+std::string ascii_lower(std::string_view text);
+
 inline constexpr std::string_view kDefaultApiUrl = "https://api.github.com";
 
 // `scheme://host[:port][/path]`, split the way an HTTP client needs it.

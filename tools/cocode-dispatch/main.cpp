@@ -2,11 +2,9 @@
 // This file only wires the subcommands (cmd_*.cpp) to CLI11 and maps errors to exit codes.
 #include <CLI/CLI.hpp>
 #include <csignal>
-#include <cstdio>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/redact.h"
+#include "common/tool_main.h"
 #include "git/repository.h"
 
 using namespace cocode::dispatch_cli;
@@ -41,22 +39,10 @@ int main(int argc, char** argv) {
     show_cmd->add_flag("--comments", show.comments, "also print its comments");
     show_cmd->add_flag("--json", show.json, "print JSON");
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
-        return code == 0 ? 0 : static_cast<int>(cocode::ExitCode::usage);
-    }
-    try {
+    if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
+    return cocode::tool::run("cocode-dispatch", [&] {
         if (*list_cmd) return run_issues_list(list);
         if (*show_cmd) return run_issues_show(show);
-    } catch (const cocode::Failure& failure) {
-        std::fprintf(stderr, "cocode-dispatch: error: %s\n",
-                     cocode::redact(failure.error().message).c_str());
-        return static_cast<int>(failure.error().code);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "cocode-dispatch: error: %s\n", cocode::redact(e.what()).c_str());
-        return static_cast<int>(cocode::ExitCode::general);
-    }
-    return 0;
+        return 0;
+    });
 }

@@ -6,8 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/redact.h"
+#include "common/tool_main.h"
 
 namespace fs = std::filesystem;
 using namespace cocode::hook_cli;
@@ -56,24 +55,12 @@ int main(int argc, char** argv) {
     auto* post_commit_cmd =
         app.add_subcommand("post-commit", "what git runs after a commit (through the hook)");
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
-        return code == 0 ? 0 : static_cast<int>(cocode::ExitCode::usage);
-    }
-    try {
+    if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
+    return cocode::tool::run("cocode-hook", [&] {
         if (*install_cmd) return run_install(install);
         if (*uninstall_cmd) return run_uninstall(uninstall);
         if (*status_cmd) return run_status(status);
         if (*post_commit_cmd) return run_post_commit();
-    } catch (const cocode::Failure& failure) {
-        std::fprintf(stderr, "cocode-hook: error: %s\n",
-                     cocode::redact(failure.error().message).c_str());
-        return static_cast<int>(failure.error().code);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "cocode-hook: error: %s\n", cocode::redact(e.what()).c_str());
-        return static_cast<int>(cocode::ExitCode::general);
-    }
-    return 0;
+        return 0;
+    });
 }

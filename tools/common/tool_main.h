@@ -1,0 +1,40 @@
+// The edge every cocode tool shares: CLI11 parse errors exit 2 (usage), and one catch turns a
+// cocode::Failure into `<tool>: error: <one redacted line>` and the exit code it carries.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <optional>
+
+#include "core/error.h"
+#include "core/redact.h"
+
+namespace cocode::tool {
+
+// Parses argv; nullopt to go on, else the exit code (0 for --help/--version, 2 otherwise).
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = app.exit(e);
+        return code == 0 ? 0 : static_cast<int>(ExitCode::usage);
+    }
+    return std::nullopt;
+}
+
+// Runs the chosen subcommand, mapping what it throws to a line on stderr and an exit code.
+template <class Body>
+int run(const char* tool, Body&& body) {
+    try {
+        return body();
+    } catch (const Failure& failure) {
+        std::fprintf(stderr, "%s: error: %s\n", tool, redact(failure.error().message).c_str());
+        return static_cast<int>(failure.error().code);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: error: %s\n", tool, redact(e.what()).c_str());
+        return static_cast<int>(ExitCode::general);
+    }
+}
+
+}  // namespace cocode::tool
