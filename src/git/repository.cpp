@@ -2,6 +2,7 @@
 
 #include <git2.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "core/files.h"
@@ -93,7 +94,9 @@ std::string libgit2_version() {
 Result<Repository> Repository::open(const fs::path& dir) {
     ensure_library();
     git_repository* repo = nullptr;
-    if (git_repository_open_ext(&repo, dir.c_str(), 0, nullptr) != 0)
+    // Discovery stops where git's would: GIT_CEILING_DIRECTORIES is honoured as git honours it.
+    const char* ceiling = std::getenv("GIT_CEILING_DIRECTORIES");
+    if (git_repository_open_ext(&repo, dir.c_str(), 0, ceiling) != 0)
         return libgit2_error("not a git repository: " + dir.string());
     return Repository(repo);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 int main(int argc, char** argv) {
     ::setenv("GIT_AUTHOR_NAME", "cocode test", 1);
@@ -19,6 +20,15 @@ int main(int argc, char** argv) {
           "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
           "SSL_CERT_FILE"})
         ::unsetenv(name);
+    // Scratch folders live inside the checkout's build tree; without a ceiling, a test that
+    // expects "no repository here" would find the checkout itself (and its origin remote).
+    if (const char* scratch = std::getenv("COCODE_TEST_SCRATCH"); scratch && *scratch) {
+        std::filesystem::create_directories(scratch);
+        ::setenv("GIT_CEILING_DIRECTORIES", std::filesystem::canonical(scratch).c_str(), 1);
+    } else {
+        ::setenv("GIT_CEILING_DIRECTORIES",
+                 std::filesystem::canonical(std::filesystem::temp_directory_path()).c_str(), 1);
+    }
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
