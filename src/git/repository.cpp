@@ -110,6 +110,34 @@ bool Repository::is_linked_worktree() const { return git_repository_is_worktree(
 
 Result<CommitInfo> Repository::head() const { return lookup("HEAD"); }
 
+std::optional<std::string> Repository::head_branch() const {
+    git_reference* r = nullptr;
+    if (git_repository_head_detached(repo_.get()) == 1) return std::nullopt;
+    if (git_reference_lookup(&r, repo_.get(), "HEAD") != 0) return std::nullopt;
+    ReferenceHandle head(r);
+    const char* target = git_reference_symbolic_target(head.get());
+    constexpr std::string_view kHeads = "refs/heads/";
+    if (!target || std::string_view(target).substr(0, kHeads.size()) != kHeads)
+        return std::nullopt;
+    return std::string(target + kHeads.size());
+}
+
+bool Repository::branch_exists(const std::string& branch) const {
+    git_reference* r = nullptr;
+    if (git_branch_lookup(&r, repo_.get(), branch.c_str(), GIT_BRANCH_LOCAL) != 0) return false;
+    git_reference_free(r);
+    return true;
+}
+
+Result<void> Repository::delete_branch(const std::string& branch) {
+    git_reference* r = nullptr;
+    if (git_branch_lookup(&r, repo_.get(), branch.c_str(), GIT_BRANCH_LOCAL) != 0)
+        return libgit2_error("no branch " + branch);
+    ReferenceHandle ref(r);
+    if (git_branch_delete(ref.get()) != 0) return libgit2_error("cannot delete branch " + branch);
+    return {};
+}
+
 Result<CommitInfo> Repository::lookup(const std::string& revision) const {
     auto commit = peel_commit(repo_.get(), revision);
     if (!commit) return std::move(commit).error();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ class Repository {
     bool is_linked_worktree() const;
 
     Result<CommitInfo> head() const;
+    // The branch HEAD names ("main"), or nullopt when HEAD is detached or unborn.
+    std::optional<std::string> head_branch() const;
+    bool branch_exists(const std::string& branch) const;  // a local branch
+    // Deletes a local branch that no worktree has checked out.
+    Result<void> delete_branch(const std::string& branch);
     Result<CommitInfo> lookup(const std::string& revision) const;  // any rev-parse spelling
     // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
     Result<std::vector<CommitInfo>> commits_between(const std::string& base,

@@ -10,6 +10,11 @@ class GitHubSource final : public IssueSource {
     GitHubSource(std::unique_ptr<github::HttpClient> http, github::RepoRef repo)
         : http_(std::move(http)), api_(*http_, std::move(repo)) {}
 
+    std::string issue_url(long number) const override {
+        // GitHub's own html_url is always in the issue; this is only a fallback.
+        std::string host = http_->base().host == "api.github.com" ? "github.com" : http_->base().host;
+        return "https://" + host + "/" + api_.repo().full() + "/issues/" + std::to_string(number);
+    }
     std::string describe() const override {
         return "github " + api_.repo().full() + " (" + http_->base().str() + ")";
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "core/json_text.h"
 
 namespace cocode::issues {
 namespace {
@@ -33,18 +34,7 @@ std::optional<long> number_of(const fs::path& file) {
 }
 
 Result<json> parse_json_file(const fs::path& file, const std::string& text) {
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        // e.byte is where the parser stopped; turn it into a line number for the user.
-        std::size_t line =
-            1 +
-            static_cast<std::size_t>(std::count(
-                text.begin(),
-                text.begin() + static_cast<std::ptrdiff_t>(std::min(e.byte, text.size())), '\n'));
-        return Error::usage(file.string() + ":" + std::to_string(line) +
-                            ": not valid JSON (expected an issue object in GitHub's shape)");
-    }
+    return parse_json_text(text, file.string(), "an issue object in GitHub's shape");
 }
 
 class LocalSource final : public IssueSource {
@@ -52,6 +42,9 @@ class LocalSource final : public IssueSource {
     explicit LocalSource(fs::path dir) : dir_(std::move(dir)) {}
 
     std::string describe() const override { return "local folder " + dir_.string(); }
+    std::string issue_url(long number) const override {
+        return "file://" + fs::absolute(dir_ / (std::to_string(number) + ".json")).string();
+    }
 
     Result<std::vector<Issue>> list(const IssueQuery& query) override {
         std::vector<Issue> issues;

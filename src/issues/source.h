@@ -23,6 +23,9 @@ class IssueSource {
     virtual ~IssueSource() = default;
     // "github owner/name (https://api.github.com)" or "local folder .cocode/issues".
     virtual std::string describe() const = 0;
+    // Where a person finds issue `number` when the issue itself does not say (html_url):
+    // the file of the local store, as a file:// URL.
+    virtual std::string issue_url(long number) const = 0;
     virtual Result<std::vector<Issue>> list(const IssueQuery& query) = 0;
     virtual Result<Issue> get(long number) = 0;
     virtual Result<std::vector<Comment>> comments(long number) = 0;

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/files.h"
+#include "proc/spawn.h"
 
 extern char** environ;
 
@@ -98,7 +99,9 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     }
 
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, program->c_str(), actions.get(), nullptr, args.data(), envp);
+    SpawnAttributes attributes(false);
+    int rc = ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(),
+                           envp);
     if (rc != 0) return Error::from_errno("cannot start " + argv[0], rc);
     in->read = UniqueFd();
     out->write = UniqueFd();

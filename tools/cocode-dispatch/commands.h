@@ -36,7 +36,51 @@ struct IssuesShowArgs {
     bool json = false;
 };
 
+struct RunArgs {
+    SourceFlags source;
+    std::vector<long> issues;
+    std::vector<std::string> agents;
+    std::vector<std::string> labels;
+    std::optional<int> concurrency;
+    std::optional<std::string> timeout;
+    bool detach = false;
+    bool resume = false;
+    bool json = false;
+};
+
+struct StatusArgs {
+    std::optional<std::string> which;  // a run id, or an issue number
+    bool json = false;
+    bool watch = false;
+};
+
+struct LogsArgs {
+    std::string run;
+    bool follow = false;
+    bool stderr_stream = false;
+};
+
+struct CleanArgs {
+    std::optional<std::string> which;
+    bool all = false;
+    bool force = false;
+};
+
+struct InitArgs {
+    bool force = false;
+};
+
+struct DoctorArgs {
+    bool json = false;
+};
+
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
+int run_run(const RunArgs& args);
+int run_status(const StatusArgs& args);
+int run_logs(const LogsArgs& args);
+int run_clean(const CleanArgs& args);
+int run_init(const InitArgs& args);
+int run_doctor(const DoctorArgs& args);
 
 }  // namespace cocode::dispatch_cli

@@ -39,10 +39,55 @@ int main(int argc, char** argv) {
     show_cmd->add_flag("--comments", show.comments, "also print its comments");
     show_cmd->add_flag("--json", show.json, "print JSON");
 
+    RunArgs run;
+    auto* run_cmd = app.add_subcommand("run", "run agents on issues, each in its own worktree");
+    run.source.add_to(*run_cmd);
+    run_cmd->add_option("issue", run.issues, "issue numbers")->check(CLI::PositiveNumber);
+    run_cmd->add_option("--agent", run.agents, "an agent from .cocode/config.json (repeatable)");
+    run_cmd->add_option("--label", run.labels, "also every open issue with this label");
+    run_cmd->add_option("--concurrency", run.concurrency, "agents alive at once (1-64)")
+        ->check(CLI::Range(1, 64));
+    run_cmd->add_option("--timeout", run.timeout, "per-run limit, e.g. 30m (over the config)");
+    run_cmd->add_flag("--detach", run.detach, "return once the runs have started");
+    run_cmd->add_flag("--resume", run.resume, "continue existing worktrees for the same pairs");
+    run_cmd->add_flag("--json", run.json, "print the results as JSON");
+
+    StatusArgs status;
+    auto* status_cmd = app.add_subcommand("status", "the runs: state, commits, ready, exit");
+    status_cmd->add_option("which", status.which, "a run id or an issue number");
+    status_cmd->add_flag("--json", status.json, "print JSON");
+    status_cmd->add_flag("--watch", status.watch, "keep showing until every run has finished");
+
+    LogsArgs logs;
+    auto* logs_cmd = app.add_subcommand("logs", "an agent's output");
+    logs_cmd->add_option("run", logs.run, "a run id (or a unique prefix)")->required();
+    logs_cmd->add_flag("--follow,-f", logs.follow, "keep printing until the run ends");
+    logs_cmd->add_flag("--stderr", logs.stderr_stream, "the agent's stderr instead of stdout");
+
+    InitArgs init;
+    auto* init_cmd = app.add_subcommand("init", "write .cocode/config.json and install the hook");
+    init_cmd->add_flag("--force", init.force, "replace an existing configuration");
+
+    CleanArgs clean;
+    auto* clean_cmd = app.add_subcommand("clean", "remove runs' worktrees and branches");
+    clean_cmd->add_option("which", clean.which, "a run id or an issue number");
+    clean_cmd->add_flag("--all", clean.all, "every run's");
+    clean_cmd->add_flag("--force", clean.force, "even with unpushed commits or changes");
+
+    DoctorArgs doctor;
+    auto* doctor_cmd = app.add_subcommand("doctor", "check git, agents, tokens, hook, disk");
+    doctor_cmd->add_flag("--json", doctor.json, "print JSON");
+
     if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
     return cocode::tool::run("cocode-dispatch", [&] {
         if (*list_cmd) return run_issues_list(list);
         if (*show_cmd) return run_issues_show(show);
+        if (*run_cmd) return run_run(run);
+        if (*status_cmd) return run_status(status);
+        if (*logs_cmd) return run_logs(logs);
+        if (*init_cmd) return run_init(init);
+        if (*clean_cmd) return run_clean(clean);
+        if (*doctor_cmd) return run_doctor(doctor);
         return 0;
     });
 }

@@ -6,24 +6,18 @@
 #include <iostream>
 
 #include "commands.h"
+#include "common/executables.h"
 #include "common/tool_main.h"
 
 namespace fs = std::filesystem;
 using namespace cocode::hook_cli;
 
 fs::path cocode::hook_cli::self_executable() {
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path("cocode-hook") : self;
+    return cocode::tool::self_executable("cocode-hook");
 }
 
 fs::path cocode::hook_cli::shim_executable() {
-    fs::path dir = self_executable().parent_path();
-    for (fs::path candidate :
-         {dir / "cocode-hook-shim", dir / ".." / "libexec" / "cocode" / "cocode-hook-shim"}) {
-        if (fs::exists(candidate)) return candidate.lexically_normal();
-    }
-    return dir / "cocode-hook-shim";
+    return cocode::tool::sibling_executable("cocode-hook-shim");
 }
 
 int main(int argc, char** argv) {

@@ -1,0 +1,410 @@
+#include "agent/prepare.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "core/files.h"
+#include "core/run_id.h"
+#include "git/repository.h"
+#include "hook/run_locator.h"
+#include "proc/command.h"
+
+namespace cocode::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shell_quote(const std::string& word) {
+    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789-_./=:@%+,") == std::string::npos)
+        return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& word : argv) out += (out.empty() ? "" : " ") + shell_quote(word);
+    return out;
+}
+
+std::string pair_name(long issue, const std::string& agent) {
+    return std::to_string(issue) + "-" + agent;
+}
+
+// The newest run recorded for (issue, agent), if any.
+std::optional<run::RunRecord> latest_run(const std::vector<run::RunRecord>& runs, long issue,
+                                         const std::string& agent) {
+    std::optional<run::RunRecord> found;
+    for (const auto& r : runs)
+        if (r.issue == issue && r.agent == agent) found = r;
+    return found;
+}
+
+Result<void> copy_setup_files(const DispatchContext& context, const PlannedRun& run) {
+    for (const auto& name : context.config.setup.copy) {
+        fs::path from = context.repo_root / name;
+        fs::path to = run.worktree / name;
+        std::error_code ec;
+        if (!fs::exists(from, ec)) {
+            if (context.notice)
+                context.notice("worktree_setup.copy: " + name + " does not exist; not copied");
+            continue;
+        }
+        fs::create_directories(to.parent_path(), ec);
+        fs::copy(from, to,
+                 fs::copy_options::overwrite_existing | fs::copy_options::recursive, ec);
+        if (ec) return Error::general("worktree_setup.copy: cannot copy " + name + ": " + ec.message());
+    }
+    return {};
+}
+
+Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun& run) {
+    std::string log;
+    for (const auto& command : context.config.setup.commands) {
+        CommandOptions options;
+        options.cwd = run.worktree;
+        options.environment = run.environment;
+        auto result = run_command({"sh", "-c", command}, options);
+        if (!result) return std::move(result).error();
+        log += "$ " + command + "\n" + result->out + result->err;
+        if (result->exit_code != 0) {
+            (void)write_file_atomic(run.files.folder / "setup.log", log);
+            return Error::general("worktree_setup.commands: `" + command + "` exited with " +
+                                  std::to_string(result->exit_code) + " (see setup.log)");
+        }
+    }
+    if (!log.empty()) return write_file_atomic(run.files.folder / "setup.log", log);
+    return {};
+}
+
+FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
+                          const std::string& title) {
+    FlatYaml info;
+    info.set("version", run::kRunInfoVersion);
+    info.set("run_id", run.run_id);
+    info.set("parent_run_id", run.parent_run_id);
+    info.set("project_id", context.project_id);
+    info.set("task_id", "issue-" + std::to_string(run.issue));
+    info.set("agent", run.agent.name);
+    info.set("agent_type", std::string(config::type_name(run.agent.type)));
+    info.set("pid", "");
+    info.set("pgid", "");
+    info.set("start_time", "");
+    info.set("end_time", "");
+    info.set("exit_code", "");
+    info.set("status", run::kQueued);
+    info.set("reason", "");
+    info.set("cwd", run.worktree.string());
+    info.set("prompt_path", run.files.prompt().string());
+    info.set("output_path", run.files.output().string());
+    info.set("stdout_path", run.files.stdout_file().string());
+    info.set("stderr_path", run.files.stderr_file().string());
+    info.set("commandline", join_command(run.argv));
+    info.set("error_summary", "");
+    info.set_number("issue", run.issue);
+    info.set("issue_url", run.issue_url);
+    info.set("issue_title", title);
+    info.set("branch", run.branch);
+    info.set("base_commit", run.base_commit);
+    info.set("worktree", run.worktree.string());
+    info.set("ready_commit", "");
+    info.set("ready_marker", context.config.ready_marker);
+    info.set_number("restarts", 0);
+    info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
+    info.set_number("supervisor_pid", ::getpid());
+    return info;
+}
+
+}  // namespace
+
+fs::path DispatchContext::worktree_root() const {
+    fs::path root(config.worktree_root);
+    return root.is_absolute() ? root : (repo_root / root).lexically_normal();
+}
+
+Result<Base> resolve_base(const DispatchContext& context) {
+    auto repo = git::Repository::open(context.repo_root);
+    if (!repo) return std::move(repo).error();
+    Base base;
+    const bool has_origin = repo->remote_url("origin").ok();
+    if (context.config.base_branch) {
+        base.branch = *context.config.base_branch;
+    } else if (has_origin) {
+        // origin/HEAD names the remote's default branch when the clone recorded it.
+        auto head = run_command({"git", "-C", context.repo_root.string(), "symbolic-ref",
+                                 "--quiet", "--short", "refs/remotes/origin/HEAD"});
+        if (head && head->exit_code == 0 && head->out.rfind("origin/", 0) == 0) {
+            base.branch = head->out.substr(7);
+            while (!base.branch.empty() && base.branch.back() == '\n') base.branch.pop_back();
+        }
+    }
+    if (base.branch.empty()) {
+        auto current = repo->head_branch();
+        if (!current)
+            return Error::usage("cannot tell the base branch (HEAD is detached); set base_branch in " +
+                                std::string(config::kConfigFile));
+        base.branch = *current;
+    }
+    base.revision = base.branch;
+    if (has_origin) {
+        CommandOptions quiet;
+        quiet.environment = std::vector<std::string>{};
+        for (char** e = ::environ; *e; ++e) quiet.environment->push_back(*e);
+        quiet.environment->push_back("GIT_TERMINAL_PROMPT=0");
+        auto fetched = run_command({"git", "-C", context.repo_root.string(), "fetch", "--quiet",
+                                    "origin", base.branch},
+                                   quiet);
+        if (fetched && fetched->exit_code == 0) {
+            base.revision = "refs/remotes/origin/" + base.branch;
+            if (!repo->lookup(base.revision)) base.revision = "FETCH_HEAD";
+        } else if (context.notice) {
+            std::string why = fetched ? fetched->err : fetched.error().message;
+            while (!why.empty() && why.back() == '\n') why.pop_back();
+            context.notice("could not fetch " + base.branch + " from origin (" + why +
+                           "); using the local branch");
+        }
+    }
+    auto commit = repo->lookup(base.revision);
+    if (!commit)
+        return Error::usage("base branch '" + base.branch + "' does not exist: " +
+                            commit.error().message);
+    base.commit = commit->id;
+    return base;
+}
+
+std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
+                          std::string_view marker) {
+    std::string out = "# Issue #" + std::to_string(issue.number) + ": " + issue.title + "\n\n";
+    if (!issue.html_url.empty()) out += issue.html_url + "\n\n";
+    out += issue.body.empty() ? std::string("(no description)") : issue.body;
+    if (out.back() != '\n') out += '\n';
+    out += "\n---\n\n";
+    out += "You are working on this issue in your own git worktree, " + run.worktree.string() +
+           ", on branch " + run.branch + ".\n\n";
+    out += "- Work only in this worktree. Commit as you go, with messages that say why.\n";
+    out += "- When the work is complete and tested, make a final commit whose message contains "
+           "this line:\n\n    " +
+           std::string(marker) + "\n\n";
+    out += "  The marker counts only in a commit message, never in a file.\n";
+    out += "- The issue text is also in $COCODE_ISSUE_BODY_FILE.\n";
+    out += "- Exit 0 when done; 1 on failure; 2 for invalid arguments; 3 when something you need "
+           "is missing.\n";
+    return out;
+}
+
+std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
+                                           const PlannedRun& run, const DispatchContext& context) {
+    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER", "LANG",
+                                                   "TERM", "TZ",   "TMPDIR", "SHELL"};
+    auto wanted = [&](const std::string& name) {
+        if (std::find(kBase.begin(), kBase.end(), name) != kBase.end()) return true;
+        if (name.rfind("LC_", 0) == 0) return true;
+        if (run.agent.token_env && name == *run.agent.token_env) return true;
+        return std::find(run.agent.env.begin(), run.agent.env.end(), name) != run.agent.env.end();
+    };
+    std::vector<std::string> env;
+    for (const auto& entry : ours) {
+        std::string name = entry.substr(0, entry.find('='));
+        // Ours are set below, fresh for this run, whatever the configuration says.
+        if (name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0) continue;
+        if (wanted(name)) env.push_back(entry);
+    }
+    auto set = [&](const std::string& name, const std::string& value) {
+        env.push_back(name + "=" + value);
+    };
+    set("COCODE_REPO_PATH", run.worktree.string());
+    set("COCODE_ISSUE_NUMBER", std::to_string(run.issue));
+    set("COCODE_ISSUE_URL", run.issue_url);
+    set("COCODE_ISSUE_BODY_FILE", run.files.issue_body().string());
+    set("COCODE_READY_MARKER", context.config.ready_marker);
+    set("JRUN_PROJECT_ID", context.project_id);
+    set("JRUN_TASK_ID", "issue-" + std::to_string(run.issue));
+    set("JRUN_ID", run.run_id);
+    set("JRUN_PARENT_ID", run.parent_run_id);
+    set("JRUN_RUNS_DIR", context.runs_dir().string());
+    set("JRUN_MESSAGE_BUS", (context.runs_dir() / run::kBusFile).string());
+    set("JRUN_TASK_FOLDER", context.runs_dir().string());
+    set("JRUN_RUN_FOLDER", run.files.folder.string());
+    return env;
+}
+
+Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
+                                          const std::vector<github::Issue>& issues,
+                                          const std::vector<config::AgentConfig>& agents) {
+    auto repo = git::Repository::open(context.repo_root);
+    if (!repo) return std::move(repo).error();
+    const auto existing = run::list_runs(context.runs_dir()).runs;
+    auto worktrees = repo->worktrees();
+    if (!worktrees) return std::move(worktrees).error();
+
+    // First decide everything, so that a refusal leaves nothing made.
+    struct Pair {
+        const github::Issue* issue;
+        const config::AgentConfig* agent;
+        bool resume;
+        std::optional<run::RunRecord> previous;
+    };
+    std::vector<Pair> pairs;
+    bool any_new = false;
+    for (const auto& issue : issues) {
+        for (const auto& agent : agents) {
+            const std::string name = pair_name(issue.number, agent.name);
+            const fs::path path = context.worktree_root() / name;
+            const std::string branch = context.config.branch_prefix + name;
+            const bool registered =
+                std::any_of(worktrees->begin(), worktrees->end(),
+                            [&](const git::WorktreeInfo& w) { return w.name == name; });
+            std::error_code ec;
+            const bool exists = fs::exists(path, ec) || repo->branch_exists(branch) || registered;
+            Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name)};
+            if (exists) {
+                if (!context.resume)
+                    return Error::usage("issue " + std::to_string(issue.number) + ", agent " +
+                                        agent.name + ": worktree " + path.string() +
+                                        " or branch " + branch +
+                                        " already exists; --resume continues it, "
+                                        "`cocode-dispatch clean " +
+                                        std::to_string(issue.number) + "` removes it");
+                if (!fs::exists(path / ".git", ec))
+                    return Error::usage("--resume: branch " + branch + " exists but worktree " +
+                                        path.string() + " does not; `cocode-dispatch clean " +
+                                        std::to_string(issue.number) + "` first");
+                if (pair.previous && (pair.previous->status == run::kRunning ||
+                                      pair.previous->status == run::kQueued) &&
+                    run::process_alive(pair.previous->supervisor_pid))
+                    return Error::usage("--resume: run " + pair.previous->run_id +
+                                        " is still going (dispatcher pid " +
+                                        std::to_string(pair.previous->supervisor_pid) + ")");
+                pair.resume = true;
+            } else {
+                any_new = true;
+            }
+            pairs.push_back(pair);
+        }
+    }
+
+    std::optional<Base> base;
+    if (any_new) {
+        auto resolved = resolve_base(context);
+        if (!resolved) return std::move(resolved).error();
+        base = *resolved;
+    }
+    std::error_code ec;
+    fs::create_directories(context.runs_dir(), ec);
+    if (ec) return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
+    if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
+    const fs::path wt_root = context.worktree_root();
+    const fs::path relative = wt_root.lexically_relative(context.repo_root);
+    if (!relative.empty() && *relative.begin() != "..")
+        if (auto ok = repo->exclude("/" + relative.generic_string() + "/"); !ok)
+            return std::move(ok).error();
+
+    std::vector<std::string> ours;
+    for (char** e = ::environ; *e; ++e) ours.emplace_back(*e);
+
+    std::vector<PlannedRun> runs;
+    for (const Pair& pair : pairs) {
+        PlannedRun run;
+        run.run_id = next_run_id();
+        run.files.folder = context.runs_dir() / run.run_id;
+        run.issue = pair.issue->number;
+        run.issue_url = pair.issue->html_url;
+        run.agent = *pair.agent;
+        const std::string name = pair_name(run.issue, run.agent.name);
+        run.worktree = wt_root / name;
+        run.branch = context.config.branch_prefix + name;
+        if (pair.resume) {
+            run.parent_run_id = pair.previous ? pair.previous->run_id : "";
+            run.base_commit = pair.previous ? pair.previous->base_commit : "";
+            if (run.base_commit.empty()) {
+                auto b = resolve_base(context);
+                if (!b) return std::move(b).error();
+                run.base_commit = b->commit;
+            }
+        } else {
+            run.base_commit = base->commit;
+        }
+        run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
+        run.idle_timeout = run.agent.idle_timeout;
+        run.argv = run.agent.argv;
+        if (auto program = find_in_path(run.argv.at(0))) {
+            run.argv[0] = program->string();
+        } else {
+            run.failed = Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] +
+                                        "' not found in PATH (run `cocode-dispatch doctor`)");
+            run.failed_reason = "missing-dependency";
+        }
+        run.prompt = render_prompt(*pair.issue, run, context.config.ready_marker);
+        run.environment = agent_environment(ours, run, context);
+
+        fs::create_directories(run.files.folder, ec);
+        if (ec) return Error::general("cannot create " + run.files.folder.string() + ": " + ec.message());
+        for (auto ok : {write_file_atomic(run.files.issue_body(), pair.issue->body),
+                        write_file_atomic(run.files.prompt(), run.prompt),
+                        write_file_atomic(run.files.stdout_file(), ""),
+                        write_file_atomic(run.files.stderr_file(), ""),
+                        write_file_atomic(run.files.info(),
+                                          initial_run_info(context, run, pair.issue->title)
+                                              .render())})
+            if (!ok) return std::move(ok).error();
+        runs.push_back(std::move(run));
+    }
+
+    // Worktrees in parallel: checking out files is most of the cost, and it is kernel time
+    // spread over many files (docs/performance.md).
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < runs.size(); i = next++) {
+            PlannedRun& run = runs[i];
+            if (run.failed) continue;
+            const bool resume = pairs[i].resume;
+            auto fail = [&](Error error, const char* reason) {
+                run.failed = std::move(error);
+                run.failed_reason = reason;
+            };
+            if (!resume) {
+                auto own = git::Repository::open(context.repo_root);
+                if (!own) {
+                    fail(std::move(own).error(), "setup");
+                    continue;
+                }
+                auto made = own->add_worktree(pair_name(run.issue, run.agent.name), run.worktree,
+                                              run.branch, run.base_commit);
+                if (!made) {
+                    fail(std::move(made).error(), "setup");
+                    continue;
+                }
+            }
+            auto wt = git::Repository::open(run.worktree);
+            if (!wt) {
+                fail(std::move(wt).error(), "setup");
+                continue;
+            }
+            if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
+                fail(std::move(ok).error(), "setup");
+                continue;
+            }
+            if (resume) continue;  // set up once, when the worktree was made
+            if (auto ok = copy_setup_files(context, run); !ok) {
+                fail(std::move(ok).error(), "setup");
+                continue;
+            }
+            if (auto ok = run_setup_commands(context, run); !ok) fail(std::move(ok).error(), "setup");
+        }
+    };
+    const std::size_t threads =
+        std::min<std::size_t>(runs.size(), std::max(2u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    return runs;
+}
+
+}  // namespace cocode::agent

@@ -1,0 +1,83 @@
+// Preparing runs: for each (issue, agent) a run id, a run folder with its files, a worktree
+// on its own branch from the base, the hook's pointer, the agent's exact environment.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "github/types.h"
+#include "run/run_folder.h"
+
+namespace cocode::agent {
+
+struct DispatchContext {
+    std::filesystem::path repo_root;  // the main worktree, absolute
+    config::Config config;
+    std::string project_id;   // JRUN_PROJECT_ID: owner/name when known, else the folder name
+    bool resume = false;      // continue an existing worktree for the same (issue, agent)
+    std::optional<config::Duration> timeout;  // --timeout, over every agent's own
+    std::function<void(std::string_view)> notice;
+
+    std::filesystem::path runs_dir() const { return repo_root / run::kRunsDir; }
+    std::filesystem::path worktree_root() const;
+};
+
+// One (issue, agent) run, ready to start.
+struct PlannedRun {
+    std::string run_id;
+    std::string parent_run_id;  // the run this one resumes
+    run::RunFiles files;
+    long issue = 0;
+    std::string issue_url;
+    config::AgentConfig agent;
+    std::filesystem::path worktree;
+    std::string branch;
+    std::string base_commit;
+    std::vector<std::string> argv;  // argv[0] resolved to a path
+    std::vector<std::string> environment;
+    std::string prompt;
+    config::Duration timeout{};
+    std::optional<config::Duration> idle_timeout;
+    // Prepared but it cannot start: a program that is not installed, a setup step that
+    // failed. The run is recorded as failed with this error's exit code.
+    std::optional<Error> failed;
+    std::string failed_reason;  // missing-dependency, setup
+
+    std::string tag() const { return "JRUN_ID=" + run_id; }
+};
+
+// The base every worktree starts from: `base_branch`, else the default branch, fetched
+// from `origin` first when there is one.
+struct Base {
+    std::string branch;
+    std::string revision;  // what the worktrees are made from ("origin/main" or "main")
+    std::string commit;
+};
+Result<Base> resolve_base(const DispatchContext& context);
+
+// Everything for `issues` × `agents` in FIFO order (issue by issue, agents in the order
+// given). Refuses, before making anything, a pair whose worktree or branch already exists
+// unless `resume` is set. Each run's folder holds run-info.yaml in state `queued`.
+Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
+                                          const std::vector<github::Issue>& issues,
+                                          const std::vector<config::AgentConfig>& agents);
+
+// What prompt.md holds: the issue, the protocol's instructions, the marker.
+std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
+                          std::string_view marker);
+
+// The runner contract's prefix for a restarted attempt.
+inline constexpr char kRestartPrefix[] = "Continue working on the following:\n\n";
+
+// The agent's whole environment, from `ours` (NAME=value entries): the allowlisted base,
+// the agent's configured extras, its own token, the five COCODE_* and the JRUN_* variables.
+std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
+                                           const PlannedRun& run, const DispatchContext& context);
+
+}  // namespace cocode::agent

@@ -1,0 +1,389 @@
+#include "agent/supervisor.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+
+#include "core/files.h"
+#include "core/redact.h"
+#include "proc/process_tree.h"
+#include "proc/spawn.h"
+
+namespace cocode::agent {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kTick{200};  // the longest we sleep without looking
+constexpr milliseconds kMaxBackoff = std::chrono::seconds(60);
+
+enum class Phase { queued, running, stopping, backoff, done };
+
+struct Slot {
+    PlannedRun* run = nullptr;
+    Phase phase = Phase::queued;
+    pid_t pid = 0;
+    bool exited = false;
+    int wait_status = 0;
+    Clock::time_point attempt_start, last_output, ready_at, stop_deadline, restart_at;
+    std::uintmax_t out_size = 0, err_size = 0;
+    fs::file_time_type info_time{};
+    std::string ready_commit;
+    std::string stop_reason;  // why we are stopping it; empty when it ended on its own
+    bool killed = false;
+    bool started_once = false;
+    RunResult result;
+};
+
+std::uintmax_t size_of(const fs::path& path) {
+    std::error_code ec;
+    auto size = fs::file_size(path, ec);
+    return ec ? 0 : size;
+}
+
+// The last non-empty line the agent wrote to stderr, short, with secrets masked: enough for
+// error_summary to say why without opening the file.
+std::string last_stderr_line(const fs::path& path) {
+    std::error_code ec;
+    auto size = fs::file_size(path, ec);
+    if (ec || size == 0) return "";
+    auto text = read_file(path, std::size_t{256} << 20);
+    if (!text) return "";
+    std::string_view all = *text;
+    if (all.size() > 4096) all = all.substr(all.size() - 4096);
+    while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.remove_suffix(1);
+    std::size_t start = all.rfind('\n');
+    std::string line(all.substr(start == std::string_view::npos ? 0 : start + 1));
+    if (line.size() > 200) line = line.substr(0, 200) + "…";
+    return redact(line);
+}
+
+class Supervisor {
+  public:
+    Supervisor(std::vector<PlannedRun>& runs, const SupervisorOptions& options)
+        : options_(options) {
+        for (auto& run : runs) {
+            Slot slot;
+            slot.run = &run;
+            slots_.push_back(std::move(slot));
+        }
+    }
+
+    Result<BatchResult> run() {
+        sigset_t set, previous;
+        sigemptyset(&set);
+        for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+        ::sigprocmask(SIG_BLOCK, &set, &previous);
+        become_subreaper();
+
+        for (auto& slot : slots_) {
+            if (!slot.run->failed) continue;
+            const Error& error = *slot.run->failed;
+            finish(slot, static_cast<int>(error.code), slot.run->failed_reason, error.message);
+        }
+        bool announced = false;
+        while (true) {
+            start_waiting_runs();
+            if (!announced) {
+                announced = true;
+                if (options_.on_started) options_.on_started();
+            }
+            if (std::all_of(slots_.begin(), slots_.end(),
+                            [](const Slot& s) { return s.phase == Phase::done; }))
+                break;
+            wait_for_signal(set);
+            reap();
+            const auto now = Clock::now();
+            for (auto& slot : slots_) tick(slot, now);
+        }
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+        BatchResult result;
+        result.interrupted = interrupted_;
+        for (const auto& slot : slots_) result.runs.push_back(slot.result);
+        return result;
+    }
+
+  private:
+    void update(const Slot& slot, UpdateKind kind, std::string detail) {
+        if (options_.on_update) options_.on_update(RunUpdate{slot.run, kind, std::move(detail)});
+    }
+
+    int alive() const {
+        return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) {
+            return s.phase == Phase::running || s.phase == Phase::stopping ||
+                   s.phase == Phase::backoff;
+        }));
+    }
+
+    void start_waiting_runs() {
+        if (interrupted_) return;
+        int free = options_.concurrency - alive();
+        for (auto& slot : slots_) {
+            if (free <= 0) break;
+            if (slot.phase != Phase::queued) continue;
+            start(slot);
+            --free;
+        }
+    }
+
+    void start(Slot& slot) {
+        PlannedRun& run = *slot.run;
+        SpawnSpec spec;
+        spec.argv = run.argv;
+        spec.environment = run.environment;
+        spec.cwd = run.worktree;
+        if (run.agent.stdin_from == config::Stdin::prompt) spec.stdin_path = run.files.prompt();
+        spec.stdout_path = run.files.stdout_file();
+        spec.stderr_path = run.files.stderr_file();
+        auto pid = spawn_in_own_group(spec);
+        if (!pid) {
+            finish(slot, static_cast<int>(ExitCode::general), "spawn", pid.error().message);
+            return;
+        }
+        const auto now = Clock::now();
+        slot.pid = *pid;
+        slot.exited = false;
+        slot.killed = false;
+        slot.stop_reason.clear();
+        slot.phase = Phase::running;
+        slot.attempt_start = slot.last_output = now;
+        slot.out_size = size_of(run.files.stdout_file());
+        slot.err_size = size_of(run.files.stderr_file());
+        const std::string start_time = format_utc_timestamp(std::chrono::system_clock::now());
+        const bool first = !slot.started_once;
+        slot.started_once = true;
+        (void)run::update_run_info(run.files.folder, [&](FlatYaml& info) {
+            info.set("status", run::kRunning);
+            info.set("reason", "");
+            info.set_number("pid", slot.pid);
+            info.set_number("pgid", slot.pid);
+            info.set_number("supervisor_pid", ::getpid());
+            if (first) info.set("start_time", start_time);
+            info.set_number("restarts", slot.result.restarts);
+        });
+        (void)run::append_event(run.files.folder, run.run_id, "RUN_START",
+                                {{"issue", run.issue},
+                                 {"agent", run.agent.name},
+                                 {"pid", slot.pid},
+                                 {"attempt", slot.result.restarts + 1}});
+        update(slot, UpdateKind::started, "pid " + std::to_string(slot.pid));
+    }
+
+    void wait_for_signal(const sigset_t& set) {
+        auto now = Clock::now();
+        auto wake = now + kTick;
+        for (const auto& s : slots_) {
+            if (s.phase == Phase::backoff) wake = std::min(wake, s.restart_at);
+            if (s.phase == Phase::stopping) wake = std::min(wake, s.stop_deadline);
+        }
+        auto wait = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(wake - now));
+        timespec ts{static_cast<time_t>(wait.count() / 1000),
+                    static_cast<long>((wait.count() % 1000) * 1'000'000)};
+        siginfo_t info;
+        int signal = ::sigtimedwait(&set, &info, &ts);
+        if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
+        // Drain the rest without waiting: a Ctrl-C may come with a SIGCHLD.
+        timespec zero{0, 0};
+        while ((signal = ::sigtimedwait(&set, &info, &zero)) > 0)
+            if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
+    }
+
+    // Every child that ended: our agents, and orphans of theirs we adopted as subreaper.
+    void reap() {
+        int status = 0;
+        pid_t pid;
+        while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+            for (auto& slot : slots_) {
+                if (slot.pid == pid && !slot.exited &&
+                    (slot.phase == Phase::running || slot.phase == Phase::stopping)) {
+                    slot.exited = true;
+                    slot.wait_status = status;
+                }
+            }
+        }
+    }
+
+    void interrupt() {
+        if (interrupted_) return;
+        interrupted_ = true;
+        for (auto& slot : slots_) {
+            switch (slot.phase) {
+                case Phase::queued:
+                case Phase::backoff:
+                    finish(slot, static_cast<int>(ExitCode::interrupted), "interrupted",
+                           "interrupted before it started");
+                    break;
+                case Phase::running: begin_stop(slot, "interrupted"); break;
+                case Phase::stopping: slot.stop_reason = "interrupted"; break;
+                case Phase::done: break;
+            }
+        }
+    }
+
+    void begin_stop(Slot& slot, const std::string& reason) {
+        slot.stop_reason = reason;
+        slot.phase = Phase::stopping;
+        slot.stop_deadline = Clock::now() + options_.grace;
+        signal_run(slot.pid, slot.run->tag(), SIGTERM);
+        update(slot, UpdateKind::stopping, reason);
+    }
+
+    void watch_ready(Slot& slot, Clock::time_point now) {
+        std::error_code ec;
+        auto time = fs::last_write_time(slot.run->files.info(), ec);
+        if (ec || time == slot.info_time) return;
+        slot.info_time = time;
+        auto info = run::read_run_info(slot.run->files.folder);
+        if (!info) return;
+        std::string commit = info->get("ready_commit").value_or("");
+        if (commit.empty() || commit == slot.ready_commit) return;
+        slot.ready_commit = commit;
+        slot.ready_at = now;
+        update(slot, UpdateKind::ready, "commit " + commit.substr(0, 12));
+    }
+
+    void tick(Slot& slot, Clock::time_point now) {
+        PlannedRun& run = *slot.run;
+        if (slot.phase == Phase::backoff) {
+            if (now >= slot.restart_at) start(slot);
+            return;
+        }
+        if (slot.phase != Phase::running && slot.phase != Phase::stopping) return;
+        watch_ready(slot, now);
+        auto out = size_of(run.files.stdout_file());
+        auto err = size_of(run.files.stderr_file());
+        if (out != slot.out_size || err != slot.err_size) {
+            slot.out_size = out;
+            slot.err_size = err;
+            slot.last_output = now;
+        }
+        if (slot.phase == Phase::running) {
+            if (slot.exited) {
+                // The agent is gone; whatever it left behind (a grandchild holding its
+                // output, a daemon) goes too, the same way.
+                if (run_processes(slot.pid, run.tag()).empty()) {
+                    end_attempt(slot);
+                } else {
+                    slot.phase = Phase::stopping;
+                    slot.stop_deadline = now + options_.grace;
+                    signal_run(slot.pid, run.tag(), SIGTERM);
+                }
+                return;
+            }
+            if (now - slot.attempt_start >= run.timeout) {
+                begin_stop(slot, "timeout");
+            } else if (run.idle_timeout && now - slot.last_output >= *run.idle_timeout) {
+                begin_stop(slot, "idle");
+            } else if (!slot.ready_commit.empty() &&
+                       now - std::max(slot.last_output, slot.ready_at) >= options_.ready_quiet) {
+                begin_stop(slot, "ready-quiet");
+            }
+            return;
+        }
+        // Stopping: done when the agent has exited and nothing of the run is left.
+        const bool left = !run_processes(slot.pid, run.tag()).empty();
+        if (slot.exited && !left) {
+            end_attempt(slot);
+            return;
+        }
+        if (now >= slot.stop_deadline) {
+            slot.killed = true;
+            signal_run(slot.pid, run.tag(), SIGKILL);
+        }
+    }
+
+    void end_attempt(Slot& slot) {
+        PlannedRun& run = *slot.run;
+        int code = 0;
+        if (WIFEXITED(slot.wait_status)) code = WEXITSTATUS(slot.wait_status);
+        else if (WIFSIGNALED(slot.wait_status)) code = 128 + WTERMSIG(slot.wait_status);
+        const std::string& why = slot.stop_reason;
+        if (why == "timeout" || why == "idle") code = static_cast<int>(ExitCode::timeout);
+        else if (why == "interrupted") code = static_cast<int>(ExitCode::interrupted);
+        else if (why == "ready-quiet") code = 0;  // it said it was done, then lingered
+
+        if (why.empty() && code != 0 && slot.result.restarts < run.agent.restarts &&
+            slot.ready_commit.empty() && !interrupted_) {
+            ++slot.result.restarts;
+            auto delay = options_.restart_backoff * (1 << std::min(slot.result.restarts - 1, 16));
+            delay = std::min<config::Duration>(delay, kMaxBackoff);
+            slot.restart_at = Clock::now() + delay;
+            slot.phase = Phase::backoff;
+            (void)write_file_atomic(run.files.prompt(), kRestartPrefix + run.prompt);
+            (void)run::update_run_info(run.files.folder, [&](FlatYaml& info) {
+                info.set_number("restarts", slot.result.restarts);
+                info.set("reason", "restarting");
+            });
+            (void)run::append_event(run.files.folder, run.run_id, "RUN_CRASH",
+                                    {{"exit_code", code},
+                                     {"attempt", slot.result.restarts},
+                                     {"restart_in_ms", delay.count()}});
+            update(slot, UpdateKind::restarting,
+                   "exit " + std::to_string(code) + ", restart " +
+                       std::to_string(slot.result.restarts) + " of " +
+                       std::to_string(run.agent.restarts) + " in " +
+                       config::format_duration(delay));
+            return;
+        }
+        std::string summary;
+        if (why == "timeout") summary = "timed out after " + config::format_duration(run.timeout);
+        else if (why == "idle")
+            summary = "no output for " + config::format_duration(*run.idle_timeout);
+        else if (why == "interrupted") summary = "interrupted";
+        else if (code != 0) {
+            summary = "exit code " + std::to_string(code);
+            if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
+                summary += ": " + line;
+        }
+        finish(slot, code, why, summary);
+    }
+
+    void finish(Slot& slot, int code, const std::string& reason, const std::string& summary) {
+        PlannedRun& run = *slot.run;
+        slot.phase = Phase::done;
+        slot.result.exit_code = code;
+        slot.result.status = code == 0 ? run::kCompleted : run::kFailed;
+        slot.result.reason = reason;
+        std::error_code ec;
+        // output.md: the agent's own, else a copy of its stdout (runner contract).
+        if (!fs::exists(run.files.output(), ec))
+            fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
+        const std::string end_time = format_utc_timestamp(std::chrono::system_clock::now());
+        auto info = run::update_run_info(run.files.folder, [&](FlatYaml& fields) {
+            fields.set("status", slot.result.status);
+            fields.set("reason", reason);
+            fields.set_number("exit_code", code);
+            fields.set("end_time", end_time);
+            fields.set("error_summary", summary);
+            fields.set_number("restarts", slot.result.restarts);
+        });
+        if (info) slot.result.ready_commit = info->get("ready_commit").value_or("");
+        nlohmann::json fields = {{"exit_code", code}, {"status", slot.result.status}};
+        if (!reason.empty()) fields["reason"] = reason;
+        if (!summary.empty()) fields["error"] = summary;
+        (void)run::append_event(run.files.folder, run.run_id,
+                                code == 0 ? "RUN_STOP" : "RUN_CRASH", fields);
+        update(slot, UpdateKind::finished,
+               slot.result.status + " (exit " + std::to_string(code) +
+                   (reason.empty() ? "" : ", " + reason) + ")" +
+                   (summary.empty() || reason == "interrupted" ? "" : ": " + summary));
+    }
+
+    const SupervisorOptions& options_;
+    std::vector<Slot> slots_;
+    bool interrupted_ = false;
+};
+
+}  // namespace
+
+Result<BatchResult> supervise(std::vector<PlannedRun>& runs, const SupervisorOptions& options) {
+    return Supervisor(runs, options).run();
+}
+
+}  // namespace cocode::agent

@@ -1,0 +1,50 @@
+// Supervising a batch of runs: at most N agents alive, the rest waiting in FIFO order;
+// timeouts, idle limits, restarts, READY then quiet, and Ctrl-C — each ending with every
+// process of the run gone and the run's state written (docs/runs.md, "Supervision").
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/prepare.h"
+#include "core/result.h"
+
+namespace cocode::agent {
+
+enum class UpdateKind { started, ready, restarting, stopping, finished };
+
+struct RunUpdate {
+    const PlannedRun* run = nullptr;
+    UpdateKind kind = UpdateKind::started;
+    std::string detail;  // "pid 123", "commit abc…", "timeout", "completed (exit 0)", …
+};
+
+struct SupervisorOptions {
+    int concurrency = 5;
+    config::Duration grace = std::chrono::seconds(5);
+    config::Duration ready_quiet = std::chrono::seconds(60);
+    config::Duration restart_backoff = std::chrono::seconds(1);
+    std::function<void(const RunUpdate&)> on_update;
+    // Called once, after the first runs have started (--detach lets the terminal go then).
+    std::function<void()> on_started;
+};
+
+struct RunResult {
+    std::string status;  // completed or failed
+    std::string reason;  // "", timeout, idle, interrupted, missing-dependency, setup, …
+    int exit_code = 0;
+    int restarts = 0;
+    std::string ready_commit;
+};
+
+struct BatchResult {
+    bool interrupted = false;
+    std::vector<RunResult> runs;  // in the order of the batch
+};
+
+// Runs the batch to the end. SIGINT, SIGTERM and SIGHUP stop every agent (SIGTERM to its
+// processes, grace, SIGKILL) and mark waiting runs interrupted; the result says so.
+Result<BatchResult> supervise(std::vector<PlannedRun>& runs, const SupervisorOptions& options);
+
+}  // namespace cocode::agent

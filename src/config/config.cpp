@@ -1,0 +1,417 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "core/json_text.h"
+
+namespace cocode::config {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kMaxConcurrency = 64;
+constexpr int kMaxRestarts = 100;
+
+// Validation context: where we are in the document, for messages that name the field.
+struct Reader {
+    std::string source;
+
+    Error bad(const std::string& field, const std::string& expected) const {
+        return Error::usage(source + ": field '" + field + "': expected " + expected);
+    }
+
+    Result<void> only_keys(const json& object, const std::string& where,
+                           const std::vector<std::string>& known) const {
+        for (const auto& [key, value] : object.items()) {
+            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+            std::string field = where.empty() ? key : where + "." + key;
+            std::string message = source + ": unknown field '" + field + "'";
+            if (auto near = closest_word(key, known)) message += " (did you mean '" + *near + "'?)";
+            return Error::usage(message);
+        }
+        return {};
+    }
+
+    Result<std::string> string(const json& value, const std::string& field) const {
+        if (!value.is_string() || value.get_ref<const std::string&>().empty())
+            return bad(field, "a non-empty string");
+        return value.get<std::string>();
+    }
+
+    Result<std::vector<std::string>> strings(const json& value, const std::string& field) const {
+        if (!value.is_array()) return bad(field, "a list of strings");
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            if (!value[i].is_string())
+                return bad(field + "[" + std::to_string(i) + "]", "a string");
+            out.push_back(value[i].get<std::string>());
+        }
+        return out;
+    }
+
+    Result<int> integer(const json& value, const std::string& field, int low, int high) const {
+        std::string range = "a whole number from " + std::to_string(low) + " to " +
+                            std::to_string(high);
+        if (!value.is_number_integer()) return bad(field, range);
+        auto n = value.get<long long>();
+        if (n < low || n > high) return bad(field, range);
+        return static_cast<int>(n);
+    }
+
+    Result<Duration> duration(const json& value, const std::string& field) const {
+        std::string text;
+        if (value.is_number_unsigned() || value.is_number_integer()) {
+            if (value.get<long long>() <= 0) return bad(field, "a positive duration");
+            text = std::to_string(value.get<long long>());
+        } else if (value.is_string()) {
+            text = value.get<std::string>();
+        } else {
+            return bad(field, "a duration such as 90, \"90s\", \"30m\" or \"1h\"");
+        }
+        auto parsed = parse_duration(text);
+        if (!parsed) return bad(field, "a duration such as 90, \"90s\", \"30m\" or \"1h\"");
+        return parsed;
+    }
+};
+
+Result<AgentType> parse_type(const Reader& r, const json& value, const std::string& field) {
+    static const std::map<std::string, AgentType> kTypes = {{"command", AgentType::command},
+                                                            {"claude", AgentType::claude},
+                                                            {"codex", AgentType::codex},
+                                                            {"gemini", AgentType::gemini}};
+    if (value.is_string()) {
+        auto it = kTypes.find(value.get<std::string>());
+        if (it != kTypes.end()) return it->second;
+    }
+    return r.bad(field, "one of command, claude, codex, gemini");
+}
+
+bool valid_agent_name(const std::string& name) {
+    // The name becomes part of a branch, a folder and a run id's neighbour: keep it simple.
+    if (name.empty() || name.size() > 40 || name.front() == '-' || name.front() == '.')
+        return false;
+    return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+    });
+}
+
+fs::path resolve_program(const std::string& program, const fs::path& repo_root) {
+    fs::path path(program);
+    if (path.is_absolute() || program.find('/') == std::string::npos) return path;
+    return (repo_root / path).lexically_normal();
+}
+
+Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const json& value,
+                                const std::string& field, const fs::path& repo_root) {
+    if (!valid_agent_name(name))
+        return r.bad(field, "an agent name of letters, digits, '-', '_' or '.' (at most 40)");
+    if (!value.is_object()) return r.bad(field, "an object describing the agent");
+    if (auto ok = r.only_keys(value, field,
+                              {"type", "command", "args", "env", "timeout", "idle_timeout",
+                               "restarts", "stdin"});
+        !ok)
+        return std::move(ok).error();
+
+    AgentType type = AgentType::command;
+    if (value.contains("type")) {
+        auto parsed = parse_type(r, value["type"], field + ".type");
+        if (!parsed) return std::move(parsed).error();
+        type = *parsed;
+    }
+    AgentConfig agent = preset(type, name);
+    if (value.contains("command")) {
+        auto command = r.string(value["command"], field + ".command");
+        if (!command) return std::move(command).error();
+        agent.argv = {resolve_program(*command, repo_root).string()};
+        if (type != AgentType::command && !value.contains("args")) {
+            // A preset with only its program replaced keeps the preset's arguments.
+            auto defaults = preset(type, name).argv;
+            agent.argv.insert(agent.argv.end(), defaults.begin() + 1, defaults.end());
+        }
+    } else if (type == AgentType::command) {
+        return r.bad(field + ".command", "the program to run (type command has no default)");
+    }
+    if (value.contains("args")) {
+        auto args = r.strings(value["args"], field + ".args");
+        if (!args) return std::move(args).error();
+        agent.argv.resize(1);
+        agent.argv.insert(agent.argv.end(), args->begin(), args->end());
+    }
+    if (value.contains("env")) {
+        auto env = r.strings(value["env"], field + ".env");
+        if (!env) return std::move(env).error();
+        for (const auto& variable : *env) {
+            if (variable.empty() || variable.find('=') != std::string::npos)
+                return r.bad(field + ".env", "environment variable names (no '=')");
+        }
+        agent.env = std::move(*env);
+    }
+    for (const char* key : {"timeout", "idle_timeout"}) {
+        if (!value.contains(key)) continue;
+        auto d = r.duration(value[key], field + "." + key);
+        if (!d) return std::move(d).error();
+        (std::string_view(key) == "timeout" ? agent.timeout : agent.idle_timeout) = *d;
+    }
+    if (value.contains("restarts")) {
+        auto n = r.integer(value["restarts"], field + ".restarts", 0, kMaxRestarts);
+        if (!n) return std::move(n).error();
+        agent.restarts = *n;
+    }
+    if (value.contains("stdin")) {
+        const json& s = value["stdin"];
+        if (s == "null")
+            agent.stdin_from = Stdin::null;
+        else if (s == "prompt")
+            agent.stdin_from = Stdin::prompt;
+        else
+            return r.bad(field + ".stdin", "\"null\" or \"prompt\"");
+    }
+    return agent;
+}
+
+Result<void> parse_agents(const Reader& r, const json& value, Config& config,
+                          const fs::path& repo_root) {
+    auto add = [&](AgentConfig agent, const std::string& field) -> Result<void> {
+        if (config.find_agent(agent.name)) return r.bad(field, "a name used only once");
+        config.agents.push_back(std::move(agent));
+        return {};
+    };
+    if (value.is_object()) {
+        for (const auto& [name, spec] : value.items()) {
+            auto agent = parse_agent(r, name, spec, "agents." + name, repo_root);
+            if (!agent) return std::move(agent).error();
+            if (auto ok = add(std::move(*agent), "agents." + name); !ok) return ok;
+        }
+        return {};
+    }
+    if (value.is_array()) {
+        // cocode-py's shape: [{"name": …, "command": …, "args": […]}].
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            std::string field = "agents[" + std::to_string(i) + "]";
+            const json& item = value[i];
+            if (!item.is_object() || !item.contains("name"))
+                return r.bad(field, "an object with name and command");
+            auto name = r.string(item["name"], field + ".name");
+            if (!name) return std::move(name).error();
+            json spec = item;
+            spec.erase("name");
+            auto agent = parse_agent(r, *name, spec, field, repo_root);
+            if (!agent) return std::move(agent).error();
+            if (auto ok = add(std::move(*agent), field + ".name"); !ok) return ok;
+        }
+        return {};
+    }
+    return r.bad("agents", "an object of agents by name (or cocode-py's list of agents)");
+}
+
+}  // namespace
+
+std::string_view type_name(AgentType type) {
+    switch (type) {
+        case AgentType::command: return "command";
+        case AgentType::claude: return "claude";
+        case AgentType::codex: return "codex";
+        case AgentType::gemini: return "gemini";
+    }
+    return "command";
+}
+
+const AgentConfig* Config::find_agent(std::string_view name) const {
+    for (const auto& agent : agents)
+        if (agent.name == name) return &agent;
+    return nullptr;
+}
+
+AgentConfig preset(AgentType type, std::string name) {
+    // The command lines these CLIs document for unattended work, prompt on stdin
+    // (docs/configuration.md, "Presets"). Each is overridable with command/args.
+    AgentConfig agent;
+    agent.name = std::move(name);
+    agent.type = type;
+    switch (type) {
+        case AgentType::command: break;
+        case AgentType::claude:
+            agent.argv = {"claude", "-p", "--permission-mode", "bypassPermissions",
+                          "--output-format", "text"};
+            agent.stdin_from = Stdin::prompt;
+            agent.token_env = "ANTHROPIC_API_KEY";
+            break;
+        case AgentType::codex:
+            agent.argv = {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "-"};
+            agent.stdin_from = Stdin::prompt;
+            agent.token_env = "OPENAI_API_KEY";
+            break;
+        case AgentType::gemini:
+            agent.argv = {"gemini", "--yolo"};
+            agent.stdin_from = Stdin::prompt;
+            agent.token_env = "GEMINI_API_KEY";
+            break;
+    }
+    return agent;
+}
+
+Result<Duration> parse_duration(std::string_view text) {
+    auto bad = [&] {
+        return Error::usage("'" + std::string(text) +
+                            "' is not a duration (expected e.g. 90, 90s, 30m, 1h30m, 250ms)");
+    };
+    if (text.empty()) return bad();
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        if (text.size() > 9) return bad();
+        return Duration(std::stoll(std::string(text)) * 1000);
+    }
+    long long total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        std::size_t start = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+        if (i == start || i - start > 9) return bad();
+        long long n = std::stoll(std::string(text.substr(start, i - start)));
+        std::size_t unit_start = i;
+        while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+        std::string_view unit = text.substr(unit_start, i - unit_start);
+        if (unit == "ms") total += n;
+        else if (unit == "s") total += n * 1000;
+        else if (unit == "m") total += n * 60'000;
+        else if (unit == "h") total += n * 3'600'000;
+        else return bad();
+    }
+    if (total <= 0) return bad();
+    return Duration(total);
+}
+
+std::string format_duration(Duration duration) {
+    long long ms = duration.count();
+    if (ms % 1000 != 0) return std::to_string(ms) + "ms";
+    long long s = ms / 1000;
+    std::string out;
+    if (s >= 3600) out += std::to_string(s / 3600) + "h", s %= 3600;
+    if (s >= 60) out += std::to_string(s / 60) + "m", s %= 60;
+    if (s > 0 || out.empty()) out += std::to_string(s) + "s";
+    return out;
+}
+
+std::optional<std::string> closest_word(std::string_view word,
+                                        const std::vector<std::string>& known) {
+    auto distance = [](std::string_view a, std::string_view b) {
+        std::vector<std::size_t> row(b.size() + 1);
+        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            std::size_t diagonal = row[0];
+            row[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t above = row[j];
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                                   diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+                diagonal = above;
+            }
+        }
+        return row[b.size()];
+    };
+    std::optional<std::string> best;
+    std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+    for (const auto& candidate : known) {
+        std::size_t d = distance(word, candidate);
+        if (d < best_distance) best_distance = d, best = candidate;
+    }
+    return best;
+}
+
+Result<Config> parse_config(std::string_view text, const fs::path& source,
+                            const fs::path& repo_root) {
+    Reader r{source.string()};
+    auto parsed = parse_json_text(text, r.source, "a JSON object, see docs/configuration.md");
+    if (!parsed) return std::move(parsed).error();
+    const json& doc = *parsed;
+    if (!doc.is_object())
+        return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
+    // `check` and `publish` belong to cocode-check, which validates them itself.
+    if (auto ok = r.only_keys(doc, "",
+                              {"concurrency", "timeout", "grace", "ready_quiet",
+                               "restart_backoff", "ready_marker", "worktree_root",
+                               "branch_prefix", "base_branch", "worktree_setup", "agents",
+                               "default_agents", "check", "publish"});
+        !ok)
+        return std::move(ok).error();
+
+    Config config;
+    config.source = source;
+    if (doc.contains("concurrency")) {
+        auto n = r.integer(doc["concurrency"], "concurrency", 1, kMaxConcurrency);
+        if (!n) return std::move(n).error();
+        config.concurrency = *n;
+    }
+    for (auto [key, slot] : {std::pair{"timeout", &config.timeout}, {"grace", &config.grace},
+                             {"ready_quiet", &config.ready_quiet},
+                             {"restart_backoff", &config.restart_backoff}}) {
+        if (!doc.contains(key)) continue;
+        auto d = r.duration(doc[key], key);
+        if (!d) return std::move(d).error();
+        *slot = *d;
+    }
+    for (auto [key, slot] : {std::pair{"ready_marker", &config.ready_marker},
+                             {"worktree_root", &config.worktree_root},
+                             {"branch_prefix", &config.branch_prefix}}) {
+        if (!doc.contains(key)) continue;
+        auto s = r.string(doc[key], key);
+        if (!s) return std::move(s).error();
+        *slot = *s;
+    }
+    if (doc.contains("base_branch")) {
+        auto s = r.string(doc["base_branch"], "base_branch");
+        if (!s) return std::move(s).error();
+        config.base_branch = *s;
+    }
+    if (doc.contains("worktree_setup")) {
+        const json& setup = doc["worktree_setup"];
+        if (!setup.is_object()) return r.bad("worktree_setup", "an object with copy and commands");
+        if (auto ok = r.only_keys(setup, "worktree_setup", {"copy", "commands"}); !ok)
+            return std::move(ok).error();
+        if (setup.contains("copy")) {
+            auto copy = r.strings(setup["copy"], "worktree_setup.copy");
+            if (!copy) return std::move(copy).error();
+            for (const auto& file : *copy) {
+                fs::path p(file);
+                if (p.is_absolute() || file.find("..") != std::string::npos)
+                    return r.bad("worktree_setup.copy", "paths inside the repository");
+            }
+            config.setup.copy = std::move(*copy);
+        }
+        if (setup.contains("commands")) {
+            auto commands = r.strings(setup["commands"], "worktree_setup.commands");
+            if (!commands) return std::move(commands).error();
+            config.setup.commands = std::move(*commands);
+        }
+    }
+    if (doc.contains("agents")) {
+        if (auto ok = parse_agents(r, doc["agents"], config, repo_root); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("default_agents")) {
+        auto names = r.strings(doc["default_agents"], "default_agents");
+        if (!names) return std::move(names).error();
+        for (const auto& name : *names) {
+            if (!config.find_agent(name))
+                return r.bad("default_agents", "names of agents defined in agents ('" + name +
+                                                   "' is not)");
+        }
+        config.default_agents = std::move(*names);
+    }
+    return config;
+}
+
+Result<Config> load_config(const fs::path& repo_root) {
+    fs::path file = repo_root / kConfigFile;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) return Config{};
+    auto text = read_file(file, std::size_t{1} << 20);
+    if (!text) return std::move(text).error();
+    return parse_config(*text, fs::path(kConfigFile), repo_root);
+}
+
+}  // namespace cocode::config

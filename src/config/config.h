@@ -1,0 +1,89 @@
+// .cocode/config.json: what the dispatcher runs and how (docs/configuration.md).
+//
+// Loading validates everything up front: an error names the file, the field (as a JSON path
+// such as `agents.fixer.timeout`) and what was expected; an unknown key is an error with a
+// "did you mean" when a known key is close. cocode-py's shape, `agents` as a list of
+// `{name, command, args}`, is read too.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace cocode::config {
+
+using Duration = std::chrono::milliseconds;
+
+enum class AgentType { command, claude, codex, gemini };
+std::string_view type_name(AgentType type);
+
+// What the agent's stdin is: /dev/null (the cocode protocol: the agent reads
+// COCODE_ISSUE_BODY_FILE), or prompt.md (the coding CLIs take their prompt on stdin).
+enum class Stdin { null, prompt };
+
+struct AgentConfig {
+    std::string name;
+    AgentType type = AgentType::command;
+    std::vector<std::string> argv;  // program and arguments, ready to start
+    std::vector<std::string> env;   // extra environment names passed through
+    std::optional<Duration> timeout;
+    std::optional<Duration> idle_timeout;
+    int restarts = 0;
+    Stdin stdin_from = Stdin::null;
+    // The one secret this agent receives, by its type (runner contract's token mapping):
+    // claude → ANTHROPIC_API_KEY, codex → OPENAI_API_KEY, gemini → GEMINI_API_KEY.
+    std::optional<std::string> token_env;
+};
+
+struct WorktreeSetup {
+    std::vector<std::string> copy;      // files (relative to the repository) copied in
+    std::vector<std::string> commands;  // run with `sh -c` in the new worktree, in order
+};
+
+struct Config {
+    std::filesystem::path source;  // the file read, or empty for built-in defaults
+    int concurrency = 5;
+    Duration timeout = std::chrono::minutes(30);
+    Duration grace = std::chrono::seconds(5);
+    // After READY, a run whose agent neither writes nor commits for this long is ended.
+    Duration ready_quiet = std::chrono::seconds(60);
+    Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart, at most 60 s
+    std::string ready_marker = "cocode ready for check";
+    std::string worktree_root = ".cocode/worktrees";
+    std::string branch_prefix = "cocode/";
+    std::optional<std::string> base_branch;  // default: the repository's default branch
+    WorktreeSetup setup;
+    std::vector<AgentConfig> agents;
+    std::vector<std::string> default_agents;  // run when no --agent is given; default: all
+
+    const AgentConfig* find_agent(std::string_view name) const;
+};
+
+// The preset for a coding CLI, as `init` writes it and as a bare `{"type": "claude"}` means.
+AgentConfig preset(AgentType type, std::string name);
+
+// "90" (seconds), "90s", "30m", "1h30m", "250ms". Errors say what was expected.
+Result<Duration> parse_duration(std::string_view text);
+std::string format_duration(Duration duration);  // "30m", "1h30m", "5s", "250ms"
+
+// Parses config text; `source` names it in errors; relative agent commands that contain a
+// '/' are resolved against `repo_root` (the agent runs in its worktree, where untracked
+// scripts would be missing).
+Result<Config> parse_config(std::string_view text, const std::filesystem::path& source,
+                            const std::filesystem::path& repo_root);
+
+// `<repo_root>/.cocode/config.json`; built-in defaults (no agents) when there is no file.
+Result<Config> load_config(const std::filesystem::path& repo_root);
+
+inline constexpr char kConfigFile[] = ".cocode/config.json";
+
+// The closest of `known` to `word` when it is a plausible typo, for "did you mean".
+std::optional<std::string> closest_word(std::string_view word,
+                                        const std::vector<std::string>& known);
+
+}  // namespace cocode::config

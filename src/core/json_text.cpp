@@ -1,0 +1,21 @@
+#include "core/json_text.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cocode {
+
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view source,
+                                       std::string_view expected) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        // e.byte is where the parser stopped; a line number is what a person can use.
+        const auto stop = static_cast<std::ptrdiff_t>(std::min(e.byte, text.size()));
+        const auto line = 1 + std::count(text.begin(), text.begin() + stop, '\n');
+        return Error::usage(std::string(source) + ":" + std::to_string(line) +
+                            ": not valid JSON (expected " + std::string(expected) + ")");
+    }
+}
+
+}  // namespace cocode

@@ -1,0 +1,107 @@
+#include "proc/process_tree.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/files.h"
+
+namespace cocode {
+
+namespace {
+
+bool read_stat(pid_t pid, ProcessInfo& info) {
+    auto text = read_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    if (!text) return false;
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses; the last ')' ends it.
+    std::size_t close = text->rfind(')');
+    if (close == std::string::npos || close + 2 >= text->size()) return false;
+    std::istringstream rest(text->substr(close + 2));
+    info.pid = pid;
+    rest >> info.state >> info.ppid >> info.pgid;
+    return static_cast<bool>(rest);
+}
+
+bool environment_has(pid_t pid, std::string_view entry) {
+    auto text = read_file("/proc/" + std::to_string(pid) + "/environ", std::size_t{4} << 20);
+    if (!text) return false;
+    std::string_view env = *text;
+    while (!env.empty()) {
+        std::size_t end = env.find('\0');
+        if (env.substr(0, end) == entry) return true;
+        if (end == std::string_view::npos) break;
+        env.remove_prefix(end + 1);
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<ProcessInfo> list_processes() {
+    std::vector<ProcessInfo> out;
+    DIR* dir = ::opendir("/proc");
+    if (!dir) return out;
+    while (dirent* entry = ::readdir(dir)) {
+        char* end = nullptr;
+        long pid = std::strtol(entry->d_name, &end, 10);
+        if (pid <= 0 || *end != '\0') continue;
+        ProcessInfo info;
+        if (read_stat(static_cast<pid_t>(pid), info)) out.push_back(info);
+    }
+    ::closedir(dir);
+    return out;
+}
+
+std::vector<pid_t> run_processes(pid_t pgid, std::string_view tag) {
+    const pid_t self = ::getpid();
+    std::vector<ProcessInfo> all = list_processes();
+    std::set<pid_t> members;
+    for (const auto& p : all) {
+        if (p.state == 'Z' || p.pid == self) continue;
+        if ((pgid > 0 && p.pgid == pgid) || (!tag.empty() && environment_has(p.pid, tag)))
+            members.insert(p.pid);
+    }
+    // Descendants, to a fixed point (parents may be listed after their children).
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& p : all) {
+            if (p.state == 'Z' || p.pid == self || members.count(p.pid)) continue;
+            if (members.count(p.ppid)) grew = members.insert(p.pid).second || grew;
+        }
+    }
+    return {members.begin(), members.end()};
+}
+
+int signal_run(pid_t pgid, std::string_view tag, int signal) {
+    int sent = 0;
+    if (pgid > 0 && ::kill(-pgid, signal) == 0) ++sent;
+    for (pid_t pid : run_processes(pgid, tag))
+        if (::kill(pid, signal) == 0) ++sent;
+    return sent;
+}
+
+void stop_run_blocking(pid_t pgid, std::string_view tag, std::chrono::milliseconds grace) {
+    if (run_processes(pgid, tag).empty()) return;
+    signal_run(pgid, tag, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (run_processes(pgid, tag).empty()) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (int round = 0; round < 20 && !run_processes(pgid, tag).empty(); ++round) {
+        signal_run(pgid, tag, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+bool become_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
+
+}  // namespace cocode

@@ -1,0 +1,162 @@
+#include "run/run_folder.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/files.h"
+#include "proc/process_tree.h"
+
+namespace cocode::run {
+namespace fs = std::filesystem;
+
+namespace {
+
+long long to_number(const std::optional<std::string>& text, long long fallback = 0) {
+    if (!text || text->empty()) return fallback;
+    try {
+        std::size_t used = 0;
+        long long n = std::stoll(*text, &used);
+        return used == text->size() ? n : fallback;
+    } catch (...) {
+        return fallback;
+    }
+}
+
+}  // namespace
+
+RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
+    auto text = [&](const char* key) { return info.get(key).value_or(""); };
+    RunRecord r;
+    r.folder = folder;
+    r.run_id = text("run_id");
+    r.issue = to_number(info.get("issue"));
+    r.issue_url = text("issue_url");
+    r.agent = text("agent");
+    r.status = text("status");
+    r.reason = text("reason");
+    if (auto code = info.get("exit_code"); code && !code->empty())
+        r.exit_code = static_cast<int>(to_number(code, -1));
+    r.pid = static_cast<pid_t>(to_number(info.get("pid")));
+    r.pgid = static_cast<pid_t>(to_number(info.get("pgid")));
+    r.supervisor_pid = static_cast<pid_t>(to_number(info.get("supervisor_pid")));
+    r.start_time = text("start_time");
+    r.end_time = text("end_time");
+    r.branch = text("branch");
+    r.base_commit = text("base_commit");
+    r.worktree = text("worktree");
+    r.ready_commit = text("ready_commit");
+    r.restarts = static_cast<int>(to_number(info.get("restarts")));
+    r.error_summary = text("error_summary");
+    return r;
+}
+
+Result<FlatYaml> read_run_info(const fs::path& folder) {
+    RunFiles files{folder};
+    auto text = read_file(files.info(), std::size_t{1} << 20);
+    if (!text) return std::move(text).error();
+    return FlatYaml::parse(*text, files.info().string());
+}
+
+Result<FlatYaml> update_run_info(const fs::path& folder,
+                                 const std::function<void(FlatYaml&)>& edit) {
+    RunFiles files{folder};
+    FlatYaml result;
+    auto updated = update_file_locked(
+        files.info(), [&](const std::optional<std::string>& current) -> Result<std::string> {
+            FlatYaml info;
+            if (current) {
+                auto parsed = FlatYaml::parse(*current, files.info().string());
+                if (!parsed) return std::move(parsed).error();
+                info = std::move(*parsed);
+            }
+            edit(info);
+            result = info;
+            return info.render();
+        });
+    if (!updated) return std::move(updated).error();
+    return result;
+}
+
+Result<void> append_event(const fs::path& folder, const std::string& run_id,
+                          const std::string& type, nlohmann::json fields) {
+    nlohmann::json event = {{"type", type},
+                            {"run_id", run_id},
+                            {"time", format_utc_timestamp(std::chrono::system_clock::now())}};
+    event.update(fields);
+    const std::string line = event.dump();
+    RunFiles files{folder};
+    if (auto ok = append_line_locked(files.events(), line); !ok) return ok;
+    return append_line_locked(folder.parent_path() / kBusFile, line);
+}
+
+RunList list_runs(const fs::path& runs_dir) {
+    RunList list;
+    std::error_code ec;
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(runs_dir, ec))
+        if (entry.is_directory() && is_run_id(entry.path().filename().string()))
+            folders.push_back(entry.path());
+    std::sort(folders.begin(), folders.end());
+    for (const auto& folder : folders) {
+        auto info = read_run_info(folder);
+        if (!info) {
+            list.problems.push_back(info.error().message);
+            continue;
+        }
+        list.runs.push_back(record_from(*info, folder));
+    }
+    return list;
+}
+
+bool process_alive(pid_t pid) {
+    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+    auto procs = list_processes();
+    auto it = std::find_if(procs.begin(), procs.end(),
+                           [&](const ProcessInfo& p) { return p.pid == pid; });
+    return it != procs.end() && it->state != 'Z';
+}
+
+bool group_alive(pid_t pgid) {
+    if (pgid <= 0) return false;
+    for (const auto& p : list_processes())
+        if (p.pgid == pgid && p.state != 'Z') return true;
+    return false;
+}
+
+Result<bool> reconcile(RunRecord& record) {
+    if (record.status != kRunning && record.status != kQueued) return false;
+    if (process_alive(record.supervisor_pid)) return false;
+    // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
+    // it so it cannot keep changing the worktree, then say what happened.
+    const std::string tag = "JRUN_ID=" + record.run_id;
+    stop_run_blocking(record.pgid, tag, std::chrono::seconds(2));
+    const std::string now = format_utc_timestamp(std::chrono::system_clock::now());
+    const std::string summary = "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
+                                ") is gone; the run was found " +
+                                (record.status == kQueued ? "never started" : "unfinished");
+    bool changed = false;
+    auto updated = update_run_info(record.folder, [&](FlatYaml& info) {
+        const std::string status = info.get("status").value_or("");
+        if (status != kRunning && status != kQueued) return;
+        changed = true;
+        info.set("status", kFailed);
+        info.set("reason", "crashed");
+        info.set("end_time", now);
+        info.set("error_summary", summary);
+    });
+    if (!updated) return std::move(updated).error();
+    if (!changed) {
+        record = record_from(*updated, record.folder);
+        return false;
+    }
+    if (auto ok = append_event(record.folder, record.run_id, "RUN_CRASH",
+                               {{"reason", "crashed"}, {"error", summary}});
+        !ok)
+        return std::move(ok).error();
+    record = record_from(*updated, record.folder);
+    return true;
+}
+
+}  // namespace cocode::run

@@ -1,0 +1,100 @@
+// A run's folder (.cocode/runs/<run_id>/), its run-info.yaml and its events, as the runner
+// contract lays them out plus cocode's own fields (docs/runs.md).
+//
+// run-info.yaml is shared with cocode-hook, which sets `ready_commit` from inside git: every
+// change here is a read-modify-write under `run-info.yaml.lock`, the lock the hook takes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/flat_yaml.h"
+#include "core/result.h"
+#include "core/run_id.h"
+
+namespace cocode::run {
+
+inline constexpr char kRunsDir[] = ".cocode/runs";
+inline constexpr char kBusFile[] = "events.jsonl";  // in kRunsDir: every run's events
+inline constexpr char kRunInfoVersion[] = "1";
+
+struct RunFiles {
+    std::filesystem::path folder;
+
+    std::filesystem::path prompt() const { return folder / "prompt.md"; }
+    std::filesystem::path stdout_file() const { return folder / "agent-stdout.txt"; }
+    std::filesystem::path stderr_file() const { return folder / "agent-stderr.txt"; }
+    std::filesystem::path output() const { return folder / "output.md"; }
+    std::filesystem::path info() const { return folder / "run-info.yaml"; }
+    std::filesystem::path events() const { return folder / "events.jsonl"; }
+    std::filesystem::path issue_body() const { return folder / "issue.md"; }
+};
+
+// Statuses of the runner contract, and cocode's reasons for the ones that are not plain.
+inline constexpr char kQueued[] = "queued";  // ours: waiting for a free slot
+inline constexpr char kRunning[] = "running";
+inline constexpr char kCompleted[] = "completed";
+inline constexpr char kFailed[] = "failed";
+
+// What `status` shows and `check` reads: run-info.yaml, typed.
+struct RunRecord {
+    std::filesystem::path folder;
+    std::string run_id;
+    long issue = 0;
+    std::string issue_url;
+    std::string agent;
+    std::string status;
+    std::string reason;  // timeout, idle, interrupted, missing-dependency, crashed, ready-quiet, …
+    std::optional<int> exit_code;
+    pid_t pid = 0;
+    pid_t pgid = 0;
+    pid_t supervisor_pid = 0;
+    std::string start_time;
+    std::string end_time;
+    std::string branch;
+    std::string base_commit;
+    std::filesystem::path worktree;
+    std::string ready_commit;
+    int restarts = 0;
+    std::string error_summary;
+};
+
+RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);
+
+Result<FlatYaml> read_run_info(const std::filesystem::path& folder);
+
+// Read-modify-write of run-info.yaml under its lock; `edit` gets the current fields.
+Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
+                                 const std::function<void(FlatYaml&)>& edit);
+
+// One JSON line in the run's events.jsonl and in the bus beside the run folders, each
+// appended under its lock. `type` is RUN_START, RUN_STOP, RUN_CRASH (READY comes from the
+// hook); `time` and `run_id` are added.
+Result<void> append_event(const std::filesystem::path& folder, const std::string& run_id,
+                          const std::string& type, nlohmann::json fields = nlohmann::json::object());
+
+// Every run under `runs_dir`, oldest first (run ids sort by time). A folder whose
+// run-info.yaml cannot be read is skipped and named in `problems`.
+struct RunList {
+    std::vector<RunRecord> runs;
+    std::vector<std::string> problems;
+};
+RunList list_runs(const std::filesystem::path& runs_dir);
+
+// Is the process alive (and not a zombie)?
+bool process_alive(pid_t pid);
+// Is any process in the group alive?
+bool group_alive(pid_t pgid);
+
+// A run marked running whose supervisor is gone cannot finish: mark it failed (crashed),
+// write RUN_CRASH, and return true. Its agent's processes, if any survive, are killed
+// first (they would otherwise keep writing into a run nobody watches).
+Result<bool> reconcile(RunRecord& record);
+
+}  // namespace cocode::run

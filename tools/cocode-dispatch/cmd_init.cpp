@@ -1,0 +1,52 @@
+// cocode-dispatch init: a first .cocode/config.json with the coding CLIs found on PATH, and
+// the post-commit hook.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "common/executables.h"
+#include "core/files.h"
+#include "hook/installer.h"
+#include "proc/command.h"
+#include "workspace.h"
+
+namespace cocode::dispatch_cli {
+namespace fs = std::filesystem;
+
+int run_init(const InitArgs& args) {
+    Workspace ws = open_workspace(false);
+    const fs::path file = ws.root / config::kConfigFile;
+    std::error_code ec;
+    if (fs::exists(file, ec) && !args.force)
+        throw Failure(Error::usage(std::string(config::kConfigFile) +
+                                   " already exists (--force writes a new one)"));
+    nlohmann::ordered_json doc = {{"concurrency", 5}, {"timeout", "30m"}};
+    nlohmann::ordered_json agents = nlohmann::ordered_json::object();
+    for (auto type : {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
+        std::string name(config::type_name(type));
+        auto preset = config::preset(type, name);
+        if (auto path = find_in_path(preset.argv.front())) {
+            agents[name] = {{"type", name}};
+            std::printf("found %s at %s\n", name.c_str(), path->c_str());
+        }
+    }
+    if (agents.empty())
+        std::printf("no claude, codex or gemini on PATH: add an agent of type \"command\" "
+                    "(docs/configuration.md)\n");
+    doc["agents"] = agents;
+    fs::create_directories(file.parent_path(), ec);
+    write_file_atomic(file, doc.dump(2) + "\n").value_or_throw();
+    std::printf("wrote %s\n", file.c_str());
+
+    auto where = hook::locate_hooks(ws.root).value_or_throw();
+    hook::InstallOptions options{tool::sibling_executable("cocode-hook-shim"),
+                                 tool::sibling_executable("cocode-hook"), false};
+    auto installed = hook::install_hook(where, "post-commit", options).value_or_throw();
+    std::printf("post-commit hook %s in %s\n",
+                installed.outcome == hook::InstallOutcome::unchanged ? "already installed"
+                                                                    : "installed",
+                where.hooks_dir.c_str());
+    return 0;
+}
+
+}  // namespace cocode::dispatch_cli

@@ -1,0 +1,243 @@
+// cocode-dispatch run: issues × agents, each in its own worktree, supervised to the end.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "agent/supervisor.h"
+#include "commands.h"
+#include "common/executables.h"
+#include "core/redact.h"
+#include "hook/installer.h"
+#include "progress.h"
+#include "workspace.h"
+
+namespace cocode::dispatch_cli {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::vector<config::AgentConfig> choose_agents(const config::Config& config,
+                                               const std::vector<std::string>& names) {
+    if (config.agents.empty())
+        throw Failure(Error::usage("no agents configured in " +
+                                   (config.source.empty() ? std::string(config::kConfigFile)
+                                                          : config.source.string()) +
+                                   " (run `cocode-dispatch init`)"));
+    std::vector<std::string> wanted = names;
+    if (wanted.empty()) wanted = config.default_agents;
+    std::vector<config::AgentConfig> chosen;
+    if (wanted.empty()) return config.agents;
+    std::vector<std::string> known;
+    for (const auto& a : config.agents) known.push_back(a.name);
+    for (const auto& name : wanted) {
+        const auto* agent = config.find_agent(name);
+        if (!agent) {
+            std::string message = "--agent: no agent '" + name + "' in " + config::kConfigFile;
+            if (auto near = config::closest_word(name, known))
+                message += " (did you mean '" + *near + "'?)";
+            throw Failure(Error::usage(message));
+        }
+        if (std::none_of(chosen.begin(), chosen.end(),
+                         [&](const config::AgentConfig& a) { return a.name == name; }))
+            chosen.push_back(*agent);
+    }
+    return chosen;
+}
+
+// The post-commit hook is how READY arrives while an agent still runs. Installed (chained)
+// into every hooks folder the worktrees use; a failure costs only live READY, so it warns.
+void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& runs) {
+    hook::InstallOptions options{tool::sibling_executable("cocode-hook-shim"),
+                                 tool::sibling_executable("cocode-hook"), false};
+    std::set<fs::path> done;
+    std::vector<fs::path> places = {root};
+    for (const auto& run : runs)
+        if (!run.failed) places.push_back(run.worktree);
+    for (const auto& place : places) {
+        auto where = hook::locate_hooks(place);
+        if (!where || done.count(where->hooks_dir)) continue;
+        done.insert(where->hooks_dir);
+        auto installed = hook::install_hook(*where, "post-commit", options);
+        if (!installed)
+            notice("warning: post-commit hook not installed in " + where->hooks_dir.string() +
+                   " (" + installed.error().message +
+                   "); READY will be known only when the check reads the commits");
+    }
+}
+
+std::string run_line(const agent::PlannedRun& run, const std::string& what) {
+    return format_utc_timestamp(std::chrono::system_clock::now()).substr(11, 8) + "  " +
+           run.run_id + "  #" + std::to_string(run.issue) + " " + run.agent.name + "  " + what;
+}
+
+json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
+    return {{"run_id", run.run_id},       {"issue", run.issue},
+            {"agent", run.agent.name},    {"status", result.status},
+            {"reason", result.reason},    {"exit_code", result.exit_code},
+            {"restarts", result.restarts}, {"ready_commit", result.ready_commit},
+            {"branch", run.branch},       {"worktree", run.worktree.string()},
+            {"run_folder", run.files.folder.string()}};
+}
+
+int exit_code_of(const agent::BatchResult& batch) {
+    if (batch.interrupted) return static_cast<int>(ExitCode::interrupted);
+    int code = 0;
+    for (const auto& r : batch.runs) {
+        if (r.status == run::kCompleted) continue;
+        if (r.reason == "missing-dependency") return static_cast<int>(ExitCode::missing_dependency);
+        code = static_cast<int>(ExitCode::general);
+    }
+    return code;
+}
+
+// --detach: the supervisor goes on in a new session, its own output in a log beside the
+// runs; we return once it has started the first runs.
+int detach_and_supervise(std::vector<agent::PlannedRun>& runs,
+                         agent::SupervisorOptions options, const fs::path& runs_dir, bool as_json) {
+    int ready_pipe[2];
+    if (::pipe2(ready_pipe, O_CLOEXEC) != 0)
+        throw Failure(Error::from_errno("cannot create a pipe", errno));
+    std::fflush(nullptr);
+    pid_t child = ::fork();
+    if (child < 0) throw Failure(Error::from_errno("cannot fork", errno));
+    if (child == 0) {
+        ::close(ready_pipe[0]);
+        ::setsid();
+        ::signal(SIGHUP, SIG_IGN);
+        const fs::path log = runs_dir / ("dispatch-" + std::to_string(::getpid()) + ".log");
+        int null_fd = ::open("/dev/null", O_RDONLY);
+        int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (null_fd >= 0) ::dup2(null_fd, 0);
+        if (log_fd >= 0) ::dup2(log_fd, 1), ::dup2(log_fd, 2);
+        for (auto& run : runs)
+            (void)run::update_run_info(run.files.folder, [](FlatYaml& info) {
+                info.set_number("supervisor_pid", ::getpid());
+            });
+        const int signal_fd = ready_pipe[1];
+        options.on_started = [signal_fd] {
+            (void)!::write(signal_fd, "1", 1);
+            ::close(signal_fd);
+        };
+        options.on_update = [](const agent::RunUpdate& u) {
+            std::printf("%s\n", run_line(*u.run, redact(u.detail)).c_str());
+            std::fflush(stdout);
+        };
+        auto batch = agent::supervise(runs, options);
+        std::fflush(nullptr);
+        ::_exit(batch ? exit_code_of(*batch) : 1);
+    }
+    ::close(ready_pipe[1]);
+    char byte = 0;
+    ssize_t got;
+    do got = ::read(ready_pipe[0], &byte, 1);
+    while (got < 0 && errno == EINTR);
+    ::close(ready_pipe[0]);
+    if (got != 1) throw Failure(Error::general("the detached dispatcher stopped before starting"));
+    if (as_json) {
+        json out = json::array();
+        for (const auto& run : runs)
+            out.push_back({{"run_id", run.run_id}, {"issue", run.issue}, {"agent", run.agent.name},
+                           {"run_folder", run.files.folder.string()}});
+        std::cout << json{{"dispatcher_pid", child}, {"runs", out}}.dump(2) << "\n";
+    } else {
+        for (const auto& run : runs)
+            std::printf("%s  #%ld %s\n", run.run_id.c_str(), run.issue, run.agent.name.c_str());
+        std::fprintf(stderr,
+                     "cocode-dispatch: detached (pid %d); follow with `cocode-dispatch status "
+                     "--watch`\n",
+                     static_cast<int>(child));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_run(const RunArgs& args) {
+    Workspace ws = open_workspace();
+    if (args.concurrency) ws.config.concurrency = *args.concurrency;
+    std::optional<config::Duration> timeout;
+    if (args.timeout) {
+        auto parsed = config::parse_duration(*args.timeout);
+        if (!parsed) throw Failure(Error::usage("--timeout: " + parsed.error().message));
+        timeout = *parsed;
+    }
+    if (args.issues.empty() && args.labels.empty())
+        throw Failure(Error::usage("run: name at least one ISSUE or a --label"));
+    const auto agents = choose_agents(ws.config, args.agents);
+
+    SourceFlags flags = args.source;
+    flags.options.repo_dir = ws.root;
+    auto source = issues::open_source(flags.resolve()).value_or_throw();
+    std::vector<github::Issue> issues;
+    std::set<long> seen;
+    for (long number : args.issues) {
+        if (!seen.insert(number).second) continue;
+        issues.push_back(source->get(number).value_or_throw());
+    }
+    if (!args.labels.empty()) {
+        github::IssueQuery query;
+        query.labels = args.labels;
+        for (auto& issue : source->list(query).value_or_throw())
+            if (seen.insert(issue.number).second) issues.push_back(std::move(issue));
+        if (issues.empty()) {
+            notice("no open issues with those labels; nothing to run");
+            return 0;
+        }
+    }
+    for (auto& issue : issues)
+        if (issue.html_url.empty()) issue.html_url = source->issue_url(issue.number);
+
+    agent::DispatchContext context;
+    context.repo_root = ws.root;
+    context.config = ws.config;
+    context.project_id = ws.project_id();
+    context.resume = args.resume;
+    context.timeout = timeout;
+    context.notice = notice;
+    auto runs = agent::plan_runs(context, issues, agents).value_or_throw();
+    ensure_hooks(ws.root, runs);
+
+    agent::SupervisorOptions options;
+    options.concurrency = ws.config.concurrency;
+    options.grace = ws.config.grace;
+    options.ready_quiet = ws.config.ready_quiet;
+    options.restart_backoff = ws.config.restart_backoff;
+    if (args.detach) return detach_and_supervise(runs, options, ws.runs_dir(), args.json);
+
+    Progress progress(stderr);
+    options.on_update = [&](const agent::RunUpdate& u) {
+        static const char* kNames[] = {"started", "READY", "restarting", "stopping", "finished"};
+        std::string state = u.kind == agent::UpdateKind::finished
+                                ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
+                                : "running";
+        std::string what = u.kind == agent::UpdateKind::finished
+                               ? u.detail
+                               : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;
+        progress.set(u.run->run_id, run_line(*u.run, redact(what)), state);
+    };
+    auto batch = agent::supervise(runs, options).value_or_throw();
+    if (args.json) {
+        json out = json::array();
+        for (std::size_t i = 0; i < runs.size(); ++i) out.push_back(result_json(runs[i], batch.runs[i]));
+        std::cout << out.dump(2) << "\n";
+    } else {
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const auto& r = batch.runs[i];
+            std::printf("%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
+                        runs[i].agent.name.c_str(), r.status.c_str(), r.exit_code,
+                        r.reason.empty() ? "" : (" (" + r.reason + ")").c_str(),
+                        r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
+        }
+    }
+    if (batch.interrupted) notice("interrupted; every run's state is written");
+    return exit_code_of(batch);
+}
+
+}  // namespace cocode::dispatch_cli

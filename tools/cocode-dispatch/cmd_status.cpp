@@ -1,0 +1,127 @@
+// cocode-dispatch status: every run, the truth about it, once or as it changes.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.h"
+#include "git/repository.h"
+#include "progress.h"
+#include "workspace.h"
+
+namespace cocode::dispatch_cli {
+namespace {
+
+using json = nlohmann::json;
+
+std::optional<long> parse_time(const std::string& stamp) {
+    // 2026-11-22T10:04:05.123Z
+    std::tm tm{};
+    if (stamp.size() < 19 || !strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+    return static_cast<long>(timegm(&tm));
+}
+
+std::string elapsed(const run::RunRecord& r) {
+    auto start = parse_time(r.start_time);
+    if (!start) return "-";
+    auto end = parse_time(r.end_time);
+    long now = static_cast<long>(std::time(nullptr));
+    long s = (end ? *end : now) - *start;
+    if (s < 0) s = 0;
+    char buf[32];
+    if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
+    else std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    return buf;
+}
+
+std::optional<int> commits_since_base(const Workspace& ws, const run::RunRecord& r) {
+    auto repo = git::Repository::open(ws.root);
+    if (!repo || r.base_commit.empty() || !repo->branch_exists(r.branch)) return std::nullopt;
+    auto commits = repo->commits_between(r.base_commit, "refs/heads/" + r.branch);
+    if (!commits) return std::nullopt;
+    return static_cast<int>(commits->size());
+}
+
+std::string state_of(const run::RunRecord& r) {
+    return r.reason.empty() ? r.status : r.status + " (" + r.reason + ")";
+}
+
+std::string line_of(const Workspace& ws, const run::RunRecord& r) {
+    auto commits = commits_since_base(ws, r);
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %s", r.run_id.c_str(),
+                  r.issue, r.agent.c_str(), state_of(r).c_str(), elapsed(r).c_str(),
+                  commits ? std::to_string(*commits).c_str() : "-",
+                  r.ready_commit.empty() ? "-" : r.ready_commit.substr(0, 12).c_str(),
+                  r.exit_code ? std::to_string(*r.exit_code).c_str() : "-");
+    return buf;
+}
+
+json json_of(const Workspace& ws, const run::RunRecord& r) {
+    auto commits = commits_since_base(ws, r);
+    return {{"run_id", r.run_id},
+            {"issue", r.issue},
+            {"agent", r.agent},
+            {"status", r.status},
+            {"reason", r.reason},
+            {"start_time", r.start_time},
+            {"end_time", r.end_time},
+            {"elapsed", elapsed(r)},
+            {"commits", commits ? json(*commits) : json(nullptr)},
+            {"ready_commit", r.ready_commit.empty() ? json(nullptr) : json(r.ready_commit)},
+            {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+            {"restarts", r.restarts},
+            {"branch", r.branch},
+            {"worktree", r.worktree.string()},
+            {"run_folder", r.folder.string()},
+            {"error_summary", r.error_summary}};
+}
+
+bool finished(const run::RunRecord& r) {
+    return r.status == run::kCompleted || r.status == run::kFailed;
+}
+
+}  // namespace
+
+int run_status(const StatusArgs& args) {
+    Workspace ws = open_workspace(false);
+    if (!args.watch) {
+        auto runs = select_runs(ws, args.which);
+        if (args.json) {
+            json out = json::array();
+            for (const auto& r : runs) out.push_back(json_of(ws, r));
+            std::cout << out.dump(2) << "\n";
+            return 0;
+        }
+        if (runs.empty()) {
+            std::printf("no runs in %s\n", ws.runs_dir().c_str());
+            return 0;
+        }
+        std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %s\n", "RUN", "ISSUE", "AGENT", "STATE",
+                    "ELAPSED", "COMMITS", "READY", "EXIT");
+        for (const auto& r : runs) std::printf("%s\n", line_of(ws, r).c_str());
+        return 0;
+    }
+    // --watch: until every run shown has finished (or Ctrl-C).
+    Progress progress(stdout);
+    std::map<std::string, std::string> shown;
+    while (true) {
+        auto runs = select_runs(ws, args.which);
+        for (const auto& r : runs) {
+            std::string line = args.json ? json_of(ws, r).dump() : line_of(ws, r);
+            // Without a terminal, print a run again only when its state changed.
+            std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
+            if (shown[r.run_id] == key) continue;
+            shown[r.run_id] = key;
+            progress.set(r.run_id, line, r.status);
+        }
+        if (std::all_of(runs.begin(), runs.end(), finished)) return 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(progress.in_place() ? 1000 : 250));
+    }
+}
+
+}  // namespace cocode::dispatch_cli

@@ -1,0 +1,66 @@
+#include "workspace.h"
+
+#include <cstdio>
+
+#include "core/redact.h"
+#include "git/repository.h"
+#include "github/types.h"
+#include "run/run_folder.h"
+
+namespace cocode::dispatch_cli {
+namespace fs = std::filesystem;
+
+fs::path Workspace::runs_dir() const { return root / run::kRunsDir; }
+
+std::string Workspace::project_id() const {
+    if (auto repo = git::Repository::open(root)) {
+        if (auto url = repo->remote_url("origin")) {
+            if (auto remote = github::parse_remote_url(*url))
+                return remote->repo.owner + "/" + remote->repo.name;
+        }
+    }
+    return root.filename().string();
+}
+
+Workspace open_workspace(bool load_config) {
+    auto repo = git::Repository::open(fs::current_path()).value_or_throw();
+    Workspace ws;
+    if (repo.is_linked_worktree()) {
+        // The main worktree holds .cocode/; a linked one's common dir is <main>/.git.
+        ws.root = repo.common_dir().parent_path();
+    } else {
+        ws.root = repo.work_dir();
+    }
+    if (ws.root.empty()) throw Failure(Error::usage("cocode needs a repository with a work tree"));
+    if (load_config) ws.config = config::load_config(ws.root).value_or_throw();
+    return ws;
+}
+
+std::vector<run::RunRecord> select_runs(const Workspace& ws,
+                                       const std::optional<std::string>& which) {
+    auto list = run::list_runs(ws.runs_dir());
+    for (const auto& problem : list.problems) notice("warning: " + problem);
+    std::vector<run::RunRecord> out;
+    const bool by_issue = which && !which->empty() &&
+                          which->find_first_not_of("0123456789") == std::string::npos &&
+                          which->size() < 12;
+    for (auto& record : list.runs) {
+        if (which && !which->empty()) {
+            if (by_issue ? record.issue != std::stol(*which)
+                         : record.run_id.rfind(*which, 0) != 0)
+                continue;
+        }
+        if (auto reconciled = run::reconcile(record); !reconciled)
+            notice("warning: " + reconciled.error().message);
+        out.push_back(record);
+    }
+    if (which && !which->empty() && out.empty())
+        throw Failure(Error::usage("no run matches '" + *which + "' in " + ws.runs_dir().string()));
+    return out;
+}
+
+void notice(std::string_view text) {
+    std::fprintf(stderr, "cocode-dispatch: %s\n", redact(text).c_str());
+}
+
+}  // namespace cocode::dispatch_cli

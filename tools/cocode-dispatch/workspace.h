@@ -1,0 +1,33 @@
+// What every dispatch subcommand starts from: the repository's main worktree, its
+// configuration, and its runs.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "run/run_folder.h"
+
+namespace cocode::dispatch_cli {
+
+struct Workspace {
+    std::filesystem::path root;  // the main worktree, absolute
+    config::Config config;
+    std::filesystem::path runs_dir() const;
+    std::string project_id() const;  // owner/name of origin when on GitHub, else the folder
+};
+
+// From the current folder (any worktree of the repository, linked ones included).
+Workspace open_workspace(bool load_config = true);
+
+// The runs `which` names: a run id (or a unique prefix of one), an issue number (all its
+// runs), or every run when empty. Runs whose dispatcher is gone are reconciled first, so
+// what is returned is the truth, and written so.
+std::vector<run::RunRecord> select_runs(const Workspace& ws, const std::optional<std::string>& which);
+
+// One line to stderr, prefixed with the tool's name, redacted.
+void notice(std::string_view text);
+
+}  // namespace cocode::dispatch_cli

@@ -1,0 +1,27 @@
+// Where the tools find each other: installed side by side (bin/), the hook shim in bin/ or
+// ../libexec/cocode/, exactly as the build tree and `cmake --install` lay them out.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace cocode::tool {
+
+// This executable's absolute path.
+inline std::filesystem::path self_executable(const char* fallback) {
+    std::error_code ec;
+    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::path(fallback) : self;
+}
+
+// A tool installed beside this one ("cocode-hook", "cocode-check", "cocode-hook-shim").
+inline std::filesystem::path sibling_executable(const std::string& name) {
+    const std::filesystem::path dir = self_executable(name.c_str()).parent_path();
+    for (const std::filesystem::path& candidate :
+         {dir / name, dir / ".." / "libexec" / "cocode" / name}) {
+        if (std::filesystem::exists(candidate)) return candidate.lexically_normal();
+    }
+    return dir / name;
+}
+
+}  // namespace cocode::tool
