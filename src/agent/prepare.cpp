@@ -357,7 +357,9 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     }
 
     // Worktrees in parallel: checking out files is most of the cost, and it is kernel time
-    // spread over many files (docs/performance.md).
+    // spread over many files (docs/performance.md). libgit2 makes <common>/worktrees/ with an
+    // exclusive mkdir, which only one of several first worktrees would win: make it first.
+    fs::create_directories(repo->common_dir() / "worktrees", ec);
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i = next++; i < runs.size(); i = next++) {

@@ -78,7 +78,14 @@ class Supervisor {
     Result<BatchResult> run() {
         sigset_t set, previous;
         sigemptyset(&set);
-        for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+        std::vector<int> watched = {SIGCHLD, SIGINT, SIGTERM};
+        if (options_.stop_on_hangup) watched.push_back(SIGHUP);
+        // Blocked and taken with sigtimedwait; an inherited SIG_IGN (a background job of a
+        // non-interactive shell ignores SIGINT) would drop them, so back to the default first.
+        for (int s : watched) {
+            ::signal(s, SIG_DFL);
+            sigaddset(&set, s);
+        }
         ::sigprocmask(SIG_BLOCK, &set, &previous);
         become_subreaper();
 

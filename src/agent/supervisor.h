@@ -25,6 +25,8 @@ struct SupervisorOptions {
     config::Duration grace = std::chrono::seconds(5);
     config::Duration ready_quiet = std::chrono::seconds(60);
     config::Duration restart_backoff = std::chrono::seconds(1);
+    // A detached supervisor has no terminal to lose; SIGHUP then means nothing to it.
+    bool stop_on_hangup = true;
     std::function<void(const RunUpdate&)> on_update;
     // Called once, after the first runs have started (--detach lets the terminal go then).
     std::function<void()> on_started;

@@ -10,7 +10,7 @@
 
 namespace cocode::config {
 namespace fs = std::filesystem;
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -325,7 +325,7 @@ std::optional<std::string> closest_word(std::string_view word,
 Result<Config> parse_config(std::string_view text, const fs::path& source,
                             const fs::path& repo_root) {
     Reader r{source.string()};
-    auto parsed = parse_json_text(text, r.source, "a JSON object, see docs/configuration.md");
+    auto parsed = parse_ordered_json_text(text, r.source, "a JSON object, see docs/configuration.md");
     if (!parsed) return std::move(parsed).error();
     const json& doc = *parsed;
     if (!doc.is_object())

@@ -5,10 +5,12 @@
 
 namespace cocode {
 
-Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view source,
-                                       std::string_view expected) {
+namespace {
+
+template <class Json>
+Result<Json> parse_text(std::string_view text, std::string_view source, std::string_view expected) {
     try {
-        return nlohmann::json::parse(text);
+        return Json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         // e.byte is where the parser stopped; a line number is what a person can use.
         const auto stop = static_cast<std::ptrdiff_t>(std::min(e.byte, text.size()));
@@ -16,6 +18,19 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view s
         return Error::usage(std::string(source) + ":" + std::to_string(line) +
                             ": not valid JSON (expected " + std::string(expected) + ")");
     }
+}
+
+}  // namespace
+
+Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view source,
+                                       std::string_view expected) {
+    return parse_text<nlohmann::json>(text, source, expected);
+}
+
+Result<nlohmann::ordered_json> parse_ordered_json_text(std::string_view text,
+                                                       std::string_view source,
+                                                       std::string_view expected) {
+    return parse_text<nlohmann::ordered_json>(text, source, expected);
 }
 
 }  // namespace cocode

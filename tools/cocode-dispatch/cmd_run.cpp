@@ -120,6 +120,7 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs,
             (void)run::update_run_info(run.files.folder, [](FlatYaml& info) {
                 info.set_number("supervisor_pid", ::getpid());
             });
+        options.stop_on_hangup = false;
         const int signal_fd = ready_pipe[1];
         options.on_started = [signal_fd] {
             (void)!::write(signal_fd, "1", 1);

@@ -1,0 +1,531 @@
+// cocode-dispatch run, status, logs, clean as a user runs them: a real repository made with
+// the git CLI, the reference agents of examples/agents/ as real processes, and assertions on
+// what lands on disk and what is left in /proc.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/files.h"
+#include "proc/process_tree.h"
+#include "run/run_folder.h"
+#include "test_support.h"
+
+namespace cocode::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string agent_path(const std::string& name) {
+    return std::string(COCODE_SOURCE_DIR) + "/examples/agents/" + name;
+}
+
+double read_seconds(const fs::path& file) { return std::stod(read_text(file)); }
+
+class DispatchRun : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        repo_ = dir_ / "repo";
+        make_repo(repo_);
+        sh_ok("git config user.name 'cocode agent' && git config user.email agent@cocode.invalid",
+              repo_);
+        fs::create_directories(repo_ / ".cocode/issues");
+        for (int n = 1; n <= 6; ++n) {
+            json issue = {{"number", n},
+                          {"title", "Issue " + std::to_string(n)},
+                          {"body", "Do thing " + std::to_string(n) + ".\n"},
+                          {"state", "open"},
+                          {"labels", {{{"name", n <= 2 ? "cocode" : "later"}}}}};
+            write_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json"), issue.dump());
+        }
+    }
+
+    // Writes the configuration and commits it with the issues, so the repository is clean.
+    void configure(json config) {
+        for (auto& [name, agent] : config["agents"].items()) {
+            // Agents' git stays hermetic too: the test's own config isolation passes through.
+            if (!agent.contains("env")) agent["env"] = json::array();
+            agent["env"].push_back("GIT_CONFIG_GLOBAL");
+            agent["env"].push_back("GIT_CONFIG_NOSYSTEM");
+        }
+        write_text(repo_ / ".cocode/config.json", config.dump(2));
+        sh_ok("git add -A .cocode && git commit -q -m 'cocode config' && true", repo_);
+    }
+
+    Shell dispatch(const std::string& args, const std::string& env = "") {
+        return sh(env + quote(tool_path("cocode-dispatch").string()) + " " + args, repo_);
+    }
+
+    std::vector<run::RunRecord> runs() { return run::list_runs(repo_ / ".cocode/runs").runs; }
+
+    const run::RunRecord& only_run() {
+        all_ = runs();
+        EXPECT_EQ(all_.size(), 1u);
+        if (all_.empty()) throw std::runtime_error("no run");
+        return all_.front();
+    }
+
+    std::vector<json> events(const fs::path& file) {
+        std::vector<json> out;
+        for (const auto& line : read_lines(file)) out.push_back(json::parse(line));
+        return out;
+    }
+
+    std::vector<std::string> event_types(const run::RunRecord& r) {
+        std::vector<std::string> out;
+        for (const auto& e : events(r.folder / "events.jsonl")) out.push_back(e["type"]);
+        return out;
+    }
+
+    static bool nothing_left(const run::RunRecord& r) {
+        return run_processes(0, "JRUN_ID=" + r.run_id).empty();
+    }
+
+    // Waits until `done` holds, at most `limit`.
+    template <class Done>
+    static bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+        auto end = Clock::now() + limit;
+        while (Clock::now() < end) {
+            if (done()) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return done();
+    }
+
+    TempDir dir_;
+    fs::path repo_;
+    std::vector<run::RunRecord> all_;
+};
+
+TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    Shell run = dispatch("run 1");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+
+    const auto& r = only_run();
+    auto info = run::read_run_info(r.folder);
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.issue, 1);
+    EXPECT_EQ(r.agent, "seed");
+    EXPECT_EQ(r.branch, "cocode/1-seed");
+    EXPECT_EQ(r.worktree, repo_ / ".cocode/worktrees/1-seed");
+    EXPECT_TRUE(is_run_id(r.run_id));
+    EXPECT_EQ(r.folder, repo_ / ".cocode/runs" / r.run_id);
+    for (const char* field : {"version", "run_id", "parent_run_id", "project_id", "task_id", "agent",
+                              "pid", "pgid", "start_time", "end_time", "exit_code", "status", "cwd",
+                              "prompt_path", "output_path", "stdout_path", "stderr_path",
+                              "commandline", "error_summary", "issue", "issue_url", "branch",
+                              "base_commit", "worktree", "ready_commit", "restarts"})
+        EXPECT_TRUE(info->get(field).has_value()) << field;
+    EXPECT_EQ(info->get("cwd"), r.worktree.string());
+    EXPECT_EQ(info->get("pid"), info->get("pgid"));
+
+    // The base is main's head; the ready commit is the branch head, two commits later.
+    EXPECT_EQ(r.base_commit, sh_ok("git rev-parse main", repo_).substr(0, 40));
+    EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-seed", repo_).substr(0, 40));
+    EXPECT_EQ(sh_ok("git rev-list --count main..cocode/1-seed", repo_), "2\n");
+
+    // Files of the runner contract; output.md falls back to a copy of stdout.
+    for (const char* file : {"prompt.md", "agent-stdout.txt", "agent-stderr.txt", "output.md",
+                             "run-info.yaml", "events.jsonl", "issue.md"})
+        EXPECT_TRUE(fs::exists(r.folder / file)) << file;
+    EXPECT_EQ(read_text(r.folder / "output.md"), read_text(r.folder / "agent-stdout.txt"));
+    EXPECT_NE(read_text(r.folder / "agent-stdout.txt").find("Work complete"), std::string::npos);
+    EXPECT_EQ(read_text(r.folder / "issue.md"), "Do thing 1.\n");
+    std::string prompt = read_text(r.folder / "prompt.md");
+    EXPECT_EQ(prompt.rfind("# Issue #1: Issue 1\n", 0), 0u) << prompt;
+    EXPECT_NE(prompt.find("Do thing 1."), std::string::npos);
+    EXPECT_NE(prompt.find("    cocode ready for check\n"), std::string::npos);
+
+    // Events: start, the hook's READY, stop; the same lines on the bus.
+    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "READY", "RUN_STOP"}));
+    EXPECT_EQ(read_lines(r.folder / "events.jsonl"), read_lines(repo_ / ".cocode/runs/events.jsonl"));
+
+    // Nothing of ours shows in git status; the exclusions are in info/exclude.
+    EXPECT_EQ(sh_ok("git status --porcelain", repo_), "");
+    std::string exclude = read_text(repo_ / ".git/info/exclude");
+    EXPECT_NE(exclude.find("/.cocode/runs/\n"), std::string::npos);
+    EXPECT_NE(exclude.find("/.cocode/worktrees/\n"), std::string::npos);
+    EXPECT_TRUE(nothing_left(r));
+}
+
+TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
+    configure({{"agents",
+                {{"plain", {{"command", agent_path("env-agent.sh")}, {"env", {"EXTRA_ONE"}}}},
+                 {"claude", {{"type", "claude"}, {"command", agent_path("env-agent.sh")}}}}}});
+    Shell run = dispatch("run 2",
+                         "GITHUB_TOKEN=ghp_secret GH_TOKEN=gho_secret ANTHROPIC_API_KEY=sk-ant "
+                         "OPENAI_API_KEY=sk-openai SOMETHING_ELSE=x EXTRA_ONE=yes LC_ALL=C ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    for (const auto& r : all) {
+        std::string env = read_text(r.folder / "env.txt");
+        auto has = [&](const std::string& entry) { return env.find(entry + "\n") != std::string::npos; };
+        auto has_name = [&](const std::string& name) {
+            return env.rfind(name + "=", 0) == 0 || env.find("\n" + name + "=") != std::string::npos;
+        };
+        EXPECT_TRUE(has("COCODE_REPO_PATH=" + r.worktree.string()));
+        EXPECT_TRUE(has("COCODE_ISSUE_NUMBER=2"));
+        EXPECT_TRUE(has("COCODE_ISSUE_URL=file://" + (repo_ / ".cocode/issues/2.json").string()));
+        EXPECT_TRUE(has("COCODE_ISSUE_BODY_FILE=" + (r.folder / "issue.md").string()));
+        EXPECT_TRUE(has("COCODE_READY_MARKER=cocode ready for check"));
+        EXPECT_TRUE(has("JRUN_ID=" + r.run_id));
+        EXPECT_TRUE(has("JRUN_RUN_FOLDER=" + r.folder.string()));
+        EXPECT_TRUE(has("JRUN_TASK_ID=issue-2"));
+        EXPECT_TRUE(has("JRUN_MESSAGE_BUS=" + (repo_ / ".cocode/runs/events.jsonl").string()));
+        for (const char* name : {"JRUN_PROJECT_ID", "JRUN_PARENT_ID", "JRUN_RUNS_DIR", "JRUN_TASK_FOLDER",
+                                 "PATH", "LC_ALL"})
+            EXPECT_TRUE(has_name(name)) << name;
+        for (const char* name : {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "SOMETHING_ELSE"})
+            EXPECT_FALSE(has_name(name)) << r.agent << " got " << name;
+        int cocode_vars = 0;
+        for (const auto& line : read_lines(r.folder / "env.txt"))
+            cocode_vars += line.rfind("COCODE_", 0) == 0;
+        EXPECT_EQ(cocode_vars, 5);
+        // Only the claude agent gets Anthropic's key; only the plain one its configured extra.
+        EXPECT_EQ(has_name("ANTHROPIC_API_KEY"), r.agent == "claude") << r.agent;
+        EXPECT_EQ(has("EXTRA_ONE=yes"), r.agent == "plain") << r.agent;
+    }
+}
+
+TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
+    configure({{"grace", "300ms"},
+               {"agents", {{"stubborn", {{"command", agent_path("ignore-term-agent.sh")}}}}}});
+    auto start = Clock::now();
+    Shell run = dispatch("run 1 --timeout 1s");
+    auto took = Clock::now() - start;
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "failed");
+    EXPECT_EQ(r.reason, "timeout");
+    EXPECT_EQ(r.exit_code, 124);
+    EXPECT_EQ(r.error_summary, "timed out after 1s");
+    EXPECT_LT(took, std::chrono::seconds(8));
+    EXPECT_TRUE(nothing_left(r));
+    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH"}));
+}
+
+TEST_F(DispatchRun, ProcessesThatLeftTheGroupAreFoundAndKilled) {
+    configure({{"grace", "300ms"},
+               {"agents",
+                {{"daemon", {{"command", agent_path("daemon-agent.sh")}}},
+                 {"grandchild", {{"command", agent_path("grandchild-agent.sh")}}}}}});
+    auto start = Clock::now();
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the daemon would live an hour
+    for (const auto& r : runs()) {
+        EXPECT_EQ(r.status, "completed") << r.agent << ": " << r.error_summary;
+        EXPECT_TRUE(nothing_left(r)) << r.agent;
+        if (r.agent != "daemon") continue;
+        pid_t daemon = std::stoi(read_text(r.folder / "daemon.pid"));
+        ASSERT_GT(daemon, 0);
+        // It was in its own session, out of the agent's group, and it is gone.
+        EXPECT_FALSE(run::process_alive(daemon));
+    }
+}
+
+TEST_F(DispatchRun, AtMostNAliveAndTheRestStartInOrder) {
+    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    Shell run = dispatch("run 1 2 3 4 5 6 --concurrency 2", "AGENT_SLEEP=0.4 ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 6u);
+    std::vector<std::pair<double, double>> spans;
+    for (const auto& r : all) {
+        spans.emplace_back(read_seconds(r.folder / "started"), read_seconds(r.folder / "ended"));
+        EXPECT_EQ(r.status, "completed");
+    }
+    for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].issue, static_cast<long>(i + 1));
+    // FIFO: issue order is start order.
+    for (std::size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].first, spans[i].first);
+    // Never more than two alive: at each start, count the spans covering it.
+    for (const auto& [at, _] : spans) {
+        int alive = 0;
+        for (const auto& [s, e] : spans) alive += s <= at && at < e;
+        EXPECT_LE(alive, 2) << "at " << at;
+    }
+    // The third starts only after one of the first two ended.
+    EXPECT_GE(spans[2].first, std::min(spans[0].second, spans[1].second));
+}
+
+TEST_F(DispatchRun, AFailingAgentIsRestartedWithBackoffAndTheContinuationPrompt) {
+    configure({{"restart_backoff", "200ms"},
+               {"agents",
+                {{"flaky",
+                  {{"command", agent_path("flaky-agent.sh")}, {"restarts", 3}, {"env", {"AGENT_FAILURES"}}}}}}});
+    Shell run = dispatch("run 1", "AGENT_FAILURES=2 ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.restarts, 2);
+    EXPECT_EQ(read_text(r.folder / "attempts"), "3\n");
+    EXPECT_EQ(read_text(r.folder / "prompt-head-1"), "# Issue #1: Issue 1\n");
+    EXPECT_EQ(read_text(r.folder / "prompt-head-2"), "Continue working on the following:\n");
+    // Backoff doubles: 200 ms, then 400 ms.
+    double a1 = read_seconds(r.folder / "attempt-1"), a2 = read_seconds(r.folder / "attempt-2"),
+           a3 = read_seconds(r.folder / "attempt-3");
+    EXPECT_GE(a2 - a1, 0.2);
+    EXPECT_GE(a3 - a2, 0.4);
+    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH", "RUN_START",
+                                                        "RUN_CRASH", "RUN_START", "RUN_STOP"}));
+    // Each attempt's output is kept: stderr holds both failures.
+    EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "attempt 1 fails\nattempt 2 fails\n");
+
+    // Out of restarts: failed, with the agent's own last line as the summary.
+    sh_ok("git worktree remove --force .cocode/worktrees/1-flaky && git branch -D cocode/1-flaky",
+          repo_);
+    Shell again = dispatch("run 1", "AGENT_FAILURES=9 ");
+    EXPECT_EQ(again.exit_code, 1);
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[1].restarts, 3);
+    EXPECT_EQ(all[1].error_summary, "exit code 1: attempt 4 fails");
+}
+
+TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
+    configure({{"ready_quiet", "1s"},
+               {"grace", "300ms"},
+               {"agents", {{"linger", {{"command", agent_path("ready-then-linger-agent.sh")}}}}}});
+    Shell run = dispatch("run 1");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.reason, "ready-quiet");
+    EXPECT_EQ(r.exit_code, 0);
+    auto evs = events(r.folder / "events.jsonl");
+    ASSERT_EQ(evs.size(), 3u);
+    EXPECT_EQ(evs[1]["type"], "READY");
+    EXPECT_EQ(evs[1]["commit"], r.ready_commit);
+    // READY came from the hook at commit time, long before the run ended.
+    EXPECT_LT(evs[1]["time"].get<std::string>(), evs[2]["time"].get<std::string>());
+    EXPECT_TRUE(nothing_left(r));
+}
+
+TEST_F(DispatchRun, AnAgentSilentTooLongHitsItsIdleTimeout) {
+    configure({{"grace", "300ms"},
+               {"agents",
+                {{"quiet",
+                  {{"command", agent_path("sleep-agent.sh")}, {"idle_timeout", "1s"}, {"env", {"AGENT_SLEEP"}}}}}}});
+    Shell run = dispatch("run 1", "AGENT_SLEEP=60 ");
+    EXPECT_EQ(run.exit_code, 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.reason, "idle");
+    EXPECT_EQ(r.exit_code, 124);
+    EXPECT_TRUE(nothing_left(r));
+}
+
+TEST_F(DispatchRun, AProgramNotInstalledFailsTheRunWithExitThree) {
+    configure({{"agents", {{"ghost", {{"command", "no-such-agent-cli"}}}}}});
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 3);
+    EXPECT_NE(run.err.find("program 'no-such-agent-cli' not found in PATH (run `cocode-dispatch doctor`)"),
+              std::string::npos)
+        << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "failed");
+    EXPECT_EQ(r.reason, "missing-dependency");
+    EXPECT_EQ(r.exit_code, 3);
+}
+
+TEST_F(DispatchRun, AnExistingWorktreeIsNeverClobberedAndResumeContinuesIt) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    const std::string head = sh_ok("git rev-parse cocode/1-seed", repo_);
+    write_text(repo_ / ".cocode/worktrees/1-seed/uncommitted.txt", "keep me");
+
+    Shell again = dispatch("run 1");
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_NE(again.err.find("already exists; --resume continues it"), std::string::npos) << again.err;
+    EXPECT_EQ(runs().size(), 1u);  // nothing half-made
+    EXPECT_EQ(sh_ok("git rev-parse cocode/1-seed", repo_), head);
+    EXPECT_EQ(read_text(repo_ / ".cocode/worktrees/1-seed/uncommitted.txt"), "keep me");
+
+    Shell resumed = dispatch("run 1 --resume");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    auto info = run::read_run_info(all[1].folder);
+    EXPECT_EQ(info->get("parent_run_id"), all[0].run_id);
+    EXPECT_EQ(all[1].base_commit, all[0].base_commit);
+    EXPECT_EQ(sh_ok("git rev-list --count " + head.substr(0, 40) + "..cocode/1-seed", repo_), "2\n");
+    EXPECT_FALSE(all[1].ready_commit.empty());
+}
+
+TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
+    configure({{"grace", "300ms"},
+               {"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    sh_ok("(AGENT_SLEEP=60 " + quote(tool_path("cocode-dispatch").string()) +
+              " run 1 2 3 --concurrency 2 > out.txt 2> err.txt; echo $? > code.txt) "
+              "> /dev/null 2>&1 &",
+          repo_);
+    ASSERT_TRUE(wait_until([&] {
+        auto all = runs();
+        return all.size() == 3 && all[0].status == "running" && all[1].status == "running";
+    }));
+    pid_t dispatcher = runs()[0].supervisor_pid;
+    ASSERT_GT(dispatcher, 0);
+    ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
+    ASSERT_TRUE(wait_until([&] { return fs::exists(repo_ / "code.txt") && !read_text(repo_ / "code.txt").empty(); }));
+    EXPECT_EQ(read_text(repo_ / "code.txt"), "130\n") << read_text(repo_ / "err.txt");
+    for (const auto& r : runs()) {
+        EXPECT_EQ(r.status, "failed") << r.run_id;
+        EXPECT_EQ(r.reason, "interrupted") << r.run_id;
+        EXPECT_EQ(r.exit_code, 130) << r.run_id;
+        EXPECT_TRUE(nothing_left(r));
+    }
+}
+
+TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
+    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    sh_ok("(AGENT_SLEEP=60 " + quote(tool_path("cocode-dispatch").string()) +
+              " run 1 2 --concurrency 1 > /dev/null 2>&1 &)",
+          repo_);
+    ASSERT_TRUE(wait_until([&] {
+        auto all = runs();
+        return all.size() == 2 && all[0].status == "running";
+    }));
+    auto before = runs();
+    ASSERT_EQ(::kill(before[0].supervisor_pid, SIGKILL), 0);
+    ASSERT_TRUE(wait_until([&] { return !run::process_alive(before[0].supervisor_pid); }));
+
+    Shell status = dispatch("status --json");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    auto shown = json::parse(status.out);
+    ASSERT_EQ(shown.size(), 2u);
+    for (const auto& r : shown) {
+        EXPECT_EQ(r["status"], "failed");
+        EXPECT_EQ(r["reason"], "crashed");
+    }
+    // Written so: the files agree, RUN_CRASH is recorded, and the orphaned agent is gone.
+    for (const auto& r : runs()) {
+        EXPECT_EQ(r.status, "failed");
+        EXPECT_EQ(event_types(r).back(), "RUN_CRASH");
+        EXPECT_TRUE(nothing_left(r));
+    }
+    EXPECT_NE(runs()[1].error_summary.find("never started"), std::string::npos);
+}
+
+TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
+    configure({{"agents", {{"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    Shell logs = dispatch("logs " + only_run().run_id);
+    ASSERT_EQ(logs.exit_code, 0) << logs.err;
+    EXPECT_EQ(logs.out,
+              "2026-01-01T12:00:00Z INFO Starting analysis\n[INFO] a plain line\n"
+              "2026-01-01T12:00:02Z ERROR Failed to parse config\n");
+    EXPECT_EQ(dispatch("logs 1").exit_code, 0);  // an issue with one run names it
+    EXPECT_EQ(dispatch("logs nope").exit_code, 2);
+}
+
+TEST_F(DispatchRun, TwoHundredMegabytesOfOutputLoseNothing) {
+    configure({{"agents", {{"big", {{"command", agent_path("big-output-agent.sh")}}}}}});
+    Shell run = dispatch("run 1");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(fs::file_size(r.folder / "agent-stdout.txt"), std::uintmax_t{200} << 20);
+}
+
+TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}},
+                           {"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    Shell clean = dispatch("clean 1");
+    EXPECT_EQ(clean.exit_code, 1);
+    EXPECT_NE(clean.err.find("cocode/1-seed holds 2 commits not pushed anywhere"), std::string::npos)
+        << clean.err;
+    // The logger made no commits: its worktree and branch went.
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-logger"));
+    EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-logger", repo_).exit_code, 1);
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
+
+    Shell forced = dispatch("clean 1 --force");
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
+    EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-seed", repo_).exit_code, 1);
+    EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
+}
+
+TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
+    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    auto start = Clock::now();
+    Shell run = dispatch("run 1 --detach", "AGENT_SLEEP=2 ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
+    EXPECT_EQ(runs().front().status, "running");
+    Shell watch = dispatch("status --watch");
+    EXPECT_EQ(watch.exit_code, 0);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "completed");
+    EXPECT_NE(watch.out.find("completed"), std::string::npos) << watch.out;
+    EXPECT_TRUE(fs::exists(r.folder / "ended"));
+}
+
+TEST_F(DispatchRun, BadConfigurationIsOneLineNamingTheField) {
+    write_text(repo_ / ".cocode/config.json", R"({"concurrency": 5, "agnets": {}})");
+    Shell typo = dispatch("run 1");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_EQ(typo.err, "cocode-dispatch: error: .cocode/config.json: unknown field 'agnets' (did "
+                        "you mean 'agents'?)\n");
+    write_text(repo_ / ".cocode/config.json", R"({"agents": {"a": {"command": "x", "timeout": "soon"}}})");
+    Shell bad = dispatch("run 1");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("field 'agents.a.timeout': expected a duration"), std::string::npos) << bad.err;
+    write_text(repo_ / ".cocode/config.json", R"({"concurrency": 65})");
+    EXPECT_NE(dispatch("run 1").err.find("field 'concurrency': expected a whole number from 1 to 64"),
+              std::string::npos);
+    write_text(repo_ / ".cocode/config.json", R"({"agents": {"a": {"command": "x"}}})");
+    Shell agent = dispatch("run 1 --agent b");
+    EXPECT_EQ(agent.exit_code, 2);
+    EXPECT_EQ(runs().size(), 0u);
+}
+
+TEST_F(DispatchRun, CocodePyConfigShapeIsRead) {
+    configure({{"agents", json::array({{{"name", "seed"}, {"command", agent_path("seed-agent.py")}, {"args", json::array()}}})}});
+    Shell run = dispatch("run 1");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(only_run().agent, "seed");
+}
+
+TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
+    fs::create_directories(dir_ / "bin");
+    // A fake `claude` on PATH: init finds it by name.
+    write_text(dir_ / "bin/claude", "#!/bin/sh\necho 'claude 9.9.9 (test)'\n");
+    fs::permissions(dir_ / "bin/claude", fs::perms::owner_all);
+    const std::string path = "PATH=" + quote((dir_ / "bin").string()) + ":/usr/bin:/bin ";
+    Shell init = dispatch("init", path);
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    auto config = json::parse(read_text(repo_ / ".cocode/config.json"));
+    EXPECT_EQ(config["agents"], json({{"claude", {{"type", "claude"}}}}));
+    EXPECT_TRUE(fs::exists(repo_ / ".git/hooks/post-commit"));
+    EXPECT_EQ(dispatch("init", path).exit_code, 2);  // never overwrites silently
+
+    Shell doctor = dispatch("doctor --json", path + "ANTHROPIC_API_KEY=sk-never-printed ");
+    EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;
+    EXPECT_EQ(doctor.out.find("sk-never-printed"), std::string::npos);
+    auto checks = json::parse(doctor.out);
+    bool saw_claude = false;
+    for (const auto& c : checks) {
+        if (c["check"] != "agent claude") continue;
+        saw_claude = true;
+        EXPECT_NE(c["detail"].get<std::string>().find("claude 9.9.9 (test)"), std::string::npos);
+        EXPECT_NE(c["detail"].get<std::string>().find("ANTHROPIC_API_KEY present"), std::string::npos);
+    }
+    EXPECT_TRUE(saw_claude);
+    // Without the CLI on PATH, doctor says what is missing and exits 3.
+    Shell missing = dispatch("doctor", "PATH=/usr/bin:/bin ");
+    EXPECT_EQ(missing.exit_code, 3);
+    EXPECT_NE(missing.out.find("missing  agent claude"), std::string::npos) << missing.out;
+}
+
+}  // namespace
+}  // namespace cocode::test
