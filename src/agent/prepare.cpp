@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string shell_quote(const std::string& word) {
-    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                "0123456789-_./=:@%+,") == std::string::npos)
+    if (!word.empty() &&
+        word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789-_./=:@%+,") == std::string::npos)
         return word;
     std::string out = "'";
     for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -57,9 +58,9 @@ Result<void> copy_setup_files(const DispatchContext& context, const PlannedRun& 
             continue;
         }
         fs::create_directories(to.parent_path(), ec);
-        fs::copy(from, to,
-                 fs::copy_options::overwrite_existing | fs::copy_options::recursive, ec);
-        if (ec) return Error::general("worktree_setup.copy: cannot copy " + name + ": " + ec.message());
+        fs::copy(from, to, fs::copy_options::overwrite_existing | fs::copy_options::recursive, ec);
+        if (ec)
+            return Error::general("worktree_setup.copy: cannot copy " + name + ": " + ec.message());
     }
     return {};
 }
@@ -137,8 +138,8 @@ Result<Base> resolve_base(const DispatchContext& context) {
         base.branch = *context.config.base_branch;
     } else if (has_origin) {
         // origin/HEAD names the remote's default branch when the clone recorded it.
-        auto head = run_command({"git", "-C", context.repo_root.string(), "symbolic-ref",
-                                 "--quiet", "--short", "refs/remotes/origin/HEAD"});
+        auto head = run_command({"git", "-C", context.repo_root.string(), "symbolic-ref", "--quiet",
+                                 "--short", "refs/remotes/origin/HEAD"});
         if (head && head->exit_code == 0 && head->out.rfind("origin/", 0) == 0) {
             base.branch = head->out.substr(7);
             while (!base.branch.empty() && base.branch.back() == '\n') base.branch.pop_back();
@@ -147,8 +148,9 @@ Result<Base> resolve_base(const DispatchContext& context) {
     if (base.branch.empty()) {
         auto current = repo->head_branch();
         if (!current)
-            return Error::usage("cannot tell the base branch (HEAD is detached); set base_branch in " +
-                                std::string(config::kConfigFile));
+            return Error::usage(
+                "cannot tell the base branch (HEAD is detached); set base_branch in " +
+                std::string(config::kConfigFile));
         base.branch = *current;
     }
     base.revision = base.branch;
@@ -157,9 +159,9 @@ Result<Base> resolve_base(const DispatchContext& context) {
         quiet.environment = std::vector<std::string>{};
         for (char** e = ::environ; *e; ++e) quiet.environment->push_back(*e);
         quiet.environment->push_back("GIT_TERMINAL_PROMPT=0");
-        auto fetched = run_command({"git", "-C", context.repo_root.string(), "fetch", "--quiet",
-                                    "origin", base.branch},
-                                   quiet);
+        auto fetched = run_command(
+            {"git", "-C", context.repo_root.string(), "fetch", "--quiet", "origin", base.branch},
+            quiet);
         if (fetched && fetched->exit_code == 0) {
             base.revision = "refs/remotes/origin/" + base.branch;
             if (!repo->lookup(base.revision)) base.revision = "FETCH_HEAD";
@@ -172,8 +174,8 @@ Result<Base> resolve_base(const DispatchContext& context) {
     }
     auto commit = repo->lookup(base.revision);
     if (!commit)
-        return Error::usage("base branch '" + base.branch + "' does not exist: " +
-                            commit.error().message);
+        return Error::usage("base branch '" + base.branch +
+                            "' does not exist: " + commit.error().message);
     base.commit = commit->id;
     return base;
 }
@@ -188,19 +190,21 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
     out += "You are working on this issue in your own git worktree, " + run.worktree.string() +
            ", on branch " + run.branch + ".\n\n";
     out += "- Work only in this worktree. Commit as you go, with messages that say why.\n";
-    out += "- When the work is complete and tested, make a final commit whose message contains "
-           "this line:\n\n    " +
-           std::string(marker) + "\n\n";
+    out +=
+        "- When the work is complete and tested, make a final commit whose message contains "
+        "this line:\n\n    " +
+        std::string(marker) + "\n\n";
     out += "  The marker counts only in a commit message, never in a file.\n";
     out += "- The issue text is also in $COCODE_ISSUE_BODY_FILE.\n";
-    out += "- Exit 0 when done; 1 on failure; 2 for invalid arguments; 3 when something you need "
-           "is missing.\n";
+    out +=
+        "- Exit 0 when done; 1 on failure; 2 for invalid arguments; 3 when something you need "
+        "is missing.\n";
     return out;
 }
 
 std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
                                            const PlannedRun& run, const DispatchContext& context) {
-    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER", "LANG",
+    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER",   "LANG",
                                                    "TERM", "TZ",   "TMPDIR", "SHELL"};
     auto wanted = [&](const std::string& name) {
         if (std::find(kBase.begin(), kBase.end(), name) != kBase.end()) return true;
@@ -266,8 +270,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             if (exists) {
                 if (!context.resume)
                     return Error::usage("issue " + std::to_string(issue.number) + ", agent " +
-                                        agent.name + ": worktree " + path.string() +
-                                        " or branch " + branch +
+                                        agent.name + ": worktree " + path.string() + " or branch " +
+                                        branch +
                                         " already exists; --resume continues it, "
                                         "`cocode-dispatch clean " +
                                         std::to_string(issue.number) + "` removes it");
@@ -275,8 +279,9 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                     return Error::usage("--resume: branch " + branch + " exists but worktree " +
                                         path.string() + " does not; `cocode-dispatch clean " +
                                         std::to_string(issue.number) + "` first");
-                if (pair.previous && (pair.previous->status == run::kRunning ||
-                                      pair.previous->status == run::kQueued) &&
+                if (pair.previous &&
+                    (pair.previous->status == run::kRunning ||
+                     pair.previous->status == run::kQueued) &&
                     run::process_alive(pair.previous->supervisor_pid))
                     return Error::usage("--resume: run " + pair.previous->run_id +
                                         " is still going (dispatcher pid " +
@@ -297,7 +302,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     }
     std::error_code ec;
     fs::create_directories(context.runs_dir(), ec);
-    if (ec) return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
+    if (ec)
+        return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
     if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
     const fs::path wt_root = context.worktree_root();
     const fs::path relative = wt_root.lexically_relative(context.repo_root);
@@ -344,14 +350,16 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         run.environment = agent_environment(ours, run, context);
 
         fs::create_directories(run.files.folder, ec);
-        if (ec) return Error::general("cannot create " + run.files.folder.string() + ": " + ec.message());
-        for (auto ok : {write_file_atomic(run.files.issue_body(), pair.issue->body),
-                        write_file_atomic(run.files.prompt(), run.prompt),
-                        write_file_atomic(run.files.stdout_file(), ""),
-                        write_file_atomic(run.files.stderr_file(), ""),
-                        write_file_atomic(run.files.info(),
-                                          initial_run_info(context, run, pair.issue->title)
-                                              .render())})
+        if (ec)
+            return Error::general("cannot create " + run.files.folder.string() + ": " +
+                                  ec.message());
+        for (auto ok :
+             {write_file_atomic(run.files.issue_body(), pair.issue->body),
+              write_file_atomic(run.files.prompt(), run.prompt),
+              write_file_atomic(run.files.stdout_file(), ""),
+              write_file_atomic(run.files.stderr_file(), ""),
+              write_file_atomic(run.files.info(),
+                                initial_run_info(context, run, pair.issue->title).render())})
             if (!ok) return std::move(ok).error();
         runs.push_back(std::move(run));
     }
@@ -397,7 +405,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                 fail(std::move(ok).error(), "setup");
                 continue;
             }
-            if (auto ok = run_setup_commands(context, run); !ok) fail(std::move(ok).error(), "setup");
+            if (auto ok = run_setup_commands(context, run); !ok)
+                fail(std::move(ok).error(), "setup");
         }
     };
     const std::size_t threads =

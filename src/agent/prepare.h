@@ -19,8 +19,8 @@ namespace cocode::agent {
 struct DispatchContext {
     std::filesystem::path repo_root;  // the main worktree, absolute
     config::Config config;
-    std::string project_id;   // JRUN_PROJECT_ID: owner/name when known, else the folder name
-    bool resume = false;      // continue an existing worktree for the same (issue, agent)
+    std::string project_id;  // JRUN_PROJECT_ID: owner/name when known, else the folder name
+    bool resume = false;     // continue an existing worktree for the same (issue, agent)
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
 

@@ -226,9 +226,14 @@ class Supervisor {
                     finish(slot, static_cast<int>(ExitCode::interrupted), "interrupted",
                            "interrupted before it started");
                     break;
-                case Phase::running: begin_stop(slot, "interrupted"); break;
-                case Phase::stopping: slot.stop_reason = "interrupted"; break;
-                case Phase::done: break;
+                case Phase::running:
+                    begin_stop(slot, "interrupted");
+                    break;
+                case Phase::stopping:
+                    slot.stop_reason = "interrupted";
+                    break;
+                case Phase::done:
+                    break;
             }
         }
     }
@@ -308,12 +313,17 @@ class Supervisor {
     void end_attempt(Slot& slot) {
         PlannedRun& run = *slot.run;
         int code = 0;
-        if (WIFEXITED(slot.wait_status)) code = WEXITSTATUS(slot.wait_status);
-        else if (WIFSIGNALED(slot.wait_status)) code = 128 + WTERMSIG(slot.wait_status);
+        if (WIFEXITED(slot.wait_status))
+            code = WEXITSTATUS(slot.wait_status);
+        else if (WIFSIGNALED(slot.wait_status))
+            code = 128 + WTERMSIG(slot.wait_status);
         const std::string& why = slot.stop_reason;
-        if (why == "timeout" || why == "idle") code = static_cast<int>(ExitCode::timeout);
-        else if (why == "interrupted") code = static_cast<int>(ExitCode::interrupted);
-        else if (why == "ready-quiet") code = 0;  // it said it was done, then lingered
+        if (why == "timeout" || why == "idle")
+            code = static_cast<int>(ExitCode::timeout);
+        else if (why == "interrupted")
+            code = static_cast<int>(ExitCode::interrupted);
+        else if (why == "ready-quiet")
+            code = 0;  // it said it was done, then lingered
 
         if (why.empty() && code != 0 && slot.result.restarts < run.agent.restarts &&
             slot.ready_commit.empty() && !interrupted_) {
@@ -339,10 +349,12 @@ class Supervisor {
             return;
         }
         std::string summary;
-        if (why == "timeout") summary = "timed out after " + config::format_duration(run.timeout);
+        if (why == "timeout")
+            summary = "timed out after " + config::format_duration(run.timeout);
         else if (why == "idle")
             summary = "no output for " + config::format_duration(*run.idle_timeout);
-        else if (why == "interrupted") summary = "interrupted";
+        else if (why == "interrupted")
+            summary = "interrupted";
         else if (code != 0) {
             summary = "exit code " + std::to_string(code);
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
@@ -374,8 +386,8 @@ class Supervisor {
         nlohmann::json fields = {{"exit_code", code}, {"status", slot.result.status}};
         if (!reason.empty()) fields["reason"] = reason;
         if (!summary.empty()) fields["error"] = summary;
-        (void)run::append_event(run.files.folder, run.run_id,
-                                code == 0 ? "RUN_STOP" : "RUN_CRASH", fields);
+        (void)run::append_event(run.files.folder, run.run_id, code == 0 ? "RUN_STOP" : "RUN_CRASH",
+                                fields);
         update(slot, UpdateKind::finished,
                slot.result.status + " (exit " + std::to_string(code) +
                    (reason.empty() ? "" : ", " + reason) + ")" +

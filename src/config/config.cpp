@@ -55,8 +55,8 @@ struct Reader {
     }
 
     Result<int> integer(const json& value, const std::string& field, int low, int high) const {
-        std::string range = "a whole number from " + std::to_string(low) + " to " +
-                            std::to_string(high);
+        std::string range =
+            "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
         if (!value.is_number_integer()) return bad(field, range);
         auto n = value.get<long long>();
         if (n < low || n > high) return bad(field, range);
@@ -111,9 +111,9 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
     if (!valid_agent_name(name))
         return r.bad(field, "an agent name of letters, digits, '-', '_' or '.' (at most 40)");
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
-    if (auto ok = r.only_keys(value, field,
-                              {"type", "command", "args", "env", "timeout", "idle_timeout",
-                               "restarts", "stdin"});
+    if (auto ok = r.only_keys(
+            value, field,
+            {"type", "command", "args", "env", "timeout", "idle_timeout", "restarts", "stdin"});
         !ok)
         return std::move(ok).error();
 
@@ -213,10 +213,14 @@ Result<void> parse_agents(const Reader& r, const json& value, Config& config,
 
 std::string_view type_name(AgentType type) {
     switch (type) {
-        case AgentType::command: return "command";
-        case AgentType::claude: return "claude";
-        case AgentType::codex: return "codex";
-        case AgentType::gemini: return "gemini";
+        case AgentType::command:
+            return "command";
+        case AgentType::claude:
+            return "claude";
+        case AgentType::codex:
+            return "codex";
+        case AgentType::gemini:
+            return "gemini";
     }
     return "command";
 }
@@ -234,9 +238,10 @@ AgentConfig preset(AgentType type, std::string name) {
     agent.name = std::move(name);
     agent.type = type;
     switch (type) {
-        case AgentType::command: break;
+        case AgentType::command:
+            break;
         case AgentType::claude:
-            agent.argv = {"claude", "-p", "--permission-mode", "bypassPermissions",
+            agent.argv = {"claude",          "-p",  "--permission-mode", "bypassPermissions",
                           "--output-format", "text"};
             agent.stdin_from = Stdin::prompt;
             agent.token_env = "ANTHROPIC_API_KEY";
@@ -262,8 +267,9 @@ Result<Duration> parse_duration(std::string_view text) {
     };
     if (text.empty()) return bad();
     if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        if (text.size() > 9) return bad();
-        return Duration(std::stoll(std::string(text)) * 1000);
+        long long seconds = text.size() > 9 ? 0 : std::stoll(std::string(text));
+        if (seconds <= 0) return bad();
+        return Duration(seconds * 1000);
     }
     long long total = 0;
     std::size_t i = 0;
@@ -275,11 +281,16 @@ Result<Duration> parse_duration(std::string_view text) {
         std::size_t unit_start = i;
         while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
         std::string_view unit = text.substr(unit_start, i - unit_start);
-        if (unit == "ms") total += n;
-        else if (unit == "s") total += n * 1000;
-        else if (unit == "m") total += n * 60'000;
-        else if (unit == "h") total += n * 3'600'000;
-        else return bad();
+        if (unit == "ms")
+            total += n;
+        else if (unit == "s")
+            total += n * 1000;
+        else if (unit == "m")
+            total += n * 60'000;
+        else if (unit == "h")
+            total += n * 3'600'000;
+        else
+            return bad();
     }
     if (total <= 0) return bad();
     return Duration(total);
@@ -306,8 +317,8 @@ std::optional<std::string> closest_word(std::string_view word,
             row[0] = i;
             for (std::size_t j = 1; j <= b.size(); ++j) {
                 std::size_t above = row[j];
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                                   diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+                row[j] = std::min(
+                    {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
                 diagonal = above;
             }
         }
@@ -325,17 +336,17 @@ std::optional<std::string> closest_word(std::string_view word,
 Result<Config> parse_config(std::string_view text, const fs::path& source,
                             const fs::path& repo_root) {
     Reader r{source.string()};
-    auto parsed = parse_ordered_json_text(text, r.source, "a JSON object, see docs/configuration.md");
+    auto parsed =
+        parse_ordered_json_text(text, r.source, "a JSON object, see docs/configuration.md");
     if (!parsed) return std::move(parsed).error();
     const json& doc = *parsed;
     if (!doc.is_object())
         return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
     // `check` and `publish` belong to cocode-check, which validates them itself.
     if (auto ok = r.only_keys(doc, "",
-                              {"concurrency", "timeout", "grace", "ready_quiet",
-                               "restart_backoff", "ready_marker", "worktree_root",
-                               "branch_prefix", "base_branch", "worktree_setup", "agents",
-                               "default_agents", "check", "publish"});
+                              {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
+                               "ready_marker", "worktree_root", "branch_prefix", "base_branch",
+                               "worktree_setup", "agents", "default_agents", "check", "publish"});
         !ok)
         return std::move(ok).error();
 
@@ -346,7 +357,8 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         if (!n) return std::move(n).error();
         config.concurrency = *n;
     }
-    for (auto [key, slot] : {std::pair{"timeout", &config.timeout}, {"grace", &config.grace},
+    for (auto [key, slot] : {std::pair{"timeout", &config.timeout},
+                             {"grace", &config.grace},
                              {"ready_quiet", &config.ready_quiet},
                              {"restart_backoff", &config.restart_backoff}}) {
         if (!doc.contains(key)) continue;
@@ -397,8 +409,8 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         if (!names) return std::move(names).error();
         for (const auto& name : *names) {
             if (!config.find_agent(name))
-                return r.bad("default_agents", "names of agents defined in agents ('" + name +
-                                                   "' is not)");
+                return r.bad("default_agents",
+                             "names of agents defined in agents ('" + name + "' is not)");
         }
         config.default_agents = std::move(*names);
     }

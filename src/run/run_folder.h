@@ -77,7 +77,8 @@ Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
 // appended under its lock. `type` is RUN_START, RUN_STOP, RUN_CRASH (READY comes from the
 // hook); `time` and `run_id` are added.
 Result<void> append_event(const std::filesystem::path& folder, const std::string& run_id,
-                          const std::string& type, nlohmann::json fields = nlohmann::json::object());
+                          const std::string& type,
+                          nlohmann::json fields = nlohmann::json::object());
 
 // Every run under `runs_dir`, oldest first (run ids sort by time). A folder whose
 // run-info.yaml cannot be read is skipped and named in `problems`.

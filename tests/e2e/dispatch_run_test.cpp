@@ -119,11 +119,13 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     EXPECT_EQ(r.worktree, repo_ / ".cocode/worktrees/1-seed");
     EXPECT_TRUE(is_run_id(r.run_id));
     EXPECT_EQ(r.folder, repo_ / ".cocode/runs" / r.run_id);
-    for (const char* field : {"version", "run_id", "parent_run_id", "project_id", "task_id", "agent",
-                              "pid", "pgid", "start_time", "end_time", "exit_code", "status", "cwd",
-                              "prompt_path", "output_path", "stdout_path", "stderr_path",
-                              "commandline", "error_summary", "issue", "issue_url", "branch",
-                              "base_commit", "worktree", "ready_commit", "restarts"})
+    for (const char* field :
+         {"version",     "run_id",      "parent_run_id", "project_id",    "task_id",
+          "agent",       "pid",         "pgid",          "start_time",    "end_time",
+          "exit_code",   "status",      "cwd",           "prompt_path",   "output_path",
+          "stdout_path", "stderr_path", "commandline",   "error_summary", "issue",
+          "issue_url",   "branch",      "base_commit",   "worktree",      "ready_commit",
+          "restarts"})
         EXPECT_TRUE(info->get(field).has_value()) << field;
     EXPECT_EQ(info->get("cwd"), r.worktree.string());
     EXPECT_EQ(info->get("pid"), info->get("pgid"));
@@ -147,7 +149,8 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
 
     // Events: start, the hook's READY, stop; the same lines on the bus.
     EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "READY", "RUN_STOP"}));
-    EXPECT_EQ(read_lines(r.folder / "events.jsonl"), read_lines(repo_ / ".cocode/runs/events.jsonl"));
+    EXPECT_EQ(read_lines(r.folder / "events.jsonl"),
+              read_lines(repo_ / ".cocode/runs/events.jsonl"));
 
     // Nothing of ours shows in git status; the exclusions are in info/exclude.
     EXPECT_EQ(sh_ok("git status --porcelain", repo_), "");
@@ -169,9 +172,12 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
     ASSERT_EQ(all.size(), 2u);
     for (const auto& r : all) {
         std::string env = read_text(r.folder / "env.txt");
-        auto has = [&](const std::string& entry) { return env.find(entry + "\n") != std::string::npos; };
+        auto has = [&](const std::string& entry) {
+            return env.find(entry + "\n") != std::string::npos;
+        };
         auto has_name = [&](const std::string& name) {
-            return env.rfind(name + "=", 0) == 0 || env.find("\n" + name + "=") != std::string::npos;
+            return env.rfind(name + "=", 0) == 0 ||
+                   env.find("\n" + name + "=") != std::string::npos;
         };
         EXPECT_TRUE(has("COCODE_REPO_PATH=" + r.worktree.string()));
         EXPECT_TRUE(has("COCODE_ISSUE_NUMBER=2"));
@@ -182,8 +188,8 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         EXPECT_TRUE(has("JRUN_RUN_FOLDER=" + r.folder.string()));
         EXPECT_TRUE(has("JRUN_TASK_ID=issue-2"));
         EXPECT_TRUE(has("JRUN_MESSAGE_BUS=" + (repo_ / ".cocode/runs/events.jsonl").string()));
-        for (const char* name : {"JRUN_PROJECT_ID", "JRUN_PARENT_ID", "JRUN_RUNS_DIR", "JRUN_TASK_FOLDER",
-                                 "PATH", "LC_ALL"})
+        for (const char* name : {"JRUN_PROJECT_ID", "JRUN_PARENT_ID", "JRUN_RUNS_DIR",
+                                 "JRUN_TASK_FOLDER", "PATH", "LC_ALL"})
             EXPECT_TRUE(has_name(name)) << name;
         for (const char* name : {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "SOMETHING_ELSE"})
             EXPECT_FALSE(has_name(name)) << r.agent << " got " << name;
@@ -235,7 +241,9 @@ TEST_F(DispatchRun, ProcessesThatLeftTheGroupAreFoundAndKilled) {
 }
 
 TEST_F(DispatchRun, AtMostNAliveAndTheRestStartInOrder) {
-    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    configure(
+        {{"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
     Shell run = dispatch("run 1 2 3 4 5 6 --concurrency 2", "AGENT_SLEEP=0.4 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     auto all = runs();
@@ -262,7 +270,9 @@ TEST_F(DispatchRun, AFailingAgentIsRestartedWithBackoffAndTheContinuationPrompt)
     configure({{"restart_backoff", "200ms"},
                {"agents",
                 {{"flaky",
-                  {{"command", agent_path("flaky-agent.sh")}, {"restarts", 3}, {"env", {"AGENT_FAILURES"}}}}}}});
+                  {{"command", agent_path("flaky-agent.sh")},
+                   {"restarts", 3},
+                   {"env", {"AGENT_FAILURES"}}}}}}});
     Shell run = dispatch("run 1", "AGENT_FAILURES=2 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
@@ -315,7 +325,9 @@ TEST_F(DispatchRun, AnAgentSilentTooLongHitsItsIdleTimeout) {
     configure({{"grace", "300ms"},
                {"agents",
                 {{"quiet",
-                  {{"command", agent_path("sleep-agent.sh")}, {"idle_timeout", "1s"}, {"env", {"AGENT_SLEEP"}}}}}}});
+                  {{"command", agent_path("sleep-agent.sh")},
+                   {"idle_timeout", "1s"},
+                   {"env", {"AGENT_SLEEP"}}}}}}});
     Shell run = dispatch("run 1", "AGENT_SLEEP=60 ");
     EXPECT_EQ(run.exit_code, 1);
     const auto& r = only_run();
@@ -328,7 +340,8 @@ TEST_F(DispatchRun, AProgramNotInstalledFailsTheRunWithExitThree) {
     configure({{"agents", {{"ghost", {{"command", "no-such-agent-cli"}}}}}});
     Shell run = dispatch("run 1");
     EXPECT_EQ(run.exit_code, 3);
-    EXPECT_NE(run.err.find("program 'no-such-agent-cli' not found in PATH (run `cocode-dispatch doctor`)"),
+    EXPECT_NE(run.err.find(
+                  "program 'no-such-agent-cli' not found in PATH (run `cocode-dispatch doctor`)"),
               std::string::npos)
         << run.err;
     const auto& r = only_run();
@@ -345,7 +358,8 @@ TEST_F(DispatchRun, AnExistingWorktreeIsNeverClobberedAndResumeContinuesIt) {
 
     Shell again = dispatch("run 1");
     EXPECT_EQ(again.exit_code, 2);
-    EXPECT_NE(again.err.find("already exists; --resume continues it"), std::string::npos) << again.err;
+    EXPECT_NE(again.err.find("already exists; --resume continues it"), std::string::npos)
+        << again.err;
     EXPECT_EQ(runs().size(), 1u);  // nothing half-made
     EXPECT_EQ(sh_ok("git rev-parse cocode/1-seed", repo_), head);
     EXPECT_EQ(read_text(repo_ / ".cocode/worktrees/1-seed/uncommitted.txt"), "keep me");
@@ -357,13 +371,16 @@ TEST_F(DispatchRun, AnExistingWorktreeIsNeverClobberedAndResumeContinuesIt) {
     auto info = run::read_run_info(all[1].folder);
     EXPECT_EQ(info->get("parent_run_id"), all[0].run_id);
     EXPECT_EQ(all[1].base_commit, all[0].base_commit);
-    EXPECT_EQ(sh_ok("git rev-list --count " + head.substr(0, 40) + "..cocode/1-seed", repo_), "2\n");
+    EXPECT_EQ(sh_ok("git rev-list --count " + head.substr(0, 40) + "..cocode/1-seed", repo_),
+              "2\n");
     EXPECT_FALSE(all[1].ready_commit.empty());
 }
 
 TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
-    configure({{"grace", "300ms"},
-               {"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    configure(
+        {{"grace", "300ms"},
+         {"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
     sh_ok("(AGENT_SLEEP=60 " + quote(tool_path("cocode-dispatch").string()) +
               " run 1 2 3 --concurrency 2 > out.txt 2> err.txt; echo $? > code.txt) "
               "> /dev/null 2>&1 &",
@@ -375,7 +392,8 @@ TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
     pid_t dispatcher = runs()[0].supervisor_pid;
     ASSERT_GT(dispatcher, 0);
     ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
-    ASSERT_TRUE(wait_until([&] { return fs::exists(repo_ / "code.txt") && !read_text(repo_ / "code.txt").empty(); }));
+    ASSERT_TRUE(wait_until(
+        [&] { return fs::exists(repo_ / "code.txt") && !read_text(repo_ / "code.txt").empty(); }));
     EXPECT_EQ(read_text(repo_ / "code.txt"), "130\n") << read_text(repo_ / "err.txt");
     for (const auto& r : runs()) {
         EXPECT_EQ(r.status, "failed") << r.run_id;
@@ -386,7 +404,9 @@ TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
 }
 
 TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
-    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    configure(
+        {{"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
     sh_ok("(AGENT_SLEEP=60 " + quote(tool_path("cocode-dispatch").string()) +
               " run 1 2 --concurrency 1 > /dev/null 2>&1 &)",
           repo_);
@@ -436,12 +456,14 @@ TEST_F(DispatchRun, TwoHundredMegabytesOfOutputLoseNothing) {
 }
 
 TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
-    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}},
-                           {"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
+    configure({{"agents",
+                {{"seed", {{"command", agent_path("seed-agent.py")}}},
+                 {"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
     ASSERT_EQ(dispatch("run 1").exit_code, 0);
     Shell clean = dispatch("clean 1");
     EXPECT_EQ(clean.exit_code, 1);
-    EXPECT_NE(clean.err.find("cocode/1-seed holds 2 commits not pushed anywhere"), std::string::npos)
+    EXPECT_NE(clean.err.find("cocode/1-seed holds 2 commits not pushed anywhere"),
+              std::string::npos)
         << clean.err;
     // The logger made no commits: its worktree and branch went.
     EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-logger"));
@@ -456,7 +478,9 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
 }
 
 TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
-    configure({{"agents", {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    configure(
+        {{"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
     auto start = Clock::now();
     Shell run = dispatch("run 1 --detach", "AGENT_SLEEP=2 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -474,15 +498,19 @@ TEST_F(DispatchRun, BadConfigurationIsOneLineNamingTheField) {
     write_text(repo_ / ".cocode/config.json", R"({"concurrency": 5, "agnets": {}})");
     Shell typo = dispatch("run 1");
     EXPECT_EQ(typo.exit_code, 2);
-    EXPECT_EQ(typo.err, "cocode-dispatch: error: .cocode/config.json: unknown field 'agnets' (did "
-                        "you mean 'agents'?)\n");
-    write_text(repo_ / ".cocode/config.json", R"({"agents": {"a": {"command": "x", "timeout": "soon"}}})");
+    EXPECT_EQ(typo.err,
+              "cocode-dispatch: error: .cocode/config.json: unknown field 'agnets' (did "
+              "you mean 'agents'?)\n");
+    write_text(repo_ / ".cocode/config.json",
+               R"({"agents": {"a": {"command": "x", "timeout": "soon"}}})");
     Shell bad = dispatch("run 1");
     EXPECT_EQ(bad.exit_code, 2);
-    EXPECT_NE(bad.err.find("field 'agents.a.timeout': expected a duration"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("field 'agents.a.timeout': expected a duration"), std::string::npos)
+        << bad.err;
     write_text(repo_ / ".cocode/config.json", R"({"concurrency": 65})");
-    EXPECT_NE(dispatch("run 1").err.find("field 'concurrency': expected a whole number from 1 to 64"),
-              std::string::npos);
+    EXPECT_NE(
+        dispatch("run 1").err.find("field 'concurrency': expected a whole number from 1 to 64"),
+        std::string::npos);
     write_text(repo_ / ".cocode/config.json", R"({"agents": {"a": {"command": "x"}}})");
     Shell agent = dispatch("run 1 --agent b");
     EXPECT_EQ(agent.exit_code, 2);
@@ -490,7 +518,9 @@ TEST_F(DispatchRun, BadConfigurationIsOneLineNamingTheField) {
 }
 
 TEST_F(DispatchRun, CocodePyConfigShapeIsRead) {
-    configure({{"agents", json::array({{{"name", "seed"}, {"command", agent_path("seed-agent.py")}, {"args", json::array()}}})}});
+    configure({{"agents", json::array({{{"name", "seed"},
+                                        {"command", agent_path("seed-agent.py")},
+                                        {"args", json::array()}}})}});
     Shell run = dispatch("run 1");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(only_run().agent, "seed");
@@ -518,7 +548,8 @@ TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
         if (c["check"] != "agent claude") continue;
         saw_claude = true;
         EXPECT_NE(c["detail"].get<std::string>().find("claude 9.9.9 (test)"), std::string::npos);
-        EXPECT_NE(c["detail"].get<std::string>().find("ANTHROPIC_API_KEY present"), std::string::npos);
+        EXPECT_NE(c["detail"].get<std::string>().find("ANTHROPIC_API_KEY present"),
+                  std::string::npos);
     }
     EXPECT_TRUE(saw_claude);
     // Without the CLI on PATH, doctor says what is missing and exits 3.

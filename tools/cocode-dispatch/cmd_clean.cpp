@@ -15,8 +15,8 @@ namespace {
 
 // Commits on the branch after its base that no remote-tracking ref holds.
 int unpushed_commits(const fs::path& root, const run::RunRecord& r) {
-    std::vector<std::string> argv = {"git", "-C", root.string(), "rev-list", "--count",
-                                     "refs/heads/" + r.branch};
+    std::vector<std::string> argv = {"git",      "-C",      root.string(),
+                                     "rev-list", "--count", "refs/heads/" + r.branch};
     if (!r.base_commit.empty()) argv.push_back("^" + r.base_commit);
     argv.push_back("--not");
     argv.push_back("--remotes");

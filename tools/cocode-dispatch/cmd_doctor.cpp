@@ -61,7 +61,8 @@ int run_doctor(const DoctorArgs& args) {
                 continue;
             }
             std::string detail = program->string();
-            if (agent.type != config::AgentType::command) detail += " (" + version_of(*program) + ")";
+            if (agent.type != config::AgentType::command)
+                detail += " (" + version_of(*program) + ")";
             if (agent.token_env) {
                 const char* token = std::getenv(agent.token_env->c_str());
                 detail += std::string(", ") + *agent.token_env +
@@ -74,14 +75,15 @@ int run_doctor(const DoctorArgs& args) {
             auto status = hook::hooks_status(*where, tool::sibling_executable("cocode-hook-shim"));
             for (const auto& hook : status.hooks) {
                 std::string state(hook::state_name(hook.state));
-                checks.push_back({"hook " + hook.name, hook.state == hook::HookState::installed ? "ok" : "warning",
+                checks.push_back({"hook " + hook.name,
+                                  hook.state == hook::HookState::installed ? "ok" : "warning",
                                   state + " in " + where->hooks_dir.string()});
             }
         }
         struct statvfs fsinfo {};
         if (::statvfs(ws->root.c_str(), &fsinfo) == 0) {
-            double free_gb = static_cast<double>(fsinfo.f_bavail) *
-                             static_cast<double>(fsinfo.f_frsize) / 1e9;
+            double free_gb =
+                static_cast<double>(fsinfo.f_bavail) * static_cast<double>(fsinfo.f_frsize) / 1e9;
             char buf[64];
             std::snprintf(buf, sizeof buf, "%.1f GB free", free_gb);
             checks.push_back({"disk", free_gb < 1.0 ? "warning" : "ok", buf});
@@ -89,11 +91,12 @@ int run_doctor(const DoctorArgs& args) {
     }
     // Which credential would be used, never its value.
     {
-        const char* source = std::getenv("GITHUB_TOKEN") && *std::getenv("GITHUB_TOKEN") ? "GITHUB_TOKEN"
-                             : std::getenv("GH_TOKEN") && *std::getenv("GH_TOKEN")   ? "GH_TOKEN"
-                             : std::getenv("COCODE_GITHUB_APP_ID")                   ? "GitHub App"
-                             : find_in_path("gh")                                    ? "gh auth token"
-                                                                                     : nullptr;
+        const char* source = std::getenv("GITHUB_TOKEN") && *std::getenv("GITHUB_TOKEN")
+                                 ? "GITHUB_TOKEN"
+                             : std::getenv("GH_TOKEN") && *std::getenv("GH_TOKEN") ? "GH_TOKEN"
+                             : std::getenv("COCODE_GITHUB_APP_ID")                 ? "GitHub App"
+                             : find_in_path("gh")                                  ? "gh auth token"
+                                                                                   : nullptr;
         checks.push_back({"github token", source ? "ok" : "warning",
                           source ? std::string("from ") + source
                                  : "none: only public repositories and the local issue store"});
@@ -103,7 +106,8 @@ int run_doctor(const DoctorArgs& args) {
     for (const auto& c : checks) missing = missing || c.state == "missing";
     if (args.json) {
         nlohmann::json out = nlohmann::json::array();
-        for (const auto& c : checks) out.push_back({{"check", c.name}, {"state", c.state}, {"detail", c.detail}});
+        for (const auto& c : checks)
+            out.push_back({{"check", c.name}, {"state", c.state}, {"detail", c.detail}});
         std::cout << out.dump(2) << "\n";
     } else {
         for (const auto& c : checks)

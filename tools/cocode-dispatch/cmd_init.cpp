@@ -22,7 +22,8 @@ int run_init(const InitArgs& args) {
                                    " already exists (--force writes a new one)"));
     nlohmann::ordered_json doc = {{"concurrency", 5}, {"timeout", "30m"}};
     nlohmann::ordered_json agents = nlohmann::ordered_json::object();
-    for (auto type : {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
+    for (auto type :
+         {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
         std::string name(config::type_name(type));
         auto preset = config::preset(type, name);
         if (auto path = find_in_path(preset.argv.front())) {
@@ -31,8 +32,9 @@ int run_init(const InitArgs& args) {
         }
     }
     if (agents.empty())
-        std::printf("no claude, codex or gemini on PATH: add an agent of type \"command\" "
-                    "(docs/configuration.md)\n");
+        std::printf(
+            "no claude, codex or gemini on PATH: add an agent of type \"command\" "
+            "(docs/configuration.md)\n");
     doc["agents"] = agents;
     fs::create_directories(file.parent_path(), ec);
     write_file_atomic(file, doc.dump(2) + "\n").value_or_throw();
@@ -42,10 +44,10 @@ int run_init(const InitArgs& args) {
     hook::InstallOptions options{tool::sibling_executable("cocode-hook-shim"),
                                  tool::sibling_executable("cocode-hook"), false};
     auto installed = hook::install_hook(where, "post-commit", options).value_or_throw();
-    std::printf("post-commit hook %s in %s\n",
-                installed.outcome == hook::InstallOutcome::unchanged ? "already installed"
-                                                                    : "installed",
-                where.hooks_dir.c_str());
+    std::printf(
+        "post-commit hook %s in %s\n",
+        installed.outcome == hook::InstallOutcome::unchanged ? "already installed" : "installed",
+        where.hooks_dir.c_str());
     return 0;
 }
 

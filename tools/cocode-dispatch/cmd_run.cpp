@@ -26,10 +26,10 @@ namespace {
 std::vector<config::AgentConfig> choose_agents(const config::Config& config,
                                                const std::vector<std::string>& names) {
     if (config.agents.empty())
-        throw Failure(Error::usage("no agents configured in " +
-                                   (config.source.empty() ? std::string(config::kConfigFile)
-                                                          : config.source.string()) +
-                                   " (run `cocode-dispatch init`)"));
+        throw Failure(Error::usage(
+            "no agents configured in " +
+            (config.source.empty() ? std::string(config::kConfigFile) : config.source.string()) +
+            " (run `cocode-dispatch init`)"));
     std::vector<std::string> wanted = names;
     if (wanted.empty()) wanted = config.default_agents;
     std::vector<config::AgentConfig> chosen;
@@ -78,11 +78,16 @@ std::string run_line(const agent::PlannedRun& run, const std::string& what) {
 }
 
 json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
-    return {{"run_id", run.run_id},       {"issue", run.issue},
-            {"agent", run.agent.name},    {"status", result.status},
-            {"reason", result.reason},    {"exit_code", result.exit_code},
-            {"restarts", result.restarts}, {"ready_commit", result.ready_commit},
-            {"branch", run.branch},       {"worktree", run.worktree.string()},
+    return {{"run_id", run.run_id},
+            {"issue", run.issue},
+            {"agent", run.agent.name},
+            {"status", result.status},
+            {"reason", result.reason},
+            {"exit_code", result.exit_code},
+            {"restarts", result.restarts},
+            {"ready_commit", result.ready_commit},
+            {"branch", run.branch},
+            {"worktree", run.worktree.string()},
             {"run_folder", run.files.folder.string()}};
 }
 
@@ -99,8 +104,8 @@ int exit_code_of(const agent::BatchResult& batch) {
 
 // --detach: the supervisor goes on in a new session, its own output in a log beside the
 // runs; we return once it has started the first runs.
-int detach_and_supervise(std::vector<agent::PlannedRun>& runs,
-                         agent::SupervisorOptions options, const fs::path& runs_dir, bool as_json) {
+int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::SupervisorOptions options,
+                         const fs::path& runs_dir, bool as_json) {
     int ready_pipe[2];
     if (::pipe2(ready_pipe, O_CLOEXEC) != 0)
         throw Failure(Error::from_errno("cannot create a pipe", errno));
@@ -144,7 +149,9 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs,
     if (as_json) {
         json out = json::array();
         for (const auto& run : runs)
-            out.push_back({{"run_id", run.run_id}, {"issue", run.issue}, {"agent", run.agent.name},
+            out.push_back({{"run_id", run.run_id},
+                           {"issue", run.issue},
+                           {"agent", run.agent.name},
                            {"run_folder", run.files.folder.string()}});
         std::cout << json{{"dispatcher_pid", child}, {"runs", out}}.dump(2) << "\n";
     } else {
@@ -226,15 +233,17 @@ int run_run(const RunArgs& args) {
     auto batch = agent::supervise(runs, options).value_or_throw();
     if (args.json) {
         json out = json::array();
-        for (std::size_t i = 0; i < runs.size(); ++i) out.push_back(result_json(runs[i], batch.runs[i]));
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            out.push_back(result_json(runs[i], batch.runs[i]));
         std::cout << out.dump(2) << "\n";
     } else {
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const auto& r = batch.runs[i];
-            std::printf("%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
-                        runs[i].agent.name.c_str(), r.status.c_str(), r.exit_code,
-                        r.reason.empty() ? "" : (" (" + r.reason + ")").c_str(),
-                        r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
+            std::printf(
+                "%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
+                runs[i].agent.name.c_str(), r.status.c_str(), r.exit_code,
+                r.reason.empty() ? "" : (" (" + r.reason + ")").c_str(),
+                r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
         }
     }
     if (batch.interrupted) notice("interrupted; every run's state is written");

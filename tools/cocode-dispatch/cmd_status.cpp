@@ -21,7 +21,8 @@ using json = nlohmann::json;
 std::optional<long> parse_time(const std::string& stamp) {
     // 2026-11-22T10:04:05.123Z
     std::tm tm{};
-    if (stamp.size() < 19 || !strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+    if (stamp.size() < 19 || !strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm))
+        return std::nullopt;
     return static_cast<long>(timegm(&tm));
 }
 
@@ -33,8 +34,10 @@ std::string elapsed(const run::RunRecord& r) {
     long s = (end ? *end : now) - *start;
     if (s < 0) s = 0;
     char buf[32];
-    if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
-    else std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
     return buf;
 }
 

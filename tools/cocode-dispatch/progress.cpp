@@ -19,8 +19,10 @@ Progress::~Progress() { std::fflush(out_); }
 
 std::string Progress::paint(const std::string& line, const std::string& state) const {
     if (!color_) return line;
-    const char* code = state == "completed" ? "32" : state == "failed" ? "31"
-                       : state == "running" ? "33" : nullptr;
+    const char* code = state == "completed" ? "32"
+                       : state == "failed"  ? "31"
+                       : state == "running" ? "33"
+                                            : nullptr;
     if (!code) return line;
     return "\033[" + std::string(code) + "m" + line + "\033[0m";
 }

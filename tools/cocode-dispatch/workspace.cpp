@@ -37,7 +37,7 @@ Workspace open_workspace(bool load_config) {
 }
 
 std::vector<run::RunRecord> select_runs(const Workspace& ws,
-                                       const std::optional<std::string>& which) {
+                                        const std::optional<std::string>& which) {
     auto list = run::list_runs(ws.runs_dir());
     for (const auto& problem : list.problems) notice("warning: " + problem);
     std::vector<run::RunRecord> out;
@@ -46,8 +46,7 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
                           which->size() < 12;
     for (auto& record : list.runs) {
         if (which && !which->empty()) {
-            if (by_issue ? record.issue != std::stol(*which)
-                         : record.run_id.rfind(*which, 0) != 0)
+            if (by_issue ? record.issue != std::stol(*which) : record.run_id.rfind(*which, 0) != 0)
                 continue;
         }
         if (auto reconciled = run::reconcile(record); !reconciled)

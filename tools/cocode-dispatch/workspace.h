@@ -25,7 +25,8 @@ Workspace open_workspace(bool load_config = true);
 // The runs `which` names: a run id (or a unique prefix of one), an issue number (all its
 // runs), or every run when empty. Runs whose dispatcher is gone are reconciled first, so
 // what is returned is the truth, and written so.
-std::vector<run::RunRecord> select_runs(const Workspace& ws, const std::optional<std::string>& which);
+std::vector<run::RunRecord> select_runs(const Workspace& ws,
+                                        const std::optional<std::string>& which);
 
 // One line to stderr, prefixed with the tool's name, redacted.
 void notice(std::string_view text);
