@@ -279,9 +279,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                     return Error::usage("--resume: branch " + branch + " exists but worktree " +
                                         path.string() + " does not; `cocode-dispatch clean " +
                                         std::to_string(issue.number) + "` first");
-                if (pair.previous &&
-                    (pair.previous->status == run::kRunning ||
-                     pair.previous->status == run::kQueued) &&
+                if (pair.previous && run::is_active(pair.previous->status) &&
                     run::process_alive(pair.previous->supervisor_pid))
                     return Error::usage("--resume: run " + pair.previous->run_id +
                                         " is still going (dispatcher pid " +

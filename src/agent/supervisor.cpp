@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <fstream>
 
 #include "core/files.h"
 #include "core/redact.h"
@@ -50,13 +51,15 @@ std::uintmax_t size_of(const fs::path& path) {
 // The last non-empty line the agent wrote to stderr, short, with secrets masked: enough for
 // error_summary to say why without opening the file.
 std::string last_stderr_line(const fs::path& path) {
-    std::error_code ec;
-    auto size = fs::file_size(path, ec);
-    if (ec || size == 0) return "";
-    auto text = read_file(path, std::size_t{256} << 20);
-    if (!text) return "";
-    std::string_view all = *text;
-    if (all.size() > 4096) all = all.substr(all.size() - 4096);
+    // Only the tail is read: an agent's stderr can be hundreds of megabytes.
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) return "";
+    const std::streamoff size = in.tellg();
+    const std::streamoff tail = std::min<std::streamoff>(size, 4096);
+    std::string text(static_cast<std::size_t>(tail), '\0');
+    in.seekg(size - tail);
+    in.read(text.data(), tail);
+    std::string_view all(text.data(), static_cast<std::size_t>(in.gcount()));
     while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.remove_suffix(1);
     std::size_t start = all.rfind('\n');
     std::string line(all.substr(start == std::string_view::npos ? 0 : start + 1));

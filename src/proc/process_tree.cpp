@@ -45,6 +45,12 @@ bool environment_has(pid_t pid, std::string_view entry) {
 
 }  // namespace
 
+std::optional<ProcessInfo> process_info(pid_t pid) {
+    ProcessInfo info;
+    if (!read_stat(pid, info)) return std::nullopt;
+    return info;
+}
+
 std::vector<ProcessInfo> list_processes() {
     std::vector<ProcessInfo> out;
     DIR* dir = ::opendir("/proc");

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ struct ProcessInfo {
     pid_t pgid = 0;
     char state = '?';  // from /proc/<pid>/stat: R, S, D, Z, T, …
 };
+
+// One process, from /proc/<pid>/stat; nullopt when there is none.
+std::optional<ProcessInfo> process_info(pid_t pid);
 
 // Every process visible in /proc (other users' included, their environment unread).
 std::vector<ProcessInfo> list_processes();

@@ -112,21 +112,12 @@ RunList list_runs(const fs::path& runs_dir) {
 
 bool process_alive(pid_t pid) {
     if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-    auto procs = list_processes();
-    auto it = std::find_if(procs.begin(), procs.end(),
-                           [&](const ProcessInfo& p) { return p.pid == pid; });
-    return it != procs.end() && it->state != 'Z';
-}
-
-bool group_alive(pid_t pgid) {
-    if (pgid <= 0) return false;
-    for (const auto& p : list_processes())
-        if (p.pgid == pgid && p.state != 'Z') return true;
-    return false;
+    auto info = process_info(pid);
+    return info && info->state != 'Z';
 }
 
 Result<bool> reconcile(RunRecord& record) {
-    if (record.status != kRunning && record.status != kQueued) return false;
+    if (!is_active(record.status)) return false;
     if (process_alive(record.supervisor_pid)) return false;
     // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
     // it so it cannot keep changing the worktree, then say what happened.
@@ -138,8 +129,7 @@ Result<bool> reconcile(RunRecord& record) {
                                 (record.status == kQueued ? "never started" : "unfinished");
     bool changed = false;
     auto updated = update_run_info(record.folder, [&](FlatYaml& info) {
-        const std::string status = info.get("status").value_or("");
-        if (status != kRunning && status != kQueued) return;
+        if (!is_active(info.get("status").value_or(""))) return;
         changed = true;
         info.set("status", kFailed);
         info.set("reason", "crashed");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/flat_yaml.h"
@@ -41,6 +42,9 @@ inline constexpr char kQueued[] = "queued";  // ours: waiting for a free slot
 inline constexpr char kRunning[] = "running";
 inline constexpr char kCompleted[] = "completed";
 inline constexpr char kFailed[] = "failed";
+
+// Still to end: queued or running. Everything else has ended, and nothing changes it again.
+inline bool is_active(std::string_view status) { return status == kQueued || status == kRunning; }
 
 // What `status` shows and `check` reads: run-info.yaml, typed.
 struct RunRecord {
@@ -90,8 +94,6 @@ RunList list_runs(const std::filesystem::path& runs_dir);
 
 // Is the process alive (and not a zombie)?
 bool process_alive(pid_t pid);
-// Is any process in the group alive?
-bool group_alive(pid_t pgid);
 
 // A run marked running whose supervisor is gone cannot finish: mark it failed (crashed),
 // write RUN_CRASH, and return true. Its agent's processes, if any survive, are killed

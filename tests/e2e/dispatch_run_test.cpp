@@ -494,6 +494,35 @@ TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
     EXPECT_TRUE(fs::exists(r.folder / "ended"));
 }
 
+TEST_F(DispatchRun, OnATerminalRunsAreRedrawnInPlaceAndNoColorIsHonoured) {
+    configure({{"agents",
+                {{"logger", {{"command", agent_path("json-log-agent.sh")}}},
+                 {"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    // script(1) gives the dispatcher a real terminal; what it drew comes back in out.
+    auto on_terminal = [&](const std::string& env, const std::string& args) {
+        return sh("script -qec " +
+                      quote(env + " TERM=xterm " + quote(tool_path("cocode-dispatch").string()) +
+                            " " + args) +
+                      " /dev/null",
+                  repo_);
+    };
+    Shell colour = on_terminal("", "run 1");
+    ASSERT_EQ(colour.exit_code, 0) << colour.out << colour.err;
+    EXPECT_NE(colour.out.find("\r\033[K"), std::string::npos);  // lines rewritten in place
+    EXPECT_NE(colour.out.find("\033[2A"), std::string::npos);   // two runs: up two lines
+    EXPECT_NE(colour.out.find("\033[32m"), std::string::npos);  // completed, in green
+
+    Shell plain = on_terminal("NO_COLOR=1", "status --watch");
+    EXPECT_EQ(plain.exit_code, 0) << plain.out;
+    EXPECT_NE(plain.out.find("\r\033[K"), std::string::npos);
+    EXPECT_EQ(plain.out.find("\033[32m"), std::string::npos);
+
+    // Without a terminal: one plain line per change, no escape at all.
+    Shell piped = dispatch("status --watch");
+    EXPECT_EQ(piped.out.find('\033'), std::string::npos);
+    EXPECT_EQ(std::count(piped.out.begin(), piped.out.end(), '\n'), 2);
+}
+
 TEST_F(DispatchRun, BadConfigurationIsOneLineNamingTheField) {
     write_text(repo_ / ".cocode/config.json", R"({"concurrency": 5, "agnets": {}})");
     Shell typo = dispatch("run 1");
@@ -539,9 +568,14 @@ TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
     EXPECT_TRUE(fs::exists(repo_ / ".git/hooks/post-commit"));
     EXPECT_EQ(dispatch("init", path).exit_code, 2);  // never overwrites silently
 
-    Shell doctor = dispatch("doctor --json", path + "ANTHROPIC_API_KEY=sk-never-printed ");
+    Shell doctor = dispatch("doctor --json", path +
+                                                 "ANTHROPIC_API_KEY=sk-never-printed "
+                                                 "GITHUB_TOKEN=ghp_never_printed ");
     EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;
     EXPECT_EQ(doctor.out.find("sk-never-printed"), std::string::npos);
+    EXPECT_EQ(doctor.out.find("ghp_never_printed"), std::string::npos);
+    EXPECT_NE(doctor.out.find("\"detail\": \"from GITHUB_TOKEN\""), std::string::npos)
+        << doctor.out;
     auto checks = json::parse(doctor.out);
     bool saw_claude = false;
     for (const auto& c : checks) {

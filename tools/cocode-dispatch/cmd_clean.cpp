@@ -34,11 +34,12 @@ int run_clean(const CleanArgs& args) {
     Workspace ws = open_workspace(false);
     auto runs = select_runs(ws, args.all ? std::nullopt : args.which);
     auto repo = git::Repository::open(ws.root).value_or_throw();
+    const auto worktrees = repo.worktrees().value_or_throw();
     std::set<std::string> branches_done;
     int refused = 0, removed = 0;
     for (const auto& r : runs) {
         if (r.branch.empty() || !branches_done.insert(r.branch).second) continue;
-        if (r.status == run::kRunning || r.status == run::kQueued) {
+        if (run::is_active(r.status)) {
             std::fprintf(stderr, "cocode-dispatch: %s is still %s; not cleaned\n", r.run_id.c_str(),
                          r.status.c_str());
             ++refused;
@@ -57,7 +58,6 @@ int run_clean(const CleanArgs& args) {
         }
         std::string name = r.worktree.filename().string();
         std::error_code ec;
-        auto worktrees = repo.worktrees().value_or_throw();
         bool registered = std::any_of(worktrees.begin(), worktrees.end(),
                                       [&](const git::WorktreeInfo& w) { return w.name == name; });
         if (registered) {

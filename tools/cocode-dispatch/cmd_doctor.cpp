@@ -9,6 +9,7 @@
 #include "common/executables.h"
 #include "git/repository.h"
 #include "github/auth.h"
+#include "github/url.h"
 #include "hook/installer.h"
 #include "proc/command.h"
 #include "workspace.h"
@@ -89,17 +90,17 @@ int run_doctor(const DoctorArgs& args) {
             checks.push_back({"disk", free_gb < 1.0 ? "warning" : "ok", buf});
         }
     }
-    // Which credential would be used, never its value.
-    {
-        const char* source = std::getenv("GITHUB_TOKEN") && *std::getenv("GITHUB_TOKEN")
-                                 ? "GITHUB_TOKEN"
-                             : std::getenv("GH_TOKEN") && *std::getenv("GH_TOKEN") ? "GH_TOKEN"
-                             : std::getenv("COCODE_GITHUB_APP_ID")                 ? "GitHub App"
-                             : find_in_path("gh")                                  ? "gh auth token"
-                                                                                   : nullptr;
-        checks.push_back({"github token", source ? "ok" : "warning",
-                          source ? std::string("from ") + source
-                                 : "none: only public repositories and the local issue store"});
+    // Which credential would be used, never its value: the same resolution the GitHub
+    // client makes (App, GITHUB_TOKEN, GH_TOKEN, `gh auth token`, anonymous).
+    if (auto api = github::resolve_api_url(std::nullopt); !api) {
+        checks.push_back({"github token", "warning", api.error().message});
+    } else if (auto auth = github::resolve_auth(*api); !auth) {
+        checks.push_back({"github token", "warning", auth.error().message});
+    } else if ((*auth)->source() == "anonymous") {
+        checks.push_back({"github token", "warning",
+                          "none: only public repositories and the local issue store"});
+    } else {
+        checks.push_back({"github token", "ok", "from " + (*auth)->source()});
     }
 
     bool missing = false;

@@ -71,15 +71,14 @@ int run_logs(const LogsArgs& args) {
     while (args.follow) {
         if (drain()) continue;
         auto info = run::read_run_info(files.folder);
-        auto status = info ? info->get("status").value_or("") : std::string();
-        if (status == run::kCompleted || status == run::kFailed) {
+        if (!info) break;
+        auto record = run::record_from(*info, files.folder);
+        // A run whose dispatcher died would never end: reconcile ends it (crashed).
+        if (run::is_active(record.status)) (void)run::reconcile(record);
+        if (!run::is_active(record.status)) {
             drain();
             break;
         }
-        auto records = select_runs(ws, runs.front().run_id);  // reconciles a dead dispatcher
-        if (!records.empty() && records.front().status != run::kRunning &&
-            records.front().status != run::kQueued)
-            break;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     if (!pending.empty()) std::printf("%s\n", render(pending).c_str());

@@ -41,8 +41,8 @@ std::string elapsed(const run::RunRecord& r) {
     return buf;
 }
 
-std::optional<int> commits_since_base(const Workspace& ws, const run::RunRecord& r) {
-    auto repo = git::Repository::open(ws.root);
+// `repo` is the workspace's repository, opened once per listing (null when it cannot be).
+std::optional<int> commits_since_base(const git::Repository* repo, const run::RunRecord& r) {
     if (!repo || r.base_commit.empty() || !repo->branch_exists(r.branch)) return std::nullopt;
     auto commits = repo->commits_between(r.base_commit, "refs/heads/" + r.branch);
     if (!commits) return std::nullopt;
@@ -53,8 +53,8 @@ std::string state_of(const run::RunRecord& r) {
     return r.reason.empty() ? r.status : r.status + " (" + r.reason + ")";
 }
 
-std::string line_of(const Workspace& ws, const run::RunRecord& r) {
-    auto commits = commits_since_base(ws, r);
+std::string line_of(const git::Repository* repo, const run::RunRecord& r) {
+    auto commits = commits_since_base(repo, r);
     char buf[512];
     std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %s", r.run_id.c_str(),
                   r.issue, r.agent.c_str(), state_of(r).c_str(), elapsed(r).c_str(),
@@ -64,8 +64,8 @@ std::string line_of(const Workspace& ws, const run::RunRecord& r) {
     return buf;
 }
 
-json json_of(const Workspace& ws, const run::RunRecord& r) {
-    auto commits = commits_since_base(ws, r);
+json json_of(const git::Repository* repo, const run::RunRecord& r) {
+    auto commits = commits_since_base(repo, r);
     return {{"run_id", r.run_id},
             {"issue", r.issue},
             {"agent", r.agent},
@@ -84,19 +84,19 @@ json json_of(const Workspace& ws, const run::RunRecord& r) {
             {"error_summary", r.error_summary}};
 }
 
-bool finished(const run::RunRecord& r) {
-    return r.status == run::kCompleted || r.status == run::kFailed;
-}
+bool finished(const run::RunRecord& r) { return !run::is_active(r.status); }
 
 }  // namespace
 
 int run_status(const StatusArgs& args) {
     Workspace ws = open_workspace(false);
+    auto opened = git::Repository::open(ws.root);
+    const git::Repository* repo = opened ? &*opened : nullptr;
     if (!args.watch) {
         auto runs = select_runs(ws, args.which);
         if (args.json) {
             json out = json::array();
-            for (const auto& r : runs) out.push_back(json_of(ws, r));
+            for (const auto& r : runs) out.push_back(json_of(repo, r));
             std::cout << out.dump(2) << "\n";
             return 0;
         }
@@ -106,7 +106,7 @@ int run_status(const StatusArgs& args) {
         }
         std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %s\n", "RUN", "ISSUE", "AGENT", "STATE",
                     "ELAPSED", "COMMITS", "READY", "EXIT");
-        for (const auto& r : runs) std::printf("%s\n", line_of(ws, r).c_str());
+        for (const auto& r : runs) std::printf("%s\n", line_of(repo, r).c_str());
         return 0;
     }
     // --watch: until every run shown has finished (or Ctrl-C).
@@ -115,7 +115,7 @@ int run_status(const StatusArgs& args) {
     while (true) {
         auto runs = select_runs(ws, args.which);
         for (const auto& r : runs) {
-            std::string line = args.json ? json_of(ws, r).dump() : line_of(ws, r);
+            std::string line = args.json ? json_of(repo, r).dump() : line_of(repo, r);
             // Without a terminal, print a run again only when its state changed.
             std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
             if (shown[r.run_id] == key) continue;
