@@ -351,13 +351,20 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         if (ec)
             return Error::general("cannot create " + run.files.folder.string() + ": " +
                                   ec.message());
+        // Not flushed one by one (two disk flushes per file would be most of a short run's
+        // cost); the end of the run is. Every file the run will append to or lock is made
+        // here, so that starting and ending a run creates nothing.
+        constexpr auto kAtomic = Durability::atomic;
         for (auto ok :
-             {write_file_atomic(run.files.issue_body(), pair.issue->body),
-              write_file_atomic(run.files.prompt(), run.prompt),
-              write_file_atomic(run.files.stdout_file(), ""),
-              write_file_atomic(run.files.stderr_file(), ""),
+             {write_file_atomic(run.files.issue_body(), pair.issue->body, 0644, kAtomic),
+              write_file_atomic(run.files.prompt(), run.prompt, 0644, kAtomic),
+              write_file_atomic(run.files.stdout_file(), "", 0644, kAtomic),
+              write_file_atomic(run.files.stderr_file(), "", 0644, kAtomic),
+              write_file_atomic(run.files.events(), "", 0644, kAtomic),
+              write_file_atomic(run.files.info_lock(), "", 0644, kAtomic),
               write_file_atomic(run.files.info(),
-                                initial_run_info(context, run, pair.issue->title).render())})
+                                initial_run_info(context, run, pair.issue->title).render(), 0644,
+                                kAtomic)})
             if (!ok) return std::move(ok).error();
         runs.push_back(std::move(run));
     }

@@ -1,6 +1,7 @@
 #include "agent/supervisor.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,16 @@ std::string last_stderr_line(const fs::path& path) {
     return redact(line);
 }
 
+// This thread's CPU time (the supervisor's loop is one thread; reaped agents not counted).
+std::chrono::microseconds own_cpu_time() {
+    rusage usage{};
+    ::getrusage(RUSAGE_THREAD, &usage);
+    auto us = [](const timeval& t) {
+        return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec);
+    };
+    return us(usage.ru_utime) + us(usage.ru_stime);
+}
+
 class Supervisor {
   public:
     Supervisor(std::vector<PlannedRun>& runs, const SupervisorOptions& options)
@@ -90,7 +101,9 @@ class Supervisor {
             sigaddset(&set, s);
         }
         ::sigprocmask(SIG_BLOCK, &set, &previous);
-        become_subreaper();
+        subreaper_ = become_subreaper();
+        const auto cpu_before = own_cpu_time();
+        const auto wall_before = Clock::now();
 
         for (auto& slot : slots_) {
             if (!slot.run->failed) continue;
@@ -115,6 +128,9 @@ class Supervisor {
         ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         BatchResult result;
         result.interrupted = interrupted_;
+        result.cpu = own_cpu_time() - cpu_before;
+        result.wall =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - wall_before);
         for (const auto& slot : slots_) result.runs.push_back(slot.result);
         return result;
     }
@@ -168,15 +184,20 @@ class Supervisor {
         const std::string start_time = format_utc_timestamp(std::chrono::system_clock::now());
         const bool first = !slot.started_once;
         slot.started_once = true;
-        (void)run::update_run_info(run.files.folder, [&](FlatYaml& info) {
-            info.set("status", run::kRunning);
-            info.set("reason", "");
-            info.set_number("pid", slot.pid);
-            info.set_number("pgid", slot.pid);
-            info.set_number("supervisor_pid", ::getpid());
-            if (first) info.set("start_time", start_time);
-            info.set_number("restarts", slot.result.restarts);
-        });
+        // Not flushed: after a power loss nothing is running any more, and a run that reads
+        // back as queued is reconciled like one that was running. The end is flushed.
+        (void)run::update_run_info(
+            run.files.folder,
+            [&](FlatYaml& info) {
+                info.set("status", run::kRunning);
+                info.set("reason", "");
+                info.set_number("pid", slot.pid);
+                info.set_number("pgid", slot.pid);
+                info.set_number("supervisor_pid", ::getpid());
+                if (first) info.set("start_time", start_time);
+                info.set_number("restarts", slot.result.restarts);
+            },
+            Durability::atomic);
         (void)run::append_event(run.files.folder, run.run_id, "RUN_START",
                                 {{"issue", run.issue},
                                  {"agent", run.agent.name},
@@ -282,7 +303,7 @@ class Supervisor {
             if (slot.exited) {
                 // The agent is gone; whatever it left behind (a grandchild holding its
                 // output, a daemon) goes too, the same way.
-                if (run_processes(slot.pid, run.tag()).empty()) {
+                if (!left_behind(slot)) {
                     end_attempt(slot);
                 } else {
                     slot.phase = Phase::stopping;
@@ -311,6 +332,24 @@ class Supervisor {
             slot.killed = true;
             signal_run(slot.pid, run.tag(), SIGKILL);
         }
+    }
+
+    // Whether an agent that exited left processes behind. The quick answer, without reading
+    // every process's environment: as subreaper, whatever left the group and outlived its
+    // parent is now our child, so an empty group and no children but live agents means none.
+    bool left_behind(const Slot& slot) const {
+        if (subreaper_ && !group_alive(slot.pid)) {
+            if (auto children = own_children()) {
+                bool adopted = std::any_of(children->begin(), children->end(), [&](pid_t pid) {
+                    return std::none_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+                        return s.pid == pid && !s.exited &&
+                               (s.phase == Phase::running || s.phase == Phase::stopping);
+                    });
+                });
+                if (!adopted) return false;
+            }
+        }
+        return !run_processes(slot.pid, slot.run->tag()).empty();
     }
 
     void end_attempt(Slot& slot) {
@@ -373,9 +412,13 @@ class Supervisor {
         slot.result.status = code == 0 ? run::kCompleted : run::kFailed;
         slot.result.reason = reason;
         std::error_code ec;
-        // output.md: the agent's own, else a copy of its stdout (runner contract).
-        if (!fs::exists(run.files.output(), ec))
-            fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
+        // output.md: the agent's own, else a copy of its stdout (runner contract). Nothing
+        // writes stdout any more, so a hard link is that copy without copying what may be
+        // hundreds of megabytes; a file system without links gets a real copy.
+        if (!fs::exists(run.files.output(), ec)) {
+            fs::create_hard_link(run.files.stdout_file(), run.files.output(), ec);
+            if (ec) fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
+        }
         const std::string end_time = format_utc_timestamp(std::chrono::system_clock::now());
         auto info = run::update_run_info(run.files.folder, [&](FlatYaml& fields) {
             fields.set("status", slot.result.status);
@@ -400,6 +443,7 @@ class Supervisor {
     const SupervisorOptions& options_;
     std::vector<Slot> slots_;
     bool interrupted_ = false;
+    bool subreaper_ = false;
 };
 
 }  // namespace

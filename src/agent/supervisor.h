@@ -43,6 +43,10 @@ struct RunResult {
 struct BatchResult {
     bool interrupted = false;
     std::vector<RunResult> runs;  // in the order of the batch
+    // What supervising cost this process, from the first start to the last run's end: its
+    // own CPU time (user + system; the agents' is theirs) and the wall time it covered.
+    std::chrono::microseconds cpu{0};
+    std::chrono::microseconds wall{0};
 };
 
 // Runs the batch to the end. SIGINT, SIGTERM and SIGHUP stop every agent (SIGTERM to its

@@ -74,7 +74,8 @@ Result<std::string> read_file(const fs::path& path, std::size_t limit) {
     return out;
 }
 
-Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode_t mode) {
+Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode_t mode,
+                               Durability durability) {
     fs::path dir = path.parent_path();
     std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
     UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
@@ -87,14 +88,14 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
     if (auto written = write_all(fd.get(), data, tmpl); !written) return fail(written.error());
     if (::fchmod(fd.get(), mode) != 0)
         return fail(Error::from_errno(describe("cannot chmod", tmpl), errno));
-    if (::fsync(fd.get()) != 0)
+    if (durability == Durability::flushed && ::fsync(fd.get()) != 0)
         return fail(Error::from_errno(describe("cannot fsync", tmpl), errno));
     if (::close(fd.release()) != 0)
         return fail(Error::from_errno(describe("cannot close", tmpl), errno));
     if (::rename(tmpl.c_str(), path.c_str()) != 0) {
         return fail(Error::from_errno(describe("cannot replace", path), errno));
     }
-    fsync_parent(path);
+    if (durability == Durability::flushed) fsync_parent(path);
     return {};
 }
 
@@ -130,8 +131,8 @@ Result<FileLock> FileLock::acquire(const fs::path& lock_path) {
 
 Result<void> update_file_locked(
     const fs::path& path,
-    const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
-    mode_t mode) {
+    const std::function<Result<std::string>(const std::optional<std::string>&)>& edit, mode_t mode,
+    Durability durability) {
     auto lock = FileLock::acquire(path.string() + ".lock");
     if (!lock) return std::move(lock).error();
     std::optional<std::string> current;
@@ -143,7 +144,7 @@ Result<void> update_file_locked(
     }
     auto next = edit(current);
     if (!next) return std::move(next).error();
-    return write_file_atomic(path, *next, mode);
+    return write_file_atomic(path, *next, mode, durability);
 }
 
 }  // namespace cocode

@@ -37,10 +37,17 @@ class UniqueFd {
 Result<std::string> read_file(const std::filesystem::path& path,
                               std::size_t limit = std::size_t{64} << 20);
 
-// Writes `data` to a temporary file beside `path`, fsyncs it, renames it over `path` and
-// fsyncs the folder: a reader sees the old content or the new, never a mix.
+// What a write promises beyond atomicity.
+enum class Durability {
+    flushed,  // on disk before the call returns: survives a power loss
+    atomic,   // readers see old or new, never a mix; a power loss may bring back the old
+};
+
+// Writes `data` to a temporary file beside `path`, renames it over `path`: a reader sees the
+// old content or the new, never a mix. `flushed` also fsyncs the file before the rename and
+// the folder after it (two disk flushes, milliseconds each on a busy disk).
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
-                               mode_t mode = 0644);
+                               mode_t mode = 0644, Durability durability = Durability::flushed);
 
 // Appends one line (a newline is added when missing) in a single write while holding an
 // exclusive flock on the file. If a crashed writer left a torn last line, a newline is
@@ -62,6 +69,6 @@ class FileLock {
 Result<void> update_file_locked(
     const std::filesystem::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
-    mode_t mode = 0644);
+    mode_t mode = 0644, Durability durability = Durability::flushed);
 
 }  // namespace cocode

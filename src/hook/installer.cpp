@@ -17,6 +17,16 @@ namespace {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+std::vector<std::string_view> lines_of(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        std::size_t nl = text.find('\n');
+        lines.push_back(text.substr(0, nl));
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    return lines;
+}
+
 Result<std::string> git_line(const fs::path& repo_dir, std::vector<std::string> args) {
     args.insert(args.begin(), {"git", "-C", repo_dir.string()});
     auto r = run_command(args);
@@ -116,13 +126,7 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
     auto paths = git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-path", "hooks",
                                      "--git-common-dir", "--is-bare-repository"});
     if (!paths) return std::move(paths).error();
-    std::vector<std::string> lines;
-    std::string_view rest = *paths;
-    while (!rest.empty()) {
-        std::size_t nl = rest.find('\n');
-        lines.emplace_back(rest.substr(0, nl));
-        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    }
+    std::vector<std::string_view> lines = lines_of(*paths);
     if (lines.size() < 3) return Error::general("unexpected answer from git rev-parse: " + *paths);
     HooksLocation where;
     where.hooks_dir = fs::path(lines[0]).lexically_normal();
@@ -132,10 +136,26 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
         if (!top) return std::move(top).error();
         where.work_tree = fs::path(first_line(*top));
     }
-    auto configured =
-        run_command({"git", "-C", repo_dir.string(), "config", "--get", "core.hooksPath"});
-    if (configured && configured->exit_code == 0)
-        where.hooks_path_config = first_line(configured->out);
+    // One call for both keys; names come back lower-cased, "<key> <value>" per line.
+    auto configured = run_command({"git", "-C", repo_dir.string(), "config", "--get-regexp",
+                                   "^(core\\.hookspath|extensions\\.worktreeconfig)$"});
+    bool worktree_config = false;
+    if (configured && configured->exit_code == 0) {
+        for (std::string_view line : lines_of(configured->out)) {
+            std::size_t space = line.find(' ');
+            std::string_view key = line.substr(0, space);
+            std::string_view value =
+                space == std::string_view::npos ? std::string_view{} : line.substr(space + 1);
+            if (key == "core.hookspath") where.hooks_path_config = std::string(value);
+            // Conservative: anything git would not read as false may turn it on.
+            if (key == "extensions.worktreeconfig")
+                worktree_config =
+                    value != "false" && value != "no" && value != "off" && value != "0";
+        }
+    }
+    where.shared_by_worktrees =
+        !worktree_config &&
+        (!where.hooks_path_config || fs::path(*where.hooks_path_config).is_absolute());
     return where;
 }
 

@@ -25,6 +25,10 @@ struct HooksLocation {
     std::filesystem::path common_dir;                // absolute
     std::optional<std::filesystem::path> work_tree;  // absent for a bare repository
     std::optional<std::string> hooks_path_config;    // core.hooksPath, when set
+    // Every linked worktree of this repository runs hooks from this same folder: false when
+    // core.hooksPath is relative (resolved in each worktree) or per-worktree config
+    // (extensions.worktreeConfig) could set it differently.
+    bool shared_by_worktrees = true;
 };
 
 // Asks the git CLI (`rev-parse --git-path hooks`) so that core.hooksPath, linked worktrees

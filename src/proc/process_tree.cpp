@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include "core/files.h"
 
 namespace cocode {
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -84,6 +86,21 @@ std::vector<pid_t> run_processes(pid_t pgid, std::string_view tag) {
         }
     }
     return {members.begin(), members.end()};
+}
+
+bool group_alive(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM); }
+
+std::optional<std::vector<pid_t>> own_children() {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    fs::directory_iterator tasks("/proc/self/task", ec);
+    if (ec) return std::nullopt;
+    for (const auto& task : tasks) {
+        std::ifstream in(task.path() / "children");
+        if (!in) return std::nullopt;  // CONFIG_PROC_CHILDREN is off
+        for (pid_t pid; in >> pid;) out.push_back(pid);
+    }
+    return out;
 }
 
 int signal_run(pid_t pgid, std::string_view tag, int signal) {

@@ -34,6 +34,14 @@ std::vector<ProcessInfo> list_processes();
 // The live processes of a run (see above). `tag` is "JRUN_ID=<run id>".
 std::vector<pid_t> run_processes(pid_t pgid, std::string_view tag);
 
+// Whether any process (a zombie included) is left in the process group.
+bool group_alive(pid_t pgid);
+
+// This process's children, from /proc/self/task/*/children; nullopt when the kernel does not
+// list them. For a child subreaper that is every adopted orphan too: a quick way to see that
+// a run left nothing behind without reading every process's environment.
+std::optional<std::vector<pid_t>> own_children();
+
 // Sends `signal` to the group and to each of the run's processes; returns how many got it.
 int signal_run(pid_t pgid, std::string_view tag, int signal);
 

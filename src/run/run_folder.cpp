@@ -59,12 +59,13 @@ Result<FlatYaml> read_run_info(const fs::path& folder) {
     return FlatYaml::parse(*text, files.info().string());
 }
 
-Result<FlatYaml> update_run_info(const fs::path& folder,
-                                 const std::function<void(FlatYaml&)>& edit) {
+Result<FlatYaml> update_run_info(const fs::path& folder, const std::function<void(FlatYaml&)>& edit,
+                                 Durability durability) {
     RunFiles files{folder};
     FlatYaml result;
     auto updated = update_file_locked(
-        files.info(), [&](const std::optional<std::string>& current) -> Result<std::string> {
+        files.info(),
+        [&](const std::optional<std::string>& current) -> Result<std::string> {
             FlatYaml info;
             if (current) {
                 auto parsed = FlatYaml::parse(*current, files.info().string());
@@ -74,7 +75,8 @@ Result<FlatYaml> update_run_info(const fs::path& folder,
             edit(info);
             result = info;
             return info.render();
-        });
+        },
+        0644, durability);
     if (!updated) return std::move(updated).error();
     return result;
 }

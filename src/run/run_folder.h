@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/files.h"
 #include "core/flat_yaml.h"
 #include "core/result.h"
 #include "core/run_id.h"
@@ -33,6 +34,8 @@ struct RunFiles {
     std::filesystem::path stderr_file() const { return folder / "agent-stderr.txt"; }
     std::filesystem::path output() const { return folder / "output.md"; }
     std::filesystem::path info() const { return folder / "run-info.yaml"; }
+    // Taken for every change to run-info.yaml, by the dispatcher and by the hook.
+    std::filesystem::path info_lock() const { return folder / "run-info.yaml.lock"; }
     std::filesystem::path events() const { return folder / "events.jsonl"; }
     std::filesystem::path issue_body() const { return folder / "issue.md"; }
 };
@@ -75,7 +78,8 @@ Result<FlatYaml> read_run_info(const std::filesystem::path& folder);
 
 // Read-modify-write of run-info.yaml under its lock; `edit` gets the current fields.
 Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
-                                 const std::function<void(FlatYaml&)>& edit);
+                                 const std::function<void(FlatYaml&)>& edit,
+                                 Durability durability = Durability::flushed);
 
 // One JSON line in the run's events.jsonl and in the bus beside the run folders, each
 // appended under its lock. `type` is RUN_START, RUN_STOP, RUN_CRASH (READY comes from the

@@ -321,6 +321,22 @@ TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
     EXPECT_TRUE(nothing_left(r));
 }
 
+TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
+    // husky's layout: each worktree runs hooks from its own .husky/_, so one install in the
+    // main worktree is not enough for READY to arrive live.
+    sh_ok("git config core.hooksPath .husky/_", repo_);
+    configure({{"ready_quiet", "1s"},
+               {"grace", "300ms"},
+               {"agents", {{"linger", {{"command", agent_path("ready-then-linger-agent.sh")}}}}}});
+    Shell run = dispatch("run 1 2");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    for (const auto& r : runs()) {
+        EXPECT_TRUE(fs::exists(r.worktree / ".husky/_/post-commit")) << r.worktree;
+        EXPECT_EQ(r.reason, "ready-quiet") << r.run_id;              // READY came from the hook
+        EXPECT_EQ(sh_ok("git status --porcelain", r.worktree), "");  // nothing of ours shows
+    }
+}
+
 TEST_F(DispatchRun, AnAgentSilentTooLongHitsItsIdleTimeout) {
     configure({{"grace", "300ms"},
                {"agents",
@@ -449,10 +465,23 @@ TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
 
 TEST_F(DispatchRun, TwoHundredMegabytesOfOutputLoseNothing) {
     configure({{"agents", {{"big", {{"command", agent_path("big-output-agent.sh")}}}}}});
-    Shell run = dispatch("run 1");
+    Shell run = dispatch("run 1 --json");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
     EXPECT_EQ(fs::file_size(r.folder / "agent-stdout.txt"), std::uintmax_t{200} << 20);
+    // output.md is that output too, without a second 200 MB written.
+    EXPECT_TRUE(fs::equivalent(r.folder / "output.md", r.folder / "agent-stdout.txt"));
+
+    json out = json::parse(run.out);
+    ASSERT_EQ(out["runs"].size(), 1u);
+    EXPECT_EQ(out["runs"][0]["run_id"], r.run_id);
+    EXPECT_EQ(out["runs"][0]["status"], "completed");
+    EXPECT_EQ(out["interrupted"], false);
+    // The supervisor's own cost is reported, and it is one thread's: never more than its wall.
+    const double cpu = out["supervisor"]["cpu_ms"], wall = out["supervisor"]["wall_ms"];
+    EXPECT_GT(wall, 0.0);
+    EXPECT_GE(cpu, 0.0);
+    EXPECT_LE(cpu, wall + 1.0);
 }
 
 TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {

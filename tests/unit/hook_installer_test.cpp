@@ -27,10 +27,16 @@ TEST_F(Installer, FindsTheHooksFolderGitUses) {
     EXPECT_EQ(where().hooks_dir, repo / ".git/hooks");
     sh_ok("git worktree add -q -b w ../wt", repo);
     EXPECT_EQ(locate_hooks(dir / "wt")->hooks_dir, repo / ".git/hooks");  // shared by worktrees
+    EXPECT_TRUE(where().shared_by_worktrees);  // no hooksPath: one folder for all
     sh_ok("git config core.hooksPath .husky/_", repo);
     auto husky = locate_hooks(dir / "wt").value();  // relative to the worktree git runs it in
     EXPECT_EQ(husky.hooks_dir, dir / "wt/.husky/_");
     EXPECT_EQ(husky.hooks_path_config, ".husky/_");
+    EXPECT_FALSE(where().shared_by_worktrees);  // relative: one per worktree
+    sh_ok("git config core.hooksPath " + (dir / "hooks").string(), repo);
+    EXPECT_TRUE(where().shared_by_worktrees);
+    sh_ok("git config extensions.worktreeConfig true", repo);
+    EXPECT_FALSE(where().shared_by_worktrees);  // config.worktree may set its own
     auto not_repo = locate_hooks(dir.path());
     ASSERT_FALSE(not_repo);
     EXPECT_EQ(not_repo.error().code, ExitCode::usage);

@@ -57,18 +57,22 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
     hook::InstallOptions options{tool::sibling_executable("cocode-hook-shim"),
                                  tool::sibling_executable("cocode-hook"), false};
     std::set<fs::path> done;
-    std::vector<fs::path> places = {root};
-    for (const auto& run : runs)
-        if (!run.failed) places.push_back(run.worktree);
-    for (const auto& place : places) {
-        auto where = hook::locate_hooks(place);
-        if (!where || done.count(where->hooks_dir)) continue;
-        done.insert(where->hooks_dir);
-        auto installed = hook::install_hook(*where, "post-commit", options);
+    auto ensure = [&](const hook::HooksLocation& where) {
+        if (!done.insert(where.hooks_dir).second) return;
+        auto installed = hook::install_hook(where, "post-commit", options);
         if (!installed)
-            notice("warning: post-commit hook not installed in " + where->hooks_dir.string() +
-                   " (" + installed.error().message +
+            notice("warning: post-commit hook not installed in " + where.hooks_dir.string() + " (" +
+                   installed.error().message +
                    "); READY will be known only when the check reads the commits");
+    };
+    auto main = hook::locate_hooks(root);
+    if (main) ensure(*main);
+    // Usually every worktree runs the main folder's hooks and one look is enough; asking git
+    // in each worktree costs three git processes per run.
+    if (main && main->shared_by_worktrees) return;
+    for (const auto& run : runs) {
+        if (run.failed) continue;
+        if (auto where = hook::locate_hooks(run.worktree)) ensure(*where);
     }
 }
 
@@ -232,9 +236,13 @@ int run_run(const RunArgs& args) {
     };
     auto batch = agent::supervise(runs, options).value_or_throw();
     if (args.json) {
-        json out = json::array();
+        json out = {{"interrupted", batch.interrupted},
+                    {"runs", json::array()},
+                    {"supervisor",
+                     {{"cpu_ms", static_cast<double>(batch.cpu.count()) / 1000.0},
+                      {"wall_ms", static_cast<double>(batch.wall.count()) / 1000.0}}}};
         for (std::size_t i = 0; i < runs.size(); ++i)
-            out.push_back(result_json(runs[i], batch.runs[i]));
+            out["runs"].push_back(result_json(runs[i], batch.runs[i]));
         std::cout << out.dump(2) << "\n";
     } else {
         for (std::size_t i = 0; i < runs.size(); ++i) {
