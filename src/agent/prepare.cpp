@@ -12,6 +12,7 @@
 #include "git/repository.h"
 #include "hook/run_locator.h"
 #include "proc/command.h"
+#include "proc/environment.h"
 
 namespace cocode::agent {
 namespace fs = std::filesystem;
@@ -156,8 +157,7 @@ Result<Base> resolve_base(const DispatchContext& context) {
     base.revision = base.branch;
     if (has_origin) {
         CommandOptions quiet;
-        quiet.environment = std::vector<std::string>{};
-        for (char** e = ::environ; *e; ++e) quiet.environment->push_back(*e);
+        quiet.environment = current_environment();
         quiet.environment->push_back("GIT_TERMINAL_PROMPT=0");
         auto fetched = run_command(
             {"git", "-C", context.repo_root.string(), "fetch", "--quiet", "origin", base.branch},
@@ -204,20 +204,13 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
 
 std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
                                            const PlannedRun& run, const DispatchContext& context) {
-    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER",   "LANG",
-                                                   "TERM", "TZ",   "TMPDIR", "SHELL"};
-    auto wanted = [&](const std::string& name) {
-        if (std::find(kBase.begin(), kBase.end(), name) != kBase.end()) return true;
-        if (name.rfind("LC_", 0) == 0) return true;
-        if (run.agent.token_env && name == *run.agent.token_env) return true;
-        return std::find(run.agent.env.begin(), run.agent.env.end(), name) != run.agent.env.end();
-    };
+    std::vector<std::string> extra = run.agent.env;
+    if (run.agent.token_env) extra.push_back(*run.agent.token_env);
     std::vector<std::string> env;
-    for (const auto& entry : ours) {
-        std::string name = entry.substr(0, entry.find('='));
+    for (auto& entry : allowlisted_environment(ours, extra)) {
         // Ours are set below, fresh for this run, whatever the configuration says.
-        if (name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0) continue;
-        if (wanted(name)) env.push_back(entry);
+        if (entry.rfind("COCODE_", 0) == 0 || entry.rfind("JRUN_", 0) == 0) continue;
+        env.push_back(std::move(entry));
     }
     auto set = [&](const std::string& name, const std::string& value) {
         env.push_back(name + "=" + value);
@@ -309,8 +302,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         if (auto ok = repo->exclude("/" + relative.generic_string() + "/"); !ok)
             return std::move(ok).error();
 
-    std::vector<std::string> ours;
-    for (char** e = ::environ; *e; ++e) ours.emplace_back(*e);
+    const std::vector<std::string> ours = current_environment();
 
     std::vector<PlannedRun> runs;
     for (const Pair& pair : pairs) {
@@ -351,20 +343,17 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         if (ec)
             return Error::general("cannot create " + run.files.folder.string() + ": " +
                                   ec.message());
-        // Not flushed one by one (two disk flushes per file would be most of a short run's
-        // cost); the end of the run is. Every file the run will append to or lock is made
-        // here, so that starting and ending a run creates nothing.
-        constexpr auto kAtomic = Durability::atomic;
+        // The folder is flushed once the run ends, not after each file. Every file the run
+        // will append to or lock is made here, so that starting and ending a run creates none.
+        constexpr auto kNoFolderFlush = Durability::content;
         for (auto ok :
-             {write_file_atomic(run.files.issue_body(), pair.issue->body, 0644, kAtomic),
-              write_file_atomic(run.files.prompt(), run.prompt, 0644, kAtomic),
-              write_file_atomic(run.files.stdout_file(), "", 0644, kAtomic),
-              write_file_atomic(run.files.stderr_file(), "", 0644, kAtomic),
-              write_file_atomic(run.files.events(), "", 0644, kAtomic),
-              write_file_atomic(run.files.info_lock(), "", 0644, kAtomic),
+             {write_file_atomic(run.files.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
+              write_file_atomic(run.files.prompt(), run.prompt, 0644, kNoFolderFlush),
+              create_file(run.files.stdout_file()), create_file(run.files.stderr_file()),
+              create_file(run.files.events()), create_file(run.files.info_lock()),
               write_file_atomic(run.files.info(),
                                 initial_run_info(context, run, pair.issue->title).render(), 0644,
-                                kAtomic)})
+                                kNoFolderFlush)})
             if (!ok) return std::move(ok).error();
         runs.push_back(std::move(run));
     }

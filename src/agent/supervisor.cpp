@@ -184,8 +184,8 @@ class Supervisor {
         const std::string start_time = format_utc_timestamp(std::chrono::system_clock::now());
         const bool first = !slot.started_once;
         slot.started_once = true;
-        // Not flushed: after a power loss nothing is running any more, and a run that reads
-        // back as queued is reconciled like one that was running. The end is flushed.
+        // The folder is not flushed: after a power loss nothing is running any more, and a
+        // run that reads back as queued is reconciled like one that was running. Its end is.
         (void)run::update_run_info(
             run.files.folder,
             [&](FlatYaml& info) {
@@ -197,7 +197,7 @@ class Supervisor {
                 if (first) info.set("start_time", start_time);
                 info.set_number("restarts", slot.result.restarts);
             },
-            Durability::atomic);
+            Durability::content);
         (void)run::append_event(run.files.folder, run.run_id, "RUN_START",
                                 {{"issue", run.issue},
                                  {"agent", run.agent.name},

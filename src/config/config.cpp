@@ -91,6 +91,96 @@ Result<AgentType> parse_type(const Reader& r, const json& value, const std::stri
     return r.bad(field, "one of command, claude, codex, gemini");
 }
 
+Result<void> parse_check(const Reader& r, const json& check, CheckConfig& out) {
+    if (!check.is_object())
+        return r.bad("check", "an object with allowed_paths, read_only_paths, verify, …");
+    if (auto ok = r.only_keys(check, "check",
+                              {"allowed_paths", "read_only_paths", "verify", "verify_timeout",
+                               "verify_env", "labels"});
+        !ok)
+        return ok;
+    for (auto [key, slot] : {std::pair{"allowed_paths", &out.allowed_paths},
+                             {"read_only_paths", &out.read_only_paths},
+                             {"verify_env", &out.verify_env}}) {
+        if (!check.contains(key)) continue;
+        auto list = r.strings(check[key], std::string("check.") + key);
+        if (!list) return std::move(list).error();
+        *slot = std::move(*list);
+    }
+    if (check.contains("verify_timeout")) {
+        auto d = r.duration(check["verify_timeout"], "check.verify_timeout");
+        if (!d) return std::move(d).error();
+        out.verify_timeout = *d;
+    }
+    if (check.contains("verify")) {
+        const json& list = check["verify"];
+        if (!list.is_array()) return r.bad("check.verify", "a list of commands");
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const std::string field = "check.verify[" + std::to_string(i) + "]";
+            VerifyCommand command;
+            if (list[i].is_string()) {
+                auto run = r.string(list[i], field);
+                if (!run) return std::move(run).error();
+                command.run = *run;
+            } else if (list[i].is_object()) {
+                if (auto ok = r.only_keys(list[i], field, {"name", "run", "timeout"}); !ok)
+                    return ok;
+                if (!list[i].contains("run")) return r.bad(field + ".run", "the command to run");
+                auto run = r.string(list[i]["run"], field + ".run");
+                if (!run) return std::move(run).error();
+                command.run = *run;
+                if (list[i].contains("name")) {
+                    auto name = r.string(list[i]["name"], field + ".name");
+                    if (!name) return std::move(name).error();
+                    command.name = *name;
+                }
+                if (list[i].contains("timeout")) {
+                    auto d = r.duration(list[i]["timeout"], field + ".timeout");
+                    if (!d) return std::move(d).error();
+                    command.timeout = *d;
+                }
+            } else {
+                return r.bad(field, "a command string or {name, run, timeout}");
+            }
+            if (command.name.empty()) command.name = command.run;
+            out.verify.push_back(std::move(command));
+        }
+    }
+    if (check.contains("labels")) {
+        const json& labels = check["labels"];
+        if (!labels.is_object()) return r.bad("check.labels", "an object with pass and fail");
+        if (auto ok = r.only_keys(labels, "check.labels", {"pass", "fail"}); !ok) return ok;
+        for (auto [key, slot] : {std::pair{"pass", &out.pass_label}, {"fail", &out.fail_label}}) {
+            if (!labels.contains(key)) continue;
+            const std::string field = std::string("check.labels.") + key;
+            if (!labels[key].is_string()) return r.bad(field, "a label name, or \"\" for none");
+            *slot = labels[key].get<std::string>();
+        }
+    }
+    return {};
+}
+
+Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& out) {
+    if (!publish.is_object())
+        return r.bad("publish", "an object with after_run, status, labels, push, pull_request");
+    if (auto ok = r.only_keys(publish, "publish",
+                              {"after_run", "status", "labels", "push", "pull_request"});
+        !ok)
+        return ok;
+    for (auto [key, slot] : {std::pair{"after_run", &out.after_run},
+                             {"status", &out.status},
+                             {"labels", &out.labels},
+                             {"push", &out.push},
+                             {"pull_request", &out.pull_request}}) {
+        if (!publish.contains(key)) continue;
+        if (!publish[key].is_boolean())
+            return r.bad(std::string("publish.") + key, "true or false");
+        *slot = publish[key].get<bool>();
+    }
+    if (out.pull_request) out.push = true;  // a pull request needs the branch on origin
+    return {};
+}
+
 bool valid_agent_name(const std::string& name) {
     // The name becomes part of a branch, a folder and a run id's neighbour: keep it simple.
     if (name.empty() || name.size() > 40 || name.front() == '-' || name.front() == '.')
@@ -342,7 +432,6 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     const json& doc = *parsed;
     if (!doc.is_object())
         return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
-    // `check` and `publish` belong to cocode-check, which validates them itself.
     if (auto ok = r.only_keys(doc, "",
                               {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
                                "ready_marker", "worktree_root", "branch_prefix", "base_branch",
@@ -399,6 +488,13 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
             if (!commands) return std::move(commands).error();
             config.setup.commands = std::move(*commands);
         }
+    }
+    if (doc.contains("check")) {
+        if (auto ok = parse_check(r, doc["check"], config.check); !ok) return std::move(ok).error();
+    }
+    if (doc.contains("publish")) {
+        if (auto ok = parse_publish(r, doc["publish"], config.publish); !ok)
+            return std::move(ok).error();
     }
     if (doc.contains("agents")) {
         if (auto ok = parse_agents(r, doc["agents"], config, repo_root); !ok)

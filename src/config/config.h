@@ -45,6 +45,33 @@ struct WorktreeSetup {
     std::vector<std::string> commands;  // run with `sh -c` in the new worktree, in order
 };
 
+// A command cocode-check runs in the worktree (`sh -c`): the project's tests, a linter.
+struct VerifyCommand {
+    std::string name;  // in the report; defaults to the command
+    std::string run;
+    std::optional<Duration> timeout;  // default: CheckConfig::verify_timeout
+};
+
+// `check`: what cocode-check judges beyond exit code, marker and commits.
+struct CheckConfig {
+    std::vector<std::string> allowed_paths;    // globs; empty: every path is allowed
+    std::vector<std::string> read_only_paths;  // globs no commit may touch
+    std::vector<VerifyCommand> verify;
+    Duration verify_timeout = std::chrono::minutes(10);
+    std::vector<std::string> verify_env;      // names passed to verify commands beyond the base
+    std::string pass_label = "cocode:ready";  // "" for none
+    std::string fail_label = "cocode:failed";
+};
+
+// `publish`: where a verdict goes besides the comment, and whether `run` publishes at all.
+struct PublishConfig {
+    bool after_run = false;     // cocode-dispatch run publishes each run's verdict
+    bool status = true;         // a commit status on the branch head (GitHub)
+    bool labels = true;         // check's pass/fail label on the issue
+    bool push = false;          // push the branch to origin
+    bool pull_request = false;  // open or update a draft pull request (implies push)
+};
+
 struct Config {
     std::filesystem::path source;  // the file read, or empty for built-in defaults
     int concurrency = 5;
@@ -58,6 +85,8 @@ struct Config {
     std::string branch_prefix = "cocode/";
     std::optional<std::string> base_branch;  // default: the repository's default branch
     WorktreeSetup setup;
+    CheckConfig check;
+    PublishConfig publish;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all
 

@@ -88,14 +88,20 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
     if (auto written = write_all(fd.get(), data, tmpl); !written) return fail(written.error());
     if (::fchmod(fd.get(), mode) != 0)
         return fail(Error::from_errno(describe("cannot chmod", tmpl), errno));
-    if (durability == Durability::flushed && ::fsync(fd.get()) != 0)
+    if (::fsync(fd.get()) != 0)
         return fail(Error::from_errno(describe("cannot fsync", tmpl), errno));
     if (::close(fd.release()) != 0)
         return fail(Error::from_errno(describe("cannot close", tmpl), errno));
     if (::rename(tmpl.c_str(), path.c_str()) != 0) {
         return fail(Error::from_errno(describe("cannot replace", path), errno));
     }
-    if (durability == Durability::flushed) fsync_parent(path);
+    if (durability == Durability::full) fsync_parent(path);
+    return {};
+}
+
+Result<void> create_file(const fs::path& path, mode_t mode) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode));
+    if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
     return {};
 }
 

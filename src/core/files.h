@@ -37,17 +37,20 @@ class UniqueFd {
 Result<std::string> read_file(const std::filesystem::path& path,
                               std::size_t limit = std::size_t{64} << 20);
 
-// What a write promises beyond atomicity.
+// What a write promises beyond atomicity. Both fsync the new content before the rename, so
+// a power loss leaves the old file or the new one, never a torn or empty one.
 enum class Durability {
-    flushed,  // on disk before the call returns: survives a power loss
-    atomic,   // readers see old or new, never a mix; a power loss may bring back the old
+    full,     // the folder is flushed after the rename too: the new content survives a power loss
+    content,  // one flush fewer; a power loss may bring back the old content
 };
 
-// Writes `data` to a temporary file beside `path`, renames it over `path`: a reader sees the
-// old content or the new, never a mix. `flushed` also fsyncs the file before the rename and
-// the folder after it (two disk flushes, milliseconds each on a busy disk).
+// Writes `data` to a temporary file beside `path`, fsyncs it and renames it over `path`: a
+// reader sees the old content or the new, never a mix.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data,
-                               mode_t mode = 0644, Durability durability = Durability::flushed);
+                               mode_t mode = 0644, Durability durability = Durability::full);
+
+// Creates `path` empty unless it exists; an empty file has nothing to tear.
+Result<void> create_file(const std::filesystem::path& path, mode_t mode = 0644);
 
 // Appends one line (a newline is added when missing) in a single write while holding an
 // exclusive flock on the file. If a crashed writer left a torn last line, a newline is
@@ -69,6 +72,6 @@ class FileLock {
 Result<void> update_file_locked(
     const std::filesystem::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
-    mode_t mode = 0644, Durability durability = Durability::flushed);
+    mode_t mode = 0644, Durability durability = Durability::full);
 
 }  // namespace cocode

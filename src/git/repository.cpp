@@ -2,6 +2,7 @@
 
 #include <git2.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -33,6 +34,9 @@ using RevwalkHandle = Handle<git_revwalk, git_revwalk_free>;
 using WorktreeHandle = Handle<git_worktree, git_worktree_free>;
 using RepoHandle = Handle<git_repository, git_repository_free>;
 using StatusListHandle = Handle<git_status_list, git_status_list_free>;
+using TreeHandle = Handle<git_tree, git_tree_free>;
+using DiffHandle = Handle<git_diff, git_diff_free>;
+using PatchHandle = Handle<git_patch, git_patch_free>;
 
 struct StrArray {
     git_strarray array{};
@@ -117,8 +121,7 @@ std::optional<std::string> Repository::head_branch() const {
     ReferenceHandle head(r);
     const char* target = git_reference_symbolic_target(head.get());
     constexpr std::string_view kHeads = "refs/heads/";
-    if (!target || std::string_view(target).substr(0, kHeads.size()) != kHeads)
-        return std::nullopt;
+    if (!target || std::string_view(target).substr(0, kHeads.size()) != kHeads) return std::nullopt;
     return std::string(target + kHeads.size());
 }
 
@@ -171,6 +174,70 @@ Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& b
     }
     if (rc != GIT_ITEROVER) return libgit2_error("walking " + base + ".." + head);
     return commits;
+}
+
+Result<std::vector<FileChange>> Repository::changed_files(const std::string& base,
+                                                          const std::string& head) const {
+    git_tree* trees[2] = {nullptr, nullptr};
+    for (int i = 0; i < 2; ++i) {
+        auto commit = peel_commit(repo_.get(), i == 0 ? base : head);
+        if (!commit) return std::move(commit).error();
+        if (git_commit_tree(&trees[i], commit->get()) != 0)
+            return libgit2_error("cannot read the tree of " + (i == 0 ? base : head));
+    }
+    TreeHandle old_tree(trees[0]), new_tree(trees[1]);
+    git_diff* d = nullptr;
+    if (git_diff_tree_to_tree(&d, repo_.get(), old_tree.get(), new_tree.get(), nullptr) != 0)
+        return libgit2_error("cannot diff " + base + ".." + head);
+    DiffHandle diff(d);
+    git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+    find.flags = GIT_DIFF_FIND_RENAMES;
+    if (git_diff_find_similar(diff.get(), &find) != 0)
+        return libgit2_error("cannot find renames in " + base + ".." + head);
+
+    std::vector<FileChange> changes;
+    const std::size_t count = git_diff_num_deltas(diff.get());
+    for (std::size_t i = 0; i < count; ++i) {
+        const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+        FileChange change;
+        change.path = delta->new_file.path ? delta->new_file.path : "";
+        change.old_path = delta->old_file.path ? delta->old_file.path : change.path;
+        switch (delta->status) {
+            case GIT_DELTA_ADDED:
+                change.status = 'A';
+                break;
+            case GIT_DELTA_DELETED:
+                change.status = 'D';
+                change.path = change.old_path;
+                break;
+            case GIT_DELTA_RENAMED:
+                change.status = 'R';
+                break;
+            case GIT_DELTA_TYPECHANGE:
+                change.status = 'T';
+                break;
+            default:
+                change.status = 'M';
+                break;
+        }
+        git_patch* p = nullptr;
+        if (git_patch_from_diff(&p, diff.get(), i) != 0)
+            return libgit2_error("cannot read the change to " + change.path);
+        PatchHandle patch(p);
+        // Binary or not is known once the content is loaded, which making the patch does.
+        if (patch)
+            change.binary = (git_patch_get_delta(patch.get())->flags & GIT_DIFF_FLAG_BINARY) != 0;
+        if (patch && !change.binary) {
+            std::size_t context = 0, added = 0, removed = 0;
+            git_patch_line_stats(&context, &added, &removed, patch.get());
+            change.insertions = static_cast<int>(added);
+            change.deletions = static_cast<int>(removed);
+        }
+        changes.push_back(std::move(change));
+    }
+    std::sort(changes.begin(), changes.end(),
+              [](const FileChange& a, const FileChange& b) { return a.path < b.path; });
+    return changes;
 }
 
 Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs::path& path,

@@ -20,6 +20,16 @@ struct CommitInfo {
     std::string summary;  // first line
 };
 
+// One file that differs between two commits, as `git diff --numstat -M` sees it.
+struct FileChange {
+    std::string path;      // the new path (the old one for a deletion)
+    std::string old_path;  // differs from path for a rename
+    char status = 'M';     // A added, M modified, D deleted, R renamed, T type changed
+    int insertions = 0;
+    int deletions = 0;
+    bool binary = false;
+};
+
 struct WorktreeInfo {
     std::string name;
     std::filesystem::path path;
@@ -47,6 +57,10 @@ class Repository {
     // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
     Result<std::vector<CommitInfo>> commits_between(const std::string& base,
                                                     const std::string& head) const;
+
+    // What changed from `base` to `head` (trees compared, renames found), sorted by path.
+    Result<std::vector<FileChange>> changed_files(const std::string& base,
+                                                  const std::string& head) const;
 
     // Creates branch `branch` at `from` and a linked worktree `name` at `path` with that
     // branch checked out. Refuses an existing branch or worktree name.

@@ -212,10 +212,22 @@ Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {
         if (response->outcome_unknown) continue;
         auto created = json_body("POST", path, std::move(response), http_.auth());
         if (!created.ok()) return std::move(created).error();
-        return pull_request_from_json(created.value());
+        PullRequest pr = pull_request_from_json(created.value());
+        pr.created = true;
+        return pr;
     }
     return Error::general("GitHub: POST " + path +
                           ": no answer after several attempts (no duplicate was opened)");
+}
+
+Result<PullRequest> GitHub::update_pull_request(long number, const std::string& title,
+                                                const std::string& body) {
+    const std::string path = repo_path() + "/pulls/" + std::to_string(number);
+    auto updated = json_body("PATCH", path,
+                             http_.request("PATCH", path, json{{"title", title}, {"body", body}}),
+                             http_.auth());
+    if (!updated.ok()) return std::move(updated).error();
+    return pull_request_from_json(updated.value());
 }
 
 }  // namespace cocode::github

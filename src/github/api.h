@@ -40,6 +40,8 @@ class GitHub {
                               const std::string& description);
     // Opens the pull request, or returns the open one that already has this head.
     Result<PullRequest> create_pull_request(const PullRequestSpec& spec);
+    Result<PullRequest> update_pull_request(long number, const std::string& title,
+                                            const std::string& body);
 
   private:
     std::string repo_path() const;

@@ -7,38 +7,13 @@
 
 #include "core/files.h"
 #include "github/http.h"
+#include "core/base64.h"
 #include "proc/command.h"
 
 namespace cocode::github {
 namespace {
 
 using json = nlohmann::json;
-
-std::string base64url(std::string_view data) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    std::size_t i = 0;
-    auto byte = [&](std::size_t at) { return static_cast<unsigned char>(data[at]); };
-    for (; i + 2 < data.size(); i += 3) {
-        unsigned v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-        out += kAlphabet[(v >> 6) & 63];
-        out += kAlphabet[v & 63];
-    }
-    if (i + 1 == data.size()) {
-        unsigned v = byte(i) << 16;
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-    } else if (i + 2 == data.size()) {
-        unsigned v = (byte(i) << 16) | (byte(i + 1) << 8);
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-        out += kAlphabet[(v >> 6) & 63];
-    }
-    return out;
-}
 
 class TokenAuth final : public Auth {
   public:

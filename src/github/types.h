@@ -81,6 +81,7 @@ struct PullRequest {
     std::string html_url;
     std::string state;
     bool draft = false;
+    bool created = false;  // opened by this call, not found open already
 };
 
 // Which issues to list. Unset fields are not sent (GitHub's defaults apply: open issues).

@@ -12,7 +12,8 @@ class GitHubSource final : public IssueSource {
 
     std::string issue_url(long number) const override {
         // GitHub's own html_url is always in the issue; this is only a fallback.
-        std::string host = http_->base().host == "api.github.com" ? "github.com" : http_->base().host;
+        std::string host =
+            http_->base().host == "api.github.com" ? "github.com" : http_->base().host;
         return "https://" + host + "/" + api_.repo().full() + "/issues/" + std::to_string(number);
     }
     std::string describe() const override {
@@ -37,6 +38,20 @@ class GitHubSource final : public IssueSource {
     }
     Result<void> remove_label(long number, const std::string& label) override {
         return api_.remove_label(number, label);
+    }
+    Result<void> set_status(const std::string& sha, const github::CommitStatus& status) override {
+        auto created = api_.create_status(sha, status);
+        if (!created.ok()) return std::move(created).error();
+        return {};
+    }
+    Result<std::optional<github::PullRequest>> upsert_pull_request(
+        const github::PullRequestSpec& spec) override {
+        auto pr = api_.create_pull_request(spec);
+        if (!pr.ok()) return std::move(pr).error();
+        if (pr->created) return std::optional<github::PullRequest>(*pr);
+        auto updated = api_.update_pull_request(pr->number, spec.title, spec.body);
+        if (!updated.ok()) return std::move(updated).error();
+        return std::optional<github::PullRequest>(*updated);
     }
 
   private:

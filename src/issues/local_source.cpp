@@ -122,6 +122,8 @@ class LocalSource final : public IssueSource {
                     const char* user = std::getenv("USER");
                     written = {{"id", next_id},
                                {"body", body},
+                               {"html_url", "file://" + fs::absolute(file).string() + "#comment-" +
+                                                std::to_string(next_id)},
                                {"user", {{"login", user && *user ? user : "cocode"}}},
                                {"created_at", now},
                                {"updated_at", now}};
@@ -131,6 +133,43 @@ class LocalSource final : public IssueSource {
             });
         if (!updated.ok()) return std::move(updated).error();
         return github::comment_from_json(written, file.string());
+    }
+
+    bool local() const override { return true; }
+
+    Result<void> set_status(const std::string& sha, const github::CommitStatus& status) override {
+        const fs::path file = dir_ / "statuses.json";
+        return update_file_locked(
+            file, [&](const std::optional<std::string>& current) -> Result<std::string> {
+                json array = json::array();
+                if (current) {
+                    auto parsed = parse_json_file(file, *current);
+                    if (!parsed.ok()) return std::move(parsed).error();
+                    if (!parsed->is_array())
+                        return Error::usage(file.string() + ": expected an array of statuses");
+                    array = std::move(parsed).value();
+                }
+                json entry = {{"sha", sha},
+                              {"state", status.state},
+                              {"context", status.context},
+                              {"description", status.description},
+                              {"target_url", status.target_url},
+                              {"updated_at", github_time_now()}};
+                auto same = std::find_if(array.begin(), array.end(), [&](const json& s) {
+                    return s.is_object() && s.value("sha", "") == sha &&
+                           s.value("context", "") == status.context;
+                });
+                if (same != array.end())
+                    *same = entry;
+                else
+                    array.push_back(entry);
+                return array.dump(2) + "\n";
+            });
+    }
+
+    Result<std::optional<github::PullRequest>> upsert_pull_request(
+        const github::PullRequestSpec&) override {
+        return std::optional<github::PullRequest>{};
     }
 
     Result<std::vector<std::string>> add_labels(long number,

@@ -23,6 +23,8 @@ class IssueSource {
     virtual ~IssueSource() = default;
     // "github owner/name (https://api.github.com)" or "local folder .cocode/issues".
     virtual std::string describe() const = 0;
+    // The local store: no remote, so a commit status needs no pushed commit.
+    virtual bool local() const { return false; }
     // Where a person finds issue `number` when the issue itself does not say (html_url):
     // the file of the local store, as a file:// URL.
     virtual std::string issue_url(long number) const = 0;
@@ -35,6 +37,13 @@ class IssueSource {
     virtual Result<std::vector<std::string>> add_labels(long number,
                                                         const std::vector<std::string>& labels) = 0;
     virtual Result<void> remove_label(long number, const std::string& label) = 0;
+    // A commit status on `sha` (GitHub's statuses API). The local store keeps the latest per
+    // (sha, context) in statuses.json beside the issues.
+    virtual Result<void> set_status(const std::string& sha, const github::CommitStatus& status) = 0;
+    // Opens a pull request for spec.head, or updates the title and body of the one already
+    // open for it. nullopt when the source has no pull requests (the local store).
+    virtual Result<std::optional<github::PullRequest>> upsert_pull_request(
+        const github::PullRequestSpec& spec) = 0;
 };
 
 // How the tools pick a source (cocode-dispatch issues …, run, …):

@@ -79,7 +79,7 @@ Result<FlatYaml> read_run_info(const std::filesystem::path& folder);
 // Read-modify-write of run-info.yaml under its lock; `edit` gets the current fields.
 Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
                                  const std::function<void(FlatYaml&)>& edit,
-                                 Durability durability = Durability::flushed);
+                                 Durability durability = Durability::full);
 
 // One JSON line in the run's events.jsonl and in the bus beside the run folders, each
 // appended under its lock. `type` is RUN_START, RUN_STOP, RUN_CRASH (READY comes from the

@@ -18,6 +18,7 @@ export const operations = [
   "repos/create-commit-status",
   "pulls/create",
   "pulls/list",
+  "pulls/update",
   "apps/create-installation-access-token",
 ];
 

@@ -425,6 +425,15 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 st.pulls.push_back(pr);
                 return finish(201, pr, "pulls/create");
             }
+            if (is("PATCH", R"(/pulls/(\d+))")) {
+                for (auto& pr : st.pulls)
+                    if (pr["number"] == std::stol(r[1])) {
+                        for (const char* key : {"title", "body"})
+                            if (body.contains(key)) pr[key] = body[key];
+                        return finish(200, pr, "pulls/update");
+                    }
+                return finish(404, {{"message", "Not Found"}});
+            }
             return finish(404, {{"message", "Not Found"}});
         };
         route();

@@ -186,7 +186,7 @@ int run_run(const RunArgs& args) {
 
     SourceFlags flags = args.source;
     flags.options.repo_dir = ws.root;
-    auto source = issues::open_source(flags.resolve()).value_or_throw();
+    auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
     std::vector<github::Issue> issues;
     std::set<long> seen;
     for (long number : args.issues) {

@@ -6,20 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "common/source_flags.h"
 #include "issues/source.h"
 
 namespace cocode::dispatch_cli {
 
-// The flags every command that talks to an issue source shares.
-struct SourceFlags {
-    issues::SourceOptions options;
-    std::optional<std::string> issues_dir;
-    std::optional<std::string> ca_bundle;
-    int per_page = 100;
-
-    void add_to(CLI::App& command);
-    issues::SourceOptions resolve() const;
-};
+using tool::SourceFlags;
 
 struct IssuesListArgs {
     SourceFlags source;

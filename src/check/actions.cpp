@@ -1,0 +1,79 @@
+#include "check/actions.h"
+
+#include <cstdlib>
+
+#include "core/files.h"
+
+namespace cocode::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+}
+
+// Workflow command escaping: data escapes %, CR, LF; properties also ':' and ','.
+std::string escape(std::string_view text, bool property) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '%':
+                out += "%25";
+                break;
+            case '\r':
+                out += "%0D";
+                break;
+            case '\n':
+                out += "%0A";
+                break;
+            case ':':
+                out += property ? "%3A" : ":";
+                break;
+            case ',':
+                out += property ? "%2C" : ",";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+// `name=value` when the value is one line, else the delimited form Actions documents.
+std::string output_entry(const std::string& name, const std::string& value) {
+    if (value.find('\n') == std::string::npos) return name + "=" + value;
+    return name + "<<COCODE_EOF\n" + value + "\nCOCODE_EOF";
+}
+
+}  // namespace
+
+bool in_github_actions() { return env("GITHUB_ACTIONS") == "true"; }
+
+Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs) {
+    if (const std::string summary = env("GITHUB_STEP_SUMMARY"); !summary.empty())
+        if (auto w = append_line_locked(summary, markdown); !w) return w;
+    if (const std::string file = env("GITHUB_OUTPUT"); !file.empty()) {
+        for (const auto& [name, value] :
+             {std::pair<std::string, std::string>{"verdict", outputs.verdict},
+              {"report-path", outputs.report_path.string()},
+              {"comment-url", outputs.comment_url},
+              {"pr-url", outputs.pr_url}})
+            if (auto w = append_line_locked(file, output_entry(name, value)); !w) return w;
+    }
+    return {};
+}
+
+std::vector<std::string> error_annotations(const Verdict& v) {
+    std::vector<std::string> lines;
+    for (const auto& c : v.checks) {
+        if (c.outcome != Outcome::fail) continue;
+        std::string title = "cocode check: " + c.name;
+        if (!v.agent.empty()) title += " (" + v.agent + ")";
+        lines.push_back("::error title=" + escape(title, true) + "::" + escape(c.reason, false));
+    }
+    return lines;
+}
+
+}  // namespace cocode::check

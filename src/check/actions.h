@@ -1,0 +1,30 @@
+// GitHub Actions (GITHUB_ACTIONS=true): the report to $GITHUB_STEP_SUMMARY, `verdict`,
+// `report-path`, `comment-url` and `pr-url` to $GITHUB_OUTPUT, failed checks as `::error::`
+// workflow commands.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "check/verdict.h"
+#include "core/result.h"
+
+namespace cocode::check {
+
+bool in_github_actions();
+
+struct ActionsOutputs {
+    std::string verdict;  // PASS or FAIL
+    std::filesystem::path report_path;
+    std::string comment_url;
+    std::string pr_url;
+};
+
+// Appends the summary and the outputs to the files Actions names (each appended under a lock).
+Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs);
+
+// One `::error title=…::…` line per failed check, escaped as workflow commands require.
+std::vector<std::string> error_annotations(const Verdict& verdict);
+
+}  // namespace cocode::check

@@ -1,0 +1,225 @@
+#include "check/judge.h"
+
+#include <chrono>
+
+#include "check/glob.h"
+#include "check/verify.h"
+#include "proc/environment.h"
+
+namespace cocode::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string short_id(const std::string& id) { return id.substr(0, 7); }
+
+CheckItem named(std::string id, std::string name) {
+    CheckItem item;
+    item.id = std::move(id);
+    item.name = std::move(name);
+    return item;
+}
+
+std::string plural(std::size_t n, const std::string& one, const std::string& many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string seconds_text(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+    return buf;
+}
+
+CheckItem exit_code_check(const std::optional<int>& code) {
+    CheckItem item = named("exit_code", "exit code");
+    if (!code) {
+        item.reason = "not known here (no run, or it has not ended)";
+        return item;
+    }
+    if (auto failure = exit_code_failure(*code)) {
+        item.outcome = Outcome::fail;
+        item.reason = *failure;
+    } else {
+        item.outcome = Outcome::pass;
+        item.reason = "exit 0: the marker decides";
+    }
+    return item;
+}
+
+CheckItem marker_check(const git::Repository& repo, const JudgeInput& input,
+                       const std::vector<git::CommitInfo>& commits, std::string& ready_commit) {
+    CheckItem item = named("marker", "ready marker");
+    // Newest first: the last word is the one that counts.
+    for (const auto& commit : commits) {
+        if (commit.message.find(input.marker) == std::string::npos) continue;
+        ready_commit = commit.id;
+        item.outcome = Outcome::pass;
+        item.reason = "in " + short_id(commit.id) + " \"" + commit.summary + "\"";
+        return item;
+    }
+    item.outcome = Outcome::fail;
+    item.reason = "no commit after the base carries \"" + input.marker + "\"";
+    // cocode-py's false positive, named: a marker already in the base does not count.
+    if (auto base = repo.lookup(input.base);
+        base && base->message.find(input.marker) != std::string::npos)
+        item.reason += " (the base commit " + short_id(base->id) + " does, which does not count)";
+    return item;
+}
+
+CheckItem commits_check(const std::vector<git::CommitInfo>& commits,
+                        const std::vector<git::FileChange>& files, const std::string& base) {
+    CheckItem item = named("commits", "commits");
+    if (commits.empty()) {
+        item.outcome = Outcome::fail;
+        item.reason = "no commit since the base " + short_id(base);
+        return item;
+    }
+    item.outcome = Outcome::pass;
+    item.reason = plural(commits.size(), "commit", "commits") + " since " + short_id(base) + ", " +
+                  plural(files.size(), "file", "files") + " changed";
+    return item;
+}
+
+CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::FileChange>& files) {
+    CheckItem item = named("scope", "scope");
+    if (rules.allowed_paths.empty() && rules.read_only_paths.empty()) {
+        item.reason = "no path rules configured (check.allowed_paths, check.read_only_paths)";
+        return item;
+    }
+    auto any = [](const std::vector<std::string>& globs, const std::string& path) {
+        for (const auto& glob : globs)
+            if (glob_match(glob, path)) return true;
+        return false;
+    };
+    std::vector<std::string> outside, read_only;
+    for (const auto& file : files) {
+        // A rename touches both ends: moving a read-only file away is touching it.
+        for (const std::string* path : {&file.old_path, &file.path}) {
+            if (path == &file.old_path && file.old_path == file.path) continue;
+            if (!rules.allowed_paths.empty() && !any(rules.allowed_paths, *path))
+                outside.push_back(*path);
+            if (any(rules.read_only_paths, *path)) read_only.push_back(*path);
+        }
+    }
+    if (outside.empty() && read_only.empty()) {
+        item.outcome = Outcome::pass;
+        item.reason = "all " + plural(files.size(), "file", "files") + " within the allowed paths";
+        return item;
+    }
+    item.outcome = Outcome::fail;
+    std::string why;
+    auto list = [](const std::vector<std::string>& paths) {
+        std::string out;
+        for (std::size_t i = 0; i < paths.size() && i < 5; ++i) out += (i ? ", " : "") + paths[i];
+        if (paths.size() > 5) out += ", … (" + std::to_string(paths.size()) + " in all)";
+        return out;
+    };
+    if (!outside.empty()) why = "outside the allowed paths: " + list(outside);
+    if (!read_only.empty())
+        why += (why.empty() ? "" : "; ") + std::string("read-only: ") + list(read_only);
+    item.reason = why;
+    item.files = outside;
+    item.files.insert(item.files.end(), read_only.begin(), read_only.end());
+    return item;
+}
+
+}  // namespace
+
+std::optional<std::string> exit_code_failure(int code) {
+    switch (code) {
+        case 0:
+            return std::nullopt;
+        case 1:
+            return "exit 1: general failure";
+        case 2:
+            return "exit 2: invalid arguments (check the agent's configuration)";
+        case 3:
+            return "exit 3: missing dependencies (run `cocode-dispatch doctor`)";
+        case 124:
+            return "exit 124: timed out";
+        case 130:
+            return "exit 130: interrupted";
+        default:
+            return "exit " + std::to_string(code) + ": failed";
+    }
+}
+
+Result<Verdict> judge(const JudgeInput& input) {
+    const auto started = std::chrono::steady_clock::now();
+    auto repo = git::Repository::open(input.worktree);
+    if (!repo) return std::move(repo).error();
+    auto base = repo->lookup(input.base);
+    if (!base) return Error::usage("--base " + input.base + ": " + base.error().message);
+    auto head = repo->lookup(input.head);
+    if (!head) return Error::usage(input.head + ": " + head.error().message);
+    auto commits = repo->commits_between(base->id, head->id);
+    if (!commits) return std::move(commits).error();
+    auto files = repo->changed_files(base->id, head->id);
+    if (!files) return std::move(files).error();
+
+    Verdict v;
+    v.run_id = input.run_id;
+    v.issue = input.issue;
+    v.issue_url = input.issue_url;
+    v.agent = input.agent;
+    v.branch = input.branch;
+    v.base = base->id;
+    v.head = head->id;
+    v.agent_exit_code = input.exit_code;
+    v.run_seconds = input.run_seconds;
+    v.marker = input.marker;
+    v.report_dir = input.report_dir;
+    for (const auto& c : *commits) v.commits.push_back({c.id, c.summary});
+    v.files = *files;
+    for (const auto& f : v.files) v.insertions += f.insertions, v.deletions += f.deletions;
+
+    v.checks.push_back(exit_code_check(input.exit_code));
+    v.checks.push_back(marker_check(*repo, input, *commits, v.ready_commit));
+    v.checks.push_back(commits_check(*commits, v.files, v.base));
+    v.checks.push_back(scope_check(input.rules, v.files));
+
+    // The project's own tests cost minutes: not run when the verdict is already FAIL.
+    const CheckItem* failed = nullptr;
+    for (const auto& c : v.checks)
+        if (c.outcome == Outcome::fail && !failed) failed = &c;
+    const std::string why_not = failed ? "not run: " + failed->name + " failed"
+                                       : (!input.verify ? "not run (--no-verify)" : "");
+    const auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
+    int index = 0;
+    for (const auto& command : input.rules.verify) {
+        ++index;
+        CheckItem item = named("verify", "verify: " + command.name);
+        if (!why_not.empty()) {
+            item.reason = why_not;
+            v.checks.push_back(std::move(item));
+            continue;
+        }
+        const auto timeout = command.timeout.value_or(input.rules.verify_timeout);
+        item.output_path = input.report_dir / ("verify-" + std::to_string(index) + ".log");
+        auto ran = run_verify(command.run, input.worktree, environment, timeout, item.output_path);
+        if (!ran) return std::move(ran).error();
+        item.exit_code = ran->exit_code;
+        item.timed_out = ran->timed_out;
+        item.seconds = ran->seconds;
+        item.output_tail = ran->tail;
+        if (ran->timed_out) {
+            item.outcome = Outcome::fail;
+            item.reason = "timed out after " + config::format_duration(timeout);
+        } else if (ran->exit_code != 0) {
+            item.outcome = Outcome::fail;
+            item.reason =
+                "exit " + std::to_string(ran->exit_code) + " after " + seconds_text(ran->seconds);
+        } else {
+            item.outcome = Outcome::pass;
+            item.reason = "exit 0 after " + seconds_text(ran->seconds);
+        }
+        v.checks.push_back(std::move(item));
+    }
+    v.pass = std::none_of(v.checks.begin(), v.checks.end(),
+                          [](const CheckItem& c) { return c.outcome == Outcome::fail; });
+    v.check_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return v;
+}
+
+}  // namespace cocode::check

@@ -1,0 +1,154 @@
+#include "check/publish.h"
+
+#include "check/report.h"
+#include "core/base64.h"
+#include "github/url.h"
+#include "proc/command.h"
+#include "proc/environment.h"
+
+namespace cocode::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+Result<std::string> git_out(const fs::path& dir, std::vector<std::string> args,
+                            const CommandOptions& options = {}) {
+    args.insert(args.begin(), {"git", "-C", dir.string()});
+    auto r = run_command(args, options);
+    if (!r) return std::move(r).error();
+    if (r->exit_code != 0)
+        return Error::general("git " + args[3] + ": " +
+                              first_line(r->err.empty() ? r->out : r->err));
+    return r->out;
+}
+
+// Whether a remote-tracking ref holds `sha`: GitHub knows the commit, so a status can go on it.
+bool on_a_remote(const fs::path& worktree, const std::string& sha) {
+    auto r = run_command({"git", "-C", worktree.string(), "branch", "-r", "--contains", sha});
+    return r && r->exit_code == 0 && !r->out.empty();
+}
+
+std::string status_description(const Verdict& v) {
+    int passed = 0, failed = 0;
+    std::string first_failure;
+    for (const auto& c : v.checks) {
+        if (c.outcome == Outcome::pass) ++passed;
+        if (c.outcome == Outcome::fail && failed++ == 0) first_failure = c.name + ": " + c.reason;
+    }
+    std::string text =
+        v.pass ? "PASS: " + std::to_string(passed) + " checks passed" : "FAIL: " + first_failure;
+    if (text.size() > 140) text = text.substr(0, 137) + "...";  // GitHub's limit
+    return text;
+}
+
+}  // namespace
+
+Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
+    CommandOptions options;
+    options.environment = current_environment();
+    options.environment->push_back("GIT_TERMINAL_PROMPT=0");
+    auto url = git_out(worktree, {"remote", "get-url", "origin"});
+    if (!url)
+        return Error::usage("--push: no origin remote to push to (" + url.error().message + ")");
+    const std::string origin = first_line(*url);
+    auto token = github::getenv_string("GITHUB_TOKEN");
+    if (!token) token = github::getenv_string("GH_TOKEN");
+    if (token && origin.rfind("https://", 0) == 0) {
+        // Scoped to the origin's host, handed over in the environment (GIT_CONFIG_*), which
+        // other users cannot read, unlike a command line.
+        const std::string host = origin.substr(0, origin.find('/', 8));
+        options.environment->push_back("GIT_CONFIG_COUNT=1");
+        options.environment->push_back("GIT_CONFIG_KEY_0=http." + host + "/.extraheader");
+        options.environment->push_back("GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " +
+                                       base64("x-access-token:" + *token));
+    }
+    auto pushed = git_out(worktree, {"push", "--quiet", "origin", branch + ":" + branch}, options);
+    if (!pushed) return Error::general("--push: " + pushed.error().message);
+    return {};
+}
+
+Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
+                              const PublishRequest& request) {
+    if (v.issue <= 0) return Error::usage("publishing needs the issue: give --issue N");
+    if (v.agent.empty()) return Error::usage("publishing needs the agent: give --agent NAME");
+    PublishResult result;
+    const bool push = request.push || request.pull_request;
+    if (push) {
+        if (v.branch.empty()) return Error::usage("--push needs the branch of the run");
+        if (auto pushed = push_branch(request.worktree, v.branch); !pushed)
+            return std::move(pushed).error();
+        result.pushed = true;
+        result.notes.push_back("pushed " + v.branch + " to origin");
+    }
+
+    auto comment = source.upsert_comment(
+        v.issue, github::comment_marker(comment_key(v.issue, v.agent)), request.markdown);
+    if (!comment) return std::move(comment).error();
+    result.comment_url = comment->html_url;
+    result.notes.push_back(
+        "comment " + (comment->html_url.empty() ? std::to_string(comment->id) : comment->html_url));
+
+    if (request.status) {
+        // GitHub refuses a status on a commit it has not seen; the local store has no remote.
+        if (source.local() || result.pushed || on_a_remote(request.worktree, v.head)) {
+            github::CommitStatus status;
+            status.state = v.pass ? "success" : "failure";
+            status.context = "cocode/" + v.agent;
+            status.description = status_description(v);
+            if (comment->html_url.rfind("https://", 0) == 0) status.target_url = comment->html_url;
+            if (auto set = source.set_status(v.head, status); !set) return std::move(set).error();
+            result.notes.push_back("status " + status.context + ": " + status.state);
+        } else {
+            result.notes.push_back("status skipped: " + v.head.substr(0, 7) +
+                                   " is on no remote yet (--push sends it)");
+        }
+    }
+
+    if (request.labels) {
+        const std::string& add = v.pass ? request.pass_label : request.fail_label;
+        auto issue = source.get(v.issue);
+        if (!issue) return std::move(issue).error();
+        auto has = [&](const std::string& name) {
+            return std::find(issue->labels.begin(), issue->labels.end(), name) !=
+                   issue->labels.end();
+        };
+        // Another agent's PASS stands: a FAIL does not mark the issue failed over it.
+        const bool keep_pass = !v.pass && !request.pass_label.empty() && has(request.pass_label);
+        if (!add.empty() && !keep_pass && !has(add)) {
+            if (auto added = source.add_labels(v.issue, {add}); !added)
+                return std::move(added).error();
+            result.notes.push_back("label " + add);
+        }
+        if (v.pass && !request.fail_label.empty() && has(request.fail_label)) {
+            if (auto removed = source.remove_label(v.issue, request.fail_label); !removed)
+                return std::move(removed).error();
+            result.notes.push_back("label " + request.fail_label + " removed");
+        }
+    }
+
+    if (request.pull_request) {
+        auto issue = source.get(v.issue);
+        if (!issue) return std::move(issue).error();
+        github::PullRequestSpec spec;
+        spec.title = issue->title + " (#" + std::to_string(v.issue) + ", " + v.agent + ")";
+        spec.head = v.branch;
+        spec.base = request.base_branch;
+        spec.body = "Closes #" + std::to_string(v.issue) + "\n\n" + request.markdown;
+        spec.draft = true;
+        auto pr = source.upsert_pull_request(spec);
+        if (!pr) return std::move(pr).error();
+        if (*pr) {
+            result.pr_url = (*pr)->html_url;
+            result.notes.push_back(std::string((*pr)->created ? "opened " : "updated ") +
+                                   (*pr)->html_url);
+        } else {
+            result.notes.push_back("pull request skipped: " + source.describe() +
+                                   " has no pull requests");
+        }
+    }
+    return result;
+}
+
+}  // namespace cocode::check

@@ -1,0 +1,176 @@
+#include "check/report.h"
+
+#include <algorithm>
+
+namespace cocode::check {
+
+namespace {
+
+std::string icon(Outcome outcome) {
+    switch (outcome) {
+        case Outcome::pass:
+            return "✅";
+        case Outcome::fail:
+            return "❌";
+        case Outcome::skipped:
+            return "➖";
+    }
+    return "";
+}
+
+// Text inside a Markdown table cell: no line breaks, no column separators.
+std::string cell(std::string text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n' || c == '\r')
+            out += ' ';
+        else
+            out += c;
+    }
+    return out;
+}
+
+// A code span that survives backticks in the text.
+std::string code(const std::string& text) {
+    std::size_t longest = 0, run = 0;
+    for (char c : text) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    std::string fence(longest + 1, '`');
+    const char* pad = text.find('`') != std::string::npos ? " " : "";
+    return fence + pad + text + pad + fence;
+}
+
+// A fenced block longer than any run of backticks in the text.
+std::string fenced(const std::string& text) {
+    std::size_t longest = 0, run = 0;
+    for (char c : text) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+    return fence + "text\n" + text + "\n" + fence + "\n";
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::size_t outside_plan(const Verdict& v) {
+    const CheckItem* scope = v.find("scope");
+    return scope ? scope->files.size() : 0;
+}
+
+std::string tests_cell(const Verdict& v) {
+    int passed = 0, ran = 0, total = 0;
+    for (const auto& c : v.checks) {
+        if (c.id != "verify") continue;
+        ++total;
+        if (c.outcome == Outcome::skipped) continue;
+        ++ran;
+        if (c.outcome == Outcome::pass) ++passed;
+    }
+    if (total == 0) return "–";
+    if (ran == 0) return "not run";
+    return std::to_string(passed) + "/" + std::to_string(total) + " passed";
+}
+
+}  // namespace
+
+std::string format_seconds(double seconds) {
+    long total = static_cast<long>(seconds + 0.5);
+    if (total < 60) return std::to_string(total) + "s";
+    long h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+    if (h > 0) return std::to_string(h) + "h " + std::to_string(m) + "m";
+    return std::to_string(m) + "m " + std::to_string(s) + "s";
+}
+
+std::string comment_key(long issue, const std::string& agent) {
+    return "check/issue-" + std::to_string(issue) + "/" + agent;
+}
+std::string summary_key(long issue) { return "check/issue-" + std::to_string(issue) + "/summary"; }
+
+std::string render_markdown(const Verdict& v) {
+    std::string out = "### " + std::string(v.pass ? "✅ PASS" : "❌ FAIL") + " · cocode check";
+    if (!v.agent.empty()) out += " · " + code(v.agent);
+    if (v.issue) out += " on #" + std::to_string(v.issue);
+    out += "\n\n";
+
+    std::vector<std::string> facts;
+    if (!v.branch.empty()) facts.push_back(code(v.branch));
+    facts.push_back(plural(v.commits.size(), "commit", "commits") + " on " +
+                    code(v.base.substr(0, 7)));
+    facts.push_back(plural(v.files.size(), "file", "files") + " +" + std::to_string(v.insertions) +
+                    " −" + std::to_string(v.deletions));
+    if (v.run_seconds) facts.push_back("run " + format_seconds(*v.run_seconds));
+    for (std::size_t i = 0; i < facts.size(); ++i) out += (i ? " · " : "") + facts[i];
+    out += "\n\n| | check | result |\n|---|---|---|\n";
+    for (const auto& c : v.checks)
+        out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
+
+    for (const auto& c : v.checks) {
+        if (c.outcome != Outcome::fail || c.output_tail.empty()) continue;
+        out += "\n<details><summary>" + cell(c.name) + ": last lines</summary>\n\n" +
+               fenced(c.output_tail) + "\n</details>\n";
+    }
+    if (!v.files.empty()) {
+        out += "\n<details><summary>" + plural(v.files.size(), "file", "files") +
+               " changed</summary>\n\n| file | + | − |\n|---|---:|---:|\n";
+        const std::size_t shown = std::min<std::size_t>(v.files.size(), 50);
+        for (std::size_t i = 0; i < shown; ++i) {
+            const auto& f = v.files[i];
+            std::string name = code(f.path);
+            if (f.status == 'R') name = code(f.old_path) + " → " + name;
+            if (f.status == 'A') name += " (new)";
+            if (f.status == 'D') name += " (deleted)";
+            out += "| " + cell(name) + " | " + (f.binary ? "bin" : std::to_string(f.insertions)) +
+                   " | " + (f.binary ? "bin" : std::to_string(f.deletions)) + " |\n";
+        }
+        if (v.files.size() > shown)
+            out += "| … and " + std::to_string(v.files.size() - shown) + " more | | |\n";
+        out += "\n</details>\n";
+    }
+    return out;
+}
+
+std::vector<Verdict> rank(std::vector<Verdict> verdicts) {
+    std::stable_sort(verdicts.begin(), verdicts.end(), [](const Verdict& a, const Verdict& b) {
+        if (a.pass != b.pass) return a.pass;
+        if (outside_plan(a) != outside_plan(b)) return outside_plan(a) < outside_plan(b);
+        const int diff_a = a.insertions + a.deletions, diff_b = b.insertions + b.deletions;
+        if (diff_a != diff_b) return diff_a < diff_b;
+        const double time_a = a.run_seconds.value_or(1e18), time_b = b.run_seconds.value_or(1e18);
+        if (time_a != time_b) return time_a < time_b;
+        return a.agent < b.agent;
+    });
+    return verdicts;
+}
+
+std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
+    std::string out = "### cocode · " + plural(ranked.size(), "agent", "agents") + " on #" +
+                      std::to_string(issue);
+    const bool any_pass = !ranked.empty() && ranked.front().pass;
+    out += any_pass ? " · best: " + code(ranked.front().agent) : " · none passed";
+    out +=
+        "\n\n| agent | verdict | files | lines | outside plan | tests | run time |\n"
+        "|---|---|---:|---:|---:|---|---:|\n";
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+        const Verdict& v = ranked[i];
+        std::string name = code(v.agent.empty() ? "?" : v.agent);
+        if (i == 0 && any_pass) name = "**" + name + "** ⭐";
+        out += "| " + name + " | " + (v.pass ? "✅ PASS" : "❌ FAIL") + " | " +
+               std::to_string(v.files.size()) + " | +" + std::to_string(v.insertions) + " −" +
+               std::to_string(v.deletions) + " | " + std::to_string(outside_plan(v)) + " | " +
+               tests_cell(v) + " | " + (v.run_seconds ? format_seconds(*v.run_seconds) : "–") +
+               " |\n";
+    }
+    out +=
+        "\nBest candidate: PASS first, then fewer files outside the allowed paths, then the "
+        "smaller diff, then the faster run.\n";
+    return out;
+}
+
+}  // namespace cocode::check

@@ -1,0 +1,31 @@
+// The verdict as people read it: a short Markdown report for the issue comment, the pull
+// request and the Actions step summary; and the comparison of every agent's run on an issue.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check/verdict.h"
+
+namespace cocode::check {
+
+// Verdict, agent, branch, commits, diff stat, each check with its reason, the tail of each
+// failing command's output in a collapsed block, the run's duration.
+std::string render_markdown(const Verdict& verdict);
+
+// The hidden marker of the one comment per (issue, agent), and of the issue's comparison.
+std::string comment_key(long issue, const std::string& agent);
+std::string summary_key(long issue);
+
+// Orders candidates best first by the documented rule (docs/check.md): PASS before FAIL,
+// then fewer files outside the allowed paths, then the smaller diff (lines added + removed),
+// then the faster run; the agent's name breaks a tie so that the order is stable.
+std::vector<Verdict> rank(std::vector<Verdict> verdicts);
+
+// The comparison across every agent's latest run on the issue, best candidate named.
+std::string render_summary(long issue, const std::vector<Verdict>& ranked);
+
+// A duration as the reports write it: "45s", "3m 20s", "1h 2m".
+std::string format_seconds(double seconds);
+
+}  // namespace cocode::check

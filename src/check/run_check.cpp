@@ -1,0 +1,113 @@
+#include "check/run_check.h"
+
+#include <chrono>
+
+#include "check/report.h"
+#include "core/files.h"
+#include "core/json_text.h"
+
+namespace cocode::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<double> seconds_between(const std::string& start, const std::string& end) {
+    auto parse = [](const std::string& text)
+        -> std::optional<std::chrono::sys_time<std::chrono::milliseconds>> {
+        // 2026-11-22T05:10:49.874Z
+        int y, mo, d, h, mi, s, ms = 0;
+        if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &d, &h, &mi, &s, &ms) < 6)
+            return std::nullopt;
+        using namespace std::chrono;
+        sys_days day = year{y} / month{static_cast<unsigned>(mo)} / static_cast<unsigned>(d);
+        return day + hours{h} + minutes{mi} + seconds{s} + milliseconds{ms};
+    };
+    auto a = parse(start), b = parse(end);
+    if (!a || !b || *b < *a) return std::nullopt;
+    return std::chrono::duration<double>(*b - *a).count();
+}
+
+}  // namespace
+
+Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
+    if (run::is_active(record.status))
+        return Error::usage("run " + record.run_id + " is still " + record.status +
+                            "; check it when it has ended (cocode-dispatch status " +
+                            record.run_id + ")");
+    if (record.base_commit.empty())
+        return Error::usage(record.folder.string() +
+                            "/run-info.yaml: field 'base_commit' is empty");
+    std::error_code ec;
+    if (!fs::is_directory(record.worktree, ec))
+        return Error::usage("run " + record.run_id + ": its worktree " + record.worktree.string() +
+                            " is gone (cleaned?); nothing to check");
+    JudgeInput input;
+    input.worktree = record.worktree;
+    input.base = record.base_commit;
+    input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
+    input.exit_code = record.exit_code;
+    input.marker = config.ready_marker;
+    if (auto info = run::read_run_info(record.folder))
+        if (auto marker = info->get("ready_marker"); marker && !marker->empty())
+            input.marker = *marker;
+    input.rules = config.check;
+    input.report_dir = record.folder;
+    input.run_id = record.run_id;
+    input.agent = record.agent;
+    input.branch = record.branch;
+    input.issue = record.issue;
+    input.issue_url = record.issue_url;
+    input.run_seconds = seconds_between(record.start_time, record.end_time);
+    return input;
+}
+
+Result<Verdict> judge_and_record(const JudgeInput& input) {
+    std::error_code ec;
+    fs::create_directories(input.report_dir, ec);
+    if (ec)
+        return Error::general("cannot create " + input.report_dir.string() + ": " + ec.message());
+    auto verdict = judge(input);
+    if (!verdict) return verdict;
+    if (auto w = write_file_atomic(input.report_dir / kCheckJson, to_json(*verdict).dump(2) + "\n");
+        !w)
+        return std::move(w).error();
+    if (auto w = write_file_atomic(input.report_dir / kCheckMarkdown, render_markdown(*verdict));
+        !w)
+        return std::move(w).error();
+    if (!input.run_id.empty()) {
+        (void)run::append_event(
+            input.report_dir, input.run_id, "CHECK",
+            {{"verdict", verdict->pass ? "PASS" : "FAIL"}, {"head", verdict->head}});
+    }
+    return verdict;
+}
+
+std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
+    auto text = read_file(run_folder / kCheckJson);
+    if (!text) return std::nullopt;
+    auto parsed = parse_json_text(*text, (run_folder / kCheckJson).string(), "a check result");
+    if (!parsed || !parsed->is_object()) return std::nullopt;
+    return verdict_from_json(*parsed);
+}
+
+SourceHint source_of(const std::string& issue_url) {
+    SourceHint hint;
+    if (issue_url.rfind("file://", 0) == 0) {
+        hint.issues_dir = fs::path(issue_url.substr(7)).parent_path();
+        return hint;
+    }
+    // https://<host>/<owner>/<name>/issues/<n>
+    if (issue_url.rfind("https://", 0) != 0) return hint;
+    std::string rest = issue_url.substr(8);
+    std::size_t slash = rest.find('/');
+    if (slash == std::string::npos) return hint;
+    const std::string host = rest.substr(0, slash);
+    std::string path = rest.substr(slash + 1);
+    std::size_t issues = path.find("/issues/");
+    if (issues == std::string::npos) return hint;
+    hint.repo = path.substr(0, issues);
+    if (host != "github.com") hint.api_url = "https://" + host + "/api/v3";
+    return hint;
+}
+
+}  // namespace cocode::check

@@ -1,0 +1,44 @@
+// Checking one run of cocode-dispatch from its run folder, and where its results land:
+// check.json and check.md in the run folder (whole verify output beside them), a CHECK event
+// on the run's events and the bus.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/judge.h"
+#include "check/verdict.h"
+#include "config/config.h"
+#include "core/result.h"
+#include "issues/source.h"
+#include "run/run_folder.h"
+
+namespace cocode::check {
+
+inline constexpr char kCheckJson[] = "check.json";
+inline constexpr char kCheckMarkdown[] = "check.md";
+
+// The judge's input for a run that has ended (a run still queued or running is a usage
+// error: its exit code is not known yet).
+Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config);
+
+// Judges, then writes check.json and check.md into input.report_dir (atomically) and, for a
+// run, appends a CHECK event.
+Result<Verdict> judge_and_record(const JudgeInput& input);
+
+// The verdict recorded in a run folder, if any.
+std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder);
+
+// Where a run's issue lives, from its issue_url: a local store (file://…/<n>.json) or a
+// GitHub repository (https://<host>/<owner>/<name>/issues/<n>), for publishing to the run's
+// own source when none is named.
+struct SourceHint {
+    std::optional<std::filesystem::path> issues_dir;
+    std::optional<std::string> repo;     // owner/name
+    std::optional<std::string> api_url;  // for a host other than github.com
+};
+SourceHint source_of(const std::string& issue_url);
+
+}  // namespace cocode::check

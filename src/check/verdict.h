@@ -1,0 +1,66 @@
+// What cocode-check decides about one run, and everything the report shows.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "git/repository.h"
+
+namespace cocode::check {
+
+enum class Outcome { pass, fail, skipped };
+std::string_view outcome_name(Outcome outcome);  // "pass", "fail", "skipped"
+
+// One check, in the order the report lists them.
+struct CheckItem {
+    std::string id;    // exit_code, marker, commits, scope, verify
+    std::string name;  // "exit code", "ready marker", "commits", "scope", "verify: make test"
+    Outcome outcome = Outcome::skipped;
+    std::string reason;              // one line: why
+    std::vector<std::string> files;  // scope: the offending files
+    // verify only
+    std::optional<int> exit_code;
+    bool timed_out = false;
+    double seconds = 0;
+    std::filesystem::path output_path;  // the whole output
+    std::string output_tail;            // its last lines, secrets masked
+};
+
+struct CommitLine {
+    std::string id;
+    std::string summary;
+};
+
+struct Verdict {
+    bool pass = false;
+    // Which run: the report's header.
+    std::string run_id;  // empty for --worktree
+    long issue = 0;      // 0 when not known
+    std::string issue_url;
+    std::string agent;
+    std::string branch;
+    std::string base;  // full commit ids
+    std::string head;
+    std::optional<int> agent_exit_code;
+    std::optional<double> run_seconds;  // start to end of the run, when run-info says
+    std::string marker;
+    std::string ready_commit;         // the commit that carried the marker
+    std::vector<CommitLine> commits;  // base..head, newest first
+    std::vector<git::FileChange> files;
+    int insertions = 0;
+    int deletions = 0;
+    std::vector<CheckItem> checks;
+    double check_seconds = 0;
+    std::filesystem::path report_dir;  // where check.json, check.md and verify logs are
+
+    const CheckItem* find(std::string_view id) const;
+};
+
+// The structured result (`--json`, check.json); schema in docs/check.schema.json.
+nlohmann::json to_json(const Verdict& verdict);
+Verdict verdict_from_json(const nlohmann::json& json);
+
+}  // namespace cocode::check

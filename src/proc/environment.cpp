@@ -1,0 +1,30 @@
+#include "proc/environment.h"
+
+#include <algorithm>
+
+extern char** environ;
+
+namespace cocode {
+
+std::vector<std::string> current_environment() {
+    std::vector<std::string> out;
+    for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
+    return out;
+}
+
+std::vector<std::string> allowlisted_environment(const std::vector<std::string>& ours,
+                                                 const std::vector<std::string>& extra) {
+    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER",   "LANG",
+                                                   "TERM", "TZ",   "TMPDIR", "SHELL"};
+    auto wanted = [&](const std::string& name) {
+        return std::find(kBase.begin(), kBase.end(), name) != kBase.end() ||
+               name.rfind("LC_", 0) == 0 ||
+               std::find(extra.begin(), extra.end(), name) != extra.end();
+    };
+    std::vector<std::string> out;
+    for (const auto& entry : ours)
+        if (wanted(entry.substr(0, entry.find('=')))) out.push_back(entry);
+    return out;
+}
+
+}  // namespace cocode

@@ -1,0 +1,262 @@
+#include "check_cli.h"
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "check/actions.h"
+#include "check/publish.h"
+#include "check/report.h"
+#include "check/run_check.h"
+#include "config/config.h"
+#include "core/error.h"
+#include "core/redact.h"
+#include "git/repository.h"
+#include "proc/command.h"
+
+namespace cocode::check_cli {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+void notice(std::string_view text) {
+    std::fprintf(stderr, "cocode-check: %s\n", redact(text).c_str());
+}
+
+// The main worktree of the repository holding `dir`: where .cocode/ lives.
+fs::path main_root(const fs::path& dir) {
+    auto repo = git::Repository::open(dir).value_or_throw();
+    fs::path root = repo.is_linked_worktree() ? repo.common_dir().parent_path() : repo.work_dir();
+    if (root.empty())
+        throw Failure(Error::usage("cocode-check needs a repository with a work tree"));
+    return root;
+}
+
+run::RunRecord find_run(const fs::path& root, const std::string& which) {
+    auto list = run::list_runs(root / run::kRunsDir);
+    std::vector<run::RunRecord> matches;
+    for (auto& record : list.runs)
+        if (record.run_id.rfind(which, 0) == 0) matches.push_back(record);
+    if (matches.empty())
+        throw Failure(
+            Error::usage("--run " + which + ": no such run in " + (root / run::kRunsDir).string()));
+    if (matches.size() > 1 && matches.front().run_id != which)
+        throw Failure(Error::usage("--run " + which + ": " + std::to_string(matches.size()) +
+                                   " runs start so; give more of the id"));
+    run::RunRecord record = matches.front();
+    if (auto reconciled = run::reconcile(record); !reconciled)
+        notice("warning: " + reconciled.error().message);
+    return record;
+}
+
+// In CI the worktree is the agent's own checkout: its rules come from the base commit, so
+// that a change cannot loosen the rules it is judged by.
+config::Config config_at(const fs::path& worktree, const std::string& base) {
+    auto shown =
+        run_command({"git", "-C", worktree.string(), "show", base + ":.cocode/config.json"});
+    if (!shown || shown->exit_code != 0) return config::Config{};
+    return config::parse_config(shown->out, base.substr(0, 12) + ":.cocode/config.json", worktree)
+        .value_or_throw();
+}
+
+std::string default_base_branch(const fs::path& dir, const config::Config& config) {
+    if (config.base_branch) return *config.base_branch;
+    auto head = run_command(
+        {"git", "-C", dir.string(), "symbolic-ref", "--short", "refs/remotes/origin/HEAD"});
+    if (head && head->exit_code == 0) {
+        std::string name = head->out.substr(0, head->out.find('\n'));
+        if (name.rfind("origin/", 0) == 0) return name.substr(7);
+    }
+    return "main";
+}
+
+std::unique_ptr<issues::IssueSource> open_source(const tool::SourceFlags& flags,
+                                                 const fs::path& repo_dir,
+                                                 const std::string& issue_url) {
+    issues::SourceOptions options = flags.resolve("cocode-check");
+    options.repo_dir = repo_dir;
+    if (!flags.names_a_source()) {
+        // Publish where the run's issue came from.
+        auto hint = check::source_of(issue_url);
+        if (hint.issues_dir) options.issues_dir = hint.issues_dir;
+        if (hint.repo) options.repo = hint.repo;
+        if (hint.api_url && !options.api_url) options.api_url = hint.api_url;
+    }
+    return issues::open_source(options).value_or_throw();
+}
+
+struct Published {
+    std::string comment_url, pr_url;
+};
+
+}  // namespace
+
+int run_check(const CheckArgs& args) {
+    if ((args.push || args.open_pr) && !args.publish)
+        throw Failure(Error::usage("--push and --open-pr go with --publish"));
+    if (!args.run && !args.worktree)
+        throw Failure(
+            Error::usage("give --run RUN_ID, or --worktree DIR --base SHA (or "
+                         "--issue N --summary)"));
+    check::JudgeInput input;
+    config::Config config;
+    fs::path repo_dir;
+    if (args.run) {
+        const fs::path root = main_root(fs::current_path());
+        config = config::load_config(root).value_or_throw();
+        auto record = find_run(root, *args.run);
+        input = check::input_for_run(record, config).value_or_throw();
+        repo_dir = root;
+    } else {
+        repo_dir = fs::absolute(*args.worktree);
+        config = config_at(repo_dir, *args.base);
+        input.worktree = repo_dir;
+        input.base = *args.base;
+        input.exit_code = args.exit_code;
+        input.marker = config.ready_marker;
+        if (const char* marker = std::getenv("COCODE_READY_MARKER"); marker && *marker)
+            input.marker = marker;
+        input.rules = config.check;
+        input.issue = args.issue.value_or(0);
+        input.agent = args.agent.value_or("");
+        auto repo = git::Repository::open(repo_dir).value_or_throw();
+        input.branch = args.branch.value_or(repo.head_branch().value_or(""));
+        if (args.report_dir) {
+            input.report_dir = fs::absolute(*args.report_dir);
+        } else {
+            auto head = repo.lookup("HEAD").value_or_throw();
+            input.report_dir = main_root(repo_dir) / ".cocode" / "checks" / head.id.substr(0, 12);
+            (void)repo.exclude("/.cocode/checks/");
+        }
+    }
+    input.verify = !args.no_verify;
+    auto verdict = check::judge_and_record(input).value_or_throw();
+    const std::string markdown = check::render_markdown(verdict);
+
+    Published published;
+    std::optional<Error> publish_error;
+    if (args.publish) {
+        auto source = open_source(args.source, repo_dir, verdict.issue_url);
+        check::PublishRequest request;
+        request.worktree = input.worktree;
+        request.markdown = markdown;
+        request.status = config.publish.status;
+        request.labels = config.publish.labels;
+        request.push = config.publish.push || args.push;
+        request.pull_request = config.publish.pull_request || args.open_pr;
+        request.pass_label = config.check.pass_label;
+        request.fail_label = config.check.fail_label;
+        request.base_branch = default_base_branch(repo_dir, config);
+        auto result = check::publish(*source, verdict, request);
+        if (result) {
+            published = {result->comment_url, result->pr_url};
+            if (!args.quiet && !args.json)
+                for (const auto& line : result->notes) notice(line);
+        } else {
+            publish_error = result.error();
+        }
+    }
+
+    if (args.json) {
+        json out = check::to_json(verdict);
+        if (args.publish)
+            out["published"] = {
+                {"comment_url", published.comment_url},
+                {"pr_url", published.pr_url},
+                {"error", publish_error ? json(redact(publish_error->message)) : json(nullptr)}};
+        std::cout << out.dump(2) << "\n";
+    } else if (!args.quiet) {
+        std::cout << markdown;
+    }
+    if (check::in_github_actions()) {
+        for (const auto& line : check::error_annotations(verdict))
+            (args.json ? std::cerr : std::cout) << line << "\n";
+        if (auto w =
+                check::write_actions_outputs(markdown, {verdict.pass ? "PASS" : "FAIL",
+                                                        verdict.report_dir / check::kCheckMarkdown,
+                                                        published.comment_url, published.pr_url});
+            !w)
+            notice("warning: " + w.error().message);
+    }
+    if (publish_error) throw Failure(Error::general("publishing: " + publish_error->message));
+    return verdict.pass ? 0 : 1;
+}
+
+int run_summary(const CheckArgs& args) {
+    if (!args.issue) throw Failure(Error::usage("--summary needs --issue N"));
+    if (args.push || args.open_pr)
+        throw Failure(Error::usage("--push and --open-pr are for one run, not --summary"));
+    const fs::path root = main_root(fs::current_path());
+    const auto config = config::load_config(root).value_or_throw();
+    auto list = run::list_runs(root / run::kRunsDir);
+    // The latest run of each agent on the issue (run ids sort by time).
+    std::vector<run::RunRecord> latest;
+    for (auto& record : list.runs) {
+        if (record.issue != *args.issue) continue;
+        if (auto reconciled = run::reconcile(record); !reconciled)
+            notice("warning: " + reconciled.error().message);
+        auto same = std::find_if(latest.begin(), latest.end(),
+                                 [&](const run::RunRecord& r) { return r.agent == record.agent; });
+        if (same != latest.end())
+            *same = record;
+        else
+            latest.push_back(record);
+    }
+    if (latest.empty())
+        throw Failure(Error::usage("--issue " + std::to_string(*args.issue) + ": no runs in " +
+                                   (root / run::kRunsDir).string()));
+    std::vector<check::Verdict> verdicts;
+    for (const auto& record : latest) {
+        if (run::is_active(record.status)) {
+            notice("run " + record.run_id + " (" + record.agent + ") is still " + record.status +
+                   "; left out");
+            continue;
+        }
+        if (auto recorded = check::recorded_verdict(record.folder)) {
+            verdicts.push_back(std::move(*recorded));
+            continue;
+        }
+        auto input = check::input_for_run(record, config);
+        if (!input) {
+            notice("run " + record.run_id + ": " + input.error().message + "; left out");
+            continue;
+        }
+        input->verify = !args.no_verify;
+        verdicts.push_back(check::judge_and_record(*input).value_or_throw());
+    }
+    if (verdicts.empty()) throw Failure(Error::general("no run of the issue has ended yet"));
+    auto ranked = check::rank(std::move(verdicts));
+    const std::string markdown = check::render_summary(*args.issue, ranked);
+
+    std::string comment_url;
+    if (args.publish) {
+        auto source = open_source(args.source, root, latest.front().issue_url);
+        auto comment = source->upsert_comment(
+            *args.issue, github::comment_marker(check::summary_key(*args.issue)), markdown);
+        if (!comment) throw Failure(Error::general("publishing: " + comment.error().message));
+        comment_url = comment->html_url;
+        if (!args.quiet && !args.json) notice("comment " + comment_url);
+    }
+    if (args.json) {
+        json candidates = json::array();
+        for (const auto& v : ranked) candidates.push_back(check::to_json(v));
+        std::cout << json{{"issue", *args.issue},
+                          {"best",
+                           ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
+                          {"candidates", candidates},
+                          {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}}
+                         .dump(2)
+                  << "\n";
+    } else if (!args.quiet) {
+        std::cout << markdown;
+    }
+    if (check::in_github_actions())
+        if (auto w = check::write_actions_outputs(
+                markdown, {ranked.front().pass ? "PASS" : "FAIL", {}, comment_url, ""});
+            !w)
+            notice("warning: " + w.error().message);
+    return ranked.front().pass ? 0 : 1;
+}
+
+}  // namespace cocode::check_cli

@@ -1,0 +1,26 @@
+// The flags every command that talks to an issue source shares (cocode-dispatch, cocode-check):
+// --repo, --issues, --api-url, --ca-bundle, timeouts, --per-page, --no-cache.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "issues/source.h"
+
+namespace cocode::tool {
+
+struct SourceFlags {
+    issues::SourceOptions options;
+    std::optional<std::string> issues_dir;
+    std::optional<std::string> ca_bundle;
+    int per_page = 100;
+
+    void add_to(CLI::App& command);
+    // `tool` prefixes the notices the source prints (retries, rate-limit waits).
+    issues::SourceOptions resolve(const char* tool) const;
+    bool names_a_source() const { return issues_dir || options.repo; }
+};
+
+}  // namespace cocode::tool
