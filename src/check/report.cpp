@@ -101,7 +101,7 @@ std::string render_markdown(const Verdict& v) {
 
     std::vector<std::string> facts;
     if (!v.branch.empty()) facts.push_back(code(v.branch));
-    facts.push_back(plural(v.commits.size(), "commit", "commits") + " on " +
+    facts.push_back(plural(v.commits.size(), "commit", "commits") + " since " +
                     code(v.base.substr(0, 7)));
     facts.push_back(plural(v.files.size(), "file", "files") + " +" + std::to_string(v.insertions) +
                     " −" + std::to_string(v.deletions));

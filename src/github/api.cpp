@@ -174,6 +174,26 @@ Result<CommitStatus> GitHub::create_status(const std::string& sha, const CommitS
     return created;
 }
 
+Result<std::vector<CommitStatus>> GitHub::statuses(const std::string& sha) {
+    const std::string path = repo_path() + "/commits/" + sha + "/statuses?per_page=100";
+    auto list = http_.get_json(path);
+    if (!list.ok()) return std::move(list).error();
+    std::vector<CommitStatus> out;
+    if (!list->is_array()) return Error::general("GitHub: GET " + path + ": expected an array");
+    for (const auto& item : *list) {
+        CommitStatus status;
+        status.state = item.value("state", "");
+        status.context = item.value("context", "");
+        if (item.contains("description") && item["description"].is_string())
+            status.description = item["description"].get<std::string>();
+        if (item.contains("target_url") && item["target_url"].is_string())
+            status.target_url = item["target_url"].get<std::string>();
+        status.id = item.value("id", 0LL);
+        out.push_back(std::move(status));
+    }
+    return out;
+}
+
 Result<void> GitHub::create_label(const std::string& name, const std::string& color,
                                   const std::string& description) {
     const std::string path = repo_path() + "/labels";

@@ -36,6 +36,8 @@ class GitHub {
     // content: +1, -1, laugh, confused, heart, hooray, rocket, eyes. GitHub keeps one per user.
     Result<void> add_reaction(long number, const std::string& content);
     Result<CommitStatus> create_status(const std::string& sha, const CommitStatus& status);
+    // The statuses of a commit, newest first (the first page: GitHub keeps 1,000 per context).
+    Result<std::vector<CommitStatus>> statuses(const std::string& sha);
     Result<void> create_label(const std::string& name, const std::string& color,
                               const std::string& description);
     // Opens the pull request, or returns the open one that already has this head.

@@ -16,6 +16,7 @@ export const operations = [
   "issues/create-label",
   "reactions/create-for-issue",
   "repos/create-commit-status",
+  "repos/list-commit-statuses-for-ref",
   "pulls/create",
   "pulls/list",
   "pulls/update",

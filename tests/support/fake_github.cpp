@@ -376,8 +376,20 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 status["id"] = ++st.next_id;
                 for (const char* key : {"state", "context", "description", "target_url"})
                     if (body.contains(key)) status[key] = body[key];
-                st.statuses.push_back(status);
+                json stored = status;
+                stored["sha"] = r[1].str();  // ours, to answer the list; not in the response
+                st.statuses.push_back(stored);
                 return finish(201, status, "repos/create-commit-status");
+            }
+            if (is("GET", R"(/commits/([0-9a-f]{40})/statuses)")) {
+                json items = json::array();
+                for (auto it = st.statuses.rbegin(); it != st.statuses.rend(); ++it)
+                    if ((*it)["sha"] == r[1].str()) {
+                        json item = *it;
+                        item.erase("sha");
+                        items.push_back(item);
+                    }
+                return finish(200, items, "repos/list-commit-statuses-for-ref");
             }
             if (is("POST", "/labels")) {
                 json label = example("label");

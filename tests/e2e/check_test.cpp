@@ -1,0 +1,271 @@
+// cocode-check as a user and CI run it: real repositories made with the git CLI, the tool as a
+// process, its JSON checked against docs/check.schema.json, its Markdown against golden files,
+// and publishing to the loopback TLS GitHub (with faults) and to the local store.
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "fake_github.h"
+#include "test_support.h"
+
+namespace cocode::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const std::string kMarker = "cocode ready for check";
+
+class Check : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        // Fixed dates: the same commits, so the same ids, on every run (golden files).
+        ::setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z", 1);
+        ::setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z", 1);
+        repo_ = dir_ / "repo";
+        make_repo(repo_);
+        base_ = head();
+    }
+    void TearDown() override {
+        ::unsetenv("GIT_AUTHOR_DATE");
+        ::unsetenv("GIT_COMMITTER_DATE");
+    }
+
+    std::string head() { return sh_ok("git rev-parse HEAD", repo_).substr(0, 40); }
+
+    // Writes `file` and commits it with `message` on the current branch.
+    void commit(const std::string& file, const std::string& content, const std::string& message) {
+        fs::create_directories((repo_ / file).parent_path());
+        write_text(repo_ / file, content);
+        sh_ok("git add -A && git commit -q -m " + quote(message), repo_);
+    }
+
+    // Commits the configuration in the base, as a project would: the rules come from there.
+    void configure_base(const json& config) {
+        fs::create_directories(repo_ / ".cocode");
+        write_text(repo_ / ".cocode/config.json", config.dump(2));
+        sh_ok("git add -A && git commit -q -m 'cocode config'", repo_);
+        base_ = head();
+    }
+
+    Shell check(const std::string& args, const std::string& env = "") {
+        return sh(env + quote(tool_path("cocode-check").string()) + " --worktree . --base " +
+                      base_ + " " + args,
+                  repo_);
+    }
+
+    json check_json(const std::string& args, int expected_exit, const std::string& env = "") {
+        Shell r = check(args + " --json", env);
+        EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
+        last_json_ = dir_ / ("result-" + std::to_string(++results_) + ".json");
+        write_text(last_json_, r.out);
+        return json::parse(r.out);
+    }
+
+    static const json& item(const json& result, const std::string& id) {
+        for (const auto& c : result["checks"])
+            if (c["id"] == id) return c;
+        throw std::runtime_error("no check " + id);
+    }
+
+    TempDir dir_;
+    fs::path repo_;
+    std::string base_;
+    fs::path last_json_;
+    int results_ = 0;
+};
+
+TEST_F(Check, EveryExitCodeRowOfTheProtocol) {
+    commit("src/a.txt", "a\n", "Fix it\n\n" + kMarker);
+    const std::vector<std::pair<int, std::string>> rows = {
+        {0, "exit 0: the marker decides"},
+        {1, "exit 1: general failure"},
+        {2, "exit 2: invalid arguments (check the agent's configuration)"},
+        {3, "exit 3: missing dependencies (run `cocode-dispatch doctor`)"},
+        {124, "exit 124: timed out"},
+        {130, "exit 130: interrupted"},
+        {7, "exit 7: failed"}};
+    for (const auto& [code, reason] : rows) {
+        json r = check_json("--exit-code " + std::to_string(code), code == 0 ? 0 : 1);
+        EXPECT_EQ(item(r, "exit_code")["result"], code == 0 ? "pass" : "fail") << code;
+        EXPECT_EQ(item(r, "exit_code")["reason"], reason);
+        EXPECT_EQ(r["verdict"], code == 0 ? "PASS" : "FAIL");
+    }
+    json unknown = check_json("", 0);  // CI without a run: skipped, the rest decides
+    EXPECT_EQ(item(unknown, "exit_code")["result"], "skipped");
+}
+
+TEST_F(Check, TheMarkerCountsOnlyInTheMessageOfACommitAfterTheBase) {
+    // cocode-py's false positive: the marker already in the base.
+    commit("docs/old.md", "x\n", "Earlier work\n\n" + kMarker);
+    base_ = head();
+    commit("src/a.txt", "a\n", "Start on the issue");
+    json in_base = check_json("--exit-code 0", 1);
+    EXPECT_EQ(item(in_base, "marker")["result"], "fail");
+    EXPECT_NE(item(in_base, "marker")["reason"].get<std::string>().find("the base commit"),
+              std::string::npos);
+
+    commit("src/b.txt", "// " + kMarker + "\n", "Add b");  // only in a file
+    EXPECT_EQ(item(check_json("--exit-code 0", 1), "marker")["result"], "fail");
+
+    commit("src/c.txt", "c\n", "Finish\n\n" + kMarker);
+    const std::string ready = head();
+    commit("src/d.txt", "d\n", "A later touch");  // a later commit keeps it ready
+    json r = check_json("--exit-code 0", 0);
+    EXPECT_EQ(item(r, "marker")["result"], "pass");
+    EXPECT_EQ(r["ready_commit"], ready);
+    EXPECT_EQ(r["commits"].size(), 4u);
+}
+
+TEST_F(Check, NoCommitSinceTheBaseFails) {
+    json r = check_json("--exit-code 0", 1);
+    EXPECT_EQ(item(r, "commits")["result"], "fail");
+    EXPECT_EQ(item(r, "commits")["reason"], "no commit since the base " + base_.substr(0, 7));
+}
+
+TEST_F(Check, ScopeViolationsNameTheFilesAndTheBranchCannotLoosenTheRules) {
+    configure_base({{"check",
+                     {{"allowed_paths", {"src/", "tests/**/*_test.py"}},
+                      {"read_only_paths", {".github/**", "*.lock"}}}}});
+    commit("src/ok.txt", "ok\n", "Inside");
+    commit("tests/unit/x_test.py", "ok\n", "A test");
+    json fine = check_json("--exit-code 0", 1);  // no marker yet, but scope passes
+    EXPECT_EQ(item(fine, "scope")["result"], "pass");
+
+    commit("docs/guide.md", "no\n", "Outside");
+    commit(".github/workflows/ci.yml", "no\n", "Read-only");
+    commit("src/deps.lock", "no\n", "Read-only anywhere");
+    // The branch rewrites the rules to allow everything: the base's rules still judge it.
+    write_text(repo_ / ".cocode/config.json", R"({"check": {}})");
+    sh_ok("git commit -q -am 'loosen the rules' -m " + quote(kMarker), repo_);
+    json r = check_json("--exit-code 0", 1);
+    const json& scope = item(r, "scope");
+    EXPECT_EQ(scope["result"], "fail");
+    EXPECT_EQ(scope["files"], json({".cocode/config.json", ".github/workflows/ci.yml",
+                                    "docs/guide.md", ".github/workflows/ci.yml", "src/deps.lock"}));
+    EXPECT_NE(
+        scope["reason"].get<std::string>().find("outside the allowed paths: .cocode/config.json"),
+        std::string::npos);
+}
+
+TEST_F(Check, VerifyCommandsPassFailAndTimeOutWithTheirOutputKept) {
+    configure_base({{"check",
+                     {{"verify",
+                       {"test -f src/a.txt",
+                        {{"name", "unit tests"}, {"run", "echo running; echo boom >&2; exit 3"}},
+                        {{"name", "no secrets"}, {"run", "test -z \"$GITHUB_TOKEN$SECRET_X\""}},
+                        {{"name", "slow"}, {"run", "sleep 30"}, {"timeout", "1s"}}}}}}});
+    commit("src/a.txt", "a\n", "Done\n\n" + kMarker);
+    auto started = std::chrono::steady_clock::now();
+    json r = check_json("--exit-code 0", 1, "GITHUB_TOKEN=ghp_x SECRET_X=y ");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+    std::vector<json> verify;
+    for (const auto& c : r["checks"])
+        if (c["id"] == "verify") verify.push_back(c);
+    ASSERT_EQ(verify.size(), 4u);
+    EXPECT_EQ(verify[0]["result"], "pass");
+    EXPECT_EQ(verify[1]["result"], "fail");
+    EXPECT_EQ(verify[1]["exit_code"], 3);
+    EXPECT_EQ(verify[1]["output_tail"], "running\nboom");
+    EXPECT_EQ(read_text(verify[1]["output_path"].get<std::string>()), "running\nboom\n");
+    EXPECT_EQ(verify[2]["result"], "pass");  // the agent's code never sees a token
+    EXPECT_EQ(verify[3]["result"], "fail");
+    EXPECT_EQ(verify[3]["timed_out"], true);
+    EXPECT_EQ(verify[3]["reason"], "timed out after 1s");
+
+    // A verdict already FAIL does not spend minutes on the tests.
+    json early = check_json("--exit-code 1", 1);
+    for (const auto& c : early["checks"]) {
+        if (c["id"] != "verify") continue;
+        EXPECT_EQ(c["reason"], "not run: exit code failed");
+    }
+}
+
+TEST_F(Check, JsonConformsToItsSchema) {
+    configure_base({{"check", {{"allowed_paths", {"src/"}}, {"verify", {"true", "false"}}}}});
+    commit("src/a.txt", "a\nb\n", "Add a\n\n" + kMarker);
+    sh_ok(
+        "git mv src/a.txt src/b.txt && printf '\\0\\1' > src/bin.dat && git add -A && "
+        "git commit -q -m 'rename, binary'",
+        repo_);
+    std::vector<std::string> files;
+    check_json("--exit-code 0 --issue 7 --agent seed", 1);
+    files.push_back(last_json_.string());
+    check_json("--exit-code 124", 1);
+    files.push_back(last_json_.string());
+    std::string docs;
+    for (const auto& f : files) docs += " " + quote(f);
+    const std::string node = "COCODE_PEERS_DIR=" + quote(COCODE_PEERS_DIR) + " node ";
+    Shell valid =
+        sh(node + quote(std::string(COCODE_SOURCE_DIR) + "/tests/e2e/validate_json.mjs") + " " +
+               quote(std::string(COCODE_SOURCE_DIR) + "/docs/check.schema.json") + docs,
+           dir_.path());
+    EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+    // And the schema is not a rubber stamp: a broken document is refused.
+    json broken = json::parse(read_text(files[0]));
+    broken["verdict"] = "MAYBE";
+    write_text(dir_ / "broken.json", broken.dump());
+    Shell refused =
+        sh(node + quote(std::string(COCODE_SOURCE_DIR) + "/tests/e2e/validate_json.mjs") + " " +
+               quote(std::string(COCODE_SOURCE_DIR) + "/docs/check.schema.json") + " broken.json",
+           dir_.path());
+    EXPECT_EQ(refused.exit_code, 1);
+}
+
+// The Markdown report, byte for byte (durations masked). UPDATE_GOLDEN=1 rewrites the files.
+void expect_golden(const std::string& name, std::string markdown) {
+    markdown = std::regex_replace(markdown, std::regex("[0-9]+\\.[0-9]s"), "<t>s");
+    const fs::path golden = fs::path(COCODE_SOURCE_DIR) / "tests/golden" / name;
+    if (std::getenv("UPDATE_GOLDEN")) write_text(golden, markdown);
+    EXPECT_EQ(markdown, read_text(golden)) << "UPDATE_GOLDEN=1 rewrites " << golden;
+}
+
+TEST_F(Check, AFailingReportMatchesItsGoldenFile) {
+    configure_base(
+        {{"check",
+          {{"allowed_paths", {"src/"}},
+           {"verify",
+            {json{{"name", "tests"}, {"run", "printf 'ok 1\\nnot ok 2 | `x`\\n'; exit 1"}}}}}}});
+    commit("src/a.txt", "one\ntwo\n", "Add a");
+    commit("src/b.md", "b\n", "Document | it\n\n" + kMarker);
+    Shell fail = check("--exit-code 0 --issue 7 --agent seed --branch cocode/7-seed");
+    EXPECT_EQ(fail.exit_code, 1) << fail.err;
+    expect_golden("check-fail.md", fail.out);
+}
+
+TEST_F(Check, APassingReportMatchesItsGoldenFile) {
+    configure_base({{"check", {{"verify", {"true"}}}}});
+    commit("src/a.txt", "one\ntwo\n", "Add a");
+    sh_ok("git mv README.md README.txt && git commit -q -m 'Rename the readme'", repo_);
+    commit("src/c.txt", "c\n", "Finish\n\n" + kMarker);
+    Shell pass = check("--exit-code 0 --issue 7 --agent seed --branch cocode/7-seed");
+    EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+    expect_golden("check-pass.md", pass.out);
+}
+
+TEST_F(Check, BadArgumentsAreOneLineWithExitTwo) {
+    Shell none = sh(quote(tool_path("cocode-check").string()), repo_);
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_EQ(none.err,
+              "cocode-check: error: give --run RUN_ID, or --worktree DIR --base SHA (or "
+              "--issue N --summary)\n");
+    Shell base = check("--exit-code 0", "");
+    EXPECT_EQ(base.exit_code, 1);  // fine arguments; no commit
+    Shell bad_base =
+        sh(quote(tool_path("cocode-check").string()) + " --worktree . --base nope", repo_);
+    EXPECT_EQ(bad_base.exit_code, 2);
+    EXPECT_EQ(bad_base.err.find("cocode-check: error: --base nope: "), 0u) << bad_base.err;
+    Shell push = check("--push");
+    EXPECT_EQ(push.exit_code, 2);
+    EXPECT_EQ(push.err, "cocode-check: error: --push and --open-pr go with --publish\n");
+    configure_base({{"check", {{"verify", {{{"name", "x"}}}}}}});
+    Shell config = check("");
+    EXPECT_EQ(config.exit_code, 2);
+    EXPECT_NE(config.err.find(":.cocode/config.json: field 'check.verify[0].run': expected the "
+                              "command to run"),
+              std::string::npos)
+        << config.err;
+}
+
+}  // namespace
+}  // namespace cocode::test
