@@ -45,6 +45,28 @@ std::string status_description(const Verdict& v) {
 
 }  // namespace
 
+PublishRequest configured_request(const config::Config& config, const fs::path& worktree,
+                                  const Verdict& verdict) {
+    PublishRequest request;
+    request.worktree = worktree;
+    request.markdown = render_markdown(verdict);
+    request.status = config.publish.status;
+    request.labels = config.publish.labels;
+    request.push = config.publish.push;
+    request.pull_request = config.publish.pull_request;
+    request.pass_label = config.check.pass_label;
+    request.fail_label = config.check.fail_label;
+    if (config.base_branch) {
+        request.base_branch = *config.base_branch;
+    } else {
+        auto head = run_command({"git", "-C", worktree.string(), "symbolic-ref", "--short",
+                                 "refs/remotes/origin/HEAD"});
+        std::string name = head && head->exit_code == 0 ? first_line(head->out) : "";
+        request.base_branch = name.rfind("origin/", 0) == 0 ? name.substr(7) : "main";
+    }
+    return request;
+}
+
 Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
     CommandOptions options;
     options.environment = current_environment();

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "check/report.h"
 #include "check/verdict.h"
+#include "config/config.h"
 #include "core/result.h"
 #include "issues/source.h"
 
@@ -38,6 +40,11 @@ struct PublishResult {
 
 Result<PublishResult> publish(issues::IssueSource& source, const Verdict& verdict,
                               const PublishRequest& request);
+
+// The request the configuration asks for (publish.*, check.labels), for `verdict`'s worktree;
+// the pull request's base is base_branch, else origin's HEAD branch, else "main".
+PublishRequest configured_request(const config::Config& config,
+                                  const std::filesystem::path& worktree, const Verdict& verdict);
 
 // Pushes `branch` from `worktree` to origin. A GitHub token, when one is available, goes to
 // git through its environment (never the command line, never a file) for an https origin on

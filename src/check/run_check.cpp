@@ -1,7 +1,11 @@
 #include "check/run_check.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
+#include "check/publish.h"
 #include "check/report.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -88,6 +92,46 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
     auto parsed = parse_json_text(*text, (run_folder / kCheckJson).string(), "a check result");
     if (!parsed || !parsed->is_object()) return std::nullopt;
     return verdict_from_json(*parsed);
+}
+
+std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
+                                    const config::Config& config, int parallel,
+                                    issues::IssueSource* publish_to) {
+    std::vector<BatchCheck> out(runs.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < runs.size(); i = next++) {
+            out[i].run_id = runs[i].run_id;
+            auto input = input_for_run(runs[i], config);
+            if (!input) {
+                out[i].error = input.error().message;
+                continue;
+            }
+            auto verdict = judge_and_record(*input);
+            if (verdict)
+                out[i].verdict = std::move(*verdict);
+            else
+                out[i].error = verdict.error().message;
+        }
+    };
+    std::vector<std::thread> threads;
+    const int count = std::max(1, std::min<int>(parallel, static_cast<int>(runs.size())));
+    for (int t = 1; t < count; ++t) threads.emplace_back(work);
+    work();
+    for (auto& thread : threads) thread.join();
+
+    if (publish_to) {
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            if (!out[i].verdict) continue;
+            auto request = configured_request(config, runs[i].worktree, *out[i].verdict);
+            auto published = publish(*publish_to, *out[i].verdict, request);
+            if (published)
+                out[i].comment_url = published->comment_url;
+            else
+                out[i].error = "publishing: " + published.error().message;
+        }
+    }
+    return out;
 }
 
 SourceHint source_of(const std::string& issue_url) {

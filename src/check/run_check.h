@@ -31,6 +31,18 @@ Result<Verdict> judge_and_record(const JudgeInput& input);
 // The verdict recorded in a run folder, if any.
 std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder);
 
+// After a batch of cocode-dispatch: every ended run judged (up to `parallel` at once; verify
+// commands are the project's tests), then, with `publish_to`, each verdict published in turn.
+struct BatchCheck {
+    std::string run_id;
+    std::optional<Verdict> verdict;
+    std::string error;        // why there is no verdict, or why publishing failed
+    std::string comment_url;  // when published
+};
+std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
+                                    const config::Config& config, int parallel,
+                                    issues::IssueSource* publish_to);
+
 // Where a run's issue lives, from its issue_url: a local store (file://…/<n>.json) or a
 // GitHub repository (https://<host>/<owner>/<name>/issues/<n>), for publishing to the run's
 // own source when none is named.

@@ -243,6 +243,124 @@ TEST_F(Check, APassingReportMatchesItsGoldenFile) {
     expect_golden("check-pass.md", pass.out);
 }
 
+// A run's branch, checked out, with a bare `origin` to push to.
+class Publish : public Check {
+  protected:
+    void SetUp() override {
+        Check::SetUp();
+        sh_ok(
+            "git init -q --bare ../origin.git && git remote add origin ../origin.git && "
+            "git push -q origin main && git checkout -q -b cocode/1-a",
+            repo_);
+        commit("src/a.txt", "a\n", "Fix it\n\n" + kMarker);
+        fs::create_directories(dir_ / "issues");
+        write_text(dir_ / "issues/1.json", json{{"number", 1},
+                                                {"title", "Fix it"},
+                                                {"body", "b"},
+                                                {"state", "open"},
+                                                {"labels", json::array()}}
+                                               .dump());
+    }
+};
+
+TEST_F(Publish, ThreePublishesToGitHubLeaveOneCommentOneStatusOnePullRequest) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Fix it", "b", {});
+    // The first comment and the first pull request land, but their answers are lost.
+    for (const char* path : {"/issues/1/comments", "/pulls"}) {
+        Fault lost;
+        lost.method = "POST";
+        lost.path_contains = path;
+        lost.kind = Fault::Kind::apply_then_respond;
+        server.inject(lost);
+    }
+    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+    const std::string args =
+        "--issue 1 --agent a --publish --open-pr --repo "
+        "octo-org/demo --api-url " +
+        server.base_url() + " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    for (int i = 0; i < 3; ++i) {
+        json r = check_json(args + " --exit-code 0", 0, env);
+        EXPECT_EQ(r["published"]["error"], nullptr) << r["published"];
+        EXPECT_EQ(r["published"]["pr_url"], "https://github.com/octo-org/demo/pull/100");
+    }
+    auto comments = server.comments_of(1);
+    ASSERT_EQ(comments.size(), 1u);
+    const std::string body = comments[0]["body"];
+    EXPECT_EQ(body.find("<!-- cocode:check/issue-1/a -->"), 0u) << body;
+    EXPECT_NE(body.find("✅ PASS"), std::string::npos);
+    ASSERT_EQ(server.statuses().size(), 1u);
+    EXPECT_EQ(server.statuses()[0]["state"], "success");
+    EXPECT_EQ(server.statuses()[0]["context"], "cocode/a");
+    EXPECT_EQ(server.statuses()[0]["sha"], head());
+    ASSERT_EQ(server.pulls().size(), 1u);
+    EXPECT_EQ(server.pulls()[0]["draft"], true);
+    EXPECT_EQ(server.pulls()[0]["head"]["ref"], "cocode/1-a");
+    EXPECT_EQ(server.pulls()[0]["base"]["ref"], "main");
+    EXPECT_EQ(server.pulls()[0]["body"].get<std::string>().find("Closes #1\n\n### ✅ PASS"), 0u);
+    EXPECT_EQ(server.labels_of(1), std::vector<std::string>{"cocode:ready"});
+    // The branch really went to origin.
+    EXPECT_EQ(sh_ok("git rev-parse refs/heads/cocode/1-a", dir_ / "origin.git"), head() + "\n");
+
+    // The verdict turns: the same comment says so, a new status is set, the PR is updated.
+    json failed = check_json(args + " --exit-code 1", 1, env);
+    EXPECT_EQ(failed["published"]["error"], nullptr);
+    ASSERT_EQ(server.comments_of(1).size(), 1u);
+    EXPECT_NE(server.comments_of(1)[0]["body"].get<std::string>().find("❌ FAIL"),
+              std::string::npos);
+    ASSERT_EQ(server.statuses().size(), 2u);
+    EXPECT_EQ(server.statuses()[1]["state"], "failure");
+    ASSERT_EQ(server.pulls().size(), 1u);
+    EXPECT_NE(server.pulls()[0]["body"].get<std::string>().find("❌ FAIL"), std::string::npos);
+}
+
+TEST_F(Publish, TheLocalStoreGetsTheSameResult) {
+    const std::string args = "--exit-code 0 --issue 1 --agent a --publish --issues ../issues";
+    for (int i = 0; i < 3; ++i) check_json(args, 0);
+    json comments = json::parse(read_text(dir_ / "issues/1.comments.json"));
+    ASSERT_EQ(comments.size(), 1u);
+    EXPECT_EQ(comments[0]["body"].get<std::string>().find("<!-- cocode:check/issue-1/a -->"), 0u);
+    json statuses = json::parse(read_text(dir_ / "issues/statuses.json"));
+    ASSERT_EQ(statuses.size(), 1u);
+    EXPECT_EQ(statuses[0]["sha"], head());
+    EXPECT_EQ(statuses[0]["state"], "success");
+    json issue = json::parse(read_text(dir_ / "issues/1.json"));
+    ASSERT_EQ(issue["labels"].size(), 1u);
+    EXPECT_EQ(issue["labels"][0]["name"], "cocode:ready");
+
+    // Another agent fails on the same issue: its own comment, and the PASS label stands.
+    sh_ok("git checkout -q -b cocode/1-b main", repo_);
+    commit("src/b.txt", "b\n", "No marker");
+    check_json("--exit-code 0 --issue 1 --agent b --publish --issues ../issues", 1);
+    comments = json::parse(read_text(dir_ / "issues/1.comments.json"));
+    EXPECT_EQ(comments.size(), 2u);
+    issue = json::parse(read_text(dir_ / "issues/1.json"));
+    ASSERT_EQ(issue["labels"].size(), 1u);
+    EXPECT_EQ(issue["labels"][0]["name"], "cocode:ready");
+}
+
+TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
+    const std::string env =
+        "GITHUB_ACTIONS=true GITHUB_OUTPUT=../out.txt "
+        "GITHUB_STEP_SUMMARY=../summary.md ";
+    Shell r = check("--exit-code 1 --issue 1 --agent a --publish --issues ../issues", env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.out.find("::error title=cocode check%3A exit code (a)::exit 1: general failure\n"),
+              std::string::npos)
+        << r.out;
+    auto outputs = read_lines(dir_ / "out.txt");
+    ASSERT_EQ(outputs.size(), 4u);
+    EXPECT_EQ(outputs[0], "verdict=FAIL");
+    ASSERT_EQ(outputs[1].rfind("report-path=", 0), 0u);
+    const fs::path report = outputs[1].substr(12);
+    EXPECT_EQ(read_text(report),
+              read_text(dir_ / "summary.md").substr(0, read_text(report).size()));
+    EXPECT_EQ(outputs[2].rfind("comment-url=file://", 0), 0u) << outputs[2];
+    EXPECT_EQ(outputs[3], "pr-url=");
+    EXPECT_NE(read_text(dir_ / "summary.md").find("❌ FAIL · cocode check · `a` on #1"),
+              std::string::npos);
+}
+
 TEST_F(Check, BadArgumentsAreOneLineWithExitTwo) {
     Shell none = sh(quote(tool_path("cocode-check").string()), repo_);
     EXPECT_EQ(none.exit_code, 2);

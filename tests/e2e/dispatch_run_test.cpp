@@ -147,8 +147,17 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     EXPECT_NE(prompt.find("Do thing 1."), std::string::npos);
     EXPECT_NE(prompt.find("    cocode ready for check\n"), std::string::npos);
 
-    // Events: start, the hook's READY, stop; the same lines on the bus.
-    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "READY", "RUN_STOP"}));
+    // Events: start, the hook's READY, stop, the check's verdict; the same lines on the bus.
+    EXPECT_EQ(event_types(r),
+              (std::vector<std::string>{"RUN_START", "READY", "RUN_STOP", "CHECK"}));
+    EXPECT_EQ(events(r.folder / "events.jsonl").back()["verdict"], "PASS");
+    auto verdict = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(verdict["verdict"], "PASS");
+    EXPECT_EQ(verdict["ready_commit"], r.ready_commit);
+    EXPECT_EQ(verdict["run_id"], r.run_id);
+    EXPECT_NE(run.out.find(r.run_id + "  #1 seed  PASS  " + (r.folder / "check.md").string()),
+              std::string::npos)
+        << run.out;
     EXPECT_EQ(read_lines(r.folder / "events.jsonl"),
               read_lines(repo_ / ".cocode/runs/events.jsonl"));
 
@@ -217,7 +226,8 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
     EXPECT_EQ(r.error_summary, "timed out after 1s");
     EXPECT_LT(took, std::chrono::seconds(8));
     EXPECT_TRUE(nothing_left(r));
-    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH"}));
+    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH", "CHECK"}));
+    EXPECT_EQ(events(r.folder / "events.jsonl").back()["verdict"], "FAIL");
 }
 
 TEST_F(DispatchRun, ProcessesThatLeftTheGroupAreFoundAndKilled) {
@@ -286,8 +296,9 @@ TEST_F(DispatchRun, AFailingAgentIsRestartedWithBackoffAndTheContinuationPrompt)
            a3 = read_seconds(r.folder / "attempt-3");
     EXPECT_GE(a2 - a1, 0.2);
     EXPECT_GE(a3 - a2, 0.4);
-    EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH", "RUN_START",
-                                                        "RUN_CRASH", "RUN_START", "RUN_STOP"}));
+    EXPECT_EQ(event_types(r),
+              (std::vector<std::string>{"RUN_START", "RUN_CRASH", "RUN_START", "RUN_CRASH",
+                                        "RUN_START", "RUN_STOP", "CHECK"}));
     // Each attempt's output is kept: stderr holds both failures.
     EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "attempt 1 fails\nattempt 2 fails\n");
 
@@ -313,7 +324,7 @@ TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
     EXPECT_EQ(r.reason, "ready-quiet");
     EXPECT_EQ(r.exit_code, 0);
     auto evs = events(r.folder / "events.jsonl");
-    ASSERT_EQ(evs.size(), 3u);
+    ASSERT_EQ(evs.size(), 4u);  // RUN_START, READY, RUN_STOP, CHECK
     EXPECT_EQ(evs[1]["type"], "READY");
     EXPECT_EQ(evs[1]["commit"], r.ready_commit);
     // READY came from the hook at commit time, long before the run ended.
@@ -582,6 +593,52 @@ TEST_F(DispatchRun, CocodePyConfigShapeIsRead) {
     Shell run = dispatch("run 1");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(only_run().agent, "seed");
+}
+
+TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
+    configure({{"check", {{"verify", {"test -n \"$(git log -1 --format=%s)\""}}}},
+               {"agents",
+                {{"seed", {{"command", agent_path("seed-agent.py")}}},
+                 {"broken", {{"command", agent_path("fail-agent.sh")}}}}}});
+    Shell run = dispatch("run 1 --json --publish");
+    ASSERT_EQ(run.exit_code, 1) << run.err;  // one run failed
+    json out = json::parse(run.out);
+    ASSERT_EQ(out["runs"].size(), 2u);
+    auto result_of = [&](const std::string& agent) {
+        for (const auto& r : out["runs"])
+            if (r["agent"] == agent) return r;
+        return json();
+    };
+    EXPECT_EQ(result_of("seed")["verdict"], "PASS");
+    EXPECT_EQ(result_of("broken")["verdict"], "FAIL");
+    // Published to the run's own source, the local store: one comment per agent.
+    json comments = json::parse(read_text(repo_ / ".cocode/issues/1.comments.json"));
+    ASSERT_EQ(comments.size(), 2u);
+    EXPECT_NE(result_of("seed")["comment_url"], nullptr);
+
+    const std::string check = quote(tool_path("cocode-check").string());
+    const std::string seed_id = result_of("seed")["run_id"];
+    Shell one = sh(check + " --run " + seed_id + " --json", repo_);
+    EXPECT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(json::parse(one.out)["run_id"], seed_id);
+
+    Shell summary = sh(check + " --issue 1 --summary --publish", repo_);
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(summary.out.rfind("### cocode · 2 agents on #1 · best: `seed`\n", 0), 0u)
+        << summary.out;
+    EXPECT_NE(summary.out.find("| **`seed`** ⭐ | ✅ PASS | 1 |"), std::string::npos);
+    EXPECT_NE(summary.out.find("| `broken` | ❌ FAIL | 0 |"), std::string::npos);
+    comments = json::parse(read_text(repo_ / ".cocode/issues/1.comments.json"));
+    ASSERT_EQ(comments.size(), 3u);
+    EXPECT_EQ(comments[2]["body"].get<std::string>().find("<!-- cocode:check/issue-1/summary -->"),
+              0u);
+    // Again: the same comment, updated.
+    EXPECT_EQ(sh(check + " --issue 1 --summary --publish", repo_).exit_code, 0);
+    EXPECT_EQ(json::parse(read_text(repo_ / ".cocode/issues/1.comments.json")).size(), 3u);
+
+    Shell running = sh(check + " --issue 9 --summary", repo_);
+    EXPECT_EQ(running.exit_code, 2);
+    EXPECT_NE(running.err.find("--issue 9: no runs in"), std::string::npos);
 }
 
 TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {

@@ -60,17 +60,6 @@ config::Config config_at(const fs::path& worktree, const std::string& base) {
         .value_or_throw();
 }
 
-std::string default_base_branch(const fs::path& dir, const config::Config& config) {
-    if (config.base_branch) return *config.base_branch;
-    auto head = run_command(
-        {"git", "-C", dir.string(), "symbolic-ref", "--short", "refs/remotes/origin/HEAD"});
-    if (head && head->exit_code == 0) {
-        std::string name = head->out.substr(0, head->out.find('\n'));
-        if (name.rfind("origin/", 0) == 0) return name.substr(7);
-    }
-    return "main";
-}
-
 std::unique_ptr<issues::IssueSource> open_source(const tool::SourceFlags& flags,
                                                  const fs::path& repo_dir,
                                                  const std::string& issue_url) {
@@ -138,16 +127,9 @@ int run_check(const CheckArgs& args) {
     std::optional<Error> publish_error;
     if (args.publish) {
         auto source = open_source(args.source, repo_dir, verdict.issue_url);
-        check::PublishRequest request;
-        request.worktree = input.worktree;
-        request.markdown = markdown;
-        request.status = config.publish.status;
-        request.labels = config.publish.labels;
-        request.push = config.publish.push || args.push;
-        request.pull_request = config.publish.pull_request || args.open_pr;
-        request.pass_label = config.check.pass_label;
-        request.fail_label = config.check.fail_label;
-        request.base_branch = default_base_branch(repo_dir, config);
+        auto request = check::configured_request(config, input.worktree, verdict);
+        request.push = request.push || args.push;
+        request.pull_request = request.pull_request || args.open_pr;
         auto result = check::publish(*source, verdict, request);
         if (result) {
             published = {result->comment_url, result->pr_url};

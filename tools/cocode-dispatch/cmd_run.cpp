@@ -10,6 +10,7 @@
 #include <set>
 
 #include "agent/supervisor.h"
+#include "check/run_check.h"
 #include "commands.h"
 #include "common/executables.h"
 #include "core/redact.h"
@@ -106,10 +107,47 @@ int exit_code_of(const agent::BatchResult& batch) {
     return code;
 }
 
+// After the batch, the check (docs/check.md): every run that ended is judged, and its verdict
+// published when asked. Nothing after an interrupt: the user wants to stop.
+struct AfterRun {
+    bool check = true;
+    bool publish = false;
+    const config::Config* config = nullptr;
+    issues::IssueSource* source = nullptr;
+};
+
+std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
+                                           const agent::BatchResult& batch, const AfterRun& after) {
+    if (!after.check || batch.interrupted) return {};
+    std::vector<run::RunRecord> records;
+    for (const auto& run : runs) {
+        auto info = run::read_run_info(run.files.folder);
+        if (info) records.push_back(run::record_from(*info, run.files.folder));
+    }
+    return check::check_batch(records, *after.config, after.config->concurrency,
+                              after.publish ? after.source : nullptr);
+}
+
+const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
+                                  const std::string& run_id) {
+    for (const auto& c : checks)
+        if (c.run_id == run_id) return &c;
+    return nullptr;
+}
+
+std::string check_line(const check::BatchCheck& c) {
+    if (!c.verdict) return "check: " + c.error;
+    std::string line = std::string(c.verdict->pass ? "PASS" : "FAIL") + "  " +
+                       (c.verdict->report_dir / check::kCheckMarkdown).string();
+    if (!c.comment_url.empty()) line += "  " + c.comment_url;
+    if (!c.error.empty()) line += "  (" + c.error + ")";
+    return line;
+}
+
 // --detach: the supervisor goes on in a new session, its own output in a log beside the
 // runs; we return once it has started the first runs.
 int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::SupervisorOptions options,
-                         const fs::path& runs_dir, bool as_json) {
+                         const fs::path& runs_dir, bool as_json, const AfterRun& after) {
     int ready_pipe[2];
     if (::pipe2(ready_pipe, O_CLOEXEC) != 0)
         throw Failure(Error::from_errno("cannot create a pipe", errno));
@@ -140,8 +178,15 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::Supervisor
             std::fflush(stdout);
         };
         auto batch = agent::supervise(runs, options);
+        int code = batch ? exit_code_of(*batch) : 1;
+        if (batch) {
+            auto checks = check_after(runs, *batch, after);
+            for (const auto& run : runs)
+                if (auto* c = check_of(checks, run.run_id))
+                    std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
+        }
         std::fflush(nullptr);
-        ::_exit(batch ? exit_code_of(*batch) : 1);
+        ::_exit(code);
     }
     ::close(ready_pipe[1]);
     char byte = 0;
@@ -221,7 +266,12 @@ int run_run(const RunArgs& args) {
     options.grace = ws.config.grace;
     options.ready_quiet = ws.config.ready_quiet;
     options.restart_backoff = ws.config.restart_backoff;
-    if (args.detach) return detach_and_supervise(runs, options, ws.runs_dir(), args.json);
+    AfterRun after;
+    after.check = !args.no_check;
+    after.publish = args.publish || ws.config.publish.after_run;
+    after.config = &ws.config;
+    after.source = source.get();
+    if (args.detach) return detach_and_supervise(runs, options, ws.runs_dir(), args.json, after);
 
     Progress progress(stderr);
     options.on_update = [&](const agent::RunUpdate& u) {
@@ -235,14 +285,26 @@ int run_run(const RunArgs& args) {
         progress.set(u.run->run_id, run_line(*u.run, redact(what)), state);
     };
     auto batch = agent::supervise(runs, options).value_or_throw();
+    const auto checks = check_after(runs, batch, after);
     if (args.json) {
         json out = {{"interrupted", batch.interrupted},
                     {"runs", json::array()},
                     {"supervisor",
                      {{"cpu_ms", static_cast<double>(batch.cpu.count()) / 1000.0},
                       {"wall_ms", static_cast<double>(batch.wall.count()) / 1000.0}}}};
-        for (std::size_t i = 0; i < runs.size(); ++i)
-            out["runs"].push_back(result_json(runs[i], batch.runs[i]));
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            json result = result_json(runs[i], batch.runs[i]);
+            const auto* c = check_of(checks, runs[i].run_id);
+            result["verdict"] =
+                c && c->verdict ? json(c->verdict->pass ? "PASS" : "FAIL") : json(nullptr);
+            result["check_report"] =
+                c && c->verdict ? json((c->verdict->report_dir / check::kCheckMarkdown).string())
+                                : json(nullptr);
+            result["comment_url"] =
+                c && !c->comment_url.empty() ? json(c->comment_url) : json(nullptr);
+            result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
+            out["runs"].push_back(std::move(result));
+        }
         std::cout << out.dump(2) << "\n";
     } else {
         for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -253,8 +315,12 @@ int run_run(const RunArgs& args) {
                 r.reason.empty() ? "" : (" (" + r.reason + ")").c_str(),
                 r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
         }
+        for (const auto& run : runs)
+            if (const auto* c = check_of(checks, run.run_id))
+                std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
     }
     if (batch.interrupted) notice("interrupted; every run's state is written");
+    // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md).
     return exit_code_of(batch);
 }
 

@@ -38,6 +38,8 @@ struct RunArgs {
     bool detach = false;
     bool resume = false;
     bool json = false;
+    bool no_check = false;  // do not run cocode-check's judging after the runs
+    bool publish = false;   // publish each verdict (also: publish.after_run in the config)
 };
 
 struct StatusArgs {

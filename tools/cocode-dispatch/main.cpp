@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--detach", run.detach, "return once the runs have started");
     run_cmd->add_flag("--resume", run.resume, "continue existing worktrees for the same pairs");
     run_cmd->add_flag("--json", run.json, "print the results as JSON");
+    run_cmd->add_flag("--no-check", run.no_check, "do not judge the runs when they end");
+    run_cmd->add_flag("--publish", run.publish,
+                      "publish each verdict on its issue (comment, status, labels)");
 
     StatusArgs status;
     auto* status_cmd = app.add_subcommand("status", "the runs: state, commits, ready, exit");
