@@ -162,7 +162,7 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
 Result<InstallResult> install_hook(const HooksLocation& where, const std::string& name,
                                    const InstallOptions& options) {
     if (std::find(kManagedHooks.begin(), kManagedHooks.end(), name) == kManagedHooks.end())
-        return Error::usage("--hook " + name + ": expected post-commit");
+        return Error::usage("--hook " + name + ": expected post-commit or pre-push");
     auto shim = read_file(options.shim);
     if (!shim) return Error::missing("the hook shim is missing: " + shim.error().message);
     if (shim->find(hook_files::kShimMagic) == std::string::npos)

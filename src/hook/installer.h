@@ -16,9 +16,9 @@
 
 namespace cocode::hook {
 
-// The hooks cocode-hook knows how to serve. (pre-push joins with cocode-check's gate; the
-// shim already hands a hook's stdin to both cocode-hook and the chained hook for it.)
-inline const std::vector<std::string> kManagedHooks = {"post-commit"};
+// The hooks cocode-hook serves: post-commit records READY; pre-push is cocode-check's gate
+// (the shim hands the hook's stdin to both cocode-hook and the chained hook).
+inline const std::vector<std::string> kManagedHooks = {"post-commit", "pre-push"};
 
 struct HooksLocation {
     std::filesystem::path hooks_dir;                 // absolute

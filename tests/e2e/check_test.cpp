@@ -361,6 +361,44 @@ TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
               std::string::npos);
 }
 
+TEST_F(Publish, ThePrePushGateStopsAFailingBranchAndLetsTheRestThrough) {
+    sh_ok(quote(tool_path("cocode-hook").string()) + " install --hook pre-push", repo_);
+    // The rules live on main, where every branch starts.
+    sh_ok("git checkout -q main", repo_);
+    configure_base({{"check", {{"allowed_paths", {"src/"}}}}});
+    sh_ok("git push -q origin main", repo_);
+
+    sh_ok("git checkout -q -b good main", repo_);
+    commit("src/good.txt", "g\n", "Good work\n\n" + kMarker);
+    Shell good = sh("git push origin good", repo_);
+    EXPECT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_NE(good.err.find("cocode-hook: good: PASS"), std::string::npos) << good.err;
+
+    sh_ok("git checkout -q -b bad main", repo_);
+    commit("docs/out.md", "x\n", "Out of scope\n\n" + kMarker);
+    Shell bad = sh("git push origin bad", repo_);
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("| ❌ | scope | outside the allowed paths: docs/out.md |"),
+              std::string::npos)
+        << bad.err;
+    EXPECT_NE(bad.err.find("cocode-hook: bad: FAIL; the push is stopped"), std::string::npos);
+    EXPECT_EQ(sh("git rev-parse --verify -q refs/heads/bad", dir_ / "origin.git").exit_code, 1);
+
+    // Work that is not cocode's goes through untouched: nothing checked.
+    sh_ok("git checkout -q -b plain main", repo_);
+    commit("docs/notes.md", "n\n", "Notes");
+    Shell plain = sh("git push origin plain", repo_);
+    EXPECT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("cocode-hook"), std::string::npos) << plain.err;
+
+    // Fixed: what the branch changes, taken whole, is back in scope, and the push goes.
+    sh_ok("git checkout -q bad && git rm -q docs/out.md && git commit -q -m 'Back in scope' -m " +
+              quote(kMarker),
+          repo_);
+    Shell fixed = sh("git push origin bad", repo_);
+    EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+}
+
 TEST_F(Check, BadArgumentsAreOneLineWithExitTwo) {
     Shell none = sh(quote(tool_path("cocode-check").string()), repo_);
     EXPECT_EQ(none.exit_code, 2);

@@ -32,7 +32,8 @@ TEST(Tools, BadArgumentsExitTwoWithOneLine) {
     make_repo(dir / "repo");
     Shell bad_name = sh(tool("cocode-hook") + " install --hook pre-rebase", dir / "repo");
     EXPECT_EQ(bad_name.exit_code, 2);
-    EXPECT_EQ(bad_name.err, "cocode-hook: error: --hook pre-rebase: expected post-commit\n");
+    EXPECT_EQ(bad_name.err,
+              "cocode-hook: error: --hook pre-rebase: expected post-commit or pre-push\n");
     Shell not_repo =
         sh(tool("cocode-hook") + " status --repo " + quote(dir.path().string()), dir.path());
     EXPECT_EQ(not_repo.exit_code, 2);

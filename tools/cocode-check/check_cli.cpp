@@ -102,6 +102,7 @@ int run_check(const CheckArgs& args) {
         config = config_at(repo_dir, *args.base);
         input.worktree = repo_dir;
         input.base = *args.base;
+        if (args.head) input.head = *args.head;
         input.exit_code = args.exit_code;
         input.marker = config.ready_marker;
         if (const char* marker = std::getenv("COCODE_READY_MARKER"); marker && *marker)
@@ -114,7 +115,7 @@ int run_check(const CheckArgs& args) {
         if (args.report_dir) {
             input.report_dir = fs::absolute(*args.report_dir);
         } else {
-            auto head = repo.lookup("HEAD").value_or_throw();
+            auto head = repo.lookup(input.head).value_or_throw();
             input.report_dir = main_root(repo_dir) / ".cocode" / "checks" / head.id.substr(0, 12);
             (void)repo.exclude("/.cocode/checks/");
         }

@@ -14,6 +14,7 @@ struct CheckArgs {
     std::optional<std::string> run;
     std::optional<std::string> worktree;
     std::optional<std::string> base;
+    std::optional<std::string> head;
     std::optional<int> exit_code;
     std::optional<long> issue;
     std::optional<std::string> agent;

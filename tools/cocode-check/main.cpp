@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     auto* worktree =
         app.add_option("--worktree", args.worktree, "check this worktree (CI, no run)");
     auto* base = app.add_option("--base", args.base, "the commit the work started from");
+    app.add_option("--head", args.head, "the commit to judge (default: HEAD of --worktree)");
     app.add_option("--exit-code", args.exit_code, "the agent's exit code, when known");
     app.add_option("--issue", args.issue, "the issue number")->check(CLI::PositiveNumber);
     app.add_option("--agent", args.agent, "the agent's name");

@@ -30,6 +30,10 @@ int run_status(const StatusArgs& args);
 // What git runs (through the shim) after each commit.
 int run_post_commit();
 
+// What git runs (through the shim) before a push: cocode-check's gate (docs/check.md).
+// `lines` are the hook's stdin: "<local ref> <local sha> <remote ref> <remote sha>".
+int run_pre_push(const std::string& remote);
+
 // This executable's absolute path, and the shim that ships beside it.
 std::filesystem::path self_executable();
 std::filesystem::path shim_executable();

@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
     auto* install_cmd =
         app.add_subcommand("install", "install cocode's hook, chaining the one that is there");
     install_cmd->add_option("--repo", install.repo, "a folder inside the repository (default: .)");
-    install_cmd->add_option("--hook", install.hooks, "which hook: post-commit (the default)");
+    install_cmd->add_option(
+        "--hook", install.hooks,
+        "which hook: post-commit (the default), pre-push (cocode-check's gate)");
     install_cmd->add_flag("--allow-tracked", install.allow_tracked,
                           "install even where git would see the files (a tracked hooks folder)");
 
@@ -49,12 +51,19 @@ int main(int argc, char** argv) {
     auto* post_commit_cmd =
         app.add_subcommand("post-commit", "what git runs after a commit (through the hook)");
 
+    std::string remote, remote_url;
+    auto* pre_push_cmd = app.add_subcommand(
+        "pre-push", "what git runs before a push (through the hook): cocode-check's gate");
+    pre_push_cmd->add_option("remote", remote, "the remote's name");
+    pre_push_cmd->add_option("url", remote_url, "the remote's URL");
+
     if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
     return cocode::tool::run("cocode-hook", [&] {
         if (*install_cmd) return run_install(install);
         if (*uninstall_cmd) return run_uninstall(uninstall);
         if (*status_cmd) return run_status(status);
         if (*post_commit_cmd) return run_post_commit();
+        if (*pre_push_cmd) return run_pre_push(remote);
         return 0;
     });
 }
