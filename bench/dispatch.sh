@@ -6,6 +6,7 @@
 #      supervisor's rate from the first RUN_START to the last (worktrees are made before);
 #      and the same 100 runs end to end against `git worktree add` x100 alone.
 #   3. The supervisor's own CPU (`run --json`) while 20 agents write 50 MB each, and bytes lost.
+# Runs are started with --no-check: this measures the dispatcher, not the project's tests.
 # Usage: bench/dispatch.sh BUILD_DIR RUNS
 set -euo pipefail
 build=$1
@@ -53,7 +54,7 @@ issues=$(seq -s ' ' 1 20)
 cocode_times=() git_times=()
 for _ in $(seq 1 "$runs"); do
   reset_repo "$work/big"; sync
-  t0=$(now); (cd "$work/big" && "$bin/cocode-dispatch" run $issues >/dev/null 2>&1); t1=$(now)
+  t0=$(now); (cd "$work/big" && "$bin/cocode-dispatch" run $issues --no-check >/dev/null 2>&1); t1=$(now)
   cocode_times+=("$(echo "$t1 - $t0" | bc)")
   reset_repo "$work/big"; sync
   t0=$(now); (cd "$work/big" && for i in $issues; do git worktree add -q -b "wt/$i" "wt/$i"; done); t1=$(now)
@@ -80,7 +81,7 @@ make_repo "$work/small" 10 100
 rates=() e2e=() peer=()
 for _ in $(seq 1 "$runs"); do
   reset_repo "$work/small"; sync
-  t0=$(now); (cd "$work/small" && "$bin/cocode-dispatch" run $(seq -s ' ' 1 100) --concurrency 20 >/dev/null 2>&1); t1=$(now)
+  t0=$(now); (cd "$work/small" && "$bin/cocode-dispatch" run $(seq -s ' ' 1 100) --concurrency 20 --no-check >/dev/null 2>&1); t1=$(now)
   read -r started span < <(start_span "$work/small/.cocode/runs/events.jsonl")
   [ "$started" = 100 ] || { echo "bench: $started of 100 runs started" >&2; exit 1; }
   rates+=("$(echo "99 / $span" | bc -l)")
@@ -98,7 +99,7 @@ reset_repo "$work/small"
 (cd "$work/small"
  printf '{"concurrency": 20, "agents": {"big": {"command": "%s", "env": ["AGENT_OUTPUT_MB"]}}}\n' \
    "$(cd "$(dirname "$0")" && pwd)/../examples/agents/big-output-agent.sh" > .cocode/config.json
- AGENT_OUTPUT_MB=50 "$bin/cocode-dispatch" run $(seq -s ' ' 1 20) --json > "$work/big.json" 2>/dev/null)
+ AGENT_OUTPUT_MB=50 "$bin/cocode-dispatch" run $(seq -s ' ' 1 20) --no-check --json > "$work/big.json" 2>/dev/null)
 read -r cpu_ms wall_ms < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["supervisor"]; print(s["cpu_ms"], s["wall_ms"])' "$work/big.json")
 # The agents' own wall time, summed over the 20 (start_time to end_time in run-info).
 agents_ms=$(python3 - "$work"/small/.cocode/runs/*/run-info.yaml <<'PY'

@@ -72,3 +72,31 @@ for r in results:
     print(f"{r['command']:36} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
 print(f"\nREADY lines recorded in the run: {sys.argv[2]} (one per marker commit)")
 PY
+
+# The pre-push gate on a push that is not cocode's work: no hook against cocode's gate (which
+# asks `git rev-list` whether the pushed commits carry the marker, and lets the push go).
+pushrepo() {  # a repository with a bare origin and a branch `plain` of one ordinary commit
+  local dir; dir=$(repo "$1")
+  git init -q --bare "$work/$1-origin.git"
+  git -C "$dir" remote add origin "$work/$1-origin.git"
+  git -C "$dir" push -q origin main
+  git -C "$dir" checkout -q -b plain
+  git -C "$dir" commit -q --allow-empty -m "ordinary work"
+  echo "$dir"
+}
+push_none=$(pushrepo push-none)
+push_gate=$(pushrepo push-gate)
+"$bin/cocode-hook" install --repo "$push_gate" --hook pre-push >/dev/null
+hyperfine -N --warmup 5 --runs "$((runs / 5 > 20 ? runs / 5 : 20))" --export-json "$work/push.json" \
+  --prepare "git -C $work/push-none-origin.git update-ref -d refs/heads/plain" \
+  -n "no hook" "git -C $push_none push -q origin plain" \
+  --prepare "git -C $work/push-gate-origin.git update-ref -d refs/heads/plain" \
+  -n "cocode pre-push gate" "git -C $push_gate push -q origin plain" >/dev/null
+python3 - "$work/push.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+base = results[0]["median"]
+print(f"\n{'git push of an unrelated branch':36} {'median ms':>10} {'x no hook':>10}")
+for r in results:
+    print(f"{r['command']:36} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
+PY

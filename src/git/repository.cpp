@@ -190,7 +190,8 @@ Result<std::vector<FileChange>> Repository::changed_files(const std::string& bas
     if (git_diff_tree_to_tree(&d, repo_.get(), old_tree.get(), new_tree.get(), nullptr) != 0)
         return libgit2_error("cannot diff " + base + ".." + head);
     DiffHandle diff(d);
-    git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+    git_diff_find_options find;
+    git_diff_find_options_init(&find, GIT_DIFF_FIND_OPTIONS_VERSION);
     find.flags = GIT_DIFF_FIND_RENAMES;
     if (git_diff_find_similar(diff.get(), &find) != 0)
         return libgit2_error("cannot find renames in " + base + ".." + head);
