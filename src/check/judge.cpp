@@ -149,7 +149,7 @@ std::optional<std::string> exit_code_failure(int code) {
 Result<Verdict> judge(const JudgeInput& input) {
     const auto started = std::chrono::steady_clock::now();
     auto repo = git::Repository::open(input.worktree);
-    if (!repo) return std::move(repo).error();
+    if (!repo) return Error::usage(input.worktree.string() + ": " + repo.error().message);
     auto base = repo->lookup(input.base);
     if (!base) return Error::usage("--base " + input.base + ": " + base.error().message);
     auto head = repo->lookup(input.head);

@@ -26,7 +26,9 @@ void notice(std::string_view text) {
 
 // The main worktree of the repository holding `dir`: where .cocode/ lives.
 fs::path main_root(const fs::path& dir) {
-    auto repo = git::Repository::open(dir).value_or_throw();
+    auto opened = git::Repository::open(dir);
+    if (!opened) throw Failure(Error::usage(opened.error().message));
+    auto repo = std::move(opened).value();
     fs::path root = repo.is_linked_worktree() ? repo.common_dir().parent_path() : repo.work_dir();
     if (root.empty())
         throw Failure(Error::usage("cocode-check needs a repository with a work tree"));
@@ -99,6 +101,12 @@ int run_check(const CheckArgs& args) {
         repo_dir = root;
     } else {
         repo_dir = fs::absolute(*args.worktree);
+        auto opened = git::Repository::open(repo_dir);
+        if (!opened) throw Failure(Error::usage("--worktree: " + opened.error().message));
+        auto repo = std::move(opened).value();
+        if (!repo.lookup(*args.base))
+            throw Failure(
+                Error::usage("--base " + *args.base + ": no such commit in " + repo_dir.string()));
         config = config_at(repo_dir, *args.base);
         input.worktree = repo_dir;
         input.base = *args.base;
@@ -110,13 +118,13 @@ int run_check(const CheckArgs& args) {
         input.rules = config.check;
         input.issue = args.issue.value_or(0);
         input.agent = args.agent.value_or("");
-        auto repo = git::Repository::open(repo_dir).value_or_throw();
         input.branch = args.branch.value_or(repo.head_branch().value_or(""));
         if (args.report_dir) {
             input.report_dir = fs::absolute(*args.report_dir);
         } else {
-            auto head = repo.lookup(input.head).value_or_throw();
-            input.report_dir = main_root(repo_dir) / ".cocode" / "checks" / head.id.substr(0, 12);
+            auto head = repo.lookup(input.head);
+            if (!head) throw Failure(Error::usage("--head " + input.head + ": no such commit"));
+            input.report_dir = main_root(repo_dir) / ".cocode" / "checks" / head->id.substr(0, 12);
             (void)repo.exclude("/.cocode/checks/");
         }
     }
