@@ -73,8 +73,9 @@ for r in results:
 print(f"\nREADY lines recorded in the run: {sys.argv[2]} (one per marker commit)")
 PY
 
-# The pre-push gate on a push that is not cocode's work: no hook against cocode's gate (which
-# asks `git rev-list` whether the pushed commits carry the marker, and lets the push go).
+# The pre-push gate on a push that is not cocode's work: no hook, an empty shell hook (git's
+# own cost of any pre-push hook), and cocode's gate (which asks `git rev-list` whether the
+# pushed commits carry the marker, and lets the push go).
 pushrepo() {  # a repository with a bare origin and a branch `plain` of one ordinary commit
   local dir; dir=$(repo "$1")
   git init -q --bare "$work/$1-origin.git"
@@ -85,11 +86,16 @@ pushrepo() {  # a repository with a bare origin and a branch `plain` of one ordi
   echo "$dir"
 }
 push_none=$(pushrepo push-none)
+push_shell=$(pushrepo push-shell)
+printf '#!/bin/sh\ncat >/dev/null\n' > "$push_shell/.git/hooks/pre-push"
+chmod +x "$push_shell/.git/hooks/pre-push"
 push_gate=$(pushrepo push-gate)
 "$bin/cocode-hook" install --repo "$push_gate" --hook pre-push >/dev/null
 hyperfine -N --warmup 5 --runs "$((runs / 5 > 20 ? runs / 5 : 20))" --export-json "$work/push.json" \
   --prepare "git -C $work/push-none-origin.git update-ref -d refs/heads/plain" \
   -n "no hook" "git -C $push_none push -q origin plain" \
+  --prepare "git -C $work/push-shell-origin.git update-ref -d refs/heads/plain" \
+  -n "empty #!/bin/sh pre-push hook" "git -C $push_shell push -q origin plain" \
   --prepare "git -C $work/push-gate-origin.git update-ref -d refs/heads/plain" \
   -n "cocode pre-push gate" "git -C $push_gate push -q origin plain" >/dev/null
 python3 - "$work/push.json" <<'PY'

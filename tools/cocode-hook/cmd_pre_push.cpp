@@ -12,6 +12,7 @@
 #include "common/executables.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "git/git_files.h"
 #include "proc/command.h"
 #include "run/run_folder.h"
 
@@ -32,12 +33,13 @@ std::optional<std::string> git_line(const std::vector<std::string>& args) {
     return first_line(r->out);
 }
 
-// The main worktree (where .cocode/ lives) of the repository git runs us in.
+// The main worktree (where .cocode/ lives) of the repository git runs us in, read from git's
+// files: two `git rev-parse` would be most of what the gate costs an unrelated push.
 fs::path main_root() {
-    auto common = git_line({"rev-parse", "--path-format=absolute", "--git-common-dir"});
-    auto top = git_line({"rev-parse", "--show-toplevel"});
-    if (common && fs::path(*common).filename() == ".git") return fs::path(*common).parent_path();
-    return top ? fs::path(*top) : fs::current_path();
+    const fs::path cwd = fs::current_path();
+    auto dirs = git::locate_git_dirs(cwd, std::getenv("GIT_DIR"));
+    if (dirs && dirs->common_dir.filename() == ".git") return dirs->common_dir.parent_path();
+    return cwd;
 }
 
 // The newest run whose branch this is.
