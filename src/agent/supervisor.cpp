@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <fstream>
 
 #include "core/files.h"
 #include "core/redact.h"
@@ -53,14 +52,8 @@ std::uintmax_t size_of(const fs::path& path) {
 // error_summary to say why without opening the file.
 std::string last_stderr_line(const fs::path& path) {
     // Only the tail is read: an agent's stderr can be hundreds of megabytes.
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) return "";
-    const std::streamoff size = in.tellg();
-    const std::streamoff tail = std::min<std::streamoff>(size, 4096);
-    std::string text(static_cast<std::size_t>(tail), '\0');
-    in.seekg(size - tail);
-    in.read(text.data(), tail);
-    std::string_view all(text.data(), static_cast<std::size_t>(in.gcount()));
+    std::string text = read_file_tail(path, 4096);
+    std::string_view all = text;
     while (!all.empty() && (all.back() == '\n' || all.back() == '\r')) all.remove_suffix(1);
     std::size_t start = all.rfind('\n');
     std::string line(all.substr(start == std::string_view::npos ? 0 : start + 1));

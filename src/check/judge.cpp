@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "check/glob.h"
+#include "check/report.h"
 #include "check/verify.h"
 #include "proc/environment.h"
 
@@ -18,10 +19,6 @@ CheckItem named(std::string id, std::string name) {
     item.id = std::move(id);
     item.name = std::move(name);
     return item;
-}
-
-std::string plural(std::size_t n, const std::string& one, const std::string& many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::string seconds_text(double seconds) {

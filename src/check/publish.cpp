@@ -11,8 +11,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 Result<std::string> git_out(const fs::path& dir, std::vector<std::string> args,
                             const CommandOptions& options = {}) {
     args.insert(args.begin(), {"git", "-C", dir.string()});
@@ -128,10 +126,16 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
         }
     }
 
+    // Read once, before anything changes it: its labels, and the title a pull request takes.
+    std::optional<github::Issue> issue;
+    if (request.labels || request.pull_request) {
+        auto got = source.get(v.issue);
+        if (!got) return std::move(got).error();
+        issue = std::move(*got);
+    }
+
     if (request.labels) {
         const std::string& add = v.pass ? request.pass_label : request.fail_label;
-        auto issue = source.get(v.issue);
-        if (!issue) return std::move(issue).error();
         auto has = [&](const std::string& name) {
             return std::find(issue->labels.begin(), issue->labels.end(), name) !=
                    issue->labels.end();
@@ -151,8 +155,6 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
     }
 
     if (request.pull_request) {
-        auto issue = source.get(v.issue);
-        if (!issue) return std::move(issue).error();
         github::PullRequestSpec spec;
         spec.title = issue->title + " (#" + std::to_string(v.issue) + ", " + v.agent + ")";
         spec.head = v.branch;

@@ -32,31 +32,26 @@ std::string cell(std::string text) {
     return out;
 }
 
-// A code span that survives backticks in the text.
-std::string code(const std::string& text) {
+std::size_t longest_backtick_run(const std::string& text) {
     std::size_t longest = 0, run = 0;
     for (char c : text) {
         run = c == '`' ? run + 1 : 0;
         longest = std::max(longest, run);
     }
-    std::string fence(longest + 1, '`');
+    return longest;
+}
+
+// A code span that survives backticks in the text.
+std::string code(const std::string& text) {
+    std::string fence(longest_backtick_run(text) + 1, '`');
     const char* pad = text.find('`') != std::string::npos ? " " : "";
     return fence + pad + text + pad + fence;
 }
 
 // A fenced block longer than any run of backticks in the text.
 std::string fenced(const std::string& text) {
-    std::size_t longest = 0, run = 0;
-    for (char c : text) {
-        run = c == '`' ? run + 1 : 0;
-        longest = std::max(longest, run);
-    }
-    std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+    std::string fence(std::max<std::size_t>(3, longest_backtick_run(text) + 1), '`');
     return fence + "text\n" + text + "\n" + fence + "\n";
-}
-
-std::string plural(std::size_t n, const char* one, const char* many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::size_t outside_plan(const Verdict& v) {
@@ -79,6 +74,10 @@ std::string tests_cell(const Verdict& v) {
 }
 
 }  // namespace
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 std::string format_seconds(double seconds) {
     long total = static_cast<long>(seconds + 0.5);

@@ -25,6 +25,9 @@ std::vector<Verdict> rank(std::vector<Verdict> verdicts);
 // The comparison across every agent's latest run on the issue, best candidate named.
 std::string render_summary(long issue, const std::vector<Verdict>& ranked);
 
+// "1 file", "3 files".
+std::string plural(std::size_t n, const char* one, const char* many);
+
 // A duration as the reports write it: "45s", "3m 20s", "1h 2m".
 std::string format_seconds(double seconds);
 

@@ -9,6 +9,7 @@
 #include "check/report.h"
 #include "core/files.h"
 #include "core/json_text.h"
+#include "core/run_id.h"
 
 namespace cocode::check {
 namespace fs = std::filesystem;
@@ -16,17 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::optional<double> seconds_between(const std::string& start, const std::string& end) {
-    auto parse = [](const std::string& text)
-        -> std::optional<std::chrono::sys_time<std::chrono::milliseconds>> {
-        // 2026-11-22T05:10:49.874Z
-        int y, mo, d, h, mi, s, ms = 0;
-        if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &d, &h, &mi, &s, &ms) < 6)
-            return std::nullopt;
-        using namespace std::chrono;
-        sys_days day = year{y} / month{static_cast<unsigned>(mo)} / static_cast<unsigned>(d);
-        return day + hours{h} + minutes{mi} + seconds{s} + milliseconds{ms};
-    };
-    auto a = parse(start), b = parse(end);
+    auto a = parse_utc_timestamp(start), b = parse_utc_timestamp(end);
     if (!a || !b || *b < *a) return std::nullopt;
     return std::chrono::duration<double>(*b - *a).count();
 }
@@ -50,10 +41,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.base = record.base_commit;
     input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
     input.exit_code = record.exit_code;
-    input.marker = config.ready_marker;
-    if (auto info = run::read_run_info(record.folder))
-        if (auto marker = info->get("ready_marker"); marker && !marker->empty())
-            input.marker = *marker;
+    input.marker = record.ready_marker.empty() ? config.ready_marker : record.ready_marker;
     input.rules = config.check;
     input.report_dir = record.folder;
     input.run_id = record.run_id;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <thread>
 
 #include "core/files.h"
@@ -40,20 +39,15 @@ bool exited_by(pid_t pid, Clock::time_point deadline) {
 }  // namespace
 
 std::string tail_of(const fs::path& file, int lines) {
-    std::ifstream in(file, std::ios::binary | std::ios::ate);
-    if (!in) return "";
-    const std::streamoff size = in.tellg();
-    const std::streamoff take = std::min<std::streamoff>(size, 64 * 1024);
-    std::string text(static_cast<std::size_t>(take), '\0');
-    in.seekg(size - take);
-    in.read(text.data(), take);
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::string text = read_file_tail(file, 64 * 1024);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     std::size_t start = text.size();
     for (int n = 0; n < lines && start != std::string::npos && start > 0; ++n)
         start = text.rfind('\n', start - 1);
-    if (start != std::string::npos && start < text.size() && text[start] == '\n') ++start;
-    if (start == std::string::npos) start = 0;
+    if (start == std::string::npos)
+        start = 0;
+    else if (start < text.size() && text[start] == '\n')
+        ++start;
     return redact(text.substr(start));
 }
 

@@ -177,7 +177,6 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
             return r.bad(std::string("publish.") + key, "true or false");
         *slot = publish[key].get<bool>();
     }
-    if (out.pull_request) out.push = true;  // a pull request needs the branch on origin
     return {};
 }
 

@@ -69,7 +69,7 @@ struct PublishConfig {
     bool status = true;         // a commit status on the branch head (GitHub)
     bool labels = true;         // check's pass/fail label on the issue
     bool push = false;          // push the branch to origin
-    bool pull_request = false;  // open or update a draft pull request (implies push)
+    bool pull_request = false;  // open or update a draft pull request (publish pushes first)
 };
 
 struct Config {

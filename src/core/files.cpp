@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -71,6 +72,18 @@ Result<std::string> read_file(const fs::path& path, std::size_t limit) {
         }
         out.append(buf, static_cast<std::size_t>(n));
     }
+    return out;
+}
+
+std::string read_file_tail(const fs::path& path, std::size_t bytes) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return "";
+    const auto size = static_cast<std::size_t>(st.st_size);
+    const std::size_t take = std::min(size, bytes);
+    std::string out(take, '\0');
+    ssize_t n = ::pread(fd.get(), out.data(), take, static_cast<off_t>(size - take));
+    out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     return out;
 }
 

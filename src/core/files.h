@@ -37,6 +37,10 @@ class UniqueFd {
 Result<std::string> read_file(const std::filesystem::path& path,
                               std::size_t limit = std::size_t{64} << 20);
 
+// The last `bytes` bytes of a file (all of it when shorter): the tail of a log that may be
+// hundreds of megabytes. Empty when it cannot be read.
+std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes);
+
 // What a write promises beyond atomicity. Both fsync the new content before the rename, so
 // a power loss leaves the old file or the new one, never a torn or empty one.
 enum class Durability {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace cocode {
@@ -65,6 +66,27 @@ std::string format_utc_timestamp(SystemTime time) {
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", p.tm.tm_year + 1900,
                   p.tm.tm_mon + 1, p.tm.tm_mday, p.tm.tm_hour, p.tm.tm_min, p.tm.tm_sec, p.millis);
     return buf;
+}
+
+std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0, used = 0;
+    const std::string s(text);
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) <
+            6 ||
+        used != 19)
+        return std::nullopt;
+    std::string_view rest = text.substr(19);
+    if (rest.size() == 5 && rest[0] == '.' && rest[4] == 'Z') {
+        ms = std::atoi(std::string(rest.substr(1, 3)).c_str());
+    } else if (rest != "Z") {
+        return std::nullopt;
+    }
+    using namespace std::chrono;
+    const year_month_day date{year{y}, month{static_cast<unsigned>(mo)},
+                              day{static_cast<unsigned>(d)}};
+    if (!date.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    return time_point_cast<system_clock::duration>(sys_days{date} + hours{h} + minutes{mi} +
+                                                   seconds{sec} + milliseconds{ms});
 }
 
 }  // namespace cocode

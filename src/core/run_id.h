@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,7 @@ bool is_run_id(std::string_view text);
 
 // `2026-11-22T10:04:05.123Z`
 std::string format_utc_timestamp(SystemTime time);
+// What format_utc_timestamp writes (the milliseconds optional); nullopt for anything else.
+std::optional<SystemTime> parse_utc_timestamp(std::string_view text);
 
 }  // namespace cocode

@@ -112,6 +112,10 @@ fs::path Repository::common_dir() const {
 fs::path Repository::work_dir() const { return strip_slash(git_repository_workdir(repo_.get())); }
 bool Repository::is_linked_worktree() const { return git_repository_is_worktree(repo_.get()) == 1; }
 
+fs::path Repository::main_work_dir() const {
+    return is_linked_worktree() ? common_dir().parent_path() : work_dir();
+}
+
 Result<CommitInfo> Repository::head() const { return lookup("HEAD"); }
 
 std::optional<std::string> Repository::head_branch() const {

@@ -46,6 +46,9 @@ class Repository {
     std::filesystem::path common_dir() const;  // the folder all worktrees share
     std::filesystem::path work_dir() const;    // empty for a bare repository
     bool is_linked_worktree() const;
+    // The main worktree's folder, also from a linked worktree (whose common dir is
+    // <main>/.git): where .cocode/ lives. Empty for a bare repository.
+    std::filesystem::path main_work_dir() const;
 
     Result<CommitInfo> head() const;
     // The branch HEAD names ("main"), or nullopt when HEAD is detached or unborn.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -28,6 +29,11 @@ struct CommandOptions {
 // A program that cannot be found is ExitCode::missing_dependency.
 Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   const CommandOptions& options = {});
+
+// The first line of a command's output, without its newline.
+inline std::string first_line(std::string_view text) {
+    return std::string(text.substr(0, text.find('\n')));
+}
 
 // The absolute path of `name` in PATH, or nullopt.
 std::optional<std::filesystem::path> find_in_path(const std::string& name);

@@ -47,6 +47,7 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.base_commit = text("base_commit");
     r.worktree = text("worktree");
     r.ready_commit = text("ready_commit");
+    r.ready_marker = text("ready_marker");
     r.restarts = static_cast<int>(to_number(info.get("restarts")));
     r.error_summary = text("error_summary");
     return r;

@@ -68,6 +68,7 @@ struct RunRecord {
     std::string base_commit;
     std::filesystem::path worktree;
     std::string ready_commit;
+    std::string ready_marker;  // the one this run's agent was given
     int restarts = 0;
     std::string error_summary;
 };

@@ -93,6 +93,11 @@ TEST_F(Check, EveryExitCodeRowOfTheProtocol) {
     }
     json unknown = check_json("", 0);  // CI without a run: skipped, the rest decides
     EXPECT_EQ(item(unknown, "exit_code")["result"], "skipped");
+    // --quiet: nothing printed, the exit code says it.
+    Shell quiet_pass = check("--exit-code 0 --quiet"), quiet_fail = check("--exit-code 1 --quiet");
+    EXPECT_EQ(quiet_pass.exit_code, 0);
+    EXPECT_EQ(quiet_fail.exit_code, 1);
+    EXPECT_EQ(quiet_pass.out + quiet_pass.err + quiet_fail.out + quiet_fail.err, "");
 }
 
 TEST_F(Check, TheMarkerCountsOnlyInTheMessageOfACommitAfterTheBase) {

@@ -34,4 +34,18 @@ TEST(RunId, RecognisesOnlyItsFormat) {
     EXPECT_FALSE(is_run_id("../../etc-100405123-1-1"));
 }
 
+TEST(Timestamp, ParsesWhatItFormatsAndNothingElse) {
+    const auto now =
+        std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    auto back = parse_utc_timestamp(format_utc_timestamp(now));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, now);
+    auto whole = parse_utc_timestamp("2026-11-22T10:04:05Z");
+    ASSERT_TRUE(whole);
+    EXPECT_EQ(format_utc_timestamp(*whole), "2026-11-22T10:04:05.000Z");
+    for (const char* bad : {"", "2026-11-22", "2026-11-22T10:04:05", "2026-13-01T00:00:00Z",
+                            "2026-11-22T10:04:05.12Z", "2026-11-22T10:04:05.123Zx"})
+        EXPECT_FALSE(parse_utc_timestamp(bad)) << bad;
+}
+
 }  // namespace cocode

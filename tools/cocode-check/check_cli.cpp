@@ -28,8 +28,7 @@ void notice(std::string_view text) {
 fs::path main_root(const fs::path& dir) {
     auto opened = git::Repository::open(dir);
     if (!opened) throw Failure(Error::usage(opened.error().message));
-    auto repo = std::move(opened).value();
-    fs::path root = repo.is_linked_worktree() ? repo.common_dir().parent_path() : repo.work_dir();
+    fs::path root = opened->main_work_dir();
     if (root.empty())
         throw Failure(Error::usage("cocode-check needs a repository with a work tree"));
     return root;
@@ -124,7 +123,7 @@ int run_check(const CheckArgs& args) {
         } else {
             auto head = repo.lookup(input.head);
             if (!head) throw Failure(Error::usage("--head " + input.head + ": no such commit"));
-            input.report_dir = main_root(repo_dir) / ".cocode" / "checks" / head->id.substr(0, 12);
+            input.report_dir = repo.main_work_dir() / ".cocode" / "checks" / head->id.substr(0, 12);
             (void)repo.exclude("/.cocode/checks/");
         }
     }

@@ -30,7 +30,7 @@ struct Check {
 std::string version_of(const fs::path& program) {
     auto result = run_command({"timeout", "5", program.string(), "--version"});
     if (!result || result->exit_code != 0) return "version unknown";
-    std::string line = result->out.substr(0, result->out.find('\n'));
+    std::string line = first_line(result->out);
     return line.empty() ? "version unknown" : line;
 }
 

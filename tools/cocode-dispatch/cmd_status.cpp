@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "core/run_id.h"
 #include "git/repository.h"
 #include "progress.h"
 #include "workspace.h"
@@ -19,11 +20,9 @@ namespace {
 using json = nlohmann::json;
 
 std::optional<long> parse_time(const std::string& stamp) {
-    // 2026-11-22T10:04:05.123Z
-    std::tm tm{};
-    if (stamp.size() < 19 || !strptime(stamp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm))
-        return std::nullopt;
-    return static_cast<long>(timegm(&tm));
+    auto time = parse_utc_timestamp(stamp);
+    if (!time) return std::nullopt;
+    return static_cast<long>(std::chrono::system_clock::to_time_t(*time));
 }
 
 std::string elapsed(const run::RunRecord& r) {

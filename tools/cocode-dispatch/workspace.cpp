@@ -25,12 +25,7 @@ std::string Workspace::project_id() const {
 Workspace open_workspace(bool load_config) {
     auto repo = git::Repository::open(fs::current_path()).value_or_throw();
     Workspace ws;
-    if (repo.is_linked_worktree()) {
-        // The main worktree holds .cocode/; a linked one's common dir is <main>/.git.
-        ws.root = repo.common_dir().parent_path();
-    } else {
-        ws.root = repo.work_dir();
-    }
+    ws.root = repo.main_work_dir();
     if (ws.root.empty()) throw Failure(Error::usage("cocode needs a repository with a work tree"));
     if (load_config) ws.config = config::load_config(ws.root).value_or_throw();
     return ws;

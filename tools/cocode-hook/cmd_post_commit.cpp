@@ -43,7 +43,7 @@ Result<HeadCommit> read_head(const std::optional<git::GitDirs>& dirs) {
         auto parsed = run_command({"git", "rev-parse", "HEAD"});
         if (!parsed) return std::move(parsed).error();
         if (parsed->exit_code != 0) return Error::general("git rev-parse HEAD: " + parsed->err);
-        head.id = parsed->out.substr(0, parsed->out.find('\n'));
+        head.id = first_line(parsed->out);
     }
     head.message = git::commit_message_of(shown->out);
     return head;

@@ -23,8 +23,6 @@ namespace {
 
 bool all_zeros(const std::string& sha) { return sha.find_first_not_of('0') == std::string::npos; }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 std::optional<std::string> git_line(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"git"};
     argv.insert(argv.end(), args.begin(), args.end());

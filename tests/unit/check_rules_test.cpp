@@ -1,0 +1,82 @@
+// The check's pure rules: path globs as .gitignore reads them, where a run's issue lives, and
+// the order in which candidates are ranked.
+#include <gtest/gtest.h>
+
+#include "check/glob.h"
+#include "check/report.h"
+#include "check/run_check.h"
+
+namespace cocode::check {
+namespace {
+
+TEST(Glob, MatchesAsGitignoreDoes) {
+    struct Case {
+        const char* glob;
+        const char* path;
+        bool match;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"src/", "src/a/b.c", true},            // a folder covers what is in it
+             {"src", "src/a.c", true},               // so does its bare name
+             {"src", "lib/src/a.c", true},           // at any depth, without a '/'
+             {"/src", "lib/src/a.c", false},         // unless anchored
+             {"*.lock", "deep/down/x.lock", true},   //
+             {"*.lock", "x.locks", false},           //
+             {"src/*.c", "src/a.c", true},           //
+             {"src/*.c", "src/sub/a.c", false},      // '*' stays in its segment
+             {"src/**/*.c", "src/a.c", true},        // '**/' may be no folder at all
+             {"src/**/*.c", "src/x/y/a.c", true},    //
+             {"**/test_*.py", "a/test_x.py", true},  //
+             {"a/**/b", "a/x/y/b", true},            //
+             {"a/**/b", "a/xb", false},              // whole segments only
+             {"?.md", "a.md", true},                 //
+             {"?.md", "ab.md", false},               //
+             {"[a-c].txt", "b.txt", true},           //
+             {"[!a-c].txt", "b.txt", false},         //
+             {".github/**", ".github/workflows/ci.yml", true},
+             {".github/**", "github/x", false},
+         })
+        EXPECT_EQ(glob_match(c.glob, c.path), c.match) << c.glob << " ~ " << c.path;
+}
+
+TEST(SourceOf, ReadsWhereARunsIssueLives) {
+    auto local = source_of("file:///work/repo/.cocode/issues/7.json");
+    EXPECT_EQ(local.issues_dir, std::filesystem::path("/work/repo/.cocode/issues"));
+    EXPECT_FALSE(local.repo);
+
+    auto dotcom = source_of("https://github.com/octo-org/demo/issues/7");
+    EXPECT_EQ(dotcom.repo, "octo-org/demo");
+    EXPECT_FALSE(dotcom.api_url);  // the default API
+
+    auto enterprise = source_of("https://ghe.example/team/app/issues/3");
+    EXPECT_EQ(enterprise.repo, "team/app");
+    EXPECT_EQ(enterprise.api_url, "https://ghe.example/api/v3");
+
+    auto nothing = source_of("");
+    EXPECT_FALSE(nothing.repo || nothing.issues_dir);
+}
+
+Verdict candidate(std::string agent, bool pass, int outside, int lines, double seconds) {
+    Verdict v;
+    v.agent = std::move(agent);
+    v.pass = pass;
+    v.insertions = lines;
+    v.run_seconds = seconds;
+    CheckItem scope;
+    scope.id = "scope";
+    scope.files.assign(static_cast<std::size_t>(outside), "x");
+    v.checks.push_back(scope);
+    return v;
+}
+
+TEST(Rank, PassThenScopeThenDiffThenTime) {
+    auto ranked = rank({candidate("fail-small", false, 0, 1, 1), candidate("slow", true, 0, 10, 90),
+                        candidate("outside", true, 1, 1, 1), candidate("big", true, 0, 50, 1),
+                        candidate("fast", true, 0, 10, 30)});
+    std::vector<std::string> order;
+    for (const auto& v : ranked) order.push_back(v.agent);
+    EXPECT_EQ(order, (std::vector<std::string>{"fast", "slow", "big", "outside", "fail-small"}));
+}
+
+}  // namespace
+}  // namespace cocode::check
