@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
 #include "git/repository.h"
@@ -204,31 +205,72 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
 
 std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
                                            const PlannedRun& run, const DispatchContext& context) {
-    std::vector<std::string> extra = run.agent.env;
-    if (run.agent.token_env) extra.push_back(*run.agent.token_env);
-    std::vector<std::string> env;
-    for (auto& entry : allowlisted_environment(ours, extra)) {
-        // Ours are set below, fresh for this run, whatever the configuration says.
-        if (entry.rfind("COCODE_", 0) == 0 || entry.rfind("JRUN_", 0) == 0) continue;
-        env.push_back(std::move(entry));
-    }
-    auto set = [&](const std::string& name, const std::string& value) {
-        env.push_back(name + "=" + value);
+    const config::AgentConfig& agent = run.agent;
+    auto ours_has = [&](const std::string& name) {
+        return std::any_of(ours.begin(), ours.end(), [&](const std::string& entry) {
+            return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+                   entry[name.size()] == '=';
+        });
     };
-    set("COCODE_REPO_PATH", run.worktree.string());
-    set("COCODE_ISSUE_NUMBER", std::to_string(run.issue));
-    set("COCODE_ISSUE_URL", run.issue_url);
-    set("COCODE_ISSUE_BODY_FILE", run.files.issue_body().string());
-    set("COCODE_READY_MARKER", context.config.ready_marker);
-    set("JRUN_PROJECT_ID", context.project_id);
-    set("JRUN_TASK_ID", "issue-" + std::to_string(run.issue));
-    set("JRUN_ID", run.run_id);
-    set("JRUN_PARENT_ID", run.parent_run_id);
-    set("JRUN_RUNS_DIR", context.runs_dir().string());
-    set("JRUN_MESSAGE_BUS", (context.runs_dir() / run::kBusFile).string());
-    set("JRUN_TASK_FOLDER", context.runs_dir().string());
-    set("JRUN_RUN_FOLDER", run.files.folder.string());
+    std::vector<std::string> extra = agent.env;
+    if (agent.token_env) extra.push_back(*agent.token_env);
+    if (const config::CliPreset* cli = config::cli_preset(agent.type)) {
+        auto names = config::passed_variables(*cli, [&](const std::string& name) {
+            return agent.env_values.count(name) > 0 || ours_has(name);
+        });
+        extra.insert(extra.end(), names.begin(), names.end());
+    }
+    // Later settings win: passed through, the commit identity, the CLI's own translation of
+    // base_url and model, the configured values; then ours, fresh for this run.
+    std::vector<std::pair<std::string, std::string>> settings;
+    for (const auto& entry : allowlisted_environment(ours, extra)) {
+        const std::size_t eq = entry.find('=');
+        settings.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+    for (const auto& [name, value] : context.commit_identity)
+        if (!ours_has(name)) settings.emplace_back(name, value);
+    for (const auto& setting : run.launch.env) settings.push_back(setting);
+    for (const auto& setting : agent.env_values) settings.push_back(setting);
+    settings.emplace_back("COCODE_REPO_PATH", run.worktree.string());
+    settings.emplace_back("COCODE_ISSUE_NUMBER", std::to_string(run.issue));
+    settings.emplace_back("COCODE_ISSUE_URL", run.issue_url);
+    settings.emplace_back("COCODE_ISSUE_BODY_FILE", run.files.issue_body().string());
+    settings.emplace_back("COCODE_READY_MARKER", context.config.ready_marker);
+    settings.emplace_back("JRUN_PROJECT_ID", context.project_id);
+    settings.emplace_back("JRUN_TASK_ID", "issue-" + std::to_string(run.issue));
+    settings.emplace_back("JRUN_ID", run.run_id);
+    settings.emplace_back("JRUN_PARENT_ID", run.parent_run_id);
+    settings.emplace_back("JRUN_RUNS_DIR", context.runs_dir().string());
+    settings.emplace_back("JRUN_MESSAGE_BUS", (context.runs_dir() / run::kBusFile).string());
+    settings.emplace_back("JRUN_TASK_FOLDER", context.runs_dir().string());
+    settings.emplace_back("JRUN_RUN_FOLDER", run.files.folder.string());
+
+    std::vector<std::string> env;
+    for (std::size_t i = 0; i < settings.size(); ++i) {
+        const auto& [name, value] = settings[i];
+        // Only the last setting of a name counts; COCODE_* and JRUN_* only as set here.
+        const bool overridden = std::any_of(settings.begin() + static_cast<long>(i) + 1,
+                                            settings.end(),
+                                            [&](const auto& later) { return later.first == name; });
+        if (overridden) continue;
+        env.push_back(name + "=" + value);
+    }
     return env;
+}
+
+std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repository& repo) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto name = repo.config_string("user.name");
+    auto email = repo.config_string("user.email");
+    if (name && !name->empty()) {
+        out.emplace_back("GIT_AUTHOR_NAME", *name);
+        out.emplace_back("GIT_COMMITTER_NAME", *name);
+    }
+    if (email && !email->empty()) {
+        out.emplace_back("GIT_AUTHOR_EMAIL", *email);
+        out.emplace_back("GIT_COMMITTER_EMAIL", *email);
+    }
+    return out;
 }
 
 Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
@@ -303,6 +345,9 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             return std::move(ok).error();
 
     const std::vector<std::string> ours = current_environment();
+    DispatchContext with_identity = context;
+    with_identity.commit_identity = commit_identity(*repo);
+    const bool as_root = ::geteuid() == 0;
 
     std::vector<PlannedRun> runs;
     for (const Pair& pair : pairs) {
@@ -336,8 +381,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                         "' not found in PATH (run `cocode-dispatch doctor`)");
             run.failed_reason = "missing-dependency";
         }
+        run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
+        run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
+                        run.launch.args_after_program.end());
         run.prompt = render_prompt(*pair.issue, run, context.config.ready_marker);
-        run.environment = agent_environment(ours, run, context);
+        run.environment = agent_environment(ours, run, with_identity);
 
         fs::create_directories(run.files.folder, ec);
         if (ec)
@@ -355,6 +403,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                 initial_run_info(context, run, pair.issue->title).render(), 0644,
                                 kNoFolderFlush)})
             if (!ok) return std::move(ok).error();
+        for (const auto& [path, content] : run.launch.files) {
+            fs::create_directories(path.parent_path(), ec);
+            if (auto ok = write_file_atomic(path, content, 0644, kNoFolderFlush); !ok)
+                return std::move(ok).error();
+        }
         runs.push_back(std::move(run));
     }
 

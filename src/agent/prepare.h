@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/presets.h"
 #include "core/result.h"
 #include "github/types.h"
 #include "run/run_folder.h"
@@ -23,6 +24,9 @@ struct DispatchContext {
     bool resume = false;     // continue an existing worktree for the same (issue, agent)
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
+    // GIT_AUTHOR_* and GIT_COMMITTER_* from the repository's user.name and user.email, given
+    // to agents whose environment does not already set them (plan_runs fills it in).
+    std::vector<std::pair<std::string, std::string>> commit_identity;
 
     std::filesystem::path runs_dir() const { return repo_root / run::kRunsDir; }
     std::filesystem::path worktree_root() const;
@@ -41,6 +45,7 @@ struct PlannedRun {
     std::string base_commit;
     std::vector<std::string> argv;  // argv[0] resolved to a path
     std::vector<std::string> environment;
+    config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;
@@ -75,8 +80,10 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
 // The runner contract's prefix for a restarted attempt.
 inline constexpr char kRestartPrefix[] = "Continue working on the following:\n\n";
 
-// The agent's whole environment, from `ours` (NAME=value entries): the allowlisted base,
-// the agent's configured extras, its own token, the five COCODE_* and the JRUN_* variables.
+// The agent's whole environment, from `ours` (NAME=value entries): the allowlisted base
+// (proxies and CA bundles included), the variables its CLI documents for its credentials and
+// provider, the configured names and values, the commit identity, base_url and model in the
+// CLI's own terms, the five COCODE_* and the JRUN_* variables. Never the GitHub token.
 std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
                                            const PlannedRun& run, const DispatchContext& context);
 

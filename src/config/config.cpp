@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "config/presets.h"
 #include "core/files.h"
 #include "core/json_text.h"
 
@@ -189,6 +190,66 @@ bool valid_agent_name(const std::string& name) {
     });
 }
 
+bool valid_variable_name(std::string_view name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+    return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_';
+    });
+}
+
+// scheme://host[:port][/path], nothing a shell or TOML quoting would have to care about.
+bool plausible_url(std::string_view url) {
+    std::size_t rest = 0;
+    if (url.rfind("https://", 0) == 0)
+        rest = 8;
+    else if (url.rfind("http://", 0) == 0)
+        rest = 7;
+    else
+        return false;
+    if (rest >= url.size() || url[rest] == '/' || url[rest] == ':') return false;
+    return std::none_of(url.begin(), url.end(), [](unsigned char c) {
+        return c <= ' ' || c == '"' || c == '\\' || c == '\'' || c == 127;
+    });
+}
+
+// `env`: names passed through (["FIXER_MODE"]), or an object of names and what each gets:
+// a string is the value for this agent alone ({"IS_SANDBOX": "1"}), true passes the name
+// through. The GitHub token never reaches an agent; COCODE_* and JRUN_* are set per run.
+Result<void> parse_agent_env(const Reader& r, const json& value, const std::string& field,
+                             AgentConfig& agent) {
+    auto check_name = [&](const std::string& name, const std::string& where) -> Result<void> {
+        if (!valid_variable_name(name))
+            return r.bad(where, "environment variable names (letters, digits and '_')");
+        if (is_github_credential(name))
+            return r.bad(where, "no GitHub credential: " + name + " never reaches an agent");
+        if (name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0)
+            return r.bad(where, "no " + name + ": COCODE_* and JRUN_* are set by cocode for each run");
+        return {};
+    };
+    if (value.is_array()) {
+        auto names = r.strings(value, field);
+        if (!names) return std::move(names).error();
+        for (std::size_t i = 0; i < names->size(); ++i)
+            if (auto ok = check_name((*names)[i], field + "[" + std::to_string(i) + "]"); !ok)
+                return ok;
+        agent.env = std::move(*names);
+        return {};
+    }
+    if (!value.is_object())
+        return r.bad(field, "a list of variable names, or an object of names and values");
+    for (const auto& [name, setting] : value.items()) {
+        const std::string where = field + "." + name;
+        if (auto ok = check_name(name, where); !ok) return ok;
+        if (setting.is_string())
+            agent.env_values[name] = setting.get<std::string>();
+        else if (setting == true)
+            agent.env.push_back(name);
+        else
+            return r.bad(where, "a string (the value for this agent) or true (passed through)");
+    }
+    return {};
+}
+
 fs::path resolve_program(const std::string& program, const fs::path& repo_root) {
     fs::path path(program);
     if (path.is_absolute() || program.find('/') == std::string::npos) return path;
@@ -200,9 +261,9 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
     if (!valid_agent_name(name))
         return r.bad(field, "an agent name of letters, digits, '-', '_' or '.' (at most 40)");
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
-    if (auto ok = r.only_keys(
-            value, field,
-            {"type", "command", "args", "env", "timeout", "idle_timeout", "restarts", "stdin"});
+    if (auto ok = r.only_keys(value, field,
+                              {"type", "command", "args", "env", "base_url", "model", "timeout",
+                               "idle_timeout", "restarts", "stdin"});
         !ok)
         return std::move(ok).error();
 
@@ -232,13 +293,27 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         agent.argv.insert(agent.argv.end(), args->begin(), args->end());
     }
     if (value.contains("env")) {
-        auto env = r.strings(value["env"], field + ".env");
-        if (!env) return std::move(env).error();
-        for (const auto& variable : *env) {
-            if (variable.empty() || variable.find('=') != std::string::npos)
-                return r.bad(field + ".env", "environment variable names (no '=')");
+        if (auto ok = parse_agent_env(r, value["env"], field + ".env", agent); !ok)
+            return std::move(ok).error();
+    }
+    for (const char* key : {"base_url", "model"}) {
+        if (!value.contains(key)) continue;
+        const std::string where = field + "." + key;
+        if (type == AgentType::command)
+            return r.bad(where, std::string("nothing here: ") + key +
+                                    " is for the claude, codex and gemini presets (a command "
+                                    "agent gets its own through env)");
+        auto text = r.string(value[key], where);
+        if (!text) return std::move(text).error();
+        if (std::string_view(key) == "base_url") {
+            if (!plausible_url(*text))
+                return r.bad(where, "an http:// or https:// URL such as https://gateway.example/v1");
+            agent.base_url = *text;
+        } else {
+            if (text->find_first_of(" \t\n\"'") != std::string::npos)
+                return r.bad(where, "a model name without spaces or quotes");
+            agent.model = *text;
         }
-        agent.env = std::move(*env);
     }
     for (const char* key : {"timeout", "idle_timeout"}) {
         if (!value.contains(key)) continue;
@@ -321,30 +396,16 @@ const AgentConfig* Config::find_agent(std::string_view name) const {
 }
 
 AgentConfig preset(AgentType type, std::string name) {
-    // The command lines these CLIs document for unattended work, prompt on stdin
-    // (docs/configuration.md, "Presets"). Each is overridable with command/args.
+    // The command lines these CLIs run unattended with, prompt on stdin (config/presets.cpp,
+    // docs/configuration.md "Presets"). Each is overridable with command/args.
     AgentConfig agent;
     agent.name = std::move(name);
     agent.type = type;
-    switch (type) {
-        case AgentType::command:
-            break;
-        case AgentType::claude:
-            agent.argv = {"claude",          "-p",  "--permission-mode", "bypassPermissions",
-                          "--output-format", "text"};
-            agent.stdin_from = Stdin::prompt;
-            agent.token_env = "ANTHROPIC_API_KEY";
-            break;
-        case AgentType::codex:
-            agent.argv = {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "-"};
-            agent.stdin_from = Stdin::prompt;
-            agent.token_env = "OPENAI_API_KEY";
-            break;
-        case AgentType::gemini:
-            agent.argv = {"gemini", "--yolo"};
-            agent.stdin_from = Stdin::prompt;
-            agent.token_env = "GEMINI_API_KEY";
-            break;
+    if (const CliPreset* cli = cli_preset(type)) {
+        agent.argv = {cli->program};
+        agent.argv.insert(agent.argv.end(), cli->args.begin(), cli->args.end());
+        agent.stdin_from = Stdin::prompt;
+        agent.token_env = cli->token;
     }
     return agent;
 }

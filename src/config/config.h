@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,12 +32,17 @@ struct AgentConfig {
     AgentType type = AgentType::command;
     std::vector<std::string> argv;  // program and arguments, ready to start
     std::vector<std::string> env;   // extra environment names passed through
+    std::map<std::string, std::string> env_values;  // set for this agent only
+    // The model endpoint and model, translated to each CLI's own mechanism (presets only).
+    std::optional<std::string> base_url;
+    std::optional<std::string> model;
     std::optional<Duration> timeout;
     std::optional<Duration> idle_timeout;
     int restarts = 0;
     Stdin stdin_from = Stdin::null;
-    // The one secret this agent receives, by its type (runner contract's token mapping):
-    // claude → ANTHROPIC_API_KEY, codex → OPENAI_API_KEY, gemini → GEMINI_API_KEY.
+    // The runner contract's token of its type (claude → ANTHROPIC_API_KEY, codex →
+    // OPENAI_API_KEY, gemini → GEMINI_API_KEY); the preset passes its other credentials too
+    // (config/presets.h).
     std::optional<std::string> token_env;
 };
 

@@ -357,6 +357,16 @@ Result<std::string> Repository::remote_url(const std::string& name) const {
     return std::string(url);
 }
 
+std::optional<std::string> Repository::config_string(const std::string& name) const {
+    git_config* raw = nullptr;
+    if (git_repository_config_snapshot(&raw, repo_.get()) != 0) return std::nullopt;
+    Handle<git_config, git_config_free> config(raw);
+    const char* value = nullptr;
+    if (git_config_get_string(&value, config.get(), name.c_str()) != 0 || value == nullptr)
+        return std::nullopt;
+    return std::string(value);
+}
+
 Result<void> Repository::exclude(const std::string& pattern) const {
     const fs::path file = common_dir() / "info" / "exclude";
     std::error_code ec;

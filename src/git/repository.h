@@ -78,6 +78,9 @@ class Repository {
 
     // The URL of remote `name` ("origin"); an error when there is no such remote.
     Result<std::string> remote_url(const std::string& name) const;
+    // A configuration value as git resolves it here (repository, global and system files):
+    // "user.name". nullopt when unset.
+    std::optional<std::string> config_string(const std::string& name) const;
     // Adds `pattern` to the repository's own ignore list (`info/exclude` of the common dir),
     // once: what cocode writes into a work tree stays out of every tracked file.
     Result<void> exclude(const std::string& pattern) const;

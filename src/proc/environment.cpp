@@ -14,8 +14,13 @@ std::vector<std::string> current_environment() {
 
 std::vector<std::string> allowlisted_environment(const std::vector<std::string>& ours,
                                                  const std::vector<std::string>& extra) {
-    static const std::vector<std::string> kBase = {"HOME", "PATH", "USER",   "LANG",
-                                                   "TERM", "TZ",   "TMPDIR", "SHELL"};
+    static const std::vector<std::string> kBase = {
+        "HOME", "PATH", "USER", "LANG", "TERM", "TZ", "TMPDIR", "SHELL",
+        // How the network is reached, as cocode itself honours it: proxies and extra CAs.
+        "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
+        // Who commits: an agent's git may not read the user's config (gemini's does not).
+        "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"};
     auto wanted = [&](const std::string& name) {
         return std::find(kBase.begin(), kBase.end(), name) != kBase.end() ||
                name.rfind("LC_", 0) == 0 ||

@@ -10,8 +10,10 @@ namespace cocode {
 // Our own environment as "NAME=value" entries.
 std::vector<std::string> current_environment();
 
-// The entries of `ours` whose names are in the base allowlist (HOME, PATH, USER, LANG, LC_*,
-// TERM, TZ, TMPDIR, SHELL) or in `extra`; nothing else, whatever it holds.
+// The entries of `ours` whose names are in the base allowlist or in `extra`; nothing else,
+// whatever it holds. The base: HOME, PATH, USER, LANG, LC_*, TERM, TZ, TMPDIR, SHELL; the
+// proxies and CA bundles (HTTPS_PROXY, HTTP_PROXY, NO_PROXY in both cases, SSL_CERT_FILE,
+// SSL_CERT_DIR, NODE_EXTRA_CA_CERTS); the commit identity (GIT_AUTHOR_*, GIT_COMMITTER_*).
 std::vector<std::string> allowlisted_environment(const std::vector<std::string>& ours,
                                                  const std::vector<std::string>& extra);
 

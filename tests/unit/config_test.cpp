@@ -1,6 +1,8 @@
 // .cocode/config.json: defaults, presets, durations, and errors that name the field.
 #include "config/config.h"
 
+#include "config/presets.h"
+
 #include <gtest/gtest.h>
 
 namespace cocode::config {
@@ -36,8 +38,74 @@ TEST(Config, PresetsTakeThePromptOnStdinAndOnlyTheirOwnToken) {
     EXPECT_EQ(config->agents[1].token_env, "OPENAI_API_KEY");
     EXPECT_EQ(config->agents[1].argv.back(), "-");
     // A preset's program replaced, its arguments kept.
-    EXPECT_EQ(config->agents[2].argv, (std::vector<std::string>{"/opt/gemini", "--yolo"}));
+    EXPECT_EQ(config->agents[2].argv,
+              (std::vector<std::string>{"/opt/gemini", "--yolo", "--skip-trust", "--output-format",
+                                        "stream-json"}));
     EXPECT_EQ(config->agents[2].token_env, "GEMINI_API_KEY");
+}
+
+TEST(Config, PresetsRunTodaysClisUnattendedWithStreamingOutput) {
+    auto config = parse(R"({"agents": {"c": {"type": "claude"}, "x": {"type": "codex"},
+                                       "g": {"type": "gemini"}}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->agents[0].argv,
+              (std::vector<std::string>{"claude", "-p", "--permission-mode", "bypassPermissions",
+                                        "--output-format", "stream-json", "--verbose"}));
+    EXPECT_EQ(config->agents[1].argv,
+              (std::vector<std::string>{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox",
+                                        "--json", "-"}));
+    EXPECT_EQ(config->agents[2].argv,
+              (std::vector<std::string>{"gemini", "--yolo", "--skip-trust", "--output-format",
+                                        "stream-json"}));
+}
+
+TEST(Config, BaseUrlModelAndEnvValuesAreReadPerAgent) {
+    auto config = parse(R"({"agents": {
+        "c": {"type": "claude", "base_url": "https://gateway.example/anthropic", "model": "m1",
+              "env": {"IS_SANDBOX": "0", "CLAUDE_EXTRA": true}},
+        "x": {"type": "codex", "env": ["CODEX_FLAVOUR"]}}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    const auto& c = config->agents[0];
+    EXPECT_EQ(c.base_url, "https://gateway.example/anthropic");
+    EXPECT_EQ(c.model, "m1");
+    EXPECT_EQ(c.env_values, (std::map<std::string, std::string>{{"IS_SANDBOX", "0"}}));
+    EXPECT_EQ(c.env, (std::vector<std::string>{"CLAUDE_EXTRA"}));
+    EXPECT_EQ(config->agents[1].env, (std::vector<std::string>{"CODEX_FLAVOUR"}));
+    EXPECT_FALSE(config->agents[1].base_url.has_value());
+}
+
+TEST(Config, AgentEnvAndEndpointsAreCheckedBeforeAnythingRuns) {
+    auto message = [](const std::string& text) {
+        auto config = parse(text);
+        EXPECT_FALSE(config.ok()) << text;
+        EXPECT_EQ(config.ok() ? ExitCode::ok : config.error().code, ExitCode::usage);
+        return config.ok() ? std::string() : config.error().message;
+    };
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "env": ["GITHUB_TOKEN"]}}})"),
+              ".cocode/config.json: field 'agents.c.env[0]': expected no GitHub credential: "
+              "GITHUB_TOKEN never reaches an agent");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "env": {"GH_TOKEN": true}}}})"),
+              ".cocode/config.json: field 'agents.c.env.GH_TOKEN': expected no GitHub "
+              "credential: GH_TOKEN never reaches an agent");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "env": {"A": 1}}}})"),
+              ".cocode/config.json: field 'agents.c.env.A': expected a string (the value for this "
+              "agent) or true (passed through)");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "env": ["A=B"]}}})"),
+              ".cocode/config.json: field 'agents.c.env[0]': expected environment variable names "
+              "(letters, digits and '_')");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "env": {"JRUN_ID": "x"}}}})"),
+              ".cocode/config.json: field 'agents.c.env.JRUN_ID': expected no JRUN_ID: COCODE_* "
+              "and JRUN_* are set by cocode for each run");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "claude", "base_url": "gateway.example"}}})"),
+              ".cocode/config.json: field 'agents.c.base_url': expected an http:// or https:// URL "
+              "such as https://gateway.example/v1");
+    EXPECT_EQ(message(R"({"agents": {"a": {"command": "x", "base_url": "http://h"}}})"),
+              ".cocode/config.json: field 'agents.a.base_url': expected nothing here: base_url is "
+              "for the claude, codex and gemini presets (a command agent gets its own through "
+              "env)");
+    EXPECT_EQ(message(R"({"agents": {"c": {"type": "codex", "model": "a b"}}})"),
+              ".cocode/config.json: field 'agents.c.model': expected a model name without spaces "
+              "or quotes");
 }
 
 TEST(Config, CommandAgentsResolveRelativeScriptsAgainstTheRepository) {
@@ -94,6 +162,89 @@ TEST(Config, CocodePyShapeIsAListOfAgents) {
     EXPECT_EQ(config->agents[0].name, "fixer");
     EXPECT_EQ(config->agents[0].type, AgentType::command);
     EXPECT_EQ(config->agents[0].argv, (std::vector<std::string>{"python3", "fix.py"}));
+}
+
+TEST(Presets, BaseUrlAndModelReachEachCliItsOwnWay) {
+    auto config = parse(R"({"agents": {
+        "c": {"type": "claude", "base_url": "http://127.0.0.1:9/a", "model": "m"},
+        "x": {"type": "codex", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "g": {"type": "gemini", "base_url": "http://127.0.0.1:9", "model": "m"}}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    using Env = std::vector<std::pair<std::string, std::string>>;
+    auto claude = launch_adjustments(config->agents[0], "/runs/r", false);
+    EXPECT_EQ(claude.env, (Env{{"ANTHROPIC_BASE_URL", "http://127.0.0.1:9/a"},
+                               {"ANTHROPIC_MODEL", "m"}}));
+    EXPECT_TRUE(claude.args_after_program.empty());
+    // As root claude needs IS_SANDBOX=1, unless the configuration says otherwise.
+    auto as_root = launch_adjustments(config->agents[0], "/runs/r", true);
+    EXPECT_EQ(as_root.env.back(), (std::pair<std::string, std::string>{"IS_SANDBOX", "1"}));
+    auto told = config->agents[0];
+    told.env_values["IS_SANDBOX"] = "0";
+    EXPECT_EQ(launch_adjustments(told, "/runs/r", true).env.size(), 2u);
+
+    auto codex = launch_adjustments(config->agents[1], "/runs/r", true);
+    EXPECT_EQ(codex.args_after_program,
+              (std::vector<std::string>{"-c", "openai_base_url=\"http://127.0.0.1:9/v1\"", "-c",
+                                        "model=\"m\""}));
+    EXPECT_TRUE(codex.env.empty());
+
+    auto gemini = launch_adjustments(config->agents[2], "/runs/r", false);
+    EXPECT_EQ(gemini.env, (Env{{"GEMINI_MODEL", "m"},
+                               {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"},
+                               {"GEMINI_CLI_HOME", "/runs/r/gemini-home"}}));
+    ASSERT_EQ(gemini.files.size(), 1u);
+    EXPECT_EQ(gemini.files[0].first, "/runs/r/gemini-home/.gemini/settings.json");
+    EXPECT_NE(gemini.files[0].second.find("\"selectedType\": \"gemini-api-key\""),
+              std::string::npos);
+}
+
+std::optional<std::string> no_env(const char*) { return std::nullopt; }
+std::optional<std::string> bedrock_env(const char* name) {
+    if (std::string_view(name) == "CLAUDE_CODE_USE_BEDROCK") return "1";
+    if (std::string_view(name) == "ANTHROPIC_BASE_URL") return "https://from-env.example";
+    return std::nullopt;
+}
+
+TEST(Presets, TheModelEndpointIsTheConfiguredOneOrTheClisOwn) {
+    auto config = parse(R"({"agents": {"c": {"type": "claude"}, "x": {"type": "codex"},
+                                       "g": {"type": "gemini", "base_url": "http://h:1"},
+                                       "s": {"command": "x"}}})");
+    ASSERT_TRUE(config.ok());
+    EXPECT_EQ(model_endpoint(config->agents[0], no_env).url, "https://api.anthropic.com");
+    EXPECT_EQ(model_endpoint(config->agents[0], bedrock_env).provider, "Bedrock");
+    EXPECT_FALSE(model_endpoint(config->agents[0], bedrock_env).url.has_value());
+    EXPECT_EQ(model_endpoint(config->agents[1], no_env).url, "https://api.openai.com/v1");
+    EXPECT_EQ(model_endpoint(config->agents[2], bedrock_env).url, "http://h:1");
+    EXPECT_FALSE(model_endpoint(config->agents[3], no_env).url.has_value());
+}
+
+TEST(Presets, ProviderCredentialsPassOnlyWhenTheProviderIsChosen) {
+    const CliPreset& claude = *cli_preset(AgentType::claude);
+    auto without = passed_variables(claude, [](const std::string&) { return false; });
+    auto has = [](const std::vector<std::string>& names, const char* name) {
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    EXPECT_TRUE(has(without, "ANTHROPIC_API_KEY"));
+    EXPECT_FALSE(has(without, "AWS_SECRET_ACCESS_KEY"));
+    auto with = passed_variables(
+        claude, [](const std::string& name) { return name == "CLAUDE_CODE_USE_BEDROCK"; });
+    EXPECT_TRUE(has(with, "AWS_SECRET_ACCESS_KEY"));
+    EXPECT_FALSE(has(with, "GOOGLE_APPLICATION_CREDENTIALS"));
+    // Nobody else's keys.
+    EXPECT_FALSE(has(with, "OPENAI_API_KEY"));
+    EXPECT_FALSE(has(passed_variables(*cli_preset(AgentType::codex),
+                                      [](const std::string&) { return true; }),
+                     "ANTHROPIC_API_KEY"));
+}
+
+TEST(Presets, VersionsAreReadAndCompared) {
+    EXPECT_EQ(version_in("2.1.330 (Claude Code)"), "2.1.330");
+    EXPECT_EQ(version_in("codex-cli 0.169.0"), "0.169.0");
+    EXPECT_EQ(version_in("0.61.0\n"), "0.61.0");
+    EXPECT_EQ(version_in("no version here 7"), std::nullopt);
+    EXPECT_LT(compare_versions("0.9.1", "0.61.0"), 0);
+    EXPECT_EQ(compare_versions("2.1.330", "2.1.330"), 0);
+    EXPECT_GT(compare_versions("2.2", "2.1.330"), 0);
 }
 
 TEST(Duration, ParsesWhatPeopleWrite) {

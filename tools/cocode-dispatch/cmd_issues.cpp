@@ -5,15 +5,20 @@
 
 #include "commands.h"
 #include "core/redact.h"
+#include "core/terminal_text.h"
 
 namespace cocode::dispatch_cli {
 namespace {
 
 using json = nlohmann::json;
 
+// Everything here came from the issue's author or GitHub: shown, never interpreted.
+std::string line(std::string_view text) { return terminal_safe_line(text); }
+std::string text(std::string_view body) { return terminal_safe(body); }
+
 std::string joined(const std::vector<std::string>& items) {
     std::string out;
-    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + line(item);
     return out;
 }
 
@@ -38,7 +43,7 @@ int run_issues_list(const IssuesListArgs& args) {
         return 0;
     }
     for (const auto& issue : list) {
-        std::cout << "#" << issue.number << "\t" << issue.state << "\t" << issue.title;
+        std::cout << "#" << issue.number << "\t" << line(issue.state) << "\t" << line(issue.title);
         if (!issue.labels.empty()) std::cout << "\t[" << joined(issue.labels) << "]";
         std::cout << "\n";
     }
@@ -61,16 +66,17 @@ int run_issues_show(const IssuesShowArgs& args) {
         std::cout << out.dump(2) << "\n";
         return 0;
     }
-    std::cout << "#" << issue.number << " " << issue.title << "\n"
-              << "state:  " << issue.state << "\n"
+    std::cout << "#" << issue.number << " " << line(issue.title) << "\n"
+              << "state:  " << line(issue.state) << "\n"
               << "labels: " << joined(issue.labels) << "\n";
     if (!issue.assignees.empty()) std::cout << "assignees: " << joined(issue.assignees) << "\n";
-    if (!issue.html_url.empty()) std::cout << "url:    " << issue.html_url << "\n";
-    std::cout << "\n" << issue.body;
+    if (!issue.html_url.empty()) std::cout << "url:    " << line(issue.html_url) << "\n";
+    std::cout << "\n" << text(issue.body);
     if (!issue.body.empty() && issue.body.back() != '\n') std::cout << "\n";
     for (const auto& c : comments) {
-        std::cout << "\n--- comment " << c.id << " by " << c.author << " (" << c.updated_at << ")\n"
-                  << c.body;
+        std::cout << "\n--- comment " << c.id << " by " << line(c.author) << " ("
+                  << line(c.updated_at) << ")\n"
+                  << text(c.body);
         if (!c.body.empty() && c.body.back() != '\n') std::cout << "\n";
     }
     return 0;

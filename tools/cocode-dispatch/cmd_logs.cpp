@@ -1,32 +1,27 @@
-// cocode-dispatch logs: an agent's output, JSON-line logs rendered as `time level message`
-// (the agent protocol's log format), plain text passed through.
+// cocode-dispatch logs: an agent's output, readable. The coding CLIs' streams (claude
+// stream-json, codex --json, gemini stream-json) are rendered as assistant text, tool calls and
+// shortened results; the agent protocol's JSON log lines as `time LEVEL message`; anything
+// else passes through. Control characters from the agent are shown escaped (--raw prints the
+// bytes as the agent wrote them).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "agent/transcript.h"
 #include "commands.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
 namespace {
 
-std::string render(const std::string& line) {
-    if (line.empty() || line.front() != '{') return line;
-    auto entry = nlohmann::json::parse(line, nullptr, false);
-    if (!entry.is_object() || !entry.contains("message")) return line;
-    auto field = [&](const char* key) {
-        if (!entry.contains(key)) return std::string();
-        const auto& v = entry[key];
-        return v.is_string() ? v.get<std::string>() : v.dump();
-    };
-    std::string time = field("timestamp");
-    if (time.empty()) time = field("time");
-    std::string level = field("level");
-    for (auto& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return (time.empty() ? "-" : time) + " " + (level.empty() ? "-" : level) + " " +
-           field("message");
+using Clock = std::chrono::steady_clock;
+
+void print(const std::vector<std::string>& lines) {
+    for (const auto& line : lines) {
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fputc('\n', stdout);
+    }
 }
 
 }  // namespace
@@ -44,8 +39,21 @@ int run_logs(const LogsArgs& args) {
     const auto path = args.stderr_stream ? files.stderr_file() : files.stdout_file();
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Failure(Error::general("cannot read " + path.string()));
+
+    agent::TranscriptRenderer renderer;
+    std::vector<std::string> lines;
     std::string pending;
     char buf[65536];
+    auto emit = [&](std::string_view line) {
+        if (args.raw) {
+            std::fwrite(line.data(), 1, line.size(), stdout);
+            std::fputc('\n', stdout);
+            return;
+        }
+        lines.clear();
+        renderer.feed(line, lines);
+        print(lines);
+    };
     auto drain = [&] {
         bool any = false;
         while (true) {
@@ -56,9 +64,7 @@ int run_logs(const LogsArgs& args) {
             pending.append(buf, static_cast<std::size_t>(got));
             std::size_t start = 0, nl;
             while ((nl = pending.find('\n', start)) != std::string::npos) {
-                std::string out = render(pending.substr(start, nl - start));
-                std::fwrite(out.data(), 1, out.size(), stdout);
-                std::fputc('\n', stdout);
+                emit(std::string_view(pending).substr(start, nl - start));
                 start = nl + 1;
             }
             pending.erase(0, start);
@@ -67,9 +73,21 @@ int run_logs(const LogsArgs& args) {
         std::fflush(stdout);
         return any;
     };
+    auto flush_renderer = [&] {
+        lines.clear();
+        renderer.flush(lines);
+        print(lines);
+        std::fflush(stdout);
+    };
     drain();
+    auto last_output = Clock::now();
     while (args.follow) {
-        if (drain()) continue;
+        if (drain()) {
+            last_output = Clock::now();
+            continue;
+        }
+        // Text held back to be joined with what follows is shown once the agent pauses.
+        if (Clock::now() - last_output > std::chrono::milliseconds(500)) flush_renderer();
         auto info = run::read_run_info(files.folder);
         if (!info) break;
         auto record = run::record_from(*info, files.folder);
@@ -81,7 +99,8 @@ int run_logs(const LogsArgs& args) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    if (!pending.empty()) std::printf("%s\n", render(pending).c_str());
+    if (!pending.empty()) emit(pending);
+    flush_renderer();
     return 0;
 }
 

@@ -52,6 +52,7 @@ struct LogsArgs {
     std::string run;
     bool follow = false;
     bool stderr_stream = false;
+    bool raw = false;  // the bytes as the agent wrote them, not rendered
 };
 
 struct CleanArgs {

@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
     logs_cmd->add_option("run", logs.run, "a run id (or a unique prefix)")->required();
     logs_cmd->add_flag("--follow,-f", logs.follow, "keep printing until the run ends");
     logs_cmd->add_flag("--stderr", logs.stderr_stream, "the agent's stderr instead of stdout");
+    logs_cmd->add_flag("--raw", logs.raw,
+                       "the output as the agent wrote it (no rendering, no escaping)");
 
     InitArgs init;
     auto* init_cmd = app.add_subcommand("init", "write .cocode/config.json and install the hook");

@@ -1,5 +1,6 @@
 // The edge every cocode tool shares: CLI11 parse errors exit 2 (usage), and one catch turns a
-// cocode::Failure into `<tool>: error: <one redacted line>` and the exit code it carries.
+// cocode::Failure into `<tool>: error: <one redacted line>` (control characters shown
+// escaped) and the exit code it carries.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/redact.h"
+#include "core/terminal_text.h"
 
 namespace cocode::tool {
 
@@ -29,10 +31,11 @@ int run(const char* tool, Body&& body) {
     try {
         return body();
     } catch (const Failure& failure) {
-        std::fprintf(stderr, "%s: error: %s\n", tool, redact(failure.error().message).c_str());
+        std::fprintf(stderr, "%s: error: %s\n", tool,
+                     terminal_safe_line(redact(failure.error().message)).c_str());
         return static_cast<int>(failure.error().code);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: error: %s\n", tool, redact(e.what()).c_str());
+        std::fprintf(stderr, "%s: error: %s\n", tool, terminal_safe_line(redact(e.what())).c_str());
         return static_cast<int>(ExitCode::general);
     }
 }

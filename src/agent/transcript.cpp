@@ -1,0 +1,373 @@
+#include "agent/transcript.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "core/terminal_text.h"
+
+namespace cocode::agent {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kResultLines = 4;     // of a tool's output, shown
+constexpr std::size_t kLineWidth = 200;     // characters of one shown line
+constexpr std::size_t kCommandWidth = 300;  // of a command shown on one line
+
+std::string str(const json& object, const char* key) {
+    if (!object.is_object()) return {};
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return {};
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+// One line for a terminal, at most `width` bytes (cut on a UTF-8 boundary).
+std::string shown(std::string_view text, std::size_t width = kLineWidth) {
+    std::string line = terminal_safe_line(text);
+    if (line.size() <= width) return line;
+    std::size_t cut = width;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+    return line.substr(0, cut) + "…";
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (text.empty()) return lines;
+    std::size_t start = 0;
+    while (true) {
+        std::size_t nl = text.find('\n', start);
+        lines.push_back(text.substr(start, nl == std::string_view::npos ? nl : nl - start));
+        if (nl == std::string_view::npos) break;
+        start = nl + 1;
+    }
+    return lines;
+}
+
+// Assistant text: every line of it, as written.
+void text_lines(std::string_view text, std::vector<std::string>& out) {
+    for (auto line : split_lines(text)) out.push_back(terminal_safe_line(line));
+}
+
+// A tool's output under its call: the first lines, then how many more there were.
+void result_lines(std::string_view output, bool error, std::vector<std::string>& out) {
+    auto lines = split_lines(output);
+    if (lines.empty()) {
+        out.push_back(error ? "  < error (no output)" : "  < (no output)");
+        return;
+    }
+    for (std::size_t i = 0; i < lines.size() && i < kResultLines; ++i)
+        out.push_back((i == 0 ? (error ? "  < error: " : "  < ") : "    ") + shown(lines[i]));
+    if (lines.size() > kResultLines)
+        out.push_back("    … " + std::to_string(lines.size() - kResultLines) + " more lines");
+}
+
+// What a tool call is about, in one line: its command, else its file, else its input.
+std::string tool_subject(const json& input) {
+    for (const char* key : {"command", "cmd", "file_path", "path", "absolute_path", "pattern",
+                            "url", "query", "description", "prompt"}) {
+        std::string value = str(input, key);
+        if (!value.empty()) return value;
+    }
+    return input.is_null() ? std::string() : input.dump();
+}
+
+std::string short_id(const std::string& id) { return id.substr(0, 8); }
+
+// codex shows commands as the shell line it ran, `/bin/bash -lc "…"`: the part inside is what
+// the model asked for.
+std::string unwrap_shell(const std::string& command) {
+    for (const char* shell : {"/bin/bash -lc ", "/bin/bash -c ", "bash -lc ", "bash -c ",
+                              "/bin/zsh -lc ", "/bin/sh -c ", "sh -c "}) {
+        const std::string prefix(shell);
+        if (command.rfind(prefix, 0) != 0 || command.size() < prefix.size() + 2) continue;
+        const char quote = command[prefix.size()];
+        if ((quote != '"' && quote != '\'') || command.back() != quote) continue;
+        const std::string inner = command.substr(prefix.size() + 1,
+                                                 command.size() - prefix.size() - 2);
+        if (quote == '\'') return inner.find('\'') == std::string::npos ? inner : command;
+        std::string out;  // inside double quotes a backslash escapes only $ ` " \ and newline
+        for (std::size_t i = 0; i < inner.size(); ++i) {
+            if (inner[i] == '\\' && i + 1 < inner.size() &&
+                std::string_view("$`\"\\\n").find(inner[i + 1]) != std::string_view::npos)
+                ++i;
+            out += inner[i];
+        }
+        return out;
+    }
+    return command;
+}
+
+std::string seconds(const json& ms) {
+    if (!ms.is_number()) return {};
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", ms.get<double>() / 1000.0);
+    return buf;
+}
+
+StreamKind recognise(const json& event) {
+    const std::string type = str(event, "type");
+    if (type.empty()) return StreamKind::unknown;
+    // codex: dotted event names, and `error` without a timestamp.
+    if (type.find('.') != std::string::npos) return StreamKind::codex;
+    // claude: every event carries its session_id.
+    if (event.contains("session_id") &&
+        (type == "system" || type == "assistant" || type == "user" || type == "result" ||
+         type == "stream_event"))
+        return StreamKind::claude;
+    // gemini: every event carries a timestamp.
+    if (event.contains("timestamp") &&
+        (type == "init" || type == "message" || type == "tool_use" || type == "tool_result" ||
+         type == "result" || type == "error"))
+        return StreamKind::gemini;
+    if (type == "error" && event.contains("message")) return StreamKind::codex;
+    return StreamKind::unknown;
+}
+
+// The agent protocol's log line: {"timestamp": …, "level": …, "message": …}.
+std::optional<std::string> protocol_log(const json& entry) {
+    if (!entry.is_object() || !entry.contains("message") || entry.contains("type"))
+        return std::nullopt;
+    std::string time = str(entry, "timestamp");
+    if (time.empty()) time = str(entry, "time");
+    std::string level = str(entry, "level");
+    for (auto& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return shown(time.empty() ? "-" : time, 64) + " " + shown(level.empty() ? "-" : level, 16) +
+           " " + terminal_safe_line(str(entry, "message"));
+}
+
+}  // namespace
+
+std::string_view stream_kind_name(StreamKind kind) {
+    switch (kind) {
+        case StreamKind::claude:
+            return "claude";
+        case StreamKind::codex:
+            return "codex";
+        case StreamKind::gemini:
+            return "gemini";
+        case StreamKind::unknown:
+            break;
+    }
+    return "unknown";
+}
+
+void TranscriptRenderer::feed(std::string_view line, std::vector<std::string>& out) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    json event;
+    if (!line.empty() && line.front() == '{') event = json::parse(line, nullptr, false);
+    StreamKind kind = event.is_object() ? recognise(event) : StreamKind::unknown;
+    // gemini's message parts are joined until something else comes.
+    const bool gemini_text = kind == StreamKind::gemini && str(event, "type") == "message" &&
+                             str(event, "role") == "assistant";
+    if (!gemini_text) flush(out);
+    if (kind == StreamKind::unknown) {
+        if (auto log = protocol_log(event))
+            out.push_back(*log);
+        else
+            out.push_back(terminal_safe_line(line));
+        return;
+    }
+    kind_ = kind;
+    switch (kind) {
+        case StreamKind::claude:
+            claude(event, out);
+            break;
+        case StreamKind::codex:
+            codex(event, out);
+            break;
+        case StreamKind::gemini:
+            gemini(event, out);
+            break;
+        case StreamKind::unknown:
+            break;
+    }
+}
+
+void TranscriptRenderer::flush(std::vector<std::string>& out) {
+    if (pending_.empty()) return;
+    text_lines(pending_, out);
+    pending_.clear();
+}
+
+void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "system") {
+        if (str(event, "subtype") != "init") return;
+        out.push_back("[session] claude " + shown(str(event, "claude_code_version"), 32) +
+                      ", model " + shown(str(event, "model"), 64) + ", in " +
+                      shown(str(event, "cwd")) + " (" +
+                      shown(short_id(str(event, "session_id")), 8) + ")");
+        return;
+    }
+    if (type == "assistant" || type == "user") {
+        const json& content = event.contains("message") ? event["message"].value("content", json())
+                                                        : json();
+        if (content.is_string()) {
+            if (type == "assistant") text_lines(content.get<std::string>(), out);
+            return;
+        }
+        if (!content.is_array()) return;
+        for (const auto& block : content) {
+            const std::string kind = str(block, "type");
+            if (kind == "text" && type == "assistant") {
+                text_lines(str(block, "text"), out);
+            } else if (kind == "thinking") {
+                out.push_back("(thinking) " + shown(str(block, "thinking")));
+            } else if (kind == "tool_use") {
+                out.push_back("> " + shown(str(block, "name"), 64) + ": " +
+                              shown(tool_subject(block.value("input", json())), kCommandWidth));
+            } else if (kind == "tool_result") {
+                std::string output;
+                const json& c = block.value("content", json());
+                if (c.is_string()) {
+                    output = c.get<std::string>();
+                } else if (c.is_array()) {
+                    for (const auto& part : c)
+                        if (str(part, "type") == "text") output += str(part, "text") + "\n";
+                }
+                result_lines(output, block.value("is_error", false) == true, out);
+            }
+        }
+        return;
+    }
+    if (type == "result") {
+        std::string line = "[result] " + shown(str(event, "subtype"), 32);
+        if (event.value("is_error", false) == true) line += " (error)";
+        if (event.contains("num_turns")) line += ", " + str(event, "num_turns") + " turns";
+        if (auto s = seconds(event.value("duration_ms", json())); !s.empty()) line += ", " + s;
+        if (event.contains("total_cost_usd") && event["total_cost_usd"].is_number()) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, ", $%.4f", event["total_cost_usd"].get<double>());
+            line += buf;
+        }
+        out.push_back(line);
+        if (event.value("is_error", false) == true) text_lines(str(event, "result"), out);
+    }
+}
+
+void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "thread.started") {
+        out.push_back("[session] codex thread " + shown(short_id(str(event, "thread_id")), 8));
+    } else if (type == "error") {
+        out.push_back("[error] " + shown(str(event, "message")));
+    } else if (type == "turn.completed") {
+        const json& usage = event.value("usage", json::object());
+        out.push_back("[result] turn completed, " + shown(str(usage, "input_tokens"), 16) +
+                      " tokens in, " + shown(str(usage, "output_tokens"), 16) + " out");
+    } else if (type == "turn.failed") {
+        out.push_back("[result] turn failed: " +
+                      shown(str(event.value("error", json::object()), "message")));
+    } else if (type == "item.started" || type == "item.completed") {
+        const json& item = event.value("item", json::object());
+        const std::string kind = str(item, "type");
+        const bool done = type == "item.completed";
+        if (kind == "agent_message" && done) {
+            text_lines(str(item, "text"), out);
+        } else if (kind == "reasoning" && done) {
+            out.push_back("(thinking) " + shown(str(item, "text")));
+        } else if (kind == "command_execution") {
+            if (!done) {
+                out.push_back("> shell: " + shown(unwrap_shell(str(item, "command")), kCommandWidth));
+            } else {
+                const std::string code = str(item, "exit_code");
+                std::vector<std::string> shown_output;
+                result_lines(str(item, "aggregated_output"), code != "0", shown_output);
+                if (code != "0" && !code.empty()) out.push_back("  < exit " + shown(code, 8));
+                out.insert(out.end(), shown_output.begin(), shown_output.end());
+            }
+        } else if (kind == "file_change" && done) {
+            std::string files;
+            for (const auto& change : item.value("changes", json::array()))
+                files += (files.empty() ? "" : ", ") + str(change, "kind") + " " +
+                         str(change, "path");
+            out.push_back("> edit: " + shown(files, kCommandWidth));
+        } else if (kind == "mcp_tool_call" && !done) {
+            out.push_back("> " + shown(str(item, "server") + "." + str(item, "tool"), 64));
+        } else if (kind == "web_search" && !done) {
+            out.push_back("> search: " + shown(str(item, "query")));
+        } else if (kind == "todo_list" && done) {
+            for (const auto& todo : item.value("items", json::array()))
+                out.push_back(std::string(todo.value("completed", false) ? "  [x] " : "  [ ] ") +
+                              shown(str(todo, "text")));
+        } else if (kind == "error" && done) {
+            out.push_back("[error] " + shown(str(item, "message")));
+        }
+    }
+}
+
+void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "init") {
+        out.push_back("[session] gemini, model " + shown(str(event, "model"), 64) + " (" +
+                      shown(short_id(str(event, "session_id")), 8) + ")");
+    } else if (type == "message") {
+        if (str(event, "role") == "assistant") pending_ += str(event, "content");
+    } else if (type == "tool_use") {
+        out.push_back("> " + shown(str(event, "tool_name"), 64) + ": " +
+                      shown(tool_subject(event.value("parameters", json())), kCommandWidth));
+    } else if (type == "tool_result") {
+        const bool error = str(event, "status") == "error";
+        std::string output = str(event, "output");
+        if (error && output.empty())
+            output = str(event.value("error", json::object()), "message");
+        result_lines(output, error, out);
+    } else if (type == "error") {
+        out.push_back("[error] " + shown(str(event, "message")));
+    } else if (type == "result") {
+        const json& stats = event.value("stats", json::object());
+        std::string line = "[result] " + shown(str(event, "status"), 32);
+        if (stats.contains("tool_calls")) line += ", " + str(stats, "tool_calls") + " tool calls";
+        if (stats.contains("total_tokens")) line += ", " + str(stats, "total_tokens") + " tokens";
+        if (auto s = seconds(stats.value("duration_ms", json())); !s.empty()) line += ", " + s;
+        out.push_back(line);
+        if (event.contains("error"))
+            out.push_back("[error] " + shown(str(event["error"], "message")));
+    }
+}
+
+std::optional<std::string> final_answer(std::string_view stream) {
+    StreamKind kind = StreamKind::unknown;
+    std::optional<std::string> result;     // claude's result event
+    std::optional<std::string> last_text;  // the last assistant text, any CLI
+    std::string gemini_since_tool;         // gemini: assistant text after its last tool call
+    std::size_t start = 0;
+    while (start < stream.size()) {
+        std::size_t nl = stream.find('\n', start);
+        std::string_view line =
+            stream.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+        start = nl == std::string_view::npos ? stream.size() : nl + 1;
+        if (line.empty() || line.front() != '{') continue;
+        json event = json::parse(line, nullptr, false);
+        if (!event.is_object()) continue;
+        StreamKind k = recognise(event);
+        if (k == StreamKind::unknown) continue;
+        kind = k;
+        const std::string type = str(event, "type");
+        if (k == StreamKind::claude) {
+            if (type == "result" && event.contains("result")) result = str(event, "result");
+            if (type != "assistant" || !event.contains("message")) continue;
+            const json& content = event["message"].value("content", json());
+            std::string text;
+            if (content.is_array())
+                for (const auto& block : content)
+                    if (str(block, "type") == "text") text += str(block, "text");
+            if (!text.empty()) last_text = text;
+        } else if (k == StreamKind::codex) {
+            if (type == "item.completed" &&
+                str(event.value("item", json::object()), "type") == "agent_message")
+                last_text = str(event["item"], "text");
+        } else if (type == "message" && str(event, "role") == "assistant") {
+            gemini_since_tool += str(event, "content");
+            last_text = gemini_since_tool;
+        } else if (type == "tool_use" || type == "tool_result") {
+            gemini_since_tool.clear();
+        }
+    }
+    if (kind == StreamKind::unknown) return std::nullopt;
+    if (result) return result;
+    return last_text.value_or("");
+}
+
+}  // namespace cocode::agent
