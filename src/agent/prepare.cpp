@@ -384,7 +384,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
         run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                         run.launch.args_after_program.end());
-        run.prompt = render_prompt(*pair.issue, run, context.config.ready_marker);
+        run.ready_marker = context.config.ready_marker;
+        run.prompt = render_prompt(*pair.issue, run, run.ready_marker);
         run.environment = agent_environment(ours, run, with_identity);
 
         fs::create_directories(run.files.folder, ec);

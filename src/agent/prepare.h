@@ -43,6 +43,7 @@ struct PlannedRun {
     std::filesystem::path worktree;
     std::string branch;
     std::string base_commit;
+    std::string ready_marker;       // COCODE_READY_MARKER: what makes a commit READY
     std::vector<std::string> argv;  // argv[0] resolved to a path
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX

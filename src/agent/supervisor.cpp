@@ -1,16 +1,24 @@
 #include "agent/supervisor.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 
+#include "agent/ready_watch.h"
+#include "agent/transcript.h"
 #include "core/files.h"
 #include "core/redact.h"
+#include "git/git_files.h"
+#include "git/repository.h"
+#include "hook/ready.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
 
@@ -23,6 +31,14 @@ namespace {
 
 constexpr milliseconds kTick{200};  // the longest we sleep without looking
 constexpr milliseconds kMaxBackoff = std::chrono::seconds(60);
+constexpr milliseconds kViewInterval{1000};  // how often the live view hears of every run
+// How much of the end of a CLI's stream is read for its final answer (output.md).
+constexpr std::size_t kAnswerTail = std::size_t{8} << 20;
+// Said of an agent that was stopped having written nothing at all: a CLI that cannot reach
+// its model retries quietly until it is killed.
+constexpr std::string_view kSilentAgent =
+    ", with no output at all: the agent most likely never reached its model (check its "
+    "base_url, HTTPS_PROXY and key: `cocode-dispatch doctor`) or waited for input";
 
 enum class Phase { queued, running, stopping, backoff, done };
 
@@ -40,6 +56,11 @@ struct Slot {
     bool killed = false;
     bool started_once = false;
     RunResult result;
+    // Its commits, as the ready watch sees them.
+    std::optional<git::GitDirs> dirs;
+    std::string last_head;  // the newest commit already scanned for the marker
+    int commits = 0;        // since the base
+    Clock::time_point first_start{}, ended{};
 };
 
 std::uintmax_t size_of(const fs::path& path) {
@@ -94,6 +115,16 @@ class Supervisor {
             sigaddset(&set, s);
         }
         ::sigprocmask(SIG_BLOCK, &set, &previous);
+        int sfd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (sfd < 0) {
+            int err = errno;
+            ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+            return Error::from_errno("signalfd", err);
+        }
+        signals_ = UniqueFd(sfd);
+        // Without inotify (no instances left), commits and the hook's READY are looked for
+        // on every tick instead.
+        if (auto watch = ReadyWatch::create()) watch_.emplace(std::move(*watch));
         subreaper_ = become_subreaper();
         const auto cpu_before = own_cpu_time();
         const auto wall_before = Clock::now();
@@ -113,11 +144,13 @@ class Supervisor {
             if (std::all_of(slots_.begin(), slots_.end(),
                             [](const Slot& s) { return s.phase == Phase::done; }))
                 break;
-            wait_for_signal(set);
+            wait_for_events();
             reap();
             const auto now = Clock::now();
             for (auto& slot : slots_) tick(slot, now);
+            show(now);
         }
+        show(Clock::now(), true);
         ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         BatchResult result;
         result.interrupted = interrupted_;
@@ -130,7 +163,117 @@ class Supervisor {
 
   private:
     void update(const Slot& slot, UpdateKind kind, std::string detail) {
+        views_changed_ = true;
         if (options_.on_update) options_.on_update(RunUpdate{slot.run, kind, std::move(detail)});
+    }
+
+    // The live view: after a change, and once a second for the clocks.
+    void show(Clock::time_point now, bool force = false) {
+        if (!options_.on_tick) return;
+        if (!force && !views_changed_ && now - last_view_ < kViewInterval) return;
+        views_changed_ = false;
+        last_view_ = now;
+        std::vector<RunView> views;
+        for (const auto& slot : slots_) {
+            RunView view;
+            view.run = slot.run;
+            switch (slot.phase) {
+                case Phase::queued:
+                    view.state = "queued";
+                    break;
+                case Phase::running:
+                    view.state = "running";
+                    break;
+                case Phase::stopping:
+                    view.state = "stopping";
+                    break;
+                case Phase::backoff:
+                    view.state = "restarting";
+                    break;
+                case Phase::done:
+                    view.state = slot.result.status;
+                    view.result = &slot.result;
+                    break;
+            }
+            view.started = slot.first_start;
+            view.ended = slot.ended;
+            view.output_bytes = slot.out_size + slot.err_size;
+            view.commits = slot.commits;
+            view.ready_commit = slot.ready_commit;
+            views.push_back(std::move(view));
+        }
+        options_.on_tick(views);
+    }
+
+    std::size_t index_of(const Slot& slot) const {
+        return static_cast<std::size_t>(&slot - slots_.data());
+    }
+
+    // Opened once, for reading commits of every run: worktrees share one object store.
+    const git::Repository* repository() {
+        if (!repo_opened_) {
+            repo_opened_ = true;
+            if (!slots_.empty())
+                if (auto repo = git::Repository::open(slots_.front().run->worktree))
+                    repo_.emplace(std::move(*repo));
+        }
+        return repo_ ? &*repo_ : nullptr;
+    }
+
+    // Arms the ready watch before the agent first starts, so that no commit can slip by.
+    void watch_commits(Slot& slot) {
+        PlannedRun& run = *slot.run;
+        slot.dirs = git::locate_git_dirs(run.worktree, nullptr);
+        if (!slot.dirs) return;
+        if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
+        auto head = git::read_head_id(*slot.dirs);
+        slot.last_head = head ? *head : run.base_commit;
+        if (auto* repo = repository(); repo && !run.base_commit.empty())
+            if (auto commits = repo->commits_between(run.base_commit, slot.last_head))
+                slot.commits = static_cast<int>(commits->size());
+    }
+
+    // The branch moved: are there new commits, and does one carry the marker? Only the
+    // commits since the last look are read. READY is recorded through the hook's own
+    // function, under the run-info lock, so that whichever of the two sees a commit first
+    // records it and the other finds it recorded.
+    void scan_commits(Slot& slot, Clock::time_point now) {
+        PlannedRun& run = *slot.run;
+        if (!slot.dirs) return;
+        auto head = git::read_head_id(*slot.dirs);
+        if (!head || *head == slot.last_head) return;
+        if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
+        const git::Repository* repo = repository();
+        if (!repo) return;
+        std::vector<std::string> hidden;
+        if (!run.base_commit.empty()) hidden.push_back(run.base_commit);
+        if (!slot.last_head.empty() && slot.last_head != run.base_commit)
+            hidden.push_back(slot.last_head);
+        auto fresh = repo->commits_between(hidden, *head);
+        // An object not found yet (a pack still being written): the next event looks again.
+        if (!fresh) return;
+        slot.last_head = *head;
+        views_changed_ = true;
+        if (!run.base_commit.empty())
+            if (auto all = repo->commits_between(run.base_commit, *head))
+                slot.commits = static_cast<int>(all->size());
+        for (const auto& commit : *fresh) {  // newest first
+            if (!hook::message_has_marker(commit.message, run.ready_marker)) continue;
+            auto recorded = hook::record_ready(run.files.folder, commit.id, commit.message,
+                                               run.ready_marker, std::chrono::system_clock::now(),
+                                               "watch");
+            if (recorded && (recorded->outcome == hook::ReadyOutcome::recorded ||
+                             recorded->outcome == hook::ReadyOutcome::already_recorded))
+                note_ready(slot, commit.id, now);
+            break;
+        }
+    }
+
+    void note_ready(Slot& slot, const std::string& commit, Clock::time_point now) {
+        if (commit.empty() || commit == slot.ready_commit) return;
+        slot.ready_commit = commit;
+        slot.ready_at = now;
+        update(slot, UpdateKind::ready, "commit " + commit.substr(0, 12));
     }
 
     int alive() const {
@@ -153,6 +296,7 @@ class Supervisor {
 
     void start(Slot& slot) {
         PlannedRun& run = *slot.run;
+        if (!slot.started_once) watch_commits(slot);
         SpawnSpec spec;
         spec.argv = run.argv;
         spec.environment = run.environment;
@@ -177,6 +321,7 @@ class Supervisor {
         const std::string start_time = format_utc_timestamp(std::chrono::system_clock::now());
         const bool first = !slot.started_once;
         slot.started_once = true;
+        if (first) slot.first_start = now;
         // The folder is not flushed: after a power loss nothing is running any more, and a
         // run that reads back as queued is reconciled like one that was running. Its end is.
         (void)run::update_run_info(
@@ -199,7 +344,8 @@ class Supervisor {
         update(slot, UpdateKind::started, "pid " + std::to_string(slot.pid));
     }
 
-    void wait_for_signal(const sigset_t& set) {
+    // Sleeps until a signal, a change the ready watch saw, or the next deadline.
+    void wait_for_events() {
         auto now = Clock::now();
         auto wake = now + kTick;
         for (const auto& s : slots_) {
@@ -207,15 +353,24 @@ class Supervisor {
             if (s.phase == Phase::stopping) wake = std::min(wake, s.stop_deadline);
         }
         auto wait = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(wake - now));
-        timespec ts{static_cast<time_t>(wait.count() / 1000),
-                    static_cast<long>((wait.count() % 1000) * 1'000'000)};
-        siginfo_t info;
-        int signal = ::sigtimedwait(&set, &info, &ts);
-        if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
-        // Drain the rest without waiting: a Ctrl-C may come with a SIGCHLD.
-        timespec zero{0, 0};
-        while ((signal = ::sigtimedwait(&set, &info, &zero)) > 0)
+        pollfd fds[2] = {{signals_.get(), POLLIN, 0}, {watch_ ? watch_->fd() : -1, POLLIN, 0}};
+        (void)::poll(fds, watch_ ? 2 : 1, static_cast<int>(wait.count()));
+        signalfd_siginfo info;
+        while (::read(signals_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+            const auto signal = static_cast<int>(info.ssi_signo);
             if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
+        }
+        if (!watch_) return;
+        auto changes = watch_->changed();
+        now = Clock::now();
+        for (std::size_t i : changes.refs)
+            if (i < slots_.size() && is_live(slots_[i])) scan_commits(slots_[i], now);
+        for (std::size_t i : changes.run_info)
+            if (i < slots_.size() && is_live(slots_[i])) watch_ready(slots_[i], now);
+    }
+
+    static bool is_live(const Slot& slot) {
+        return slot.phase == Phase::running || slot.phase == Phase::stopping;
     }
 
     // Every child that ended: our agents, and orphans of theirs we adopted as subreaper.
@@ -263,18 +418,17 @@ class Supervisor {
         update(slot, UpdateKind::stopping, reason);
     }
 
+    // run-info.yaml was rewritten: the hook may have recorded READY.
     void watch_ready(Slot& slot, Clock::time_point now) {
-        std::error_code ec;
-        auto time = fs::last_write_time(slot.run->files.info(), ec);
-        if (ec || time == slot.info_time) return;
-        slot.info_time = time;
+        if (!watch_) {  // no inotify: only read it when it changed
+            std::error_code ec;
+            auto time = fs::last_write_time(slot.run->files.info(), ec);
+            if (ec || time == slot.info_time) return;
+            slot.info_time = time;
+        }
         auto info = run::read_run_info(slot.run->files.folder);
         if (!info) return;
-        std::string commit = info->get("ready_commit").value_or("");
-        if (commit.empty() || commit == slot.ready_commit) return;
-        slot.ready_commit = commit;
-        slot.ready_at = now;
-        update(slot, UpdateKind::ready, "commit " + commit.substr(0, 12));
+        note_ready(slot, info->get("ready_commit").value_or(""), now);
     }
 
     void tick(Slot& slot, Clock::time_point now) {
@@ -284,7 +438,10 @@ class Supervisor {
             return;
         }
         if (slot.phase != Phase::running && slot.phase != Phase::stopping) return;
-        watch_ready(slot, now);
+        if (!watch_) {
+            watch_ready(slot, now);
+            scan_commits(slot, now);
+        }
         auto out = size_of(run.files.stdout_file());
         auto err = size_of(run.files.stderr_file());
         if (out != slot.out_size || err != slot.err_size) {
@@ -395,23 +552,20 @@ class Supervisor {
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
                 summary += ": " + line;
         }
+        if ((why == "timeout" || why == "idle") && slot.out_size + slot.err_size == 0)
+            summary += std::string(kSilentAgent);
         finish(slot, code, why, summary);
     }
 
     void finish(Slot& slot, int code, const std::string& reason, const std::string& summary) {
         PlannedRun& run = *slot.run;
         slot.phase = Phase::done;
+        slot.ended = Clock::now();
+        if (watch_) watch_->forget(index_of(slot));
         slot.result.exit_code = code;
         slot.result.status = code == 0 ? run::kCompleted : run::kFailed;
         slot.result.reason = reason;
-        std::error_code ec;
-        // output.md: the agent's own, else a copy of its stdout (runner contract). Nothing
-        // writes stdout any more, so a hard link is that copy without copying what may be
-        // hundreds of megabytes; a file system without links gets a real copy.
-        if (!fs::exists(run.files.output(), ec)) {
-            fs::create_hard_link(run.files.stdout_file(), run.files.output(), ec);
-            if (ec) fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
-        }
+        write_output_md(run);
         const std::string end_time = format_utc_timestamp(std::chrono::system_clock::now());
         auto info = run::update_run_info(run.files.folder, [&](FlatYaml& fields) {
             fields.set("status", slot.result.status);
@@ -433,10 +587,31 @@ class Supervisor {
                    (summary.empty() || reason == "interrupted" ? "" : ": " + summary));
     }
 
+    // output.md: the agent's own; else the final answer when its stdout is a coding CLI's
+    // stream (not pages of JSON events); else a copy of its stdout (runner contract). Nothing
+    // writes stdout any more, so a hard link is that copy without copying what may be
+    // hundreds of megabytes; a file system without links gets a real copy.
+    static void write_output_md(const PlannedRun& run) {
+        std::error_code ec;
+        if (fs::exists(run.files.output(), ec)) return;
+        if (auto answer = final_answer(read_file_tail(run.files.stdout_file(), kAnswerTail))) {
+            if (!answer->empty() && answer->back() != '\n') *answer += '\n';
+            if (write_file_atomic(run.files.output(), *answer, 0644, Durability::content)) return;
+        }
+        fs::create_hard_link(run.files.stdout_file(), run.files.output(), ec);
+        if (ec) fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
+    }
+
     const SupervisorOptions& options_;
     std::vector<Slot> slots_;
     bool interrupted_ = false;
     bool subreaper_ = false;
+    UniqueFd signals_;
+    std::optional<ReadyWatch> watch_;
+    std::optional<git::Repository> repo_;
+    bool repo_opened_ = false;
+    bool views_changed_ = true;
+    Clock::time_point last_view_{};
 };
 
 }  // namespace

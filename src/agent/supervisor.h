@@ -3,6 +3,8 @@
 // process of the run gone and the run's state written (docs/runs.md, "Supervision").
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +22,26 @@ struct RunUpdate {
     std::string detail;  // "pid 123", "commit abc…", "timeout", "completed (exit 0)", …
 };
 
+struct RunResult {
+    std::string status;  // completed or failed
+    std::string reason;  // "", timeout, idle, interrupted, missing-dependency, setup, …
+    int exit_code = 0;
+    int restarts = 0;
+    std::string ready_commit;
+};
+
+// What the live view shows of a run, at a moment.
+struct RunView {
+    const PlannedRun* run = nullptr;
+    std::string state;  // queued, running, stopping, restarting, completed, failed
+    std::chrono::steady_clock::time_point started{};  // of the run's first attempt; epoch if none
+    std::chrono::steady_clock::time_point ended{};    // epoch while it runs
+    std::uintmax_t output_bytes = 0;                  // stdout and stderr so far
+    int commits = 0;                                  // since the base
+    std::string ready_commit;
+    const RunResult* result = nullptr;  // once it has ended
+};
+
 struct SupervisorOptions {
     int concurrency = 5;
     config::Duration grace = std::chrono::seconds(5);
@@ -30,14 +52,8 @@ struct SupervisorOptions {
     std::function<void(const RunUpdate&)> on_update;
     // Called once, after the first runs have started (--detach lets the terminal go then).
     std::function<void()> on_started;
-};
-
-struct RunResult {
-    std::string status;  // completed or failed
-    std::string reason;  // "", timeout, idle, interrupted, missing-dependency, setup, …
-    int exit_code = 0;
-    int restarts = 0;
-    std::string ready_commit;
+    // Every run as it stands: after any update, and about once a second in between.
+    std::function<void(const std::vector<RunView>&)> on_tick;
 };
 
 struct BatchResult {

@@ -27,7 +27,7 @@ std::string seconds_text(double seconds) {
     return buf;
 }
 
-CheckItem exit_code_check(const std::optional<int>& code) {
+CheckItem exit_code_check(const std::optional<int>& code, const std::string& run_summary) {
     CheckItem item = named("exit_code", "exit code");
     if (!code) {
         item.reason = "not known here (no run, or it has not ended)";
@@ -36,6 +36,8 @@ CheckItem exit_code_check(const std::optional<int>& code) {
     if (auto failure = exit_code_failure(*code)) {
         item.outcome = Outcome::fail;
         item.reason = *failure;
+        // What the dispatcher saw of the end: "timed out after 30m, with no output at all: …"
+        if (!run_summary.empty()) item.reason += " (" + run_summary + ")";
     } else {
         item.outcome = Outcome::pass;
         item.reason = "exit 0: the marker decides";
@@ -172,7 +174,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     v.files = *files;
     for (const auto& f : v.files) v.insertions += f.insertions, v.deletions += f.deletions;
 
-    v.checks.push_back(exit_code_check(input.exit_code));
+    v.checks.push_back(exit_code_check(input.exit_code, input.run_summary));
     v.checks.push_back(marker_check(*repo, input, *commits, v.ready_commit));
     v.checks.push_back(commits_check(*commits, v.files, v.base));
     v.checks.push_back(scope_check(input.rules, v.files));

@@ -22,6 +22,7 @@ struct JudgeInput {
     std::string base;  // a commit (any rev-parse spelling)
     std::string head = "HEAD";
     std::optional<int> exit_code;  // the agent's; unknown (pre-push, CI without a run): skipped
+    std::string run_summary;       // the dispatcher's word on how the run ended (error_summary)
     std::string marker = "cocode ready for check";
     config::CheckConfig rules;
     bool verify = true;  // false: verify commands are reported skipped (the pre-push gate's --fast)

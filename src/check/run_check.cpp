@@ -7,9 +7,11 @@
 
 #include "check/publish.h"
 #include "check/report.h"
+#include "config/presets.h"
 #include "core/files.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
+#include "github/reach.h"
 
 namespace cocode::check {
 namespace fs = std::filesystem;
@@ -20,6 +22,20 @@ std::optional<double> seconds_between(const std::string& start, const std::strin
     auto a = parse_utc_timestamp(start), b = parse_utc_timestamp(end);
     if (!a || !b || *b < *a) return std::nullopt;
     return std::chrono::duration<double>(*b - *a).count();
+}
+
+// A run its time limit ended, of an agent that talks to a model: can that endpoint be reached
+// from here? An unreachable one is the usual reason a coding CLI waits silently until killed.
+std::string endpoint_diagnosis(const run::RunRecord& record, const config::Config& config) {
+    if (record.exit_code != static_cast<int>(ExitCode::timeout)) return {};
+    const config::AgentConfig* agent = config.find_agent(record.agent);
+    if (!agent) return {};
+    auto endpoint = config::model_endpoint(*agent, github::getenv_string);
+    if (!endpoint.url) return {};
+    auto reached = github::probe_endpoint(*endpoint.url, std::chrono::seconds(3));
+    if (reached) return {};
+    return "its model endpoint " + *endpoint.url + " cannot be reached from here: " +
+           reached.error().message;
 }
 
 }  // namespace
@@ -41,6 +57,9 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.base = record.base_commit;
     input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
     input.exit_code = record.exit_code;
+    input.run_summary = record.error_summary;
+    if (auto why = endpoint_diagnosis(record, config); !why.empty())
+        input.run_summary += (input.run_summary.empty() ? "" : "; ") + why;
     input.marker = record.ready_marker.empty() ? config.ready_marker : record.ready_marker;
     input.rules = config.check;
     input.report_dir = record.folder;
@@ -84,7 +103,8 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
 
 std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                                     const config::Config& config, int parallel,
-                                    issues::IssueSource* publish_to) {
+                                    issues::IssueSource* publish_to,
+                                    const std::function<void(const BatchCheck&)>& on_judged) {
     std::vector<BatchCheck> out(runs.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
@@ -93,6 +113,7 @@ std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
             auto input = input_for_run(runs[i], config);
             if (!input) {
                 out[i].error = input.error().message;
+                if (on_judged) on_judged(out[i]);
                 continue;
             }
             auto verdict = judge_and_record(*input);
@@ -100,6 +121,7 @@ std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                 out[i].verdict = std::move(*verdict);
             else
                 out[i].error = verdict.error().message;
+            if (on_judged) on_judged(out[i]);
         }
     };
     std::vector<std::thread> threads;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +40,11 @@ struct BatchCheck {
     std::string error;        // why there is no verdict, or why publishing failed
     std::string comment_url;  // when published
 };
-std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
-                                    const config::Config& config, int parallel,
-                                    issues::IssueSource* publish_to);
+// `on_judged` hears of each run as soon as it is judged, from the thread that judged it.
+std::vector<BatchCheck> check_batch(
+    const std::vector<run::RunRecord>& runs, const config::Config& config, int parallel,
+    issues::IssueSource* publish_to,
+    const std::function<void(const BatchCheck&)>& on_judged = nullptr);
 
 // Where a run's issue lives, from its issue_url: a local store (file://…/<n>.json) or a
 // GitHub repository (https://<host>/<owner>/<name>/issues/<n>), for publishing to the run's

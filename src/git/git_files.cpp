@@ -99,6 +99,16 @@ Result<std::string> read_head_id(const GitDirs& dirs) {
     return Error::general("symbolic refs nested too deeply from HEAD");
 }
 
+std::optional<std::string> head_symbolic_ref(const GitDirs& dirs) {
+    auto content = read_file(dirs.git_dir / "HEAD", 4096);
+    if (!content) return std::nullopt;
+    std::string_view line = trim_line(*content);
+    if (line.rfind("ref: ", 0) != 0) return std::nullopt;
+    std::string ref(line.substr(5));
+    if (ref.find("..") != std::string::npos) return std::nullopt;
+    return ref;
+}
+
 std::string commit_message_of(std::string_view raw) {
     if (raw.rfind("\n", 0) == 0) return std::string(raw.substr(1));
     std::size_t split = raw.find("\n\n");

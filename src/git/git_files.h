@@ -31,6 +31,9 @@ std::optional<GitDirs> locate_git_dirs(const std::filesystem::path& work_tree,
 // packed-refs. Error when HEAD is unborn or the files are not in a form we read.
 Result<std::string> read_head_id(const GitDirs& dirs);
 
+// The ref HEAD points at ("refs/heads/main"), or nullopt when HEAD is detached or unreadable.
+std::optional<std::string> head_symbolic_ref(const GitDirs& dirs);
+
 // A loose commit's message (everything after the header), or nullopt when the object is not
 // loose (packed, or in an alternate): the caller falls back to `git cat-file`.
 Result<std::optional<std::string>> read_loose_commit_message(

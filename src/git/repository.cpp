@@ -153,8 +153,11 @@ Result<CommitInfo> Repository::lookup(const std::string& revision) const {
 
 Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& base,
                                                             const std::string& head) const {
-    auto base_commit = peel_commit(repo_.get(), base);
-    if (!base_commit) return std::move(base_commit).error();
+    return commits_between(std::vector<std::string>{base}, head);
+}
+
+Result<std::vector<CommitInfo>> Repository::commits_between(const std::vector<std::string>& hidden,
+                                                            const std::string& head) const {
     auto head_commit = peel_commit(repo_.get(), head);
     if (!head_commit) return std::move(head_commit).error();
 
@@ -162,9 +165,14 @@ Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& b
     if (git_revwalk_new(&w, repo_.get()) != 0) return libgit2_error("cannot walk commits");
     RevwalkHandle walk(w);
     git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
-    if (git_revwalk_push(walk.get(), git_commit_id(head_commit->get())) != 0 ||
-        git_revwalk_hide(walk.get(), git_commit_id(base_commit->get())) != 0)
-        return libgit2_error("cannot walk " + base + ".." + head);
+    if (git_revwalk_push(walk.get(), git_commit_id(head_commit->get())) != 0)
+        return libgit2_error("cannot walk from " + head);
+    for (const auto& base : hidden) {
+        auto base_commit = peel_commit(repo_.get(), base);
+        if (!base_commit) return std::move(base_commit).error();
+        if (git_revwalk_hide(walk.get(), git_commit_id(base_commit->get())) != 0)
+            return libgit2_error("cannot walk " + base + ".." + head);
+    }
 
     std::vector<CommitInfo> commits;
     git_oid oid;
@@ -176,7 +184,7 @@ Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& b
         CommitHandle commit(c);
         commits.push_back(describe(commit.get()));
     }
-    if (rc != GIT_ITEROVER) return libgit2_error("walking " + base + ".." + head);
+    if (rc != GIT_ITEROVER) return libgit2_error("walking to " + head);
     return commits;
 }
 

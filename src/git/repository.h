@@ -60,6 +60,9 @@ class Repository {
     // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
     Result<std::vector<CommitInfo>> commits_between(const std::string& base,
                                                     const std::string& head) const;
+    // Commits reachable from `head` and from none of `hidden`, newest first.
+    Result<std::vector<CommitInfo>> commits_between(const std::vector<std::string>& hidden,
+                                                    const std::string& head) const;
 
     // What changed from `base` to `head` (trees compared, renames found), sorted by path.
     Result<std::vector<FileChange>> changed_files(const std::string& base,

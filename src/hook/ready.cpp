@@ -14,12 +14,14 @@ bool message_has_marker(std::string_view message, std::string_view marker) {
 
 namespace {
 
-std::string ready_event(const std::string& run_id, const std::string& commit, SystemTime now) {
+std::string ready_event(const std::string& run_id, const std::string& commit, SystemTime now,
+                        std::string_view found_by) {
     nlohmann::ordered_json event;
     event["type"] = "READY";
     event["run_id"] = run_id;
     event["commit"] = commit;
     event["time"] = format_utc_timestamp(now);
+    if (!found_by.empty()) event["by"] = found_by;
     return event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -27,7 +29,8 @@ std::string ready_event(const std::string& run_id, const std::string& commit, Sy
 
 Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& commit_id,
                                  std::string_view message,
-                                 const std::optional<std::string>& env_marker, SystemTime now) {
+                                 const std::optional<std::string>& env_marker, SystemTime now,
+                                 std::string_view found_by) {
     // Agents get the marker in their environment: a commit without it is settled here, with
     // no lock taken and no file read (most of an agent's commits).
     if (env_marker && !env_marker->empty() && !message_has_marker(message, *env_marker))
@@ -64,7 +67,7 @@ Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& 
         return result;
     }
 
-    const std::string event = ready_event(result.run_id, commit_id, now);
+    const std::string event = ready_event(result.run_id, commit_id, now, found_by);
     if (auto appended = append_line_locked(run_folder / kEventsFile, event); !appended)
         return std::move(appended).error();
     if (auto bus = info->get("message_bus"); bus && !bus->empty()) {

@@ -39,9 +39,11 @@ inline constexpr char kEventsFile[] = "events.jsonl";
 // to the bus named by run-info's `message_bus`, when set) under a lock, then sets
 // `ready_commit` in run-info.yaml atomically. The marker is `env_marker` when given, else
 // run-info's `ready_marker`, else the default. All of it happens under the run-info lock, so
-// two hooks racing on one run record a commit once.
+// two hooks racing on one run — or the hook and the supervisor's own watch — record a commit
+// once. `found_by` names who saw it when it is not the hook (the event's `by`: "watch").
 Result<ReadyResult> record_ready(const std::filesystem::path& run_folder,
                                  const std::string& commit_id, std::string_view message,
-                                 const std::optional<std::string>& env_marker, SystemTime now);
+                                 const std::optional<std::string>& env_marker, SystemTime now,
+                                 std::string_view found_by = {});
 
 }  // namespace cocode::hook

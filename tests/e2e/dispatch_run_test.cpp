@@ -1,7 +1,10 @@
 // cocode-dispatch run, status, logs, clean as a user runs them: a real repository made with
 // the git CLI, the reference agents of examples/agents/ as real processes, and assertions on
 // what lands on disk and what is left in /proc.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -330,6 +333,98 @@ TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
     // READY came from the hook at commit time, long before the run ended.
     EXPECT_LT(evs[1]["time"].get<std::string>(), evs[2]["time"].get<std::string>());
     EXPECT_TRUE(nothing_left(r));
+}
+
+class HooksOff : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
+
+// gemini's shell tool runs git with core.hooksPath emptied; others pass -c core.hooksPath.
+// The supervisor's own watch of the branch still makes the run READY, once, at once.
+TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWithin100ms) {
+    const std::string how = GetParam();
+    configure({{"ready_quiet", "300ms"},
+               {"grace", "300ms"},
+               {"agents",
+                {{"nohooks",
+                  {{"command", agent_path("no-hooks-agent.sh")}, {"env", {"AGENT_HOOKS_OFF"}}}}}}});
+    Shell run = dispatch("run 1", "AGENT_HOOKS_OFF=" + how + " ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.reason, "ready-quiet");  // READY was known while the agent lingered
+    EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-nohooks", repo_).substr(0, 40));
+    std::vector<json> ready;
+    for (const auto& e : events(r.folder / "events.jsonl"))
+        if (e["type"] == "READY") ready.push_back(e);
+    ASSERT_EQ(ready.size(), 1u);  // whoever saw it first recorded it; once
+    if (how != "no-verify") {
+        EXPECT_EQ(ready[0].value("by", ""), "watch");
+    }
+    // Recorded within 100 ms of the commit (the agent noted the time right after it).
+    const long long committed_ms = std::stoll(read_text(r.folder / "committed")) / 1'000'000;
+    auto ready_time = parse_utc_timestamp(ready[0]["time"].get<std::string>());
+    ASSERT_TRUE(ready_time.has_value());
+    const long long ready_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   ready_time->time_since_epoch())
+                                   .count();
+    EXPECT_LE(ready_ms - committed_ms, 100) << "READY " << ready_ms - committed_ms << " ms late";
+    // status agrees.
+    Shell status = dispatch("status --json");
+    auto shown = json::parse(status.out);
+    EXPECT_EQ(shown[0]["ready_commit"], r.ready_commit);
+    EXPECT_EQ(shown[0]["status"], "completed");
+    EXPECT_TRUE(nothing_left(r));
+}
+
+INSTANTIATE_TEST_SUITE_P(Agents, HooksOff, ::testing::Values("cli", "env", "no-verify"));
+
+TEST_F(DispatchRun, AnAgentThatNeverSaysAnythingIsDiagnosedNotJustTimedOut) {
+    configure({{"grace", "300ms"},
+               {"agents",
+                {{"mute", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    Shell run = dispatch("run 1 --timeout 1s", "AGENT_SLEEP=60 ");
+    EXPECT_EQ(run.exit_code, 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.exit_code, 124);
+    EXPECT_EQ(r.error_summary,
+              "timed out after 1s, with no output at all: the agent most likely never reached its "
+              "model (check its base_url, HTTPS_PROXY and key: `cocode-dispatch doctor`) or "
+              "waited for input");
+    // The check's report says it too.
+    EXPECT_NE(read_text(r.folder / "check.md").find("no output at all"), std::string::npos)
+        << read_text(r.folder / "check.md");
+}
+
+// A port nothing listens on: bound, then closed.
+int closed_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), size);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
+    // A claude agent (its command stands in for the CLI) whose base_url nothing answers.
+    const std::string endpoint = "http://127.0.0.1:" + std::to_string(closed_port());
+    configure({{"grace", "300ms"},
+               {"agents",
+                {{"claude",
+                  {{"type", "claude"},
+                   {"command", agent_path("sleep-agent.sh")},
+                   {"base_url", endpoint},
+                   {"env", {"AGENT_SLEEP"}}}}}}});
+    Shell run = dispatch("run 1 --timeout 1s", "AGENT_SLEEP=60 ");
+    EXPECT_EQ(run.exit_code, 1);
+    const auto& r = only_run();
+    const std::string report = read_text(r.folder / "check.md");
+    EXPECT_NE(report.find("no output at all"), std::string::npos) << report;
+    EXPECT_NE(report.find("its model endpoint " + endpoint + " cannot be reached from here"),
+              std::string::npos)
+        << report;
 }
 
 TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {

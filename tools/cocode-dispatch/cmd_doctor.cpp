@@ -5,13 +5,20 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cctype>
+
 #include "commands.h"
 #include "common/executables.h"
+#include "config/presets.h"
 #include "git/repository.h"
 #include "github/auth.h"
+#include "github/reach.h"
 #include "github/url.h"
 #include "hook/installer.h"
 #include "proc/command.h"
+#include "core/terminal_text.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -25,13 +32,130 @@ struct Check {
     std::string detail;
 };
 
-// `program --version`, first line, bounded by coreutils' timeout so a CLI that waits for
-// input or a login cannot hang the doctor.
+// What `program args…` prints, bounded by coreutils' timeout so a CLI that waits for input
+// or a login cannot hang the doctor. Empty when it fails.
+std::string output_of(const fs::path& program, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"timeout", "5", program.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = run_command(argv);
+    if (!result || result->exit_code != 0) return {};
+    return result->out + result->err;
+}
+
+// `program --version`, first line.
 std::string version_of(const fs::path& program) {
-    auto result = run_command({"timeout", "5", program.string(), "--version"});
-    if (!result || result->exit_code != 0) return "version unknown";
-    std::string line = first_line(result->out);
+    std::string line = first_line(output_of(program, {"--version"}));
     return line.empty() ? "version unknown" : line;
+}
+
+std::optional<std::string> getenv_value(const char* name) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) return std::nullopt;
+    return std::string(value);
+}
+
+// The checks of a coding CLI agent: its version against the one its preset was tested with,
+// the preset's flags against its --help, whether it can reach its model and has a key —
+// nothing that spends a request.
+void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
+                     std::vector<Check>& checks) {
+    const config::CliPreset& cli = *config::cli_preset(agent.type);
+    const std::string name = "agent " + agent.name;
+
+    const std::string version_line = version_of(program);
+    auto version = config::version_in(version_line);
+    if (!version)
+        checks.push_back({name, "warning",
+                          program.string() + " (its version is unknown; the preset was tested with " +
+                              cli.tested_version + ")"});
+    else if (config::compare_versions(*version, cli.tested_version) < 0)
+        checks.push_back({name, "warning",
+                          program.string() + " " + *version + " is older than " +
+                              cli.tested_version + ", which the preset was tested with; update it"});
+    else
+        checks.push_back({name, "ok",
+                          program.string() + " " + *version + " (preset tested with " +
+                              cli.tested_version + ")"});
+
+    // Flags the configured command line uses that this version does not list.
+    const std::string help = output_of(program, cli.help_args);
+    std::vector<std::string> unknown;
+    for (std::size_t i = 1; i < agent.argv.size(); ++i) {
+        const std::string& arg = agent.argv[i];
+        if (arg.size() < 2 || arg[0] != '-' || arg == "-") continue;
+        const std::string flag = arg.substr(0, arg.find('='));
+        bool listed = false;
+        for (std::size_t at = help.find(flag); at != std::string::npos;
+             at = help.find(flag, at + 1)) {
+            const char after = at + flag.size() < help.size() ? help[at + flag.size()] : ' ';
+            const char before = at > 0 ? help[at - 1] : ' ';
+            if ((std::isalnum(static_cast<unsigned char>(after)) || after == '-') ||
+                before == '-' || std::isalnum(static_cast<unsigned char>(before)))
+                continue;
+            listed = true;
+            break;
+        }
+        if (!listed) unknown.push_back(flag);
+    }
+    if (help.empty())
+        checks.push_back({name + " flags", "warning", "`" + cli.program + " --help` failed"});
+    else if (!unknown.empty()) {
+        std::string list;
+        for (const auto& f : unknown) list += (list.empty() ? "" : ", ") + f;
+        checks.push_back({name + " flags", "warning",
+                          "not in its --help: " + list +
+                              " (a newer or older CLI than the preset knows; set args)"});
+    }
+
+    if (agent.type == config::AgentType::claude && ::geteuid() == 0) {
+        const bool overridden = agent.env_values.count("IS_SANDBOX") > 0;
+        checks.push_back(
+            {name + " root", overridden ? "warning" : "ok",
+             overridden ? "running as root with IS_SANDBOX set in the config: claude refuses to "
+                          "skip its permission prompts as root unless it is 1"
+                        : "running as root: cocode passes IS_SANDBOX=1, without which claude "
+                          "refuses to skip its permission prompts as root"});
+    }
+
+    // The endpoint, reached the way the agent would (proxies included), without a request.
+    auto endpoint = config::model_endpoint(agent, getenv_value);
+    if (!endpoint.url) {
+        checks.push_back({name + " endpoint", "ok", endpoint.provider + " (not probed)"});
+    } else if (auto reached = github::probe_endpoint(*endpoint.url, std::chrono::seconds(3),
+                                                     getenv_value)) {
+        checks.push_back({name + " endpoint", "ok", *endpoint.url + " reachable (" + *reached + ")"});
+    } else {
+        checks.push_back({name + " endpoint", "warning",
+                          *endpoint.url + " unreachable: " + reached.error().message +
+                              "; the agent would wait silently until its timeout"});
+    }
+
+    // A key, or the CLI's own login.
+    std::string found;
+    for (const auto& variable : cli.secrets) {
+        if (agent.env_values.count(variable) || getenv_value(variable.c_str())) {
+            found = variable + " set";
+            break;
+        }
+    }
+    if (found.empty()) {
+        if (auto home = getenv_value("HOME")) {
+            for (const auto& file : cli.login_files) {
+                std::error_code ec;
+                if (fs::exists(fs::path(*home) / file, ec)) {
+                    found = "its own login (~/" + file + ")";
+                    break;
+                }
+            }
+        }
+    }
+    if (found.empty() && !endpoint.provider.empty()) found = endpoint.provider + " credentials";
+    if (found.empty())
+        checks.push_back({name + " key", "warning",
+                          "no " + cli.secrets.front() + " and no login of " + cli.program +
+                              "'s own: its first request would fail"});
+    else
+        checks.push_back({name + " key", "ok", found});
 }
 
 }  // namespace
@@ -61,15 +185,10 @@ int run_doctor(const DoctorArgs& args) {
                 checks.push_back({name, "missing", agent.argv.front() + " not found in PATH"});
                 continue;
             }
-            std::string detail = program->string();
-            if (agent.type != config::AgentType::command)
-                detail += " (" + version_of(*program) + ")";
-            if (agent.token_env) {
-                const char* token = std::getenv(agent.token_env->c_str());
-                detail += std::string(", ") + *agent.token_env +
-                          (token && *token ? " present" : " not set (the CLI's own login is used)");
-            }
-            checks.push_back({name, "ok", detail});
+            if (agent.type == config::AgentType::command)
+                checks.push_back({name, "ok", program->string()});
+            else
+                check_cli_agent(agent, *program, checks);
         }
         auto where = hook::locate_hooks(ws->root);
         if (where) {
@@ -112,7 +231,8 @@ int run_doctor(const DoctorArgs& args) {
         std::cout << out.dump(2) << "\n";
     } else {
         for (const auto& c : checks)
-            std::printf("%-8s %-22s %s\n", c.state.c_str(), c.name.c_str(), c.detail.c_str());
+            std::printf("%-8s %-22s %s\n", c.state.c_str(), c.name.c_str(),
+                        terminal_safe_line(c.detail).c_str());
     }
     return missing ? static_cast<int>(ExitCode::missing_dependency) : 0;
 }

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -14,6 +16,7 @@
 #include "commands.h"
 #include "common/executables.h"
 #include "core/redact.h"
+#include "core/terminal_text.h"
 #include "hook/installer.h"
 #include "progress.h"
 #include "workspace.h"
@@ -82,6 +85,37 @@ std::string run_line(const agent::PlannedRun& run, const std::string& what) {
            run.run_id + "  #" + std::to_string(run.issue) + " " + run.agent.name + "  " + what;
 }
 
+// One run in the live view: state, elapsed time, output so far, commits, READY, verdict.
+std::string view_line(const agent::RunView& view, const std::string& verdict) {
+    using Clock = std::chrono::steady_clock;
+    const agent::PlannedRun& run = *view.run;
+    std::string state = view.state;
+    if (view.result && !view.result->reason.empty()) state += " (" + view.result->reason + ")";
+    const bool started = view.started != Clock::time_point{};
+    const auto until = view.ended != Clock::time_point{} ? view.ended : Clock::now();
+    const long seconds =
+        started ? static_cast<long>(
+                      std::chrono::duration_cast<std::chrono::seconds>(until - view.started).count())
+                : 0;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s  %-18s %s", run.issue,
+                  run.agent.name.c_str(), state.c_str(),
+                  started ? format_elapsed(seconds).c_str() : "-",
+                  started ? format_bytes(view.output_bytes).c_str() : "-",
+                  started ? (std::to_string(view.commits) + (view.commits == 1 ? " commit" : " commits")).c_str()
+                          : "-",
+                  view.ready_commit.empty() ? "" : ("READY " + view.ready_commit.substr(0, 10)).c_str(),
+                  verdict.c_str());
+    return buf;
+}
+
+const char* color_of(const std::string& state) {
+    if (state == "completed") return "completed";
+    if (state == "failed") return "failed";
+    if (state == "queued") return "queued";
+    return "running";
+}
+
 json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
     return {{"run_id", run.run_id},
             {"issue", run.issue},
@@ -90,7 +124,7 @@ json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
             {"reason", result.reason},
             {"exit_code", result.exit_code},
             {"restarts", result.restarts},
-            {"ready_commit", result.ready_commit},
+            {"ready_commit", result.ready_commit.empty() ? json(nullptr) : json(result.ready_commit)},
             {"branch", run.branch},
             {"worktree", run.worktree.string()},
             {"run_folder", run.files.folder.string()}};
@@ -114,6 +148,7 @@ struct AfterRun {
     bool publish = false;
     const config::Config* config = nullptr;
     issues::IssueSource* source = nullptr;
+    std::function<void(const check::BatchCheck&)> on_judged;  // from the judging threads
 };
 
 std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
@@ -125,7 +160,7 @@ std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>&
         if (info) records.push_back(run::record_from(*info, run.files.folder));
     }
     return check::check_batch(records, *after.config, after.config->concurrency,
-                              after.publish ? after.source : nullptr);
+                              after.publish ? after.source : nullptr, after.on_judged);
 }
 
 const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
@@ -274,17 +309,48 @@ int run_run(const RunArgs& args) {
     if (args.detach) return detach_and_supervise(runs, options, ws.runs_dir(), args.json, after);
 
     Progress progress(stderr);
-    options.on_update = [&](const agent::RunUpdate& u) {
-        static const char* kNames[] = {"started", "READY", "restarting", "stopping", "finished"};
-        std::string state = u.kind == agent::UpdateKind::finished
-                                ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
-                                : "running";
-        std::string what = u.kind == agent::UpdateKind::finished
-                               ? u.detail
-                               : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;
-        progress.set(u.run->run_id, run_line(*u.run, redact(what)), state);
+    std::mutex shown;  // the judging threads report too
+    std::map<std::string, std::string> verdicts;  // run id → "PASS", "FAIL", "judging…"
+    std::vector<agent::RunView> last_views;
+    auto redraw = [&](const std::vector<agent::RunView>& views) {
+        for (const auto& view : views)
+            progress.set(view.run->run_id, view_line(view, verdicts[view.run->run_id]),
+                         color_of(view.state));
+    };
+    if (progress.in_place()) {
+        // On a terminal: every run on its own line, rewritten as it changes; the clocks tick.
+        options.on_tick = [&](const std::vector<agent::RunView>& views) {
+            std::lock_guard<std::mutex> lock(shown);
+            last_views = views;
+            redraw(views);
+        };
+    } else {
+        // A pipe or a CI log: one line per event.
+        options.on_update = [&](const agent::RunUpdate& u) {
+            static const char* kNames[] = {"started", "READY", "restarting", "stopping",
+                                           "finished"};
+            std::string state =
+                u.kind == agent::UpdateKind::finished
+                    ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
+                    : "running";
+            std::string what = u.kind == agent::UpdateKind::finished
+                                   ? u.detail
+                                   : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;
+            progress.set(u.run->run_id, run_line(*u.run, terminal_safe_line(redact(what))), state);
+        };
+    }
+    after.on_judged = [&](const check::BatchCheck& c) {
+        if (!progress.in_place()) return;
+        std::lock_guard<std::mutex> lock(shown);
+        verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
+        redraw(last_views);
     };
     auto batch = agent::supervise(runs, options).value_or_throw();
+    if (progress.in_place() && after.check && !batch.interrupted) {
+        std::lock_guard<std::mutex> lock(shown);
+        for (const auto& view : last_views) verdicts[view.run->run_id] = "judging…";
+        redraw(last_views);
+    }
     const auto checks = check_after(runs, batch, after);
     if (args.json) {
         json out = {{"interrupted", batch.interrupted},

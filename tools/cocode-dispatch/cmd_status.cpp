@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "check/run_check.h"
 #include "commands.h"
 #include "core/run_id.h"
+#include "core/terminal_text.h"
 #include "git/repository.h"
 #include "progress.h"
 #include "workspace.h"
@@ -30,14 +32,14 @@ std::string elapsed(const run::RunRecord& r) {
     if (!start) return "-";
     auto end = parse_time(r.end_time);
     long now = static_cast<long>(std::time(nullptr));
-    long s = (end ? *end : now) - *start;
-    if (s < 0) s = 0;
-    char buf[32];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-    return buf;
+    return format_elapsed((end ? *end : now) - *start);
+}
+
+// PASS or FAIL once cocode-check has judged the run; empty before.
+std::string verdict_of(const run::RunRecord& r) {
+    auto verdict = check::recorded_verdict(r.folder);
+    if (!verdict) return {};
+    return verdict->pass ? "PASS" : "FAIL";
 }
 
 // `repo` is the workspace's repository, opened once per listing (null when it cannot be).
@@ -54,17 +56,21 @@ std::string state_of(const run::RunRecord& r) {
 
 std::string line_of(const git::Repository* repo, const run::RunRecord& r) {
     auto commits = commits_since_base(repo, r);
+    const std::string verdict = verdict_of(r);
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %s", r.run_id.c_str(),
-                  r.issue, r.agent.c_str(), state_of(r).c_str(), elapsed(r).c_str(),
-                  commits ? std::to_string(*commits).c_str() : "-",
+    std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %4s  %s",
+                  r.run_id.c_str(), r.issue, r.agent.c_str(), state_of(r).c_str(),
+                  elapsed(r).c_str(), commits ? std::to_string(*commits).c_str() : "-",
                   r.ready_commit.empty() ? "-" : r.ready_commit.substr(0, 12).c_str(),
-                  r.exit_code ? std::to_string(*r.exit_code).c_str() : "-");
-    return buf;
+                  r.exit_code ? std::to_string(*r.exit_code).c_str() : "-",
+                  verdict.empty() ? "-" : verdict.c_str());
+    // run-info is in a folder the agent can write to: shown, never interpreted.
+    return terminal_safe_line(buf);
 }
 
 json json_of(const git::Repository* repo, const run::RunRecord& r) {
     auto commits = commits_since_base(repo, r);
+    const std::string verdict = verdict_of(r);
     return {{"run_id", r.run_id},
             {"issue", r.issue},
             {"agent", r.agent},
@@ -77,6 +83,7 @@ json json_of(const git::Repository* repo, const run::RunRecord& r) {
             {"ready_commit", r.ready_commit.empty() ? json(nullptr) : json(r.ready_commit)},
             {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
             {"restarts", r.restarts},
+            {"verdict", verdict.empty() ? json(nullptr) : json(verdict)},
             {"branch", r.branch},
             {"worktree", r.worktree.string()},
             {"run_folder", r.folder.string()},
@@ -103,8 +110,8 @@ int run_status(const StatusArgs& args) {
             std::printf("no runs in %s\n", ws.runs_dir().c_str());
             return 0;
         }
-        std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %s\n", "RUN", "ISSUE", "AGENT", "STATE",
-                    "ELAPSED", "COMMITS", "READY", "EXIT");
+        std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %4s  %s\n", "RUN", "ISSUE", "AGENT",
+                    "STATE", "ELAPSED", "COMMITS", "READY", "EXIT", "VERDICT");
         for (const auto& r : runs) std::printf("%s\n", line_of(repo, r).c_str());
         return 0;
     }

@@ -7,6 +7,27 @@
 
 namespace cocode::dispatch_cli {
 
+std::string format_elapsed(long s) {
+    if (s < 0) s = 0;
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, s / 60 % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    return buf;
+}
+
+std::string format_bytes(std::uintmax_t bytes) {
+    if (bytes < 1000) return std::to_string(bytes) + " B";
+    const char* units[] = {"KB", "MB", "GB", "TB"};
+    double value = static_cast<double>(bytes) / 1000.0;
+    int unit = 0;
+    while (value >= 1000.0 && unit < 3) value /= 1000.0, ++unit;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %s", value, units[unit]);
+    return buf;
+}
+
 Progress::Progress(std::FILE* out) : out_(out) {
     const bool tty = ::isatty(::fileno(out)) == 1;
     const char* term = std::getenv("TERM");

@@ -3,12 +3,18 @@
 // (https://no-color.org) turns colour off; TERM=dumb turns the in-place block off.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace cocode::dispatch_cli {
+
+// "0m07s", "12m30s", "1h05m": a run's elapsed time in a table.
+std::string format_elapsed(long seconds);
+// "0 B", "812 B", "4.2 KB", "12.0 MB", "1.3 GB".
+std::string format_bytes(std::uintmax_t bytes);
 
 class Progress {
   public:
