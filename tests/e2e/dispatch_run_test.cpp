@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -27,6 +28,19 @@ using Clock = std::chrono::steady_clock;
 
 std::string agent_path(const std::string& name) {
     return std::string(COCODE_SOURCE_DIR) + "/examples/agents/" + name;
+}
+
+// A port nothing listens on: bound, then closed.
+int closed_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), size);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
+    ::close(fd);
+    return ntohs(addr.sin_port);
 }
 
 double read_seconds(const fs::path& file) { return std::stod(read_text(file)); }
@@ -54,8 +68,12 @@ class DispatchRun : public ::testing::Test {
         for (auto& [name, agent] : config["agents"].items()) {
             // Agents' git stays hermetic too: the test's own config isolation passes through.
             if (!agent.contains("env")) agent["env"] = json::array();
-            agent["env"].push_back("GIT_CONFIG_GLOBAL");
-            agent["env"].push_back("GIT_CONFIG_NOSYSTEM");
+            for (const char* variable : {"GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"}) {
+                if (agent["env"].is_object())
+                    agent["env"][variable] = true;
+                else
+                    agent["env"].push_back(variable);
+            }
         }
         write_text(repo_ / ".cocode/config.json", config.dump(2));
         sh_ok("git add -A .cocode && git commit -q -m 'cocode config' && true", repo_);
@@ -175,10 +193,20 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
 TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
     configure({{"agents",
                 {{"plain", {{"command", agent_path("env-agent.sh")}, {"env", {"EXTRA_ONE"}}}},
-                 {"claude", {{"type", "claude"}, {"command", agent_path("env-agent.sh")}}}}}});
+                 {"claude",
+                  {{"type", "claude"},
+                   {"command", agent_path("env-agent.sh")},
+                   {"base_url", "https://gateway.example/anthropic"},
+                   {"env", {{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}}}}}}}});
+    // No identity of cocode's own: the agents get the repository's user.name and user.email
+    // (an agent whose git ignores the user's config, as gemini's does, can still commit).
     Shell run = dispatch("run 2",
+                         "env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL -u GIT_COMMITTER_NAME "
+                         "-u GIT_COMMITTER_EMAIL "
                          "GITHUB_TOKEN=ghp_secret GH_TOKEN=gho_secret ANTHROPIC_API_KEY=sk-ant "
-                         "OPENAI_API_KEY=sk-openai SOMETHING_ELSE=x EXTRA_ONE=yes LC_ALL=C ");
+                         "OPENAI_API_KEY=sk-openai SOMETHING_ELSE=x EXTRA_ONE=yes LC_ALL=C "
+                         "HTTPS_PROXY=http://proxy.example:3128 no_proxy=localhost "
+                         "NODE_EXTRA_CA_CERTS=/etc/corp-ca.pem AWS_SECRET_ACCESS_KEY=aws-secret ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     auto all = runs();
     ASSERT_EQ(all.size(), 2u);
@@ -191,6 +219,7 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
             return env.rfind(name + "=", 0) == 0 ||
                    env.find("\n" + name + "=") != std::string::npos;
         };
+        const bool claude = r.agent == "claude";
         EXPECT_TRUE(has("COCODE_REPO_PATH=" + r.worktree.string()));
         EXPECT_TRUE(has("COCODE_ISSUE_NUMBER=2"));
         EXPECT_TRUE(has("COCODE_ISSUE_URL=file://" + (repo_ / ".cocode/issues/2.json").string()));
@@ -203,15 +232,29 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         for (const char* name : {"JRUN_PROJECT_ID", "JRUN_PARENT_ID", "JRUN_RUNS_DIR",
                                  "JRUN_TASK_FOLDER", "PATH", "LC_ALL"})
             EXPECT_TRUE(has_name(name)) << name;
-        for (const char* name : {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "SOMETHING_ELSE"})
+        // The network as cocode reaches it, and who commits, for every agent.
+        EXPECT_TRUE(has("HTTPS_PROXY=http://proxy.example:3128")) << r.agent;
+        EXPECT_TRUE(has("no_proxy=localhost")) << r.agent;
+        EXPECT_TRUE(has("NODE_EXTRA_CA_CERTS=/etc/corp-ca.pem")) << r.agent;
+        EXPECT_TRUE(has("GIT_AUTHOR_NAME=cocode agent")) << r.agent;
+        EXPECT_TRUE(has("GIT_COMMITTER_EMAIL=agent@cocode.invalid")) << r.agent;
+        // Never the GitHub token, nobody else's key, nothing unasked for; AWS keys only to a
+        // claude told to use Bedrock.
+        for (const char* name : {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "SOMETHING_ELSE",
+                                 "AWS_SECRET_ACCESS_KEY"})
             EXPECT_FALSE(has_name(name)) << r.agent << " got " << name;
         int cocode_vars = 0;
         for (const auto& line : read_lines(r.folder / "env.txt"))
             cocode_vars += line.rfind("COCODE_", 0) == 0;
         EXPECT_EQ(cocode_vars, 5);
-        // Only the claude agent gets Anthropic's key; only the plain one its configured extra.
-        EXPECT_EQ(has_name("ANTHROPIC_API_KEY"), r.agent == "claude") << r.agent;
+        // Only the claude agent gets Anthropic's key, its base URL and its configured value;
+        // only the plain one its configured extra.
+        EXPECT_EQ(has_name("ANTHROPIC_API_KEY"), claude) << r.agent;
+        EXPECT_EQ(has("ANTHROPIC_BASE_URL=https://gateway.example/anthropic"), claude);
+        EXPECT_EQ(has("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"), claude);
         EXPECT_EQ(has("EXTRA_ONE=yes"), r.agent == "plain") << r.agent;
+        // As root (CI), claude is told it may skip its permission prompts.
+        EXPECT_EQ(has("IS_SANDBOX=1"), claude && ::geteuid() == 0) << r.agent;
     }
 }
 
@@ -392,19 +435,6 @@ TEST_F(DispatchRun, AnAgentThatNeverSaysAnythingIsDiagnosedNotJustTimedOut) {
     // The check's report says it too.
     EXPECT_NE(read_text(r.folder / "check.md").find("no output at all"), std::string::npos)
         << read_text(r.folder / "check.md");
-}
-
-// A port nothing listens on: bound, then closed.
-int closed_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), size);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
-    ::close(fd);
-    return ntohs(addr.sin_port);
 }
 
 TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
@@ -758,26 +788,29 @@ TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
     EXPECT_TRUE(fs::exists(repo_ / ".git/hooks/post-commit"));
     EXPECT_EQ(dispatch("init", path).exit_code, 2);  // never overwrites silently
 
-    Shell doctor = dispatch("doctor --json", path +
-                                                 "ANTHROPIC_API_KEY=sk-never-printed "
+    // The endpoint doctor probes: claude's own variable, on loopback, where nothing listens.
+    const std::string endpoint = "http://127.0.0.1:" + std::to_string(closed_port());
+    Shell doctor = dispatch("doctor --json", path + "ANTHROPIC_BASE_URL=" + endpoint +
+                                                 " ANTHROPIC_API_KEY=sk-never-printed "
                                                  "GITHUB_TOKEN=ghp_never_printed ");
     EXPECT_EQ(doctor.exit_code, 0) << doctor.out << doctor.err;
     EXPECT_EQ(doctor.out.find("sk-never-printed"), std::string::npos);
     EXPECT_EQ(doctor.out.find("ghp_never_printed"), std::string::npos);
     EXPECT_NE(doctor.out.find("\"detail\": \"from GITHUB_TOKEN\""), std::string::npos)
         << doctor.out;
-    auto checks = json::parse(doctor.out);
-    bool saw_claude = false;
-    for (const auto& c : checks) {
-        if (c["check"] != "agent claude") continue;
-        saw_claude = true;
-        EXPECT_NE(c["detail"].get<std::string>().find("claude 9.9.9 (test)"), std::string::npos);
-        EXPECT_NE(c["detail"].get<std::string>().find("ANTHROPIC_API_KEY present"),
-                  std::string::npos);
-    }
-    EXPECT_TRUE(saw_claude);
+    std::map<std::string, json> checks;
+    for (const auto& c : json::parse(doctor.out)) checks[c["check"]] = c;
+    ASSERT_TRUE(checks.count("agent claude")) << doctor.out;
+    EXPECT_EQ(checks["agent claude"]["detail"],
+              (dir_ / "bin/claude").string() + " 9.9.9 (preset tested with 2.1.330)");
+    EXPECT_EQ(checks["agent claude key"]["detail"], "ANTHROPIC_API_KEY set");
+    EXPECT_EQ(checks["agent claude endpoint"]["state"], "warning");
+    EXPECT_NE(checks["agent claude endpoint"]["detail"].get<std::string>().find(
+                  endpoint + " unreachable"),
+              std::string::npos)
+        << doctor.out;
     // Without the CLI on PATH, doctor says what is missing and exits 3.
-    Shell missing = dispatch("doctor", "PATH=/usr/bin:/bin ");
+    Shell missing = dispatch("doctor", "PATH=/usr/bin:/bin ANTHROPIC_BASE_URL=" + endpoint + " ");
     EXPECT_EQ(missing.exit_code, 3);
     EXPECT_NE(missing.out.find("missing  agent claude"), std::string::npos) << missing.out;
 }

@@ -1,9 +1,6 @@
 #include "fake_github.h"
 
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +11,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "loopback_server.h"
 
 namespace cocode::test {
 namespace {
@@ -474,24 +472,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
     s.http->Delete(any, handler);
     s.http->Put(any, handler);
 
-    port_ = s.http->bind_to_any_port("127.0.0.1");
-    if (port_ <= 0) throw std::runtime_error("fake GitHub: cannot bind 127.0.0.1");
-    s.thread = std::thread([&s] { s.http->listen_after_bind(); });
-    // httplib 0.11 has no wait_until_ready: running, and a connect succeeds.
-    for (int i = 0; i < 500; ++i) {
-        if (s.http->is_running()) {
-            int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            sockaddr_in addr{};
-            addr.sin_family = AF_INET;
-            addr.sin_port = htons(static_cast<uint16_t>(port_));
-            addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-            ::close(fd);
-            if (connected) return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    throw std::runtime_error("fake GitHub: the server did not start");
+    port_ = start_on_loopback(*s.http, s.thread, "fake GitHub");
 }
 
 FakeGitHub::~FakeGitHub() {

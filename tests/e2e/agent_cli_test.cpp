@@ -1,0 +1,243 @@
+// The presets as shipped, with the real coding CLIs: claude, codex and gemini installed from
+// npm (tests/agents/, a committed lockfile), each pointed at a scripted fake of its provider's
+// API on 127.0.0.1 (tests/support/fake_models.h). For each: `cocode-dispatch init` writes the
+// configuration, the test adds only a base_url, and a run on a local issue must edit a file,
+// commit with the marker, be READY, exit 0 and pass cocode-check. As root, as CI runs it.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "connect_proxy.h"
+#include "core/files.h"
+#include "fake_models.h"
+#include "run/run_folder.h"
+#include "test_support.h"
+#include "tls.h"
+
+namespace cocode::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kClis = fs::path(COCODE_AGENT_CLIS_DIR) / "node_modules/.bin";
+constexpr char kKey[] = "sk-cocode-fake-model-key-0123456789";
+constexpr char kAnswer[] = "Done: fix.txt says fixed, and the commit carries the marker.";
+
+struct Cli {
+    std::string name;
+    std::string key_variable;  // the one the CLI authenticates with today
+    std::string api;           // what the fake sees
+    std::string path_suffix;   // appended to the fake's origin for its base_url
+    std::string tool_line;     // how `logs` shows its shell tool calls
+};
+
+void PrintTo(const Cli& cli, std::ostream* out) { *out << cli.name; }
+
+const Cli kCliList[] = {
+    {"claude", "ANTHROPIC_API_KEY", "anthropic", "", "> Bash: "},
+    {"codex", "CODEX_API_KEY", "openai", "/v1", "> shell: "},
+    {"gemini", "GEMINI_API_KEY", "gemini", "", "> run_shell_command: "},
+};
+
+class AgentCli : public ::testing::TestWithParam<Cli> {
+  protected:
+    void SetUp() override {
+        repo_ = dir_ / "repo";
+        home_ = dir_ / "home";
+        make_repo(repo_);
+        // The user's identity lives in their global config only, as it usually does; gemini's
+        // shell tool hides that file from git, so cocode hands it over as GIT_AUTHOR_*.
+        fs::create_directories(home_);
+        write_text(home_ / ".gitconfig", "[user]\n\tname = Agent Tester\n\temail = tester@cocode.invalid\n");
+        fs::create_directories(repo_ / ".cocode/issues");
+        write_text(repo_ / ".cocode/issues/1.json",
+                   json{{"number", 1},
+                        {"title", "fix.txt should say fixed"},
+                        {"body", "Create fix.txt containing the word fixed."},
+                        {"state", "open"}}
+                       .dump());
+        sh_ok("git add -A && git commit -q -m issues", repo_);
+    }
+
+    // What a user's shell has: their HOME, the CLIs on PATH, the model key; no identity in
+    // the environment, git's global config where HOME says. What the CLIs would send off this
+    // machine besides their model's traffic (update checks, telemetry) goes to a proxy that
+    // refuses it: nothing leaves 127.0.0.1.
+    std::string env(const std::string& extra = "") const {
+        return "env -u GIT_AUTHOR_NAME -u GIT_AUTHOR_EMAIL -u GIT_COMMITTER_NAME "
+               "-u GIT_COMMITTER_EMAIL -u GIT_CONFIG_GLOBAL HOME=" +
+               quote(home_.string()) + " PATH=" + quote(kClis.string()) + ":\"$PATH\" " +
+               GetParam().key_variable + "=" + kKey + " HTTPS_PROXY=" + guard_.url() +
+               " HTTP_PROXY=" + guard_.url() + " NO_PROXY=127.0.0.1,localhost " + extra + " ";
+    }
+
+    Shell dispatch(const std::string& args, const std::string& extra = "") {
+        return sh(env(extra) + quote(tool_path("cocode-dispatch").string()) + " " + args, repo_);
+    }
+
+    // `init` as a user runs it (it finds all three CLIs), then only a base_url for each agent:
+    // the fake serves all three APIs, and nothing probes or calls anything off this machine.
+    void init_with_base_url(const std::string& origin) {
+        Shell init = dispatch("init");
+        ASSERT_EQ(init.exit_code, 0) << init.out << init.err;
+        const fs::path file = repo_ / ".cocode/config.json";
+        json config = json::parse(read_text(file));
+        for (const Cli& cli : kCliList) {
+            ASSERT_TRUE(config["agents"].contains(cli.name)) << config.dump(2);
+            config["agents"][cli.name]["base_url"] = origin + cli.path_suffix;
+        }
+        write_text(file, config.dump(2));
+        sh_ok("git add -A && git commit -q -m 'cocode config'", repo_);
+    }
+
+    static FakeModels::Options script(CertificateFiles tls = {}) {
+        FakeModels::Options options;
+        options.commands = {"echo fixed > fix.txt",
+                            "git add fix.txt && git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
+        options.answer = kAnswer;
+        options.key = kKey;
+        options.tls = std::move(tls);
+        return options;
+    }
+
+    void TearDown() override {
+        for (const auto& target : guard_.targets())
+            EXPECT_EQ(target.rfind("127.0.0.1:", 0), std::string::npos) << "kept home: " << target;
+    }
+
+    TempDir dir_;
+    fs::path repo_, home_;
+    ConnectProxy guard_;
+};
+
+TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
+    const Cli& cli = GetParam();
+    FakeModels models(script());
+    init_with_base_url(models.origin());
+
+    Shell run = dispatch("run 1 --agent " + cli.name + " --timeout 3m --json");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    json result = json::parse(run.out)["runs"][0];
+    EXPECT_EQ(result["status"], "completed") << result.dump(2);
+    EXPECT_EQ(result["exit_code"], 0);
+    EXPECT_EQ(result["verdict"], "PASS") << result.dump(2);
+    ASSERT_TRUE(result["ready_commit"].is_string()) << result.dump(2);
+
+    // The CLI reached its model with its key, and only ever with it.
+    auto requests = models.requests();
+    ASSERT_FALSE(requests.empty());
+    EXPECT_EQ(models.refused(), 0);
+    for (const auto& r : requests) EXPECT_EQ(r.api, cli.api) << r.path;
+
+    const auto runs = run::list_runs(repo_ / ".cocode/runs").runs;
+    ASSERT_EQ(runs.size(), 1u);
+    const run::RunRecord& r = runs.front();
+    // The marker commit is on the run's branch, made as the user; READY was recorded once
+    // (gemini's git runs no hooks: its READY is the supervisor's).
+    EXPECT_EQ(sh_ok("git rev-parse " + r.branch, repo_).substr(0, 40), r.ready_commit);
+    EXPECT_EQ(sh_ok("git log -1 --format=%an " + r.branch, repo_), "Agent Tester\n");
+    EXPECT_EQ(sh_ok("git show " + r.branch + ":fix.txt", repo_), "fixed\n");
+    int ready = 0;
+    for (const auto& line : read_lines(r.folder / "events.jsonl")) {
+        json e = json::parse(line);
+        if (e["type"] != "READY") continue;
+        ++ready;
+        if (cli.name == "gemini") {
+            EXPECT_EQ(e.value("by", ""), "watch");
+        }
+    }
+    EXPECT_EQ(ready, 1);
+
+    // output.md is the answer, not the stream; logs reads like a transcript.
+    EXPECT_EQ(read_text(r.folder / "output.md"), std::string(kAnswer) + "\n");
+    Shell logs = dispatch("logs " + r.run_id);
+    ASSERT_EQ(logs.exit_code, 0) << logs.err;
+    EXPECT_NE(logs.out.find(cli.tool_line + "echo fixed > fix.txt"), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find(kAnswer), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find("[result] "), std::string::npos) << logs.out;
+    EXPECT_EQ(logs.out.find("{\"type\""), std::string::npos) << logs.out;
+
+    // status agrees, verdict included.
+    json status = json::parse(dispatch("status --json").out);
+    EXPECT_EQ(status[0]["verdict"], "PASS");
+    EXPECT_EQ(status[0]["ready_commit"], r.ready_commit);
+}
+
+TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {
+    const Cli& cli = GetParam();
+    FakeModels models(script());
+    init_with_base_url(models.origin());
+    const std::size_t before = models.requests().size();
+    Shell doctor = dispatch("doctor --json");
+    json checks = json::parse(doctor.out);
+    auto find = [&](const std::string& name) {
+        for (const auto& c : checks)
+            if (c["check"] == name) return c;
+        return json();
+    };
+    const std::string agent = "agent " + cli.name;
+    EXPECT_EQ(find(agent)["state"], "ok") << checks.dump(2);
+    EXPECT_NE(find(agent)["detail"].get<std::string>().find("preset tested with"),
+              std::string::npos);
+    EXPECT_TRUE(find(agent + " flags").is_null()) << checks.dump(2);  // every flag is known
+    EXPECT_EQ(find(agent + " endpoint")["state"], "ok") << checks.dump(2);
+    EXPECT_EQ(find(agent + " key")["detail"], cli.key_variable + " set");
+    if (cli.name == "claude" && ::geteuid() == 0) {
+        EXPECT_NE(find(agent + " root")["detail"].get<std::string>().find("IS_SANDBOX=1"),
+                  std::string::npos);
+    }
+    // Not a single request was spent finding that out.
+    EXPECT_EQ(models.requests().size(), before);
+
+    // A flag this CLI does not know is named.
+    const fs::path file = repo_ / ".cocode/config.json";
+    json config = json::parse(read_text(file));
+    config["agents"][cli.name]["args"] = {"--no-such-flag-anywhere"};
+    write_text(file, config.dump(2));
+    checks = json::parse(dispatch("doctor --json").out);
+    EXPECT_NE(find(agent + " flags")["detail"].get<std::string>().find("--no-such-flag-anywhere"),
+              std::string::npos)
+        << checks.dump(2);
+}
+
+std::string cli_name(const ::testing::TestParamInfo<Cli>& param) { return param.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Presets, AgentCli, ::testing::ValuesIn(kCliList), cli_name);
+
+// An endpoint behind an HTTP CONNECT proxy: claude gets HTTPS_PROXY and the CA it needs
+// (NODE_EXTRA_CA_CERTS), as cocode passes them by default, and reaches its model through it.
+class ClaudeBehindAProxy : public AgentCli {};
+
+TEST_P(ClaudeBehindAProxy, TheModelIsReachedThroughTheProxy) {
+    const CertificateFiles tls = make_self_signed_certificate(dir_.path());
+    FakeModels models(script(tls));
+    ConnectProxy proxy;
+    init_with_base_url(models.origin());
+    const std::string through = "HTTPS_PROXY=" + proxy.url() + " NO_PROXY= NODE_EXTRA_CA_CERTS=" +
+                                quote(tls.certificate.string());
+    Shell run = dispatch("run 1 --agent claude --timeout 3m --json", through);
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(json::parse(run.out)["runs"][0]["verdict"], "PASS") << run.out;
+    const std::string endpoint = "127.0.0.1:" + std::to_string(models.port());
+    auto targets = proxy.targets();
+    EXPECT_NE(std::find(targets.begin(), targets.end(), endpoint), targets.end());
+    EXPECT_FALSE(models.requests().empty());
+    // doctor reaches each agent's endpoint the same way: one tunnel each, nothing sent in it.
+    const int tunnels = proxy.tunnels();
+    const std::size_t requests = models.requests().size();
+    json checks = json::parse(dispatch("doctor --json", through).out);
+    int through_proxy = 0;
+    for (const auto& c : checks)
+        through_proxy += c["check"].get<std::string>().find(" endpoint") != std::string::npos &&
+                         c["detail"].get<std::string>().find("through proxy 127.0.0.1:") !=
+                             std::string::npos;
+    EXPECT_EQ(through_proxy, 3) << checks.dump(2);
+    EXPECT_EQ(proxy.tunnels(), tunnels + 3);
+    EXPECT_EQ(models.requests().size(), requests);
+}
+
+INSTANTIATE_TEST_SUITE_P(Claude, ClaudeBehindAProxy, ::testing::Values(kCliList[0]), cli_name);
+
+}  // namespace
+}  // namespace cocode::test

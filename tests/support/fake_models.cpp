@@ -1,0 +1,350 @@
+#include "fake_models.h"
+
+#include <httplib.h>
+
+#include <thread>
+
+#include "loopback_server.h"
+
+namespace cocode::test {
+namespace {
+
+using json = nlohmann::json;
+
+std::string header(const httplib::Request& req, const char* name) {
+    return req.has_header(name) ? req.get_header_value(name) : std::string();
+}
+
+// The credential of a request, whichever way its API sends it.
+std::string credential(const httplib::Request& req) {
+    std::string bearer = header(req, "Authorization");
+    if (bearer.rfind("Bearer ", 0) == 0) return bearer.substr(7);
+    for (const char* name : {"x-api-key", "x-goog-api-key"})
+        if (auto value = header(req, name); !value.empty()) return value;
+    return req.has_param("key") ? req.get_param_value("key") : std::string();
+}
+
+// Server-sent events, written at once and the stream ended.
+void send_events(httplib::Response& res, std::string body) {
+    auto shared = std::make_shared<std::string>(std::move(body));
+    res.set_chunked_content_provider("text/event-stream",
+                                     [shared](size_t, httplib::DataSink& sink) {
+                                         sink.write(shared->data(), shared->size());
+                                         sink.done();
+                                         return true;
+                                     });
+}
+
+std::string event(const std::string& name, const json& data) {
+    return "event: " + name + "\ndata: " + data.dump() + "\n\n";
+}
+
+// A value that satisfies a (Gemini-style, upper-case types) JSON schema.
+json sample(const json& schema) {
+    std::string type = schema.is_object() ? schema.value("type", "OBJECT") : "OBJECT";
+    for (auto& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (schema.is_object() && schema.contains("enum") && !schema["enum"].empty())
+        return schema["enum"][0];
+    if (type == "OBJECT") {
+        json out = json::object();
+        if (schema.is_object() && schema.contains("properties"))
+            for (const auto& [name, property] : schema["properties"].items())
+                out[name] = sample(property);
+        return out;
+    }
+    if (type == "INTEGER" || type == "NUMBER") return 10;
+    if (type == "BOOLEAN") return false;
+    if (type == "ARRAY") return json::array();
+    return "ok";
+}
+
+}  // namespace
+
+struct FakeModels::Server {
+    httplib::Server* http = nullptr;
+    std::unique_ptr<httplib::Server> owned;
+    std::thread thread;
+    mutable std::mutex mutex;
+    std::vector<ModelRequest> requests;
+    int refused = 0;
+};
+
+FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(new Server) {
+    Server& s = *server_;
+    if (options_.tls.certificate.empty())
+        s.owned = std::make_unique<httplib::Server>();
+    else
+        s.owned = std::make_unique<httplib::SSLServer>(options_.tls.certificate.c_str(),
+                                                       options_.tls.private_key.c_str());
+    s.http = s.owned.get();
+
+    // Records the request; false (answered 401) when it lacks the key.
+    auto admit = [this](const httplib::Request& req, httplib::Response& res, const char* api,
+                        const std::string& model) {
+        Server& st = *server_;
+        std::lock_guard<std::mutex> lock(st.mutex);
+        st.requests.push_back({api, req.path, credential(req), model});
+        if (credential(req) == options_.key) return true;
+        ++st.refused;
+        res.status = 401;
+        res.set_content(R"({"error":{"type":"authentication_error","message":"invalid key"}})",
+                        "application/json");
+        return false;
+    };
+
+    // Anthropic Messages.
+    s.http->Post(R"(/v1/messages/count_tokens)", [admit](const httplib::Request& req,
+                                                         httplib::Response& res) {
+        if (!admit(req, res, "anthropic", "")) return;
+        res.set_content(R"({"input_tokens":10})", "application/json");
+    });
+    s.http->Post(R"(/v1/messages)", [this, admit](const httplib::Request& req,
+                                                 httplib::Response& res) {
+        json body = json::parse(req.body, nullptr, false);
+        if (!body.is_object()) body = json::object();
+        if (!admit(req, res, "anthropic", body.value("model", ""))) return;
+        std::size_t results = 0;
+        for (const auto& message : body.value("messages", json::array()))
+            if (message.contains("content") && message["content"].is_array())
+                for (const auto& block : message["content"])
+                    results += block.value("type", "") == "tool_result";
+        bool has_bash = false;
+        for (const auto& tool : body.value("tools", json::array()))
+            has_bash = has_bash || tool.value("name", "") == "Bash";
+        json content = json::array();
+        std::string stop = "end_turn";
+        if (has_bash && results < options_.commands.size()) {
+            content.push_back({{"type", "text"}, {"text", "Step " + std::to_string(results + 1)}});
+            content.push_back({{"type", "tool_use"},
+                               {"id", "toolu_" + std::to_string(results)},
+                               {"name", "Bash"},
+                               {"input",
+                                {{"command", options_.commands[results]},
+                                 {"description", "step " + std::to_string(results + 1)}}}});
+            stop = "tool_use";
+        } else {
+            content.push_back({{"type", "text"}, {"text", options_.answer}});
+        }
+        json message = {{"id", "msg_" + std::to_string(results)},
+                        {"type", "message"},
+                        {"role", "assistant"},
+                        {"model", body.value("model", "claude")},
+                        {"content", content},
+                        {"stop_reason", stop},
+                        {"stop_sequence", nullptr},
+                        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+        if (!body.value("stream", false)) {
+            res.set_content(message.dump(), "application/json");
+            return;
+        }
+        json start = message;
+        start["content"] = json::array();
+        start["stop_reason"] = nullptr;
+        std::string out = event("message_start", {{"type", "message_start"}, {"message", start}});
+        for (std::size_t i = 0; i < content.size(); ++i) {
+            const json& block = content[i];
+            const bool text = block["type"] == "text";
+            json empty = text ? json{{"type", "text"}, {"text", ""}}
+                              : json{{"type", "tool_use"},
+                                     {"id", block["id"]},
+                                     {"name", block["name"]},
+                                     {"input", json::object()}};
+            json delta = text ? json{{"type", "text_delta"}, {"text", block["text"]}}
+                              : json{{"type", "input_json_delta"},
+                                     {"partial_json", block["input"].dump()}};
+            out += event("content_block_start",
+                         {{"type", "content_block_start"}, {"index", i}, {"content_block", empty}});
+            out += event("content_block_delta",
+                         {{"type", "content_block_delta"}, {"index", i}, {"delta", delta}});
+            out += event("content_block_stop", {{"type", "content_block_stop"}, {"index", i}});
+        }
+        out += event("message_delta", {{"type", "message_delta"},
+                                       {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
+                                       {"usage", {{"output_tokens", 5}}}});
+        out += event("message_stop", {{"type", "message_stop"}});
+        send_events(res, std::move(out));
+    });
+
+    // OpenAI Responses. The WebSocket transport codex tries first is refused as a gateway
+    // without it refuses it: 426, after which codex uses HTTPS at once.
+    s.http->Get(R"(/v1/responses)", [](const httplib::Request&, httplib::Response& res) {
+        res.status = 426;
+        res.set_content(R"({"error":"websockets are not supported here"})", "application/json");
+    });
+    s.http->Get(R"(/v1/models)", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(R"({"object":"list","data":[]})", "application/json");
+    });
+    s.http->Post(R"(/v1/responses)", [this, admit](const httplib::Request& req,
+                                                  httplib::Response& res) {
+        json body = json::parse(req.body, nullptr, false);
+        if (!body.is_object()) body = json::object();
+        if (!admit(req, res, "openai", body.value("model", ""))) return;
+        std::size_t results = 0;
+        // Tools come at the top level and, in codex's code mode, in namespaces of an
+        // additional_tools input item.
+        std::vector<std::pair<std::string, std::string>> tools;  // type, name
+        auto collect = [&](const json& list, auto& self) -> void {
+            for (const auto& tool : list) {
+                if (tool.contains("tools")) self(tool["tools"], self);
+                tools.emplace_back(tool.value("type", ""), tool.value("name", ""));
+            }
+        };
+        collect(body.value("tools", json::array()), collect);
+        for (const auto& item : body.value("input", json::array())) {
+            const std::string type = item.value("type", "");
+            results += type == "function_call_output" || type == "custom_tool_call_output";
+            if (type == "additional_tools") collect(item.value("tools", json::array()), collect);
+        }
+        auto has = [&](const char* type, const char* name) {
+            return std::any_of(tools.begin(), tools.end(),
+                               [&](const auto& t) { return t.first == type && t.second == name; });
+        };
+        json items = json::array();
+        if (results < options_.commands.size() &&
+            (has("custom", "exec") || has("function", "exec_command") ||
+             has("function", "shell"))) {
+            const std::string& command = options_.commands[results];
+            const std::string call = "call_" + std::to_string(results);
+            items.push_back({{"type", "message"},
+                             {"id", "msg_" + std::to_string(results)},
+                             {"role", "assistant"},
+                             {"status", "completed"},
+                             {"content",
+                              {{{"type", "output_text"},
+                                {"text", "Step " + std::to_string(results + 1)},
+                                {"annotations", json::array()}}}}});
+            if (has("custom", "exec")) {
+                items.push_back({{"type", "custom_tool_call"},
+                                 {"id", "ctc_" + std::to_string(results)},
+                                 {"call_id", call},
+                                 {"name", "exec"},
+                                 {"status", "completed"},
+                                 {"input", "const r = await tools.exec_command({cmd: " +
+                                               json(command).dump() + "}); text(r.output);"}});
+            } else {
+                const bool exec = has("function", "exec_command");
+                json arguments = exec ? json{{"cmd", command}}
+                                      : json{{"command", {"bash", "-lc", command}}};
+                items.push_back({{"type", "function_call"},
+                                 {"id", "fc_" + std::to_string(results)},
+                                 {"call_id", call},
+                                 {"name", exec ? "exec_command" : "shell"},
+                                 {"status", "completed"},
+                                 {"arguments", arguments.dump()}});
+            }
+        } else {
+            items.push_back({{"type", "message"},
+                             {"id", "msg_final"},
+                             {"role", "assistant"},
+                             {"status", "completed"},
+                             {"content",
+                              {{{"type", "output_text"},
+                                {"text", options_.answer},
+                                {"annotations", json::array()}}}}});
+        }
+        json response = {{"id", "resp_" + std::to_string(results)},
+                         {"object", "response"},
+                         {"status", "in_progress"},
+                         {"model", body.value("model", "")},
+                         {"output", json::array()}};
+        std::string out = event("response.created", {{"type", "response.created"},
+                                                     {"response", response}});
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            out += event("response.output_item.added", {{"type", "response.output_item.added"},
+                                                        {"output_index", i},
+                                                        {"item", items[i]}});
+            out += event("response.output_item.done", {{"type", "response.output_item.done"},
+                                                       {"output_index", i},
+                                                       {"item", items[i]}});
+        }
+        response["status"] = "completed";
+        response["output"] = items;
+        response["usage"] = {{"input_tokens", 10},
+                             {"input_tokens_details", {{"cached_tokens", 0}}},
+                             {"output_tokens", 5},
+                             {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                             {"total_tokens", 15}};
+        out += event("response.completed",
+                     {{"type", "response.completed"}, {"response", response}});
+        send_events(res, std::move(out));
+    });
+
+    // Gemini: /v1beta/models/<model>:<method>.
+    s.http->Post(R"(/v1beta/models/([^:/]+):(\w+))", [this, admit](const httplib::Request& req,
+                                                                   httplib::Response& res) {
+        const std::string model = req.matches[1];
+        const std::string method = req.matches[2];
+        if (!admit(req, res, "gemini", model)) return;
+        json body = json::parse(req.body, nullptr, false);
+        if (!body.is_object()) body = json::object();
+        if (method == "countTokens") {
+            res.set_content(R"({"totalTokens":10})", "application/json");
+            return;
+        }
+        const json config = body.value("generationConfig", json::object());
+        json parts = json::array();
+        if (config.contains("responseJsonSchema") || config.contains("responseSchema")) {
+            // A side request that wants JSON (gemini routes each prompt to a model this way).
+            const json& schema = config.contains("responseJsonSchema")
+                                     ? config["responseJsonSchema"]
+                                     : config["responseSchema"];
+            parts.push_back({{"text", sample(schema).dump()}});
+        } else {
+            std::size_t results = 0;
+            for (const auto& content : body.value("contents", json::array()))
+                for (const auto& part : content.value("parts", json::array()))
+                    results += part.contains("functionResponse");
+            bool has_shell = false;
+            for (const auto& tool : body.value("tools", json::array()))
+                for (const auto& f : tool.value("functionDeclarations", json::array()))
+                    has_shell = has_shell || f.value("name", "") == "run_shell_command";
+            if (has_shell && results < options_.commands.size()) {
+                parts.push_back({{"text", "Step " + std::to_string(results + 1)}});
+                parts.push_back({{"functionCall",
+                                  {{"name", "run_shell_command"},
+                                   {"args",
+                                    {{"command", options_.commands[results]},
+                                     {"description", "step " + std::to_string(results + 1)}}}}}});
+            } else {
+                parts.push_back({{"text", options_.answer}});
+            }
+        }
+        json answer = {{"candidates",
+                        {{{"content", {{"role", "model"}, {"parts", parts}}},
+                          {"finishReason", "STOP"},
+                          {"index", 0}}}},
+                       {"usageMetadata",
+                        {{"promptTokenCount", 10},
+                         {"candidatesTokenCount", 5},
+                         {"totalTokenCount", 15}}},
+                       {"modelVersion", model}};
+        if (method == "streamGenerateContent")
+            send_events(res, "data: " + answer.dump() + "\r\n\r\n");
+        else
+            res.set_content(answer.dump(), "application/json");
+    });
+
+    port_ = start_on_loopback(*s.http, s.thread, "fake model API");
+}
+
+FakeModels::~FakeModels() {
+    server_->http->stop();
+    if (server_->thread.joinable()) server_->thread.join();
+}
+
+std::string FakeModels::origin() const {
+    return std::string(options_.tls.certificate.empty() ? "http" : "https") + "://127.0.0.1:" +
+           std::to_string(port_);
+}
+
+std::vector<ModelRequest> FakeModels::requests() const {
+    std::lock_guard<std::mutex> lock(server_->mutex);
+    return server_->requests;
+}
+
+int FakeModels::refused() const {
+    std::lock_guard<std::mutex> lock(server_->mutex);
+    return server_->refused;
+}
+
+}  // namespace cocode::test

@@ -1,0 +1,54 @@
+// The model APIs of the three coding CLIs, scripted, on 127.0.0.1: Anthropic Messages (with
+// SSE streaming), OpenAI Responses (SSE; its WebSocket upgrade refused with 426, which makes
+// codex fall back to HTTPS at once), and Gemini generateContent / streamGenerateContent. The
+// real CLIs talk to it and run for real: each turn, the model asks for the next shell command
+// of the script through the CLI's own shell tool, and when the script is done it answers with
+// the final text. Which turn it is comes from the request itself (how many tool results it
+// carries), so the CLIs' side requests (titles, routing, token counts) are answered too.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tls.h"
+
+namespace cocode::test {
+
+struct ModelRequest {
+    std::string api;   // anthropic, openai, gemini
+    std::string path;  // with the query
+    std::string key;   // the credential it carried (x-api-key, Bearer, x-goog-api-key)
+    std::string model;
+};
+
+class FakeModels {
+  public:
+    struct Options {
+        std::vector<std::string> commands;  // the shell commands the model asks for, in order
+        std::string answer = "Done.";       // the final text
+        std::string key;                    // the credential every request must carry
+        CertificateFiles tls;               // empty certificate: plain HTTP
+    };
+    explicit FakeModels(Options options);
+    ~FakeModels();
+    FakeModels(const FakeModels&) = delete;
+    FakeModels& operator=(const FakeModels&) = delete;
+
+    // http(s)://127.0.0.1:<port>; each CLI's base URL: claude and gemini take it as is,
+    // codex with /v1.
+    std::string origin() const;
+    int port() const { return port_; }
+    std::vector<ModelRequest> requests() const;
+    int refused() const;  // requests without the right key, answered 401
+
+  private:
+    struct Server;
+    Options options_;
+    std::unique_ptr<Server> server_;
+    int port_ = 0;
+};
+
+}  // namespace cocode::test
