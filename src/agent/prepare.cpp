@@ -247,13 +247,13 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
 
     std::vector<std::string> env;
     for (std::size_t i = 0; i < settings.size(); ++i) {
-        const auto& [name, value] = settings[i];
+        const std::string& name = settings[i].first;
         // Only the last setting of a name counts; COCODE_* and JRUN_* only as set here.
         const bool overridden = std::any_of(settings.begin() + static_cast<long>(i) + 1,
                                             settings.end(),
                                             [&](const auto& later) { return later.first == name; });
         if (overridden) continue;
-        env.push_back(name + "=" + value);
+        env.push_back(name + "=" + settings[i].second);
     }
     return env;
 }

@@ -192,7 +192,7 @@ class Supervisor {
                     break;
                 case Phase::done:
                     view.state = slot.result.status;
-                    view.result = &slot.result;
+                    view.result = slot.result;
                     break;
             }
             view.started = slot.first_start;

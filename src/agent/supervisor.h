@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ struct RunView {
     std::uintmax_t output_bytes = 0;                  // stdout and stderr so far
     int commits = 0;                                  // since the base
     std::string ready_commit;
-    const RunResult* result = nullptr;  // once it has ended
+    std::optional<RunResult> result;  // once it has ended
 };
 
 struct SupervisorOptions {
