@@ -181,6 +181,11 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
         << run.out;
     EXPECT_EQ(read_lines(r.folder / "events.jsonl"),
               read_lines(repo_ / ".cocode/runs/events.jsonl"));
+    // status shows the verdict, in its table and in JSON.
+    Shell table = dispatch("status");
+    EXPECT_NE(table.out.find("VERDICT"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("  PASS"), std::string::npos) << table.out;
+    EXPECT_EQ(json::parse(dispatch("status --json").out)[0]["verdict"], "PASS");
 
     // Nothing of ours shows in git status; the exclusions are in info/exclude.
     EXPECT_EQ(sh_ok("git status --porcelain", repo_), "");
@@ -597,6 +602,26 @@ TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
               "2026-01-01T12:00:02Z ERROR Failed to parse config\n");
     EXPECT_EQ(dispatch("logs 1").exit_code, 0);  // an issue with one run names it
     EXPECT_EQ(dispatch("logs nope").exit_code, 2);
+}
+
+TEST_F(DispatchRun, AnAgentsEscapeSequencesNeverReachTheTerminal) {
+    // It sets the window title, clears the screen and writes the clipboard on stdout.
+    const fs::path agent = dir_ / "escape-agent.sh";
+    write_text(agent,
+               "#!/bin/sh\nprintf '\\033]0;owned\\007\\033[2Jhello\\033]52;c;eA==\\007\\n'\n"
+               "printf 'bad\\033[31m thing\\n' >&2\nexit 1\n");
+    fs::permissions(agent, fs::perms::owner_all);
+    configure({{"agents", {{"escaper", {{"command", agent.string()}}}}}});
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+    EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+    Shell logs = dispatch("logs " + only_run().run_id);
+    EXPECT_EQ(logs.out, "\\e]0;owned\\x07\\e[2Jhello\\e]52;c;eA==\\x07\n");
+    Shell errors = dispatch("logs --stderr " + only_run().run_id);
+    EXPECT_EQ(errors.out, "bad\\e[31m thing\n");
+    // --raw is for when the bytes themselves are wanted.
+    EXPECT_NE(dispatch("logs --raw " + only_run().run_id).out.find('\x1b'), std::string::npos);
 }
 
 TEST_F(DispatchRun, TwoHundredMegabytesOfOutputLoseNothing) {
