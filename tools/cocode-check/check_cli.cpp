@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "core/redact.h"
+#include "core/terminal_text.h"
 #include "git/repository.h"
 #include "proc/command.h"
 
@@ -157,7 +158,7 @@ int run_check(const CheckArgs& args) {
                 {"error", publish_error ? json(redact(publish_error->message)) : json(nullptr)}};
         std::cout << out.dump(2) << "\n";
     } else if (!args.quiet) {
-        std::cout << markdown;
+        std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }
     if (check::in_github_actions()) {
         for (const auto& line : check::error_annotations(verdict))
@@ -239,7 +240,7 @@ int run_summary(const CheckArgs& args) {
                          .dump(2)
                   << "\n";
     } else if (!args.quiet) {
-        std::cout << markdown;
+        std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }
     if (check::in_github_actions())
         if (auto w = check::write_actions_outputs(

@@ -209,7 +209,7 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::Supervisor
             ::close(signal_fd);
         };
         options.on_update = [](const agent::RunUpdate& u) {
-            std::printf("%s\n", run_line(*u.run, redact(u.detail)).c_str());
+            std::printf("%s\n", run_line(*u.run, terminal_safe_line(redact(u.detail))).c_str());
             std::fflush(stdout);
         };
         auto batch = agent::supervise(runs, options);
