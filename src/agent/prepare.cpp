@@ -101,7 +101,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("start_time", "");
     info.set("end_time", "");
     info.set("exit_code", "");
-    info.set("status", run::kQueued);
+    info.set("status", std::string(run::status_name(run::RunStatus::queued)));
     info.set("reason", "");
     info.set("cwd", run.worktree.string());
     info.set("prompt_path", run.files.prompt().string());
@@ -379,7 +379,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         } else {
             run.failed = Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] +
                                         "' not found in PATH (run `cocode-dispatch doctor`)");
-            run.failed_reason = "missing-dependency";
+            run.failed_reason = run::StopReason::missing_dependency;
         }
         run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
         run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
@@ -422,39 +422,39 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             PlannedRun& run = runs[i];
             if (run.failed) continue;
             const bool resume = pairs[i].resume;
-            auto fail = [&](Error error, const char* reason) {
+            auto fail = [&](Error error, run::StopReason reason) {
                 run.failed = std::move(error);
                 run.failed_reason = reason;
             };
             if (!resume) {
                 auto own = git::Repository::open(context.repo_root);
                 if (!own) {
-                    fail(std::move(own).error(), "setup");
+                    fail(std::move(own).error(), run::StopReason::setup);
                     continue;
                 }
                 auto made = own->add_worktree(pair_name(run.issue, run.agent.name), run.worktree,
                                               run.branch, run.base_commit);
                 if (!made) {
-                    fail(std::move(made).error(), "setup");
+                    fail(std::move(made).error(), run::StopReason::setup);
                     continue;
                 }
             }
             auto wt = git::Repository::open(run.worktree);
             if (!wt) {
-                fail(std::move(wt).error(), "setup");
+                fail(std::move(wt).error(), run::StopReason::setup);
                 continue;
             }
             if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
-                fail(std::move(ok).error(), "setup");
+                fail(std::move(ok).error(), run::StopReason::setup);
                 continue;
             }
             if (resume) continue;  // set up once, when the worktree was made
             if (auto ok = copy_setup_files(context, run); !ok) {
-                fail(std::move(ok).error(), "setup");
+                fail(std::move(ok).error(), run::StopReason::setup);
                 continue;
             }
             if (auto ok = run_setup_commands(context, run); !ok)
-                fail(std::move(ok).error(), "setup");
+                fail(std::move(ok).error(), run::StopReason::setup);
         }
     };
     const std::size_t threads =

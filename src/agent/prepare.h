@@ -53,7 +53,7 @@ struct PlannedRun {
     // Prepared but it cannot start: a program that is not installed, a setup step that
     // failed. The run is recorded as failed with this error's exit code.
     std::optional<Error> failed;
-    std::string failed_reason;  // missing-dependency, setup
+    run::StopReason failed_reason = run::StopReason::none;  // missing_dependency, setup
 
     std::string tag() const { return "JRUN_ID=" + run_id; }
 };

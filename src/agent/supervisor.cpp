@@ -52,7 +52,7 @@ struct Slot {
     std::uintmax_t out_size = 0, err_size = 0;
     fs::file_time_type info_time{};
     std::string ready_commit;
-    std::string stop_reason;  // why we are stopping it; empty when it ended on its own
+    run::StopReason stop_reason = run::StopReason::none;  // why we stop it; none: it ended itself
     bool killed = false;
     bool started_once = false;
     RunResult result;
@@ -191,7 +191,7 @@ class Supervisor {
                     view.state = "restarting";
                     break;
                 case Phase::done:
-                    view.state = slot.result.status;
+                    view.state = std::string(run::status_name(slot.result.status));
                     view.result = slot.result;
                     break;
             }
@@ -306,14 +306,15 @@ class Supervisor {
         spec.stderr_path = run.files.stderr_file();
         auto pid = spawn_in_own_group(spec);
         if (!pid) {
-            finish(slot, static_cast<int>(ExitCode::general), "spawn", pid.error().message);
+            finish(slot, static_cast<int>(ExitCode::general), run::StopReason::spawn,
+                   pid.error().message);
             return;
         }
         const auto now = Clock::now();
         slot.pid = *pid;
         slot.exited = false;
         slot.killed = false;
-        slot.stop_reason.clear();
+        slot.stop_reason = run::StopReason::none;
         slot.phase = Phase::running;
         slot.attempt_start = slot.last_output = now;
         slot.out_size = size_of(run.files.stdout_file());
@@ -327,7 +328,7 @@ class Supervisor {
         (void)run::update_run_info(
             run.files.folder,
             [&](FlatYaml& info) {
-                info.set("status", run::kRunning);
+                info.set("status", std::string(run::status_name(run::RunStatus::running)));
                 info.set("reason", "");
                 info.set_number("pid", slot.pid);
                 info.set_number("pgid", slot.pid);
@@ -395,14 +396,14 @@ class Supervisor {
             switch (slot.phase) {
                 case Phase::queued:
                 case Phase::backoff:
-                    finish(slot, static_cast<int>(ExitCode::interrupted), "interrupted",
-                           "interrupted before it started");
+                    finish(slot, static_cast<int>(ExitCode::interrupted),
+                           run::StopReason::interrupted, "interrupted before it started");
                     break;
                 case Phase::running:
-                    begin_stop(slot, "interrupted");
+                    begin_stop(slot, run::StopReason::interrupted);
                     break;
                 case Phase::stopping:
-                    slot.stop_reason = "interrupted";
+                    slot.stop_reason = run::StopReason::interrupted;
                     break;
                 case Phase::done:
                     break;
@@ -410,12 +411,12 @@ class Supervisor {
         }
     }
 
-    void begin_stop(Slot& slot, const std::string& reason) {
+    void begin_stop(Slot& slot, run::StopReason reason) {
         slot.stop_reason = reason;
         slot.phase = Phase::stopping;
         slot.stop_deadline = Clock::now() + options_.grace;
         signal_run(slot.pid, slot.run->tag(), SIGTERM);
-        update(slot, UpdateKind::stopping, reason);
+        update(slot, UpdateKind::stopping, std::string(run::reason_name(reason)));
     }
 
     // run-info.yaml was rewritten: the hook may have recorded READY.
@@ -463,12 +464,12 @@ class Supervisor {
                 return;
             }
             if (now - slot.attempt_start >= run.timeout) {
-                begin_stop(slot, "timeout");
+                begin_stop(slot, run::StopReason::timeout);
             } else if (run.idle_timeout && now - slot.last_output >= *run.idle_timeout) {
-                begin_stop(slot, "idle");
+                begin_stop(slot, run::StopReason::idle);
             } else if (!slot.ready_commit.empty() &&
                        now - std::max(slot.last_output, slot.ready_at) >= options_.ready_quiet) {
-                begin_stop(slot, "ready-quiet");
+                begin_stop(slot, run::StopReason::ready_quiet);
             }
             return;
         }
@@ -509,15 +510,17 @@ class Supervisor {
             code = WEXITSTATUS(slot.wait_status);
         else if (WIFSIGNALED(slot.wait_status))
             code = 128 + WTERMSIG(slot.wait_status);
-        const std::string& why = slot.stop_reason;
-        if (why == "timeout" || why == "idle")
+        using run::StopReason;
+        const StopReason why = slot.stop_reason;
+        const bool limit = why == StopReason::timeout || why == StopReason::idle;
+        if (limit)
             code = static_cast<int>(ExitCode::timeout);
-        else if (why == "interrupted")
+        else if (why == StopReason::interrupted)
             code = static_cast<int>(ExitCode::interrupted);
-        else if (why == "ready-quiet")
+        else if (why == StopReason::ready_quiet)
             code = 0;  // it said it was done, then lingered
 
-        if (why.empty() && code != 0 && slot.result.restarts < run.agent.restarts &&
+        if (why == StopReason::none && code != 0 && slot.result.restarts < run.agent.restarts &&
             slot.ready_commit.empty() && !interrupted_) {
             ++slot.result.restarts;
             auto delay = options_.restart_backoff * (1 << std::min(slot.result.restarts - 1, 16));
@@ -527,7 +530,7 @@ class Supervisor {
             (void)write_file_atomic(run.files.prompt(), kRestartPrefix + run.prompt);
             (void)run::update_run_info(run.files.folder, [&](FlatYaml& info) {
                 info.set_number("restarts", slot.result.restarts);
-                info.set("reason", "restarting");
+                info.set("reason", std::string(run::reason_name(StopReason::restarting)));
             });
             (void)run::append_event(run.files.folder, run.run_id, "RUN_CRASH",
                                     {{"exit_code", code},
@@ -541,50 +544,52 @@ class Supervisor {
             return;
         }
         std::string summary;
-        if (why == "timeout")
+        if (why == StopReason::timeout)
             summary = "timed out after " + config::format_duration(run.timeout);
-        else if (why == "idle")
+        else if (why == StopReason::idle)
             summary = "no output for " + config::format_duration(*run.idle_timeout);
-        else if (why == "interrupted")
+        else if (why == StopReason::interrupted)
             summary = "interrupted";
         else if (code != 0) {
             summary = "exit code " + std::to_string(code);
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
                 summary += ": " + line;
         }
-        if ((why == "timeout" || why == "idle") && slot.out_size + slot.err_size == 0)
+        if (limit && slot.out_size + slot.err_size == 0)
             summary += std::string(kSilentAgent);
         finish(slot, code, why, summary);
     }
 
-    void finish(Slot& slot, int code, const std::string& reason, const std::string& summary) {
+    void finish(Slot& slot, int code, run::StopReason reason, const std::string& summary) {
         PlannedRun& run = *slot.run;
         slot.phase = Phase::done;
         slot.ended = Clock::now();
         if (watch_) watch_->forget(index_of(slot));
         slot.result.exit_code = code;
-        slot.result.status = code == 0 ? run::kCompleted : run::kFailed;
+        slot.result.status = code == 0 ? run::RunStatus::completed : run::RunStatus::failed;
         slot.result.reason = reason;
+        const std::string status_text(run::status_name(slot.result.status));
+        const std::string reason_text(run::reason_name(reason));
         write_output_md(run);
         const std::string end_time = format_utc_timestamp(std::chrono::system_clock::now());
         auto info = run::update_run_info(run.files.folder, [&](FlatYaml& fields) {
-            fields.set("status", slot.result.status);
-            fields.set("reason", reason);
+            fields.set("status", status_text);
+            fields.set("reason", reason_text);
             fields.set_number("exit_code", code);
             fields.set("end_time", end_time);
             fields.set("error_summary", summary);
             fields.set_number("restarts", slot.result.restarts);
         });
         if (info) slot.result.ready_commit = info->get("ready_commit").value_or("");
-        nlohmann::json fields = {{"exit_code", code}, {"status", slot.result.status}};
-        if (!reason.empty()) fields["reason"] = reason;
+        nlohmann::json fields = {{"exit_code", code}, {"status", status_text}};
+        if (!reason_text.empty()) fields["reason"] = reason_text;
         if (!summary.empty()) fields["error"] = summary;
         (void)run::append_event(run.files.folder, run.run_id, code == 0 ? "RUN_STOP" : "RUN_CRASH",
                                 fields);
         update(slot, UpdateKind::finished,
-               slot.result.status + " (exit " + std::to_string(code) +
-                   (reason.empty() ? "" : ", " + reason) + ")" +
-                   (summary.empty() || reason == "interrupted" ? "" : ": " + summary));
+               status_text + " (exit " + std::to_string(code) +
+                   (reason_text.empty() ? "" : ", " + reason_text) + ")" +
+                   (summary.empty() || reason == run::StopReason::interrupted ? "" : ": " + summary));
     }
 
     // output.md: the agent's own; else the final answer when its stdout is a coding CLI's
@@ -615,6 +620,18 @@ class Supervisor {
 };
 
 }  // namespace
+
+int batch_exit_code(const BatchResult& batch) {
+    if (batch.interrupted) return static_cast<int>(ExitCode::interrupted);
+    int code = 0;
+    for (const auto& r : batch.runs) {
+        if (r.status == run::RunStatus::completed) continue;
+        if (r.reason == run::StopReason::missing_dependency)
+            return static_cast<int>(ExitCode::missing_dependency);
+        code = static_cast<int>(ExitCode::general);
+    }
+    return code;
+}
 
 Result<BatchResult> supervise(std::vector<PlannedRun>& runs, const SupervisorOptions& options) {
     return Supervisor(runs, options).run();

@@ -24,8 +24,8 @@ struct RunUpdate {
 };
 
 struct RunResult {
-    std::string status;  // completed or failed
-    std::string reason;  // "", timeout, idle, interrupted, missing-dependency, setup, …
+    run::RunStatus status = run::RunStatus::queued;  // completed or failed once it has ended
+    run::StopReason reason = run::StopReason::none;
     int exit_code = 0;
     int restarts = 0;
     std::string ready_commit;
@@ -65,6 +65,10 @@ struct BatchResult {
     std::chrono::microseconds cpu{0};
     std::chrono::microseconds wall{0};
 };
+
+// The exit code a batch earns: 130 when interrupted, 3 when an agent's program is missing,
+// 1 when any run failed, else 0 (docs/runs.md).
+int batch_exit_code(const BatchResult& batch);
 
 // Runs the batch to the end. SIGINT, SIGTERM and SIGHUP stop every agent (SIGTERM to its
 // processes, grace, SIGKILL) and mark waiting runs interrupted; the result says so.

@@ -42,7 +42,8 @@ std::string endpoint_diagnosis(const run::RunRecord& record, const config::Confi
 
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
     if (run::is_active(record.status))
-        return Error::usage("run " + record.run_id + " is still " + record.status +
+        return Error::usage("run " + record.run_id + " is still " +
+                            std::string(run::status_name(record.status)) +
                             "; check it when it has ended (cocode-dispatch status " +
                             record.run_id + ")");
     if (record.base_commit.empty())

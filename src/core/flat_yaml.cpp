@@ -205,9 +205,9 @@ FlatYaml::Entry& FlatYaml::slot(std::string_view key) {
     return entries_.back();
 }
 
-void FlatYaml::set(std::string_view key, std::string value) {
+void FlatYaml::set(std::string_view key, std::string_view value) {
     Entry& e = slot(key);
-    e.value = std::move(value);
+    e.value = std::string(value);
     e.plain = false;
 }
 

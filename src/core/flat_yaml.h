@@ -20,7 +20,7 @@ class FlatYaml {
     std::optional<std::string> get(std::string_view key) const;
     // Strings are quoted when a YAML reader could take them for something else (a number, a
     // bool, null, or text with special characters); numbers are written plain.
-    void set(std::string_view key, std::string value);
+    void set(std::string_view key, std::string_view value);
     void set_number(std::string_view key, long long value);
 
     std::string render() const;

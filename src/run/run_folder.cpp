@@ -34,8 +34,9 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.issue = to_number(info.get("issue"));
     r.issue_url = text("issue_url");
     r.agent = text("agent");
-    r.status = text("status");
-    r.reason = text("reason");
+    r.status = parse_status(text("status")).value_or(RunStatus::unknown);
+    r.reason_text = text("reason");
+    r.reason = parse_reason(r.reason_text);
     if (auto code = info.get("exit_code"); code && !code->empty())
         r.exit_code = static_cast<int>(to_number(code, -1));
     r.pid = static_cast<pid_t>(to_number(info.get("pid")));
@@ -129,13 +130,14 @@ Result<bool> reconcile(RunRecord& record) {
     const std::string now = format_utc_timestamp(std::chrono::system_clock::now());
     const std::string summary = "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
                                 ") is gone; the run was found " +
-                                (record.status == kQueued ? "never started" : "unfinished");
+                                (record.status == RunStatus::queued ? "never started" : "unfinished");
     bool changed = false;
     auto updated = update_run_info(record.folder, [&](FlatYaml& info) {
-        if (!is_active(info.get("status").value_or(""))) return;
+        auto status = parse_status(info.get("status").value_or(""));
+        if (!status || !is_active(*status)) return;
         changed = true;
-        info.set("status", kFailed);
-        info.set("reason", "crashed");
+        info.set("status", status_name(RunStatus::failed));
+        info.set("reason", reason_name(StopReason::crashed));
         info.set("end_time", now);
         info.set("error_summary", summary);
     });
@@ -145,7 +147,7 @@ Result<bool> reconcile(RunRecord& record) {
         return false;
     }
     if (auto ok = append_event(record.folder, record.run_id, "RUN_CRASH",
-                               {{"reason", "crashed"}, {"error", summary}});
+                               {{"reason", reason_name(StopReason::crashed)}, {"error", summary}});
         !ok)
         return std::move(ok).error();
     record = record_from(*updated, record.folder);

@@ -19,6 +19,7 @@
 #include "core/flat_yaml.h"
 #include "core/result.h"
 #include "core/run_id.h"
+#include "run/states.h"
 
 namespace cocode::run {
 
@@ -40,15 +41,6 @@ struct RunFiles {
     std::filesystem::path issue_body() const { return folder / "issue.md"; }
 };
 
-// Statuses of the runner contract, and cocode's reasons for the ones that are not plain.
-inline constexpr char kQueued[] = "queued";  // ours: waiting for a free slot
-inline constexpr char kRunning[] = "running";
-inline constexpr char kCompleted[] = "completed";
-inline constexpr char kFailed[] = "failed";
-
-// Still to end: queued or running. Everything else has ended, and nothing changes it again.
-inline bool is_active(std::string_view status) { return status == kQueued || status == kRunning; }
-
 // What `status` shows and `check` reads: run-info.yaml, typed.
 struct RunRecord {
     std::filesystem::path folder;
@@ -56,8 +48,9 @@ struct RunRecord {
     long issue = 0;
     std::string issue_url;
     std::string agent;
-    std::string status;
-    std::string reason;  // timeout, idle, interrupted, missing-dependency, crashed, ready-quiet, …
+    RunStatus status = RunStatus::unknown;
+    StopReason reason = StopReason::none;
+    std::string reason_text;  // as written: the word itself when reason is `other`
     std::optional<int> exit_code;
     pid_t pid = 0;
     pid_t pgid = 0;

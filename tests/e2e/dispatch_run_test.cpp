@@ -132,7 +132,7 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     const auto& r = only_run();
     auto info = run::read_run_info(r.folder);
     ASSERT_TRUE(info.ok());
-    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.status, run::RunStatus::completed);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(r.issue, 1);
     EXPECT_EQ(r.agent, "seed");
@@ -271,8 +271,8 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
     auto took = Clock::now() - start;
     EXPECT_EQ(run.exit_code, 1) << run.err;
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "failed");
-    EXPECT_EQ(r.reason, "timeout");
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::timeout);
     EXPECT_EQ(r.exit_code, 124);
     EXPECT_EQ(r.error_summary, "timed out after 1s");
     EXPECT_LT(took, std::chrono::seconds(8));
@@ -291,7 +291,7 @@ TEST_F(DispatchRun, ProcessesThatLeftTheGroupAreFoundAndKilled) {
     EXPECT_EQ(run.exit_code, 0) << run.err;
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the daemon would live an hour
     for (const auto& r : runs()) {
-        EXPECT_EQ(r.status, "completed") << r.agent << ": " << r.error_summary;
+        EXPECT_EQ(r.status, run::RunStatus::completed) << r.agent << ": " << r.error_summary;
         EXPECT_TRUE(nothing_left(r)) << r.agent;
         if (r.agent != "daemon") continue;
         pid_t daemon = std::stoi(read_text(r.folder / "daemon.pid"));
@@ -312,7 +312,7 @@ TEST_F(DispatchRun, AtMostNAliveAndTheRestStartInOrder) {
     std::vector<std::pair<double, double>> spans;
     for (const auto& r : all) {
         spans.emplace_back(read_seconds(r.folder / "started"), read_seconds(r.folder / "ended"));
-        EXPECT_EQ(r.status, "completed");
+        EXPECT_EQ(r.status, run::RunStatus::completed);
     }
     for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].issue, static_cast<long>(i + 1));
     // FIFO: issue order is start order.
@@ -337,7 +337,7 @@ TEST_F(DispatchRun, AFailingAgentIsRestartedWithBackoffAndTheContinuationPrompt)
     Shell run = dispatch("run 1", "AGENT_FAILURES=2 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.status, run::RunStatus::completed);
     EXPECT_EQ(r.restarts, 2);
     EXPECT_EQ(read_text(r.folder / "attempts"), "3\n");
     EXPECT_EQ(read_text(r.folder / "prompt-head-1"), "# Issue #1: Issue 1\n");
@@ -371,8 +371,8 @@ TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
     Shell run = dispatch("run 1");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "completed");
-    EXPECT_EQ(r.reason, "ready-quiet");
+    EXPECT_EQ(r.status, run::RunStatus::completed);
+    EXPECT_EQ(r.reason, run::StopReason::ready_quiet);
     EXPECT_EQ(r.exit_code, 0);
     auto evs = events(r.folder / "events.jsonl");
     ASSERT_EQ(evs.size(), 4u);  // RUN_START, READY, RUN_STOP, CHECK
@@ -397,8 +397,8 @@ TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWithin100ms) {
     Shell run = dispatch("run 1", "AGENT_HOOKS_OFF=" + how + " ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "completed");
-    EXPECT_EQ(r.reason, "ready-quiet");  // READY was known while the agent lingered
+    EXPECT_EQ(r.status, run::RunStatus::completed);
+    EXPECT_EQ(r.reason, run::StopReason::ready_quiet);  // READY was known while the agent lingered
     EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-nohooks", repo_).substr(0, 40));
     std::vector<json> ready;
     for (const auto& e : events(r.folder / "events.jsonl"))
@@ -473,7 +473,7 @@ TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     for (const auto& r : runs()) {
         EXPECT_TRUE(fs::exists(r.worktree / ".husky/_/post-commit")) << r.worktree;
-        EXPECT_EQ(r.reason, "ready-quiet") << r.run_id;              // READY came from the hook
+        EXPECT_EQ(r.reason, run::StopReason::ready_quiet) << r.run_id;              // READY came from the hook
         EXPECT_EQ(sh_ok("git status --porcelain", r.worktree), "");  // nothing of ours shows
     }
 }
@@ -488,7 +488,7 @@ TEST_F(DispatchRun, AnAgentSilentTooLongHitsItsIdleTimeout) {
     Shell run = dispatch("run 1", "AGENT_SLEEP=60 ");
     EXPECT_EQ(run.exit_code, 1);
     const auto& r = only_run();
-    EXPECT_EQ(r.reason, "idle");
+    EXPECT_EQ(r.reason, run::StopReason::idle);
     EXPECT_EQ(r.exit_code, 124);
     EXPECT_TRUE(nothing_left(r));
 }
@@ -502,8 +502,8 @@ TEST_F(DispatchRun, AProgramNotInstalledFailsTheRunWithExitThree) {
               std::string::npos)
         << run.err;
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "failed");
-    EXPECT_EQ(r.reason, "missing-dependency");
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::missing_dependency);
     EXPECT_EQ(r.exit_code, 3);
 }
 
@@ -544,7 +544,7 @@ TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
           repo_);
     ASSERT_TRUE(wait_until([&] {
         auto all = runs();
-        return all.size() == 3 && all[0].status == "running" && all[1].status == "running";
+        return all.size() == 3 && all[0].status == run::RunStatus::running && all[1].status == run::RunStatus::running;
     }));
     pid_t dispatcher = runs()[0].supervisor_pid;
     ASSERT_GT(dispatcher, 0);
@@ -553,8 +553,8 @@ TEST_F(DispatchRun, CtrlCStopsEveryAgentAndWritesEveryRun) {
         [&] { return fs::exists(repo_ / "code.txt") && !read_text(repo_ / "code.txt").empty(); }));
     EXPECT_EQ(read_text(repo_ / "code.txt"), "130\n") << read_text(repo_ / "err.txt");
     for (const auto& r : runs()) {
-        EXPECT_EQ(r.status, "failed") << r.run_id;
-        EXPECT_EQ(r.reason, "interrupted") << r.run_id;
+        EXPECT_EQ(r.status, run::RunStatus::failed) << r.run_id;
+        EXPECT_EQ(r.reason, run::StopReason::interrupted) << r.run_id;
         EXPECT_EQ(r.exit_code, 130) << r.run_id;
         EXPECT_TRUE(nothing_left(r));
     }
@@ -569,7 +569,7 @@ TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
           repo_);
     ASSERT_TRUE(wait_until([&] {
         auto all = runs();
-        return all.size() == 2 && all[0].status == "running";
+        return all.size() == 2 && all[0].status == run::RunStatus::running;
     }));
     auto before = runs();
     ASSERT_EQ(::kill(before[0].supervisor_pid, SIGKILL), 0);
@@ -585,7 +585,7 @@ TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
     }
     // Written so: the files agree, RUN_CRASH is recorded, and the orphaned agent is gone.
     for (const auto& r : runs()) {
-        EXPECT_EQ(r.status, "failed");
+        EXPECT_EQ(r.status, run::RunStatus::failed);
         EXPECT_EQ(event_types(r).back(), "RUN_CRASH");
         EXPECT_TRUE(nothing_left(r));
     }
@@ -674,11 +674,11 @@ TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
     Shell run = dispatch("run 1 --detach", "AGENT_SLEEP=2 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
-    EXPECT_EQ(runs().front().status, "running");
+    EXPECT_EQ(runs().front().status, run::RunStatus::running);
     Shell watch = dispatch("status --watch");
     EXPECT_EQ(watch.exit_code, 0);
     const auto& r = only_run();
-    EXPECT_EQ(r.status, "completed");
+    EXPECT_EQ(r.status, run::RunStatus::completed);
     EXPECT_NE(watch.out.find("completed"), std::string::npos) << watch.out;
     EXPECT_TRUE(fs::exists(r.folder / "ended"));
     // The detached dispatcher judges the run too, and says so in its log.

@@ -200,7 +200,8 @@ int run_summary(const CheckArgs& args) {
     std::vector<check::Verdict> verdicts;
     for (const auto& record : latest) {
         if (run::is_active(record.status)) {
-            notice("run " + record.run_id + " (" + record.agent + ") is still " + record.status +
+            notice("run " + record.run_id + " (" + record.agent + ") is still " +
+                   std::string(run::status_name(record.status)) +
                    "; left out");
             continue;
         }

@@ -41,7 +41,7 @@ int run_clean(const CleanArgs& args) {
         if (r.branch.empty() || !branches_done.insert(r.branch).second) continue;
         if (run::is_active(r.status)) {
             std::fprintf(stderr, "cocode-dispatch: %s is still %s; not cleaned\n", r.run_id.c_str(),
-                         r.status.c_str());
+                         std::string(run::status_name(r.status)).c_str());
             ++refused;
             continue;
         }

@@ -90,7 +90,8 @@ std::string view_line(const agent::RunView& view, const std::string& verdict) {
     using Clock = std::chrono::steady_clock;
     const agent::PlannedRun& run = *view.run;
     std::string state = view.state;
-    if (view.result && !view.result->reason.empty()) state += " (" + view.result->reason + ")";
+    if (view.result && view.result->reason != run::StopReason::none)
+        state += " (" + std::string(run::reason_name(view.result->reason)) + ")";
     const bool started = view.started != Clock::time_point{};
     const auto until = view.ended != Clock::time_point{} ? view.ended : Clock::now();
     const long seconds =
@@ -120,25 +121,14 @@ json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
     return {{"run_id", run.run_id},
             {"issue", run.issue},
             {"agent", run.agent.name},
-            {"status", result.status},
-            {"reason", result.reason},
+            {"status", run::status_name(result.status)},
+            {"reason", run::reason_name(result.reason)},
             {"exit_code", result.exit_code},
             {"restarts", result.restarts},
             {"ready_commit", result.ready_commit.empty() ? json(nullptr) : json(result.ready_commit)},
             {"branch", run.branch},
             {"worktree", run.worktree.string()},
             {"run_folder", run.files.folder.string()}};
-}
-
-int exit_code_of(const agent::BatchResult& batch) {
-    if (batch.interrupted) return static_cast<int>(ExitCode::interrupted);
-    int code = 0;
-    for (const auto& r : batch.runs) {
-        if (r.status == run::kCompleted) continue;
-        if (r.reason == "missing-dependency") return static_cast<int>(ExitCode::missing_dependency);
-        code = static_cast<int>(ExitCode::general);
-    }
-    return code;
 }
 
 // After the batch, the check (docs/check.md): every run that ended is judged, and its verdict
@@ -213,7 +203,7 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::Supervisor
             std::fflush(stdout);
         };
         auto batch = agent::supervise(runs, options);
-        int code = batch ? exit_code_of(*batch) : 1;
+        int code = batch ? agent::batch_exit_code(*batch) : 1;
         if (batch) {
             auto checks = check_after(runs, *batch, after);
             for (const auto& run : runs)
@@ -375,10 +365,11 @@ int run_run(const RunArgs& args) {
     } else {
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const auto& r = batch.runs[i];
+            const std::string reason(run::reason_name(r.reason));
             std::printf(
                 "%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
-                runs[i].agent.name.c_str(), r.status.c_str(), r.exit_code,
-                r.reason.empty() ? "" : (" (" + r.reason + ")").c_str(),
+                runs[i].agent.name.c_str(), std::string(run::status_name(r.status)).c_str(),
+                r.exit_code, reason.empty() ? "" : (" (" + reason + ")").c_str(),
                 r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
         }
         for (const auto& run : runs)
@@ -387,7 +378,7 @@ int run_run(const RunArgs& args) {
     }
     if (batch.interrupted) notice("interrupted; every run's state is written");
     // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md).
-    return exit_code_of(batch);
+    return agent::batch_exit_code(batch);
 }
 
 }  // namespace cocode::dispatch_cli

@@ -51,7 +51,8 @@ std::optional<int> commits_since_base(const git::Repository* repo, const run::Ru
 }
 
 std::string state_of(const run::RunRecord& r) {
-    return r.reason.empty() ? r.status : r.status + " (" + r.reason + ")";
+    const std::string status(run::status_name(r.status));
+    return r.reason_text.empty() ? status : status + " (" + r.reason_text + ")";
 }
 
 std::string line_of(const git::Repository* repo, const run::RunRecord& r) {
@@ -74,8 +75,8 @@ json json_of(const git::Repository* repo, const run::RunRecord& r) {
     return {{"run_id", r.run_id},
             {"issue", r.issue},
             {"agent", r.agent},
-            {"status", r.status},
-            {"reason", r.reason},
+            {"status", run::status_name(r.status)},
+            {"reason", r.reason_text},
             {"start_time", r.start_time},
             {"end_time", r.end_time},
             {"elapsed", elapsed(r)},
@@ -126,7 +127,7 @@ int run_status(const StatusArgs& args) {
             std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
             if (shown[r.run_id] == key) continue;
             shown[r.run_id] = key;
-            progress.set(r.run_id, line, r.status);
+            progress.set(r.run_id, line, std::string(run::status_name(r.status)));
         }
         if (std::all_of(runs.begin(), runs.end(), finished)) return 0;
         std::this_thread::sleep_for(std::chrono::milliseconds(progress.in_place() ? 1000 : 250));

@@ -88,7 +88,8 @@ int run_pre_push(const std::string& remote) {
             std::string base;
             if (run) {
                 base = run->base_commit;
-                why = "run " + run->run_id + " (still " + run->status + ")";
+                why = "run " + run->run_id + " (still " +
+                      std::string(run::status_name(run->status)) + ")";
             } else if (git_line(range).value_or("").empty()) {
                 continue;  // not cocode's work: untouched
             } else {
