@@ -14,6 +14,7 @@
 #include "hook/run_locator.h"
 #include "proc/command.h"
 #include "proc/environment.h"
+#include "proc/process_tree.h"
 
 namespace cocode::agent {
 namespace fs = std::filesystem;
@@ -98,6 +99,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("agent_type", std::string(config::type_name(run.agent.type)));
     info.set("pid", "");
     info.set("pgid", "");
+    info.set("pid_start", "");
     info.set("start_time", "");
     info.set("end_time", "");
     info.set("exit_code", "");
@@ -120,7 +122,10 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("ready_marker", context.config.ready_marker);
     info.set_number("restarts", 0);
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
-    info.set_number("supervisor_pid", ::getpid());
+    const ProcessStamp self = stamp_of(::getpid());
+    info.set_number("supervisor_pid", self.pid);
+    info.set_number("supervisor_start", static_cast<long long>(self.start));
+    info.set("boot_id", boot_id());
     return info;
 }
 
@@ -315,7 +320,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                         path.string() + " does not; `cocode-dispatch clean " +
                                         std::to_string(issue.number) + "` first");
                 if (pair.previous && run::is_active(pair.previous->status) &&
-                    run::process_alive(pair.previous->supervisor_pid))
+                    run::dispatcher_alive(*pair.previous))
                     return Error::usage("--resume: run " + pair.previous->run_id +
                                         " is still going (dispatcher pid " +
                                         std::to_string(pair.previous->supervisor_pid) + ")");

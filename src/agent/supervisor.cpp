@@ -46,6 +46,7 @@ struct Slot {
     PlannedRun* run = nullptr;
     Phase phase = Phase::queued;
     pid_t pid = 0;
+    ProcessStamp leader;  // the agent as started: what proves its group is still the run's
     bool exited = false;
     int wait_status = 0;
     Clock::time_point attempt_start, last_output, ready_at, stop_deadline, restart_at;
@@ -205,6 +206,8 @@ class Supervisor {
         options_.on_tick(views);
     }
 
+    static RunMarks marks(const Slot& slot) { return {slot.leader, slot.run->tag()}; }
+
     std::size_t index_of(const Slot& slot) const {
         return static_cast<std::size_t>(&slot - slots_.data());
     }
@@ -312,6 +315,8 @@ class Supervisor {
         }
         const auto now = Clock::now();
         slot.pid = *pid;
+        slot.leader = stamp_of(*pid);
+        if (slot.leader.pid == 0) slot.leader = {*pid, 0};  // already gone: its tag still counts
         slot.exited = false;
         slot.killed = false;
         slot.stop_reason = run::StopReason::none;
@@ -332,7 +337,10 @@ class Supervisor {
                 info.set("reason", "");
                 info.set_number("pid", slot.pid);
                 info.set_number("pgid", slot.pid);
-                info.set_number("supervisor_pid", ::getpid());
+                info.set_number("pid_start", static_cast<long long>(slot.leader.start));
+                info.set_number("supervisor_pid", self_.pid);
+                info.set_number("supervisor_start", static_cast<long long>(self_.start));
+                info.set("boot_id", boot_);
                 if (first) info.set("start_time", start_time);
                 info.set_number("restarts", slot.result.restarts);
             },
@@ -415,7 +423,7 @@ class Supervisor {
         slot.stop_reason = reason;
         slot.phase = Phase::stopping;
         slot.stop_deadline = Clock::now() + options_.grace;
-        signal_run(slot.pid, slot.run->tag(), SIGTERM);
+        signal_run(marks(slot), SIGTERM);
         update(slot, UpdateKind::stopping, std::string(run::reason_name(reason)));
     }
 
@@ -459,7 +467,7 @@ class Supervisor {
                 } else {
                     slot.phase = Phase::stopping;
                     slot.stop_deadline = now + options_.grace;
-                    signal_run(slot.pid, run.tag(), SIGTERM);
+                    signal_run(marks(slot), SIGTERM);
                 }
                 return;
             }
@@ -474,14 +482,14 @@ class Supervisor {
             return;
         }
         // Stopping: done when the agent has exited and nothing of the run is left.
-        const bool left = !run_processes(slot.pid, run.tag()).empty();
+        const bool left = !run_processes(marks(slot)).empty();
         if (slot.exited && !left) {
             end_attempt(slot);
             return;
         }
         if (now >= slot.stop_deadline) {
             slot.killed = true;
-            signal_run(slot.pid, run.tag(), SIGKILL);
+            signal_run(marks(slot), SIGKILL);
         }
     }
 
@@ -500,7 +508,7 @@ class Supervisor {
                 if (!adopted) return false;
             }
         }
-        return !run_processes(slot.pid, slot.run->tag()).empty();
+        return !run_processes(marks(slot)).empty();
     }
 
     void end_attempt(Slot& slot) {
@@ -612,6 +620,8 @@ class Supervisor {
     bool interrupted_ = false;
     bool subreaper_ = false;
     UniqueFd signals_;
+    const ProcessStamp self_ = stamp_of(::getpid());
+    const std::string boot_ = boot_id();
     std::optional<ReadyWatch> watch_;
     std::optional<git::Repository> repo_;
     bool repo_opened_ = false;

@@ -29,6 +29,10 @@ bool read_stat(pid_t pid, ProcessInfo& info) {
     std::istringstream rest(text->substr(close + 2));
     info.pid = pid;
     rest >> info.state >> info.ppid >> info.pgid;
+    // Fields 6 to 21 (session … itrealvalue), then 22: starttime.
+    std::string skip;
+    for (int field = 6; field <= 21 && rest; ++field) rest >> skip;
+    rest >> info.start;
     return static_cast<bool>(rest);
 }
 
@@ -68,13 +72,45 @@ std::vector<ProcessInfo> list_processes() {
     return out;
 }
 
-std::vector<pid_t> run_processes(pid_t pgid, std::string_view tag) {
+std::string boot_id() {
+    auto text = read_file("/proc/sys/kernel/random/boot_id", 256);
+    if (!text) return {};
+    std::string id = *text;
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    return id;
+}
+
+ProcessStamp stamp_of(pid_t pid) {
+    auto info = process_info(pid);
+    if (!info || info->state == 'Z') return {};
+    return {pid, info->start};
+}
+
+bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only) {
+    if (stamp.pid <= 0) return false;
+    auto info = process_info(stamp.pid);
+    if (!info || info->state == 'Z') return false;
+    if (stamp.start == 0) return legacy_pid_only;
+    return info->start == stamp.start;
+}
+
+bool group_is_ours(const ProcessStamp& leader) {
+    if (leader.pid <= 0 || leader.start == 0) return false;
+    if (auto info = process_info(leader.pid)) return info->start == leader.start;
+    // The leader is gone. Its number stays taken while its group has members, so a group of
+    // that number is still the one it led.
+    return group_alive(leader.pid);
+}
+
+std::vector<pid_t> run_processes(const RunMarks& marks) {
     const pid_t self = ::getpid();
     std::vector<ProcessInfo> all = list_processes();
+    const pid_t pgid = group_is_ours(marks.leader) ? marks.leader.pid : 0;
     std::set<pid_t> members;
     for (const auto& p : all) {
         if (p.state == 'Z' || p.pid == self) continue;
-        if ((pgid > 0 && p.pgid == pgid) || (!tag.empty() && environment_has(p.pid, tag)))
+        if ((pgid > 0 && p.pgid == pgid) ||
+            (!marks.tag.empty() && environment_has(p.pid, marks.tag)))
             members.insert(p.pid);
     }
     // Descendants, to a fixed point (parents may be listed after their children).
@@ -103,24 +139,24 @@ std::optional<std::vector<pid_t>> own_children() {
     return out;
 }
 
-int signal_run(pid_t pgid, std::string_view tag, int signal) {
+int signal_run(const RunMarks& marks, int signal) {
     int sent = 0;
-    if (pgid > 0 && ::kill(-pgid, signal) == 0) ++sent;
-    for (pid_t pid : run_processes(pgid, tag))
+    if (group_is_ours(marks.leader) && ::kill(-marks.leader.pid, signal) == 0) ++sent;
+    for (pid_t pid : run_processes(marks))
         if (::kill(pid, signal) == 0) ++sent;
     return sent;
 }
 
-void stop_run_blocking(pid_t pgid, std::string_view tag, std::chrono::milliseconds grace) {
-    if (run_processes(pgid, tag).empty()) return;
-    signal_run(pgid, tag, SIGTERM);
+void stop_run_blocking(const RunMarks& marks, std::chrono::milliseconds grace) {
+    if (run_processes(marks).empty()) return;
+    signal_run(marks, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + grace;
     while (std::chrono::steady_clock::now() < deadline) {
-        if (run_processes(pgid, tag).empty()) return;
+        if (run_processes(marks).empty()) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    for (int round = 0; round < 20 && !run_processes(pgid, tag).empty(); ++round) {
-        signal_run(pgid, tag, SIGKILL);
+    for (int round = 0; round < 20 && !run_processes(marks).empty(); ++round) {
+        signal_run(marks, SIGKILL);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
 }

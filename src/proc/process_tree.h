@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,8 +23,39 @@ struct ProcessInfo {
     pid_t pid = 0;
     pid_t ppid = 0;
     pid_t pgid = 0;
-    char state = '?';  // from /proc/<pid>/stat: R, S, D, Z, T, …
+    char state = '?';         // from /proc/<pid>/stat: R, S, D, Z, T, …
+    std::uint64_t start = 0;  // when it started, in clock ticks since boot (stat field 22)
 };
+
+// A process as it was when cocode recorded it: a pid alone names whatever process got that
+// number last; with its start time (and the boot it happened in) it names one process.
+struct ProcessStamp {
+    pid_t pid = 0;
+    std::uint64_t start = 0;  // 0: not known
+};
+
+// This boot's id (/proc/sys/kernel/random/boot_id); "" when it cannot be read.
+std::string boot_id();
+
+// The stamp of a live process now; pid 0 when there is none.
+ProcessStamp stamp_of(pid_t pid);
+
+// Is this the very process stamped (alive, not a zombie, same start time)? A stamp without a
+// start time proves nothing and is false, unless `legacy_pid_only` (records written before
+// start times were kept), when a live pid is taken as it.
+bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only = false);
+
+// Everything that proves a process belongs to a run: its process group, while the group
+// provably is still the one the run's agent led (the leader alive with its recorded start
+// time, or the leader gone but its group not yet empty: a pid is not handed out again while
+// a group of that number exists), and the run's tag in a process's environment.
+struct RunMarks {
+    ProcessStamp leader;  // the agent (or its sandbox), the leader of the group
+    std::string tag;      // "JRUN_ID=<run id>"
+};
+
+// Whether the run's group is still provably the run's (see above).
+bool group_is_ours(const ProcessStamp& leader);
 
 // One process, from /proc/<pid>/stat; nullopt when there is none.
 std::optional<ProcessInfo> process_info(pid_t pid);
@@ -31,8 +63,9 @@ std::optional<ProcessInfo> process_info(pid_t pid);
 // Every process visible in /proc (other users' included, their environment unread).
 std::vector<ProcessInfo> list_processes();
 
-// The live processes of a run (see above). `tag` is "JRUN_ID=<run id>".
-std::vector<pid_t> run_processes(pid_t pgid, std::string_view tag);
+// The live processes of a run (see above): its group when it is still the run's, every
+// process carrying the tag, and their descendants.
+std::vector<pid_t> run_processes(const RunMarks& marks);
 
 // Whether any process (a zombie included) is left in the process group.
 bool group_alive(pid_t pgid);
@@ -42,12 +75,13 @@ bool group_alive(pid_t pgid);
 // a run left nothing behind without reading every process's environment.
 std::optional<std::vector<pid_t>> own_children();
 
-// Sends `signal` to the group and to each of the run's processes; returns how many got it.
-int signal_run(pid_t pgid, std::string_view tag, int signal);
+// Sends `signal` to the run's group (when it is still the run's) and to each of the run's
+// processes; returns how many got it. Nothing else is ever signalled.
+int signal_run(const RunMarks& marks, int signal);
 
 // SIGTERM to all of a run's processes, up to `grace` for them to go, then SIGKILL to
 // whatever is left, re-found each time. Blocks; for tools, not for the supervisor's loop.
-void stop_run_blocking(pid_t pgid, std::string_view tag, std::chrono::milliseconds grace);
+void stop_run_blocking(const RunMarks& marks, std::chrono::milliseconds grace);
 
 // Makes this process the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER): a daemon
 // that double-forks away from an agent becomes our child, not init's, so we can wait for it.

@@ -41,7 +41,10 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
         r.exit_code = static_cast<int>(to_number(code, -1));
     r.pid = static_cast<pid_t>(to_number(info.get("pid")));
     r.pgid = static_cast<pid_t>(to_number(info.get("pgid")));
+    r.pid_start = static_cast<std::uint64_t>(to_number(info.get("pid_start")));
     r.supervisor_pid = static_cast<pid_t>(to_number(info.get("supervisor_pid")));
+    r.supervisor_start = static_cast<std::uint64_t>(to_number(info.get("supervisor_start")));
+    r.boot_id = text("boot_id");
     r.start_time = text("start_time");
     r.end_time = text("end_time");
     r.branch = text("branch");
@@ -120,13 +123,27 @@ bool process_alive(pid_t pid) {
     return info && info->state != 'Z';
 }
 
+bool dispatcher_alive(const RunRecord& record) {
+    if (!record.boot_id.empty() && record.boot_id != boot_id()) return false;
+    // Records from before start times were kept: only the pid to go by.
+    return is_alive({record.supervisor_pid, record.supervisor_start},
+                    /*legacy_pid_only=*/record.supervisor_start == 0);
+}
+
+RunMarks marks_of(const RunRecord& record) {
+    RunMarks marks;
+    marks.tag = "JRUN_ID=" + record.run_id;
+    const bool same_boot = record.boot_id.empty() || record.boot_id == boot_id();
+    if (same_boot && record.pgid == record.pid) marks.leader = {record.pid, record.pid_start};
+    return marks;
+}
+
 Result<bool> reconcile(RunRecord& record) {
     if (!is_active(record.status)) return false;
-    if (process_alive(record.supervisor_pid)) return false;
+    if (dispatcher_alive(record)) return false;
     // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
     // it so it cannot keep changing the worktree, then say what happened.
-    const std::string tag = "JRUN_ID=" + record.run_id;
-    stop_run_blocking(record.pgid, tag, std::chrono::seconds(2));
+    stop_run_blocking(marks_of(record), std::chrono::seconds(2));
     const std::string now = format_utc_timestamp(std::chrono::system_clock::now());
     const std::string summary = "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
                                 ") is gone; the run was found " +

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "core/flat_yaml.h"
 #include "core/result.h"
 #include "core/run_id.h"
+#include "proc/process_tree.h"
 #include "run/states.h"
 
 namespace cocode::run {
@@ -54,7 +56,10 @@ struct RunRecord {
     std::optional<int> exit_code;
     pid_t pid = 0;
     pid_t pgid = 0;
+    std::uint64_t pid_start = 0;  // the agent's start time (clock ticks since boot)
     pid_t supervisor_pid = 0;
+    std::uint64_t supervisor_start = 0;
+    std::string boot_id;  // the boot both were started in
     std::string start_time;
     std::string end_time;
     std::string branch;
@@ -90,12 +95,21 @@ struct RunList {
 };
 RunList list_runs(const std::filesystem::path& runs_dir);
 
-// Is the process alive (and not a zombie)?
+// Is the process alive (and not a zombie)? A bare pid: for what this process started itself.
 bool process_alive(pid_t pid);
 
-// A run marked running whose supervisor is gone cannot finish: mark it failed (crashed),
+// Is the run's recorded dispatcher still the process that recorded it (same boot, same pid,
+// same start time)? A pid that was handed to another process since is not.
+bool dispatcher_alive(const RunRecord& record);
+
+// What proves a process is the run's (process_tree.h): its group while the recorded agent
+// provably led it, and its JRUN_ID tag. After a reboot only the tag.
+RunMarks marks_of(const RunRecord& record);
+
+// A run marked running whose dispatcher is gone cannot finish: mark it failed (crashed),
 // write RUN_CRASH, and return true. Its agent's processes, if any survive, are killed
-// first (they would otherwise keep writing into a run nobody watches).
+// first (they would otherwise keep writing into a run nobody watches); only those proven
+// to be the run's.
 Result<bool> reconcile(RunRecord& record);
 
 }  // namespace cocode::run

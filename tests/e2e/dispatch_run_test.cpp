@@ -105,7 +105,7 @@ class DispatchRun : public ::testing::Test {
     }
 
     static bool nothing_left(const run::RunRecord& r) {
-        return run_processes(0, "JRUN_ID=" + r.run_id).empty();
+        return run_processes(RunMarks{{}, "JRUN_ID=" + r.run_id}).empty();
     }
 
     // Waits until `done` holds, at most `limit`.
@@ -590,6 +590,39 @@ TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
         EXPECT_TRUE(nothing_left(r));
     }
     EXPECT_NE(runs()[1].error_summary.find("never started"), std::string::npos);
+}
+
+TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const auto& r = only_run();
+    // An unrelated process that got the numbers the run recorded: its own session and group,
+    // as a recycled pid would be. (Ours, so the test ends it; nobody else's is touched.)
+    Shell started = sh("setsid sleep 300 > /dev/null 2>&1 & echo $!", repo_);
+    const pid_t stranger = static_cast<pid_t>(std::stol(started.out));
+    ASSERT_TRUE(wait_until([&] {
+        auto info = process_info(stranger);
+        return info && info->pgid == stranger;
+    }));
+    const ProcessStamp now = stamp_of(stranger);
+    ASSERT_GT(now.start, 0u);
+    ASSERT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
+                    info.set("status", "running");
+                    info.set("reason", "");
+                    for (const char* key : {"pid", "pgid", "supervisor_pid"})
+                        info.set_number(key, stranger);
+                    // The processes that had these pids started at another time.
+                    info.set_number("pid_start", static_cast<long long>(now.start) - 5);
+                    info.set_number("supervisor_start", static_cast<long long>(now.start) - 9);
+                }).ok());
+    Shell status = dispatch("status --json");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    auto shown = json::parse(status.out);
+    EXPECT_EQ(shown[0]["status"], "failed");
+    EXPECT_EQ(shown[0]["reason"], "crashed");
+    // The stranger was not signalled: still there, still the same process.
+    EXPECT_TRUE(is_alive(now));
+    ::kill(stranger, SIGKILL);
 }
 
 TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {

@@ -190,7 +190,9 @@ int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::Supervisor
         if (log_fd >= 0) ::dup2(log_fd, 1), ::dup2(log_fd, 2);
         for (auto& run : runs)
             (void)run::update_run_info(run.files.folder, [](FlatYaml& info) {
-                info.set_number("supervisor_pid", ::getpid());
+                const ProcessStamp self = stamp_of(::getpid());
+                info.set_number("supervisor_pid", self.pid);
+                info.set_number("supervisor_start", static_cast<long long>(self.start));
             });
         options.stop_on_hangup = false;
         const int signal_fd = ready_pipe[1];
