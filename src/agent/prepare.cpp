@@ -263,6 +263,8 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
     return env;
 }
 
+namespace {
+
 std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repository& repo) {
     std::vector<std::pair<std::string, std::string>> out;
     auto name = repo.config_string("user.name");
@@ -277,6 +279,58 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
     }
     return out;
 }
+
+void complete_launch(PlannedRun& run, const DispatchContext& context,
+                     const std::vector<std::string>& ours, bool as_root) {
+    run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
+    run.idle_timeout = run.agent.idle_timeout;
+    run.argv = run.agent.argv;
+    if (auto program = find_in_path(run.argv.at(0))) {
+        run.argv[0] = program->string();
+    } else {
+        run.failed = Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] +
+                                    "' not found in PATH (run `cocode-dispatch doctor`)");
+        run.failed_reason = run::StopReason::missing_dependency;
+    }
+    run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
+    run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
+                    run.launch.args_after_program.end());
+    run.environment = agent_environment(ours, run, context);
+}
+
+}  // namespace
+
+Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunRecord& record) {
+    if (record.status != run::RunStatus::queued)
+        return Error::general("run " + record.run_id + " is " +
+                              std::string(run::status_name(record.status)) + ", not queued");
+    const config::AgentConfig* agent = context.config.find_agent(record.agent);
+    if (!agent)
+        return Error::usage("run " + record.run_id + ": no agent '" + record.agent + "' in " +
+                            config::kConfigFile);
+    PlannedRun run;
+    run.run_id = record.run_id;
+    run.files.folder = record.folder;
+    run.issue = record.issue;
+    run.issue_url = record.issue_url;
+    run.agent = *agent;
+    run.worktree = record.worktree;
+    run.branch = record.branch;
+    run.base_commit = record.base_commit;
+    run.ready_marker = record.ready_marker.empty() ? context.config.ready_marker
+                                                   : record.ready_marker;
+    auto prompt = read_file(run.files.prompt());
+    if (!prompt) return std::move(prompt).error();
+    run.prompt = std::move(*prompt);
+    auto info = run::read_run_info(record.folder);
+    if (info) run.parent_run_id = info->get("parent_run_id").value_or("");
+    DispatchContext with_identity = context;
+    if (auto repo = git::Repository::open(context.repo_root))
+        with_identity.commit_identity = commit_identity(*repo);
+    complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
+    return run;
+}
+
 
 Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                           const std::vector<github::Issue>& issues,
@@ -376,22 +430,9 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         } else {
             run.base_commit = base->commit;
         }
-        run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
-        run.idle_timeout = run.agent.idle_timeout;
-        run.argv = run.agent.argv;
-        if (auto program = find_in_path(run.argv.at(0))) {
-            run.argv[0] = program->string();
-        } else {
-            run.failed = Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] +
-                                        "' not found in PATH (run `cocode-dispatch doctor`)");
-            run.failed_reason = run::StopReason::missing_dependency;
-        }
-        run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
-        run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
-                        run.launch.args_after_program.end());
         run.ready_marker = context.config.ready_marker;
+        complete_launch(run, with_identity, ours, as_root);
         run.prompt = render_prompt(*pair.issue, run, run.ready_marker);
-        run.environment = agent_environment(ours, run, with_identity);
 
         fs::create_directories(run.files.folder, ec);
         if (ec)

@@ -74,6 +74,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                           const std::vector<github::Issue>& issues,
                                           const std::vector<config::AgentConfig>& agents);
 
+// A run that was planned, made and left queued by another process (`run --detach` plans,
+// then starts a supervisor of its own): everything to start it again, from its run folder
+// and the configuration. Its environment is made anew here: secrets are never on disk.
+Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunRecord& record);
+
 // What prompt.md holds: the issue, the protocol's instructions, the marker.
 std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
                           std::string_view marker);

@@ -85,6 +85,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     posix_spawn_file_actions_adddup2(actions.get(), out->write.get(), 1);
     posix_spawn_file_actions_adddup2(actions.get(), err->write.get(), 2);
     if (options.cwd) posix_spawn_file_actions_addchdir_np(actions.get(), options.cwd->c_str());
+    close_inherited_fds(actions.get());
 
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

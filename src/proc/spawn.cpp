@@ -25,6 +25,10 @@ SpawnAttributes::SpawnAttributes(bool own_group) {
 
 SpawnAttributes::~SpawnAttributes() { posix_spawnattr_destroy(&attr_); }
 
+void close_inherited_fds(posix_spawn_file_actions_t* actions) {
+    posix_spawn_file_actions_addclosefrom_np(actions, 3);
+}
+
 Result<pid_t> spawn_in_own_group(const SpawnSpec& spec) {
     if (spec.argv.empty()) return Error::usage("spawn: empty command line");
     posix_spawn_file_actions_t actions;
@@ -35,6 +39,7 @@ Result<pid_t> spawn_in_own_group(const SpawnSpec& spec) {
     posix_spawn_file_actions_addopen(&actions, 2, spec.stderr_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+    close_inherited_fds(&actions);
 
     std::vector<char*> args;
     for (const auto& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));

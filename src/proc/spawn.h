@@ -30,6 +30,11 @@ class SpawnAttributes {
     posix_spawnattr_t attr_;
 };
 
+// Closes, in the child, every descriptor above stderr: whatever this process holds open
+// (sockets, locks, a log, inotify) never reaches what it starts, whether or not it was opened
+// close-on-exec.
+void close_inherited_fds(posix_spawn_file_actions_t* actions);
+
 struct SpawnSpec {
     std::vector<std::string> argv;  // argv[0] already resolved to a path
     std::vector<std::string> environment;

@@ -700,20 +700,23 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
 }
 
 TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
-    configure(
-        {{"agents",
-          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
-    auto start = Clock::now();
-    Shell run = dispatch("run 1 --detach", "AGENT_SLEEP=2 ");
+    configure({{"agents", {{"waiter", {{"command", agent_path("wait-agent.sh")}}}}}});
+    Shell run = dispatch("run 1 --detach");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
+    // It returned while the agent waits for us.
     EXPECT_EQ(runs().front().status, run::RunStatus::running);
+    // The supervisor is a process of its own (posix_spawn, a new session), not this one's fork.
+    const run::RunRecord waiting = runs().front();
+    auto supervisor = process_info(waiting.supervisor_pid);
+    ASSERT_TRUE(supervisor.has_value());
+    EXPECT_EQ(::getsid(waiting.supervisor_pid), waiting.supervisor_pid);
+    write_text(waiting.folder / "go", "");
     Shell watch = dispatch("status --watch");
     EXPECT_EQ(watch.exit_code, 0);
     const auto& r = only_run();
     EXPECT_EQ(r.status, run::RunStatus::completed);
     EXPECT_NE(watch.out.find("completed"), std::string::npos) << watch.out;
-    EXPECT_TRUE(fs::exists(r.folder / "ended"));
+    EXPECT_EQ(read_text(r.folder / "agent-stdout.txt"), "went\n");
     // The detached dispatcher judges the run too, and says so in its log.
     ASSERT_TRUE(wait_until([&] { return fs::exists(r.folder / "check.json"); }));
     EXPECT_EQ(json::parse(read_text(r.folder / "check.json"))["verdict"], "FAIL");
@@ -724,6 +727,38 @@ TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {
                 log = read_text(entry.path());
         return log.find("FAIL") != std::string::npos;
     })) << log;
+}
+
+// An agent holds its three standard descriptors and nothing else of the dispatcher's: not its
+// inotify or signal descriptors, locks, repository files, sockets, nor --detach's log.
+TEST_F(DispatchRun, NoDescriptorOfTheDispatcherReachesAnAgent) {
+    configure({{"agents", {{"sleeper", {{"command", "sleep"}, {"args", {"300"}}}}}}});
+    for (const char* how : {"", " --detach"}) {
+        sh_ok("(" + quote(tool_path("cocode-dispatch").string()) + " run 1 --no-check" + how +
+                  " > /dev/null 2>&1 &)",
+              repo_);
+        ASSERT_TRUE(wait_until([&] {
+            auto all = runs();
+            return !all.empty() && all.back().status == run::RunStatus::running;
+        })) << how;
+        const run::RunRecord r = runs().back();
+        std::vector<std::string> fds;
+        for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(r.pid) + "/fd"))
+            fds.push_back(entry.path().filename().string() + " -> " +
+                          fs::read_symlink(entry.path()).string());
+        std::sort(fds.begin(), fds.end());
+        EXPECT_EQ(fds, (std::vector<std::string>{
+                           "0 -> /dev/null",
+                           "1 -> " + (r.folder / "agent-stdout.txt").string(),
+                           "2 -> " + (r.folder / "agent-stderr.txt").string()}))
+            << how;
+        // Ours to end: the dispatcher we started stops its run on SIGTERM.
+        ::kill(r.supervisor_pid, SIGTERM);
+        ASSERT_TRUE(wait_until([&] { return !run::is_active(runs().back().status); }));
+        sh_ok("git worktree remove --force .cocode/worktrees/1-sleeper && git branch -D "
+              "cocode/1-sleeper",
+              repo_);
+    }
 }
 
 TEST_F(DispatchRun, OnATerminalRunsAreRedrawnInPlaceAndNoColorIsHonoured) {

@@ -1,5 +1,6 @@
 // cocode-dispatch run: issues × agents, each in its own worktree, supervised to the end.
 #include <fcntl.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,15 +12,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "agent/supervisor.h"
-#include "check/run_check.h"
+#include "batch.h"
 #include "commands.h"
 #include "common/executables.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
 #include "hook/installer.h"
+#include "proc/spawn.h"
 #include "progress.h"
 #include "workspace.h"
+
+extern char** environ;
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;
@@ -80,11 +83,6 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
     }
 }
 
-std::string run_line(const agent::PlannedRun& run, const std::string& what) {
-    return format_utc_timestamp(std::chrono::system_clock::now()).substr(11, 8) + "  " +
-           run.run_id + "  #" + std::to_string(run.issue) + " " + run.agent.name + "  " + what;
-}
-
 // One run in the live view: state, elapsed time, output so far, commits, READY, verdict.
 std::string view_line(const agent::RunView& view, const std::string& verdict) {
     using Clock = std::chrono::steady_clock;
@@ -131,112 +129,82 @@ json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
             {"run_folder", run.files.folder.string()}};
 }
 
-// After the batch, the check (docs/check.md): every run that ended is judged, and its verdict
-// published when asked. Nothing after an interrupt: the user wants to stop.
-struct AfterRun {
-    bool check = true;
-    bool publish = false;
-    const config::Config* config = nullptr;
-    issues::IssueSource* source = nullptr;
-    std::function<void(const check::BatchCheck&)> on_judged;  // from the judging threads
-};
-
-std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
-                                           const agent::BatchResult& batch, const AfterRun& after) {
-    if (!after.check || batch.interrupted) return {};
-    std::vector<run::RunRecord> records;
-    for (const auto& run : runs) {
-        auto info = run::read_run_info(run.files.folder);
-        if (info) records.push_back(run::record_from(*info, run.files.folder));
+// --detach: runs that cannot start are written ended here; the others go to a supervisor of
+// their own, `cocode-dispatch supervise`, started with posix_spawn in a new session with its
+// output in a log beside the runs. We return once it has started the first runs.
+int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Workspace& ws) {
+    std::vector<agent::PlannedRun> unstartable, startable;
+    for (auto& run : runs) (run.failed ? unstartable : startable).push_back(run);
+    if (!unstartable.empty()) (void)agent::supervise(unstartable, supervisor_options(ws.config));
+    if (startable.empty()) {
+        for (const auto& run : unstartable)
+            notice(run.run_id + ": " + (run.failed ? run.failed->message : std::string()));
+        return static_cast<int>(unstartable.front().failed->code);
     }
-    return check::check_batch(records, *after.config, after.config->concurrency,
-                              after.publish ? after.source : nullptr, after.on_judged);
-}
 
-const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
-                                  const std::string& run_id) {
-    for (const auto& c : checks)
-        if (c.run_id == run_id) return &c;
-    return nullptr;
-}
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
+                                     "supervise", "--runs"};
+    for (const auto& run : startable) argv.push_back(run.run_id);
+    auto source_args = args.source.as_args();
+    argv.insert(argv.end(), source_args.begin(), source_args.end());
+    if (args.concurrency) argv.insert(argv.end(), {"--concurrency", std::to_string(*args.concurrency)});
+    if (args.timeout) argv.insert(argv.end(), {"--timeout", *args.timeout});
+    if (args.no_check) argv.push_back("--no-check");
+    if (args.publish) argv.push_back("--publish");
 
-std::string check_line(const check::BatchCheck& c) {
-    if (!c.verdict) return "check: " + c.error;
-    std::string line = std::string(c.verdict->pass ? "PASS" : "FAIL") + "  " +
-                       (c.verdict->report_dir / check::kCheckMarkdown).string();
-    if (!c.comment_url.empty()) line += "  " + c.comment_url;
-    if (!c.error.empty()) line += "  (" + c.error + ")";
-    return line;
-}
-
-// --detach: the supervisor goes on in a new session, its own output in a log beside the
-// runs; we return once it has started the first runs.
-int detach_and_supervise(std::vector<agent::PlannedRun>& runs, agent::SupervisorOptions options,
-                         const fs::path& runs_dir, bool as_json, const AfterRun& after) {
-    int ready_pipe[2];
-    if (::pipe2(ready_pipe, O_CLOEXEC) != 0)
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0)
         throw Failure(Error::from_errno("cannot create a pipe", errno));
+    UniqueFd ready_read(ready[0]), ready_write(ready[1]);
+    const fs::path log = ws.runs_dir() / ("dispatch-" + startable.front().run_id + ".log");
+    UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!log_fd.valid()) throw Failure(Error::from_errno("cannot open " + log.string(), errno));
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, log_fd.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, log_fd.get(), 2);
+    posix_spawn_file_actions_adddup2(&actions, ready_write.get(), 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    SpawnAttributes attributes(false);
+    posix_spawnattr_t* attr = const_cast<posix_spawnattr_t*>(attributes.get());
+    short flags = 0;
+    posix_spawnattr_getflags(attr, &flags);
+    posix_spawnattr_setflags(attr, static_cast<short>(flags | POSIX_SPAWN_SETSID));
+    std::vector<char*> args_ptrs;
+    for (auto& a : argv) args_ptrs.push_back(a.data());
+    args_ptrs.push_back(nullptr);
+    pid_t child = -1;
     std::fflush(nullptr);
-    pid_t child = ::fork();
-    if (child < 0) throw Failure(Error::from_errno("cannot fork", errno));
-    if (child == 0) {
-        ::close(ready_pipe[0]);
-        ::setsid();
-        ::signal(SIGHUP, SIG_IGN);
-        const fs::path log = runs_dir / ("dispatch-" + std::to_string(::getpid()) + ".log");
-        int null_fd = ::open("/dev/null", O_RDONLY);
-        int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (null_fd >= 0) ::dup2(null_fd, 0);
-        if (log_fd >= 0) ::dup2(log_fd, 1), ::dup2(log_fd, 2);
-        for (auto& run : runs)
-            (void)run::update_run_info(run.files.folder, [](FlatYaml& info) {
-                const ProcessStamp self = stamp_of(::getpid());
-                info.set_number("supervisor_pid", self.pid);
-                info.set_number("supervisor_start", static_cast<long long>(self.start));
-            });
-        options.stop_on_hangup = false;
-        const int signal_fd = ready_pipe[1];
-        options.on_started = [signal_fd] {
-            (void)!::write(signal_fd, "1", 1);
-            ::close(signal_fd);
-        };
-        options.on_update = [](const agent::RunUpdate& u) {
-            std::printf("%s\n", run_line(*u.run, terminal_safe_line(redact(u.detail))).c_str());
-            std::fflush(stdout);
-        };
-        auto batch = agent::supervise(runs, options);
-        int code = batch ? agent::batch_exit_code(*batch) : 1;
-        if (batch) {
-            auto checks = check_after(runs, *batch, after);
-            for (const auto& run : runs)
-                if (auto* c = check_of(checks, run.run_id))
-                    std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
-        }
-        std::fflush(nullptr);
-        ::_exit(code);
-    }
-    ::close(ready_pipe[1]);
+    int rc = ::posix_spawn(&child, argv[0].c_str(), &actions, attributes.get(), args_ptrs.data(),
+                           environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw Failure(Error::from_errno("cannot start " + argv[0], rc));
+    ready_write = UniqueFd();
     char byte = 0;
     ssize_t got;
-    do got = ::read(ready_pipe[0], &byte, 1);
+    do got = ::read(ready_read.get(), &byte, 1);
     while (got < 0 && errno == EINTR);
-    ::close(ready_pipe[0]);
-    if (got != 1) throw Failure(Error::general("the detached dispatcher stopped before starting"));
-    if (as_json) {
+    if (got != 1)
+        throw Failure(Error::general("the detached dispatcher stopped before starting (see " +
+                                     log.string() + ")"));
+    if (args.json) {
         json out = json::array();
         for (const auto& run : runs)
             out.push_back({{"run_id", run.run_id},
                            {"issue", run.issue},
                            {"agent", run.agent.name},
                            {"run_folder", run.files.folder.string()}});
-        std::cout << json{{"dispatcher_pid", child}, {"runs", out}}.dump(2) << "\n";
+        std::cout << json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}.dump(2)
+                  << "\n";
     } else {
         for (const auto& run : runs)
             std::printf("%s  #%ld %s\n", run.run_id.c_str(), run.issue, run.agent.name.c_str());
         std::fprintf(stderr,
-                     "cocode-dispatch: detached (pid %d); follow with `cocode-dispatch status "
-                     "--watch`\n",
-                     static_cast<int>(child));
+                     "cocode-dispatch: detached (pid %d, log %s); follow with `cocode-dispatch "
+                     "status --watch`\n",
+                     static_cast<int>(child), log.c_str());
     }
     return 0;
 }
@@ -288,17 +256,13 @@ int run_run(const RunArgs& args) {
     auto runs = agent::plan_runs(context, issues, agents).value_or_throw();
     ensure_hooks(ws.root, runs);
 
-    agent::SupervisorOptions options;
-    options.concurrency = ws.config.concurrency;
-    options.grace = ws.config.grace;
-    options.ready_quiet = ws.config.ready_quiet;
-    options.restart_backoff = ws.config.restart_backoff;
+    if (args.detach) return detach(runs, args, ws);
+    agent::SupervisorOptions options = supervisor_options(ws.config);
     AfterRun after;
     after.check = !args.no_check;
     after.publish = args.publish || ws.config.publish.after_run;
     after.config = &ws.config;
     after.source = source.get();
-    if (args.detach) return detach_and_supervise(runs, options, ws.runs_dir(), args.json, after);
 
     Progress progress(stderr);
     std::mutex shown;  // the judging threads report too

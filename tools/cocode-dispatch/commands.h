@@ -42,6 +42,16 @@ struct RunArgs {
     bool publish = false;   // publish each verdict (also: publish.after_run in the config)
 };
 
+// The detached half of `run --detach` (hidden).
+struct SuperviseArgs {
+    SourceFlags source;
+    std::vector<std::string> runs;
+    std::optional<int> concurrency;
+    std::optional<std::string> timeout;
+    bool no_check = false;
+    bool publish = false;
+};
+
 struct StatusArgs {
     std::optional<std::string> which;  // a run id, or an issue number
     bool json = false;
@@ -72,6 +82,7 @@ struct DoctorArgs {
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
+int run_supervise(const SuperviseArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
 int run_clean(const CleanArgs& args);

@@ -55,6 +55,17 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--publish", run.publish,
                       "publish each verdict on its issue (comment, status, labels)");
 
+    // Hidden: what `run --detach` starts (cmd_supervise.cpp).
+    SuperviseArgs supervise;
+    auto* supervise_cmd = app.add_subcommand("supervise", "");
+    supervise_cmd->group("");
+    supervise.source.add_to(*supervise_cmd);
+    supervise_cmd->add_option("--runs", supervise.runs)->required();
+    supervise_cmd->add_option("--concurrency", supervise.concurrency)->check(CLI::Range(1, 64));
+    supervise_cmd->add_option("--timeout", supervise.timeout);
+    supervise_cmd->add_flag("--no-check", supervise.no_check);
+    supervise_cmd->add_flag("--publish", supervise.publish);
+
     StatusArgs status;
     auto* status_cmd = app.add_subcommand("status", "the runs: state, commits, ready, exit");
     status_cmd->add_option("which", status.which, "a run id or an issue number");
@@ -88,6 +99,7 @@ int main(int argc, char** argv) {
         if (*list_cmd) return run_issues_list(list);
         if (*show_cmd) return run_issues_show(show);
         if (*run_cmd) return run_run(run);
+        if (*supervise_cmd) return run_supervise(supervise);
         if (*status_cmd) return run_status(status);
         if (*logs_cmd) return run_logs(logs);
         if (*init_cmd) return run_init(init);

@@ -28,6 +28,26 @@ void SourceFlags::add_to(CLI::App& command) {
     command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/");
 }
 
+std::vector<std::string> SourceFlags::as_args() const {
+    std::vector<std::string> out;
+    auto add = [&](const char* flag, const std::optional<std::string>& value) {
+        if (value) out.insert(out.end(), {flag, *value});
+    };
+    auto add_number = [&](const char* flag, const std::optional<int>& value) {
+        if (value) out.insert(out.end(), {flag, std::to_string(*value)});
+    };
+    add("--repo", options.repo);
+    add("--issues", issues_dir);
+    add("--api-url", options.api_url);
+    add("--ca-bundle", ca_bundle);
+    add_number("--connect-timeout", options.connect_timeout_s);
+    add_number("--read-timeout", options.read_timeout_s);
+    add_number("--max-wait", options.max_wait_s);
+    out.insert(out.end(), {"--per-page", std::to_string(per_page)});
+    if (options.no_cache) out.push_back("--no-cache");
+    return out;
+}
+
 issues::SourceOptions SourceFlags::resolve(const char* tool) const {
     issues::SourceOptions resolved = options;
     if (issues_dir) resolved.issues_dir = *issues_dir;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "issues/source.h"
 
@@ -21,6 +22,8 @@ struct SourceFlags {
     // `tool` prefixes the notices the source prints (retries, rate-limit waits).
     issues::SourceOptions resolve(const char* tool) const;
     bool names_a_source() const { return issues_dir || options.repo; }
+    // The same flags as command-line arguments, for a process of ours started with them.
+    std::vector<std::string> as_args() const;
 };
 
 }  // namespace cocode::tool

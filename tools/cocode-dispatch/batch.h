@@ -1,0 +1,39 @@
+// What `run` and the detached supervisor (`supervise`, started by `run --detach`) share: the
+// supervisor's options from the configuration, a run's line in a log, and the check after a
+// batch.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/supervisor.h"
+#include "check/run_check.h"
+#include "config/config.h"
+#include "issues/source.h"
+
+namespace cocode::dispatch_cli {
+
+agent::SupervisorOptions supervisor_options(const config::Config& config);
+
+// "12:00:01  <run id>  #7 claude  <what>"
+std::string run_line(const agent::PlannedRun& run, const std::string& what);
+
+// After the batch, the check (docs/check.md): every run that ended is judged, and its verdict
+// published when asked. Nothing after an interrupt: the user wants to stop.
+struct AfterRun {
+    bool check = true;
+    bool publish = false;
+    const config::Config* config = nullptr;
+    issues::IssueSource* source = nullptr;
+    std::function<void(const check::BatchCheck&)> on_judged;  // from the judging threads
+};
+
+std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
+                                           const agent::BatchResult& batch, const AfterRun& after);
+const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
+                                  const std::string& run_id);
+// "PASS  <report>  <comment url>", or why there is no verdict.
+std::string check_line(const check::BatchCheck& c);
+
+}  // namespace cocode::dispatch_cli
