@@ -188,6 +188,31 @@ Result<std::vector<CommitInfo>> Repository::commits_between(const std::vector<st
     return commits;
 }
 
+Result<std::size_t> Repository::unpushed_commits(const std::string& branch,
+                                                 const std::string& base) const {
+    auto head = peel_commit(repo_.get(), "refs/heads/" + branch);
+    if (!head) return std::move(head).error();
+    git_revwalk* w = nullptr;
+    if (git_revwalk_new(&w, repo_.get()) != 0) return libgit2_error("cannot walk commits");
+    RevwalkHandle walk(w);
+    if (git_revwalk_push(walk.get(), git_commit_id(head->get())) != 0)
+        return libgit2_error("cannot walk " + branch);
+    if (!base.empty()) {
+        auto base_commit = peel_commit(repo_.get(), base);
+        if (!base_commit) return std::move(base_commit).error();
+        if (git_revwalk_hide(walk.get(), git_commit_id(base_commit->get())) != 0)
+            return libgit2_error("cannot walk " + base + ".." + branch);
+    }
+    // No remote-tracking ref at all is fine (nothing is hidden); a failure to read them is not.
+    int rc = git_revwalk_hide_glob(walk.get(), "refs/remotes/*");
+    if (rc != 0 && rc != GIT_ENOTFOUND) return libgit2_error("cannot read the remote refs");
+    std::size_t count = 0;
+    git_oid oid;
+    while ((rc = git_revwalk_next(&oid, walk.get())) == 0) ++count;
+    if (rc != GIT_ITEROVER) return libgit2_error("walking " + branch);
+    return count;
+}
+
 Result<std::vector<FileChange>> Repository::changed_files(const std::string& base,
                                                           const std::string& head) const {
     git_tree* trees[2] = {nullptr, nullptr};

@@ -54,6 +54,11 @@ class Repository {
     // The branch HEAD names ("main"), or nullopt when HEAD is detached or unborn.
     std::optional<std::string> head_branch() const;
     bool branch_exists(const std::string& branch) const;  // a local branch
+    // How many commits of local branch `branch` after `base` no remote-tracking ref holds:
+    // what would be lost with the branch. An error when it cannot be told (no such base, a
+    // repository that cannot be walked): never read an error as zero.
+    Result<std::size_t> unpushed_commits(const std::string& branch,
+                                         const std::string& base) const;
     // Deletes a local branch that no worktree has checked out.
     Result<void> delete_branch(const std::string& branch);
     Result<CommitInfo> lookup(const std::string& revision) const;  // any rev-parse spelling

@@ -684,9 +684,12 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
     ASSERT_EQ(dispatch("run 1").exit_code, 0);
     Shell clean = dispatch("clean 1");
     EXPECT_EQ(clean.exit_code, 1);
-    EXPECT_NE(clean.err.find("cocode/1-seed holds 2 commits not pushed anywhere"),
+    EXPECT_NE(clean.err.find("branch cocode/1-seed: holds 2 commits not pushed anywhere; kept"),
               std::string::npos)
         << clean.err;
+    EXPECT_NE(clean.out.find("removed worktree " + (repo_ / ".cocode/worktrees/1-logger").string()),
+              std::string::npos)
+        << clean.out;
     // The logger made no commits: its worktree and branch went.
     EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-logger"));
     EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-logger", repo_).exit_code, 1);
@@ -697,6 +700,51 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
     EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
     EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-seed", repo_).exit_code, 1);
     EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
+}
+
+TEST_F(DispatchRun, CleanKeepsABranchWhenItCannotTellWhetherItIsPushed) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    // A base that is not in the repository: nothing can be proven pushed, so nothing goes.
+    ASSERT_TRUE(run::update_run_info(only_run().folder, [](FlatYaml& info) {
+                    info.set("base_commit", std::string(40, 'a'));
+                }).ok());
+    Shell clean = dispatch("clean 1");
+    EXPECT_EQ(clean.exit_code, 1);
+    EXPECT_NE(clean.err.find("branch cocode/1-seed: cannot tell whether its commits are pushed"),
+              std::string::npos)
+        << clean.err;
+    EXPECT_EQ(clean.out.find("removed"), std::string::npos) << clean.out;
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
+    EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-seed", repo_).exit_code, 0);
+}
+
+TEST_F(DispatchRun, CleanRemovesWhatAStartCutShortLeftAndSaysOnlyWhatItRemoved) {
+    configure({{"agents", {{"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const fs::path worktree = repo_ / ".cocode/worktrees/1-logger";
+    // A worktree cut off (its .git file lost), and a run folder a kill left without run-info.
+    fs::remove(worktree / ".git");
+    const fs::path orphan = repo_ / ".cocode/runs/20260101-000000000-1-1";
+    fs::create_directories(orphan);
+    sh_ok("touch -d '2 hours ago' " + quote(orphan.string()), repo_);
+    Shell status = dispatch("status");
+    EXPECT_NE(status.err.find("run-info.yaml"), std::string::npos) << status.err;
+
+    Shell clean = dispatch("clean --all");
+    EXPECT_EQ(clean.exit_code, 0) << clean.err;
+    EXPECT_NE(clean.out.find("removed worktree " + worktree.string()), std::string::npos)
+        << clean.out;
+    EXPECT_NE(clean.out.find("removed branch cocode/1-logger"), std::string::npos) << clean.out;
+    EXPECT_NE(clean.out.find("removed run folder without run-info.yaml " + orphan.string()),
+              std::string::npos)
+        << clean.out;
+    EXPECT_FALSE(fs::exists(worktree));
+    EXPECT_FALSE(fs::exists(orphan));
+    EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
+    // Nothing left to complain about, and the same pair runs again.
+    EXPECT_EQ(dispatch("status").err, "");
+    EXPECT_EQ(dispatch("run 1 --no-check").exit_code, 0);
 }
 
 TEST_F(DispatchRun, DetachReturnsWhileTheRunsGoOn) {

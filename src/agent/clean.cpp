@@ -1,0 +1,153 @@
+#include "agent/clean.h"
+
+#include <algorithm>
+#include <set>
+
+#include "git/repository.h"
+
+namespace cocode::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+bool present(const fs::path& path) {
+    std::error_code ec;
+    return fs::symlink_status(path, ec).type() != fs::file_type::not_found;
+}
+
+// A worktree folder that git no longer knows as one (its `.git` file gone, or its entry in
+// .git/worktrees/ gone): only files are left, and they are the run's, by its record.
+CleanStep remove_folder(const fs::path& path, const std::string& what) {
+    CleanStep step{what + " " + path.string(), false, ""};
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec) {
+        step.why = ec.message();
+        return step;
+    }
+    step.removed = !present(path);
+    if (!step.removed) step.why = "still there after removing it";
+    return step;
+}
+
+void clean_run(git::Repository& repo, const run::RunRecord& r,
+               const std::vector<git::WorktreeInfo>& worktrees, const CleanOptions& options,
+               std::vector<CleanStep>& steps) {
+    const std::string name = r.worktree.filename().string();
+    const bool has_branch = repo.branch_exists(r.branch);
+    // The branch first: if its work exists nowhere else, the worktree stays with it.
+    if (has_branch && !options.force) {
+        auto unpushed = repo.unpushed_commits(r.branch, r.base_commit);
+        if (!unpushed) {
+            steps.push_back({"branch " + r.branch, false,
+                             "cannot tell whether its commits are pushed (" +
+                                 unpushed.error().message + "); kept (--force drops it)"});
+            return;
+        }
+        if (*unpushed > 0) {
+            steps.push_back({"branch " + r.branch, false,
+                             "holds " + plural(*unpushed, "commit", "commits") +
+                                 " not pushed anywhere; kept (--force drops it)"});
+            return;
+        }
+    }
+    const auto known = std::find_if(worktrees.begin(), worktrees.end(),
+                                    [&](const git::WorktreeInfo& w) { return w.name == name; });
+    // Cut off (its .git file lost, to a full disk or a hostile agent): git cannot look inside
+    // any more; what is left are the run's files, by its record.
+    const bool cut_off = present(r.worktree) && !present(r.worktree / ".git");
+    if (cut_off) {
+        steps.push_back(remove_folder(r.worktree, "worktree"));
+        if (!steps.back().removed) return;
+        // Its entry in .git/worktrees/ would keep the branch checked out.
+        if (auto pruned = repo.prune_worktrees(); !pruned) {
+            steps.push_back({"stale entries of .git/worktrees", false, pruned.error().message});
+            return;
+        }
+    } else if (known != worktrees.end()) {
+        CleanStep step{"worktree " + r.worktree.string(), false, ""};
+        if (auto ok = repo.remove_worktree(name, options.force); !ok) {
+            step.why = ok.error().message + " (--force removes it anyway)";
+            steps.push_back(step);
+            return;
+        }
+        step.removed = !present(r.worktree);
+        if (!step.removed) step.why = "still there after removing it";
+        steps.push_back(step);
+        if (!step.removed) return;
+    } else if (present(r.worktree)) {
+        steps.push_back(remove_folder(r.worktree, "worktree"));
+        if (!steps.back().removed) return;
+    }
+    if (has_branch) {
+        CleanStep step{"branch " + r.branch, false, ""};
+        if (auto ok = repo.delete_branch(r.branch); !ok)
+            step.why = ok.error().message;
+        else
+            step.removed = !repo.branch_exists(r.branch);
+        if (!step.removed && step.why.empty()) step.why = "still there after deleting it";
+        steps.push_back(step);
+    }
+}
+
+}  // namespace
+
+std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::RunRecord>& runs,
+                             const std::vector<run::RunRecord>& all_runs,
+                             const CleanOptions& options) {
+    std::vector<CleanStep> steps;
+    auto repo = git::Repository::open(repo_root);
+    if (!repo) {
+        steps.push_back({"repository " + repo_root.string(), false, repo.error().message});
+        return steps;
+    }
+    auto worktrees = repo->worktrees();
+    if (!worktrees) {
+        steps.push_back({"worktrees of " + repo_root.string(), false, worktrees.error().message});
+        return steps;
+    }
+    std::set<std::string> branches_done;
+    for (const auto& r : runs) {
+        if (r.branch.empty() || !branches_done.insert(r.branch).second) continue;
+        if (run::is_active(r.status)) {
+            steps.push_back({"run " + r.run_id, false,
+                             "still " + std::string(run::status_name(r.status)) + "; not cleaned"});
+            continue;
+        }
+        clean_run(*repo, r, *worktrees, options, steps);
+    }
+
+    // Half-made state. A worktree a run recorded whose `.git` file is gone is only files now.
+    for (const auto& r : all_runs) {
+        if (run::is_active(r.status) || r.worktree.empty()) continue;
+        std::error_code ec;
+        if (fs::is_directory(r.worktree, ec) && !present(r.worktree / ".git"))
+            steps.push_back(remove_folder(r.worktree, "worktree"));
+    }
+    // Entries of .git/worktrees/ whose folder is gone.
+    if (auto pruned = repo->prune_worktrees()) {
+        for (const auto& name : *pruned)
+            steps.push_back({"stale entry .git/worktrees/" + name, true, ""});
+    } else {
+        steps.push_back({"stale entries of .git/worktrees", false, pruned.error().message});
+    }
+    // Run folders that never got their run-info (a start killed in its first milliseconds).
+    const fs::path runs_dir = repo_root / run::kRunsDir;
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (const auto& entry : fs::directory_iterator(runs_dir, ec)) {
+        const fs::path folder = entry.path();
+        if (!entry.is_directory(ec) || !is_run_id(folder.filename().string())) continue;
+        if (present(folder / "run-info.yaml")) continue;
+        const auto modified = fs::last_write_time(folder, ec);
+        if (ec || now - modified < options.half_made_age) continue;
+        steps.push_back(remove_folder(folder, "run folder without run-info.yaml"));
+    }
+    return steps;
+}
+
+}  // namespace cocode::agent

@@ -1,0 +1,41 @@
+// Removing what runs left: their worktrees and branches, and what a start cut short left
+// half-made. Nothing is removed that cocode cannot prove is its own and that holds work that
+// exists nowhere else (docs/runs.md, "clean").
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "run/run_folder.h"
+
+namespace cocode::agent {
+
+// One thing clean did, or would not do, and why: what the tool prints.
+struct CleanStep {
+    std::string what;  // "worktree /repo/.cocode/worktrees/7-claude", "branch cocode/7-claude"
+    bool removed = false;
+    std::string why;  // when kept: "3 commits not pushed anywhere (--force drops them)"
+};
+
+struct CleanOptions {
+    bool force = false;  // drop unpushed commits and uncommitted changes too
+    // Run folders that never got their run-info.yaml are removed once they are this old (a
+    // younger one may be a start still under way).
+    std::chrono::seconds half_made_age{60};
+};
+
+// Cleans `runs` (their worktrees and branches; their run folders stay, the record), then the
+// half-made state of the repository's runs: run folders without run-info, a recorded
+// worktree whose `.git` is gone, stale entries in `.git/worktrees/`. A branch is deleted only
+// when every commit it has after its base provably is on a remote (or with `force`); a run
+// still going is never touched. Every step says whether it removed anything, checked after.
+std::vector<CleanStep> clean(const std::filesystem::path& repo_root,
+                             const std::vector<run::RunRecord>& runs,
+                             const std::vector<run::RunRecord>& all_runs,
+                             const CleanOptions& options);
+
+}  // namespace cocode::agent
