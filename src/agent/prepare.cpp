@@ -15,6 +15,7 @@
 #include "proc/command.h"
 #include "proc/environment.h"
 #include "proc/process_tree.h"
+#include "run/seal.h"
 
 namespace cocode::agent {
 namespace fs = std::filesystem;
@@ -397,12 +398,24 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     if (ec)
         return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
     if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
+    if (auto ok = repo->exclude("/" + std::string(run::kSealsDir) + "/"); !ok)
+        return std::move(ok).error();
     const fs::path wt_root = context.worktree_root();
     const fs::path relative = wt_root.lexically_relative(context.repo_root);
     if (!relative.empty() && *relative.begin() != "..")
         if (auto ok = repo->exclude("/" + relative.generic_string() + "/"); !ok)
             return std::move(ok).error();
 
+    // Where the base branch and its remote-tracking ref stand now: a run must not see them
+    // rewritten under it (docs/check.md).
+    std::vector<run::SealedRef> sealed_refs;
+    if (base) {
+        for (const std::string& name :
+             {"refs/heads/" + base->branch, "refs/remotes/origin/" + base->branch}) {
+            auto at = repo->lookup(name);
+            sealed_refs.push_back({name, at ? at->id : ""});
+        }
+    }
     const std::vector<std::string> ours = current_environment();
     DispatchContext with_identity = context;
     with_identity.commit_identity = commit_identity(*repo);
@@ -455,6 +468,20 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             if (auto ok = write_file_atomic(path, content, 0644, kNoFolderFlush); !ok)
                 return std::move(ok).error();
         }
+        // What the check will judge by, where the agent cannot write.
+        run::Seal seal;
+        seal.run_id = run.run_id;
+        seal.base_commit = run.base_commit;
+        seal.branch = run.branch;
+        seal.marker = run.ready_marker;
+        seal.config_text = context.config.text;
+        seal.refs = sealed_refs;
+        // A resumed run keeps the refs sealed when its pair first started.
+        if (pair.resume && pair.previous)
+            if (auto previous = run::read_seal(context.repo_root, pair.previous->run_id);
+                previous && *previous)
+                seal.refs = (*previous)->refs;
+        if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
         runs.push_back(std::move(run));
     }
 

@@ -45,6 +45,46 @@ CheckItem exit_code_check(const std::optional<int>& code, const std::string& run
     return item;
 }
 
+// The run's branch must still stand on its base, and the base branch and its remote-tracking
+// ref must only have moved forward: an agent that amended the base, or force-moved main to
+// make its work look like the base, is caught here.
+CheckItem base_check(const git::Repository& repo, const std::string& base, const std::string& head,
+                     const std::vector<run::SealedRef>& refs) {
+    CheckItem item = named("base", "base");
+    auto contained = repo.is_ancestor(base, head);
+    if (!contained || !*contained) {
+        item.outcome = Outcome::fail;
+        item.reason = "the branch does not contain the base " + short_id(base) +
+                      " (its history was rewritten)";
+        return item;
+    }
+    for (const auto& ref : refs) {
+        if (ref.commit.empty()) continue;  // it did not exist: nothing to move
+        std::string name = ref.name;
+        for (const char* prefix : {"refs/heads/", "refs/remotes/"})
+            if (name.rfind(prefix, 0) == 0) name = name.substr(std::string_view(prefix).size());
+        auto now = repo.lookup(ref.name);
+        if (!now) {
+            item.outcome = Outcome::fail;
+            item.reason = name + " was deleted during the run (it was at " +
+                          short_id(ref.commit) + ")";
+            return item;
+        }
+        if (now->id == ref.commit) continue;
+        auto forward = repo.is_ancestor(ref.commit, now->id);
+        if (!forward || !*forward) {
+            item.outcome = Outcome::fail;
+            item.reason = name + " was rewritten during the run (it was at " +
+                          short_id(ref.commit) + ", now at " + short_id(now->id) + ")";
+            return item;
+        }
+    }
+    item.outcome = Outcome::pass;
+    item.reason = "the branch stands on " + short_id(base);
+    if (!refs.empty()) item.reason += "; the base branch only moved forward";
+    return item;
+}
+
 CheckItem marker_check(const git::Repository& repo, const JudgeInput& input,
                        const std::vector<git::CommitInfo>& commits, std::string& ready_commit) {
     CheckItem item = named("marker", "ready marker");
@@ -175,6 +215,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     for (const auto& f : v.files) v.insertions += f.insertions, v.deletions += f.deletions;
 
     v.checks.push_back(exit_code_check(input.exit_code, input.run_summary));
+    v.checks.push_back(base_check(*repo, base->id, head->id, input.sealed_refs));
     v.checks.push_back(marker_check(*repo, input, *commits, v.ready_commit));
     v.checks.push_back(commits_check(*commits, v.files, v.base));
     v.checks.push_back(scope_check(input.rules, v.files));

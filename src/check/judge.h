@@ -14,6 +14,7 @@
 #include "check/verdict.h"
 #include "config/config.h"
 #include "core/result.h"
+#include "run/seal.h"
 
 namespace cocode::check {
 
@@ -25,6 +26,10 @@ struct JudgeInput {
     std::string run_summary;       // the dispatcher's word on how the run ended (error_summary)
     std::string marker = "cocode ready for check";
     config::CheckConfig rules;
+    std::string rules_source;  // "as dispatched", "the base commit's": for the report
+    // Where the base branch and its remote-tracking ref stood when the run started: rewritten
+    // since (not moved forward) is a FAIL.
+    std::vector<run::SealedRef> sealed_refs;
     bool verify = true;  // false: verify commands are reported skipped (the pre-push gate's --fast)
     std::filesystem::path report_dir;  // verify logs go here
     // For the report only.

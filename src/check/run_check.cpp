@@ -12,6 +12,8 @@
 #include "core/json_text.h"
 #include "core/run_id.h"
 #include "github/reach.h"
+#include "git/repository.h"
+#include "run/seal.h"
 
 namespace cocode::check {
 namespace fs = std::filesystem;
@@ -40,6 +42,15 @@ std::string endpoint_diagnosis(const run::RunRecord& record, const config::Confi
 
 }  // namespace
 
+Result<config::Config> config_at_commit(const fs::path& worktree, const std::string& base) {
+    auto repo = git::Repository::open(worktree);
+    if (!repo) return std::move(repo).error();
+    auto text = repo->file_at(base, config::kConfigFile);
+    if (!text) return std::move(text).error();
+    if (!*text) return config::Config{};
+    return config::parse_config(**text, base.substr(0, 12) + ":" + config::kConfigFile, worktree);
+}
+
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
     if (run::is_active(record.status))
         return Error::usage("run " + record.run_id + " is still " +
@@ -55,14 +66,39 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
                             " is gone (cleaned?); nothing to check");
     JudgeInput input;
     input.worktree = record.worktree;
-    input.base = record.base_commit;
-    input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
     input.exit_code = record.exit_code;
     input.run_summary = record.error_summary;
     if (auto why = endpoint_diagnosis(record, config); !why.empty())
         input.run_summary += (input.run_summary.empty() ? "" : "; ") + why;
-    input.marker = record.ready_marker.empty() ? config.ready_marker : record.ready_marker;
-    input.rules = config.check;
+    // What the run is judged by comes from its seal, which the agent could not write: never
+    // from run-info.yaml or the live configuration, which it could.
+    const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
+    auto seal = run::read_seal(repo_root, record.run_id);
+    if (!seal) return std::move(seal).error();
+    if (*seal) {
+        const run::Seal& s = **seal;
+        input.base = s.base_commit;
+        input.head = "refs/heads/" + s.branch;
+        input.marker = s.marker;
+        input.sealed_refs = s.refs;
+        if (!s.config_text.empty()) {
+            auto sealed = config::parse_config(
+                s.config_text, run::seal_path(repo_root, record.run_id).string() + " (config)",
+                repo_root);
+            if (!sealed) return Error::general(sealed.error().message);
+            input.rules = sealed->check;
+        }
+        input.rules_source = "as dispatched";
+    } else {
+        // A run from before seals were kept: the base commit's configuration.
+        input.base = record.base_commit;
+        input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
+        input.marker = record.ready_marker.empty() ? config.ready_marker : record.ready_marker;
+        auto at_base = config_at_commit(record.worktree, record.base_commit);
+        if (!at_base) return std::move(at_base).error();
+        input.rules = at_base->check;
+        input.rules_source = "the base commit's";
+    }
     input.report_dir = record.folder;
     input.run_id = record.run_id;
     input.agent = record.agent;

@@ -21,6 +21,11 @@ namespace cocode::check {
 inline constexpr char kCheckJson[] = "check.json";
 inline constexpr char kCheckMarkdown[] = "check.md";
 
+// The configuration commit `base` holds (defaults when it holds none): the rules a change is
+// judged by in CI, so that it cannot loosen them itself.
+Result<config::Config> config_at_commit(const std::filesystem::path& worktree,
+                                        const std::string& base);
+
 // The judge's input for a run that has ended (a run still queued or running is a usage
 // error: its exit code is not known yet).
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config);

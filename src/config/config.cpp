@@ -501,6 +501,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
 
     Config config;
     config.source = source;
+    config.text = std::string(text);
     if (doc.contains("concurrency")) {
         auto n = r.integer(doc["concurrency"], "concurrency", 1, kMaxConcurrency);
         if (!n) return std::move(n).error();

@@ -80,6 +80,7 @@ struct PublishConfig {
 
 struct Config {
     std::filesystem::path source;  // the file read, or empty for built-in defaults
+    std::string text;              // what it held, as read (the run's seal keeps it)
     int concurrency = 5;
     Duration timeout = std::chrono::minutes(30);
     Duration grace = std::chrono::seconds(5);

@@ -151,6 +151,40 @@ Result<CommitInfo> Repository::lookup(const std::string& revision) const {
     return describe(commit->get());
 }
 
+Result<bool> Repository::is_ancestor(const std::string& ancestor,
+                                     const std::string& descendant) const {
+    auto a = peel_commit(repo_.get(), ancestor);
+    if (!a) return std::move(a).error();
+    auto d = peel_commit(repo_.get(), descendant);
+    if (!d) return std::move(d).error();
+    if (git_oid_equal(git_commit_id(a->get()), git_commit_id(d->get()))) return true;
+    int rc = git_graph_descendant_of(repo_.get(), git_commit_id(d->get()), git_commit_id(a->get()));
+    if (rc < 0) return libgit2_error("cannot tell whether " + descendant + " contains " + ancestor);
+    return rc == 1;
+}
+
+Result<std::optional<std::string>> Repository::file_at(const std::string& revision,
+                                                       const std::string& path) const {
+    auto commit = peel_commit(repo_.get(), revision);
+    if (!commit) return std::move(commit).error();
+    git_tree* t = nullptr;
+    if (git_commit_tree(&t, commit->get()) != 0)
+        return libgit2_error("cannot read the tree of " + revision);
+    TreeHandle tree(t);
+    git_tree_entry* e = nullptr;
+    if (git_tree_entry_bypath(&e, tree.get(), path.c_str()) != 0)
+        return std::optional<std::string>{};
+    Handle<git_tree_entry, git_tree_entry_free> entry(e);
+    if (git_tree_entry_type(entry.get()) != GIT_OBJECT_BLOB) return std::optional<std::string>{};
+    git_blob* b = nullptr;
+    if (git_blob_lookup(&b, repo_.get(), git_tree_entry_id(entry.get())) != 0)
+        return libgit2_error("cannot read " + path + " at " + revision);
+    Handle<git_blob, git_blob_free> blob(b);
+    const auto* data = static_cast<const char*>(git_blob_rawcontent(blob.get()));
+    return std::optional<std::string>{
+        std::string(data, static_cast<std::size_t>(git_blob_rawsize(blob.get())))};
+}
+
 Result<std::vector<CommitInfo>> Repository::commits_between(const std::string& base,
                                                             const std::string& head) const {
     return commits_between(std::vector<std::string>{base}, head);

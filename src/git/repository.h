@@ -62,6 +62,11 @@ class Repository {
     // Deletes a local branch that no worktree has checked out.
     Result<void> delete_branch(const std::string& branch);
     Result<CommitInfo> lookup(const std::string& revision) const;  // any rev-parse spelling
+    // Is commit `ancestor` reachable from `descendant` (or the same commit)?
+    Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant) const;
+    // A file's content as commit `revision` has it; nullopt when it has no such file.
+    Result<std::optional<std::string>> file_at(const std::string& revision,
+                                               const std::string& path) const;
     // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
     Result<std::vector<CommitInfo>> commits_between(const std::string& base,
                                                     const std::string& head) const;

@@ -462,6 +462,49 @@ TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
         << report;
 }
 
+class HostileAgent : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
+
+// Each trick leaves a commit outside the allowed paths: the verdict must stay FAIL, and name
+// the trick where the check can see it.
+TEST_P(HostileAgent, CannotChangeItsOwnVerdict) {
+    const std::string trick = GetParam();
+    // An origin with main on it, so that origin/main is a ref the agent could move.
+    const fs::path origin = dir_ / "origin.git";
+    sh_ok("git init -q --bare " + quote(origin.string()), dir_.path());
+    configure({{"check", {{"allowed_paths", {"src/**"}}}},
+               {"agents",
+                {{"hostile",
+                  {{"command", agent_path("hostile-agent.sh")}, {"env", {"AGENT_TRICK"}}}}}}});
+    sh_ok("git remote add origin " + quote(origin.string()) + " && git push -q origin main", repo_);
+    Shell run = dispatch("run 1", "AGENT_TRICK=" + trick + " ");
+    const auto& r = only_run();
+    ASSERT_TRUE(fs::exists(r.folder / "check.json")) << run.err;
+    auto verdict = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(verdict["verdict"], "FAIL") << verdict.dump(2);
+    std::map<std::string, json> checks;
+    for (const auto& c : verdict["checks"]) checks[c["id"]] = c;
+    if (trick == "rewrite-config") {
+        // The rules it was dispatched under still hold.
+        EXPECT_EQ(checks["scope"]["result"], "fail") << verdict.dump(2);
+    } else if (trick == "amend-base") {
+        EXPECT_EQ(checks["base"]["result"], "fail");
+        EXPECT_NE(checks["base"]["reason"].get<std::string>().find("does not contain the base"),
+                  std::string::npos);
+    } else {
+        EXPECT_EQ(checks["base"]["result"], "fail");
+        EXPECT_NE(checks["base"]["reason"].get<std::string>().find("main was rewritten during the run"),
+                  std::string::npos)
+            << checks["base"].dump();
+    }
+    // cocode-check --run later judges the same way.
+    Shell again = sh(quote(tool_path("cocode-check").string()) + " --run " + r.run_id + " --json",
+                     repo_);
+    EXPECT_EQ(json::parse(again.out)["verdict"], "FAIL") << again.out << again.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tricks, HostileAgent,
+                         ::testing::Values("rewrite-config", "amend-base", "move-main"));
+
 TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
     // husky's layout: each worktree runs hooks from its own .husky/_, so one install in the
     // main worktree is not enough for READY to arrive live.

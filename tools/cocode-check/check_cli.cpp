@@ -52,16 +52,6 @@ run::RunRecord find_run(const fs::path& root, const std::string& which) {
     return record;
 }
 
-// In CI the worktree is the agent's own checkout: its rules come from the base commit, so
-// that a change cannot loosen the rules it is judged by.
-config::Config config_at(const fs::path& worktree, const std::string& base) {
-    auto shown =
-        run_command({"git", "-C", worktree.string(), "show", base + ":.cocode/config.json"});
-    if (!shown || shown->exit_code != 0) return config::Config{};
-    return config::parse_config(shown->out, base.substr(0, 12) + ":.cocode/config.json", worktree)
-        .value_or_throw();
-}
-
 std::unique_ptr<issues::IssueSource> open_source(const tool::SourceFlags& flags,
                                                  const fs::path& repo_dir,
                                                  const std::string& issue_url) {
@@ -107,7 +97,9 @@ int run_check(const CheckArgs& args) {
         if (!repo.lookup(*args.base))
             throw Failure(
                 Error::usage("--base " + *args.base + ": no such commit in " + repo_dir.string()));
-        config = config_at(repo_dir, *args.base);
+        // In CI the worktree is the change's own checkout: its rules come from the base
+        // commit, so that a change cannot loosen the rules it is judged by.
+        config = check::config_at_commit(repo_dir, *args.base).value_or_throw();
         input.worktree = repo_dir;
         input.base = *args.base;
         if (args.head) input.head = *args.head;
@@ -116,6 +108,7 @@ int run_check(const CheckArgs& args) {
         if (const char* marker = std::getenv("COCODE_READY_MARKER"); marker && *marker)
             input.marker = marker;
         input.rules = config.check;
+        input.rules_source = "the base commit's";
         input.issue = args.issue.value_or(0);
         input.agent = args.agent.value_or("");
         input.branch = args.branch.value_or(repo.head_branch().value_or(""));

@@ -1,0 +1,62 @@
+#include "run/seal.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "core/json_text.h"
+
+namespace cocode::run {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+fs::path seal_path(const fs::path& repo_root, const std::string& run_id) {
+    return repo_root / kSealsDir / (run_id + ".json");
+}
+
+Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
+    json refs = json::array();
+    for (const auto& ref : seal.refs) refs.push_back({{"name", ref.name}, {"commit", ref.commit}});
+    json doc = {{"run_id", seal.run_id},     {"base_commit", seal.base_commit},
+                {"branch", seal.branch},     {"marker", seal.marker},
+                {"config", seal.config_text}, {"refs", refs}};
+    const fs::path path = seal_path(repo_root, seal.run_id);
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
+    return write_file_atomic(path, doc.dump(2) + "\n", 0644, Durability::full);
+}
+
+Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::string& run_id) {
+    const fs::path path = seal_path(repo_root, run_id);
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::optional<Seal>{};
+    auto text = read_file(path, std::size_t{4} << 20);
+    if (!text) return std::move(text).error();
+    auto doc = parse_json_text(*text, path.string(), "a run's seal");
+    if (!doc) return Error::general(doc.error().message);
+    auto field = [&](const char* key) -> Result<std::string> {
+        if (!doc->contains(key) || !(*doc)[key].is_string())
+            return Error::general(path.string() + ": field '" + key + "' is missing");
+        return (*doc)[key].get<std::string>();
+    };
+    Seal seal;
+    for (auto [key, slot] : {std::pair{"run_id", &seal.run_id},
+                             {"base_commit", &seal.base_commit},
+                             {"branch", &seal.branch},
+                             {"marker", &seal.marker},
+                             {"config", &seal.config_text}}) {
+        auto value = field(key);
+        if (!value) return std::move(value).error();
+        *slot = *value;
+    }
+    if (seal.run_id != run_id)
+        return Error::general(path.string() + ": sealed for run " + seal.run_id + ", not " +
+                              run_id);
+    if (doc->contains("refs") && (*doc)["refs"].is_array())
+        for (const auto& ref : (*doc)["refs"])
+            if (ref.is_object() && ref.value("name", "") != "")
+                seal.refs.push_back({ref.value("name", ""), ref.value("commit", "")});
+    return std::optional<Seal>{std::move(seal)};
+}
+
+}  // namespace cocode::run

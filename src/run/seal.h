@@ -1,0 +1,44 @@
+// What the dispatcher fixes about a run before its agent starts, kept where the agent cannot
+// write (.cocode/seals/<run_id>.json, read-only inside the sandbox; the run folder is not):
+// the base commit, the branch, the marker, the configuration the run was dispatched under
+// (the check's rules), and where the base branch and its remote-tracking ref stood. The check
+// judges by the seal, never by run-info.yaml or the live configuration, which an agent can
+// rewrite (docs/check.md, "What the agent cannot change").
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace cocode::run {
+
+inline constexpr char kSealsDir[] = ".cocode/seals";
+
+struct SealedRef {
+    std::string name;    // "refs/heads/main", "refs/remotes/origin/main"
+    std::string commit;  // where it stood; "" when it did not exist
+};
+
+struct Seal {
+    std::string run_id;
+    std::string base_commit;
+    std::string branch;
+    std::string marker;
+    std::string config_text;  // .cocode/config.json as the dispatcher read it; "" for defaults
+    std::vector<SealedRef> refs;
+};
+
+std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);
+
+// Written once, atomically and durably, before the agent starts.
+Result<void> write_seal(const std::filesystem::path& repo_root, const Seal& seal);
+
+// nullopt when the run has no seal (a run from before seals were kept); an error when it
+// has one that cannot be read or is not a seal.
+Result<std::optional<Seal>> read_seal(const std::filesystem::path& repo_root,
+                                      const std::string& run_id);
+
+}  // namespace cocode::run
