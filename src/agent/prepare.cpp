@@ -10,6 +10,7 @@
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
+#include "git/git_files.h"
 #include "git/repository.h"
 #include "hook/run_locator.h"
 #include "proc/command.h"
@@ -122,6 +123,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("ready_commit", "");
     info.set("ready_marker", context.config.ready_marker);
     info.set_number("restarts", 0);
+    info.set("sandbox", run.sandbox);
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
     const ProcessStamp self = stamp_of(::getpid());
     info.set_number("supervisor_pid", self.pid);
@@ -281,6 +283,44 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
     return out;
 }
 
+// What an agent may touch (docs/security.md): its worktree, what a commit needs in the git
+// common folder (objects, refs, reflogs, its own worktree entry), its run folder and the bus
+// the hook appends to; the rest of the repository — its main worktree, the configuration,
+// other runs, the seals — read-only; the user's credentials and other agents' configuration
+// hidden.
+SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
+                         const std::vector<std::string>& ours) {
+    SandboxPlan plan;
+    const auto dirs = git::locate_git_dirs(context.repo_root, nullptr);
+    plan.read_only.push_back(context.repo_root);
+    if (dirs) {
+        const fs::path common = dirs->common_dir;
+        plan.read_only.push_back(common);  // also when it lives outside the main worktree
+        for (const char* part : {"objects", "refs", "logs"}) plan.read_write.push_back(common / part);
+        plan.read_write.push_back(common / "worktrees" / run.worktree.filename());
+    }
+    plan.read_write.push_back(run.worktree);
+    plan.read_write.push_back(run.files.folder);
+    plan.read_write.push_back(context.runs_dir() / run::kBusFile);
+
+    std::string home;
+    for (const auto& entry : ours)
+        if (entry.rfind("HOME=", 0) == 0) home = entry.substr(5);
+    if (home.empty() || home == "/") return plan;
+    const fs::path h(home);
+    for (const char* secret : {".ssh", ".git-credentials", ".config/git/credentials", ".config/gh",
+                               ".netrc"})
+        plan.hidden.push_back(h / secret);
+    const config::CliPreset* own = config::cli_preset(run.agent.type);
+    for (auto type : {config::AgentType::claude, config::AgentType::codex,
+                      config::AgentType::gemini}) {
+        const config::CliPreset* cli = config::cli_preset(type);
+        if (cli == own) continue;
+        for (const auto& path : cli->config_paths) plan.hidden.push_back(h / path);
+    }
+    return plan;
+}
+
 void complete_launch(PlannedRun& run, const DispatchContext& context,
                      const std::vector<std::string>& ours, bool as_root) {
     run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
@@ -297,6 +337,20 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());
     run.environment = agent_environment(ours, run, context);
+    if (context.config.sandbox == config::SandboxMode::none) {
+        run.sandbox = "none (sandbox: none)";
+    } else if (context.sandbox && context.sandbox->available) {
+        run.sandbox = "bwrap";
+        run.argv = sandboxed_argv(context.sandbox->bwrap, sandbox_plan(run, context, ours), run.argv);
+    } else {
+        const std::string why = context.sandbox ? context.sandbox->why_not : "not probed";
+        run.sandbox = "none (" + why + ")";
+        if (context.config.sandbox == config::SandboxMode::bwrap && !run.failed) {
+            run.failed = Error::missing("agent '" + run.agent.name +
+                                        "': sandbox: bwrap, but " + why);
+            run.failed_reason = run::StopReason::missing_dependency;
+        }
+    }
 }
 
 }  // namespace
@@ -328,6 +382,8 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     DispatchContext with_identity = context;
     if (auto repo = git::Repository::open(context.repo_root))
         with_identity.commit_identity = commit_identity(*repo);
+    if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
+        with_identity.sandbox = probe_sandbox();
     complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
     return run;
 }
@@ -397,6 +453,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     fs::create_directories(context.runs_dir(), ec);
     if (ec)
         return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
+    // The bus every run's events also go to: made now, so that a sandbox can let it through.
+    if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok) return std::move(ok).error();
     if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
     if (auto ok = repo->exclude("/" + std::string(run::kSealsDir) + "/"); !ok)
         return std::move(ok).error();
@@ -419,6 +477,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     const std::vector<std::string> ours = current_environment();
     DispatchContext with_identity = context;
     with_identity.commit_identity = commit_identity(*repo);
+    if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
+        with_identity.sandbox = probe_sandbox();
     const bool as_root = ::geteuid() == 0;
 
     std::vector<PlannedRun> runs;

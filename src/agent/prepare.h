@@ -13,6 +13,7 @@
 #include "config/presets.h"
 #include "core/result.h"
 #include "github/types.h"
+#include "proc/sandbox.h"
 #include "run/run_folder.h"
 
 namespace cocode::agent {
@@ -27,6 +28,9 @@ struct DispatchContext {
     // GIT_AUTHOR_* and GIT_COMMITTER_* from the repository's user.name and user.email, given
     // to agents whose environment does not already set them (plan_runs fills it in).
     std::vector<std::pair<std::string, std::string>> commit_identity;
+    // Whether agents can run in bubblewrap here (plan_runs probes it once, unless the
+    // configuration says `sandbox: none`).
+    std::optional<SandboxProbe> sandbox;
 
     std::filesystem::path runs_dir() const { return repo_root / run::kRunsDir; }
     std::filesystem::path worktree_root() const;
@@ -47,6 +51,7 @@ struct PlannedRun {
     std::vector<std::string> argv;  // argv[0] resolved to a path
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
+    std::string sandbox;  // "bwrap", or "none" and why: recorded in run-info
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;

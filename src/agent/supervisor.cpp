@@ -152,6 +152,7 @@ class Supervisor {
             show(now);
         }
         show(Clock::now(), true);
+        sweep_orphans();
         ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         BatchResult result;
         result.interrupted = interrupted_;
@@ -380,6 +381,21 @@ class Supervisor {
 
     static bool is_live(const Slot& slot) {
         return slot.phase == Phase::running || slot.phase == Phase::stopping;
+    }
+
+    // After the last run: whatever is still our child was adopted as an orphan of one of our
+    // agents (only their descendants can be reparented to a subreaper), and escaped every
+    // run's marks — a daemon started with `env -i`, outside the sandbox. It is ours to end.
+    void sweep_orphans() {
+        if (!subreaper_) return;
+        auto children = own_children();
+        if (!children) return;
+        for (pid_t pid : *children) ::kill(pid, SIGKILL);
+        for (pid_t pid : *children) {
+            int status = 0;
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
     }
 
     // Every child that ended: our agents, and orphans of theirs we adopted as subreaper.

@@ -495,7 +495,8 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     if (auto ok = r.only_keys(doc, "",
                               {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
                                "ready_marker", "worktree_root", "branch_prefix", "base_branch",
-                               "worktree_setup", "agents", "default_agents", "check", "publish"});
+                               "worktree_setup", "agents", "default_agents", "check", "publish",
+                               "sandbox"});
         !ok)
         return std::move(ok).error();
 
@@ -528,6 +529,17 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         auto s = r.string(doc["base_branch"], "base_branch");
         if (!s) return std::move(s).error();
         config.base_branch = *s;
+    }
+    if (doc.contains("sandbox")) {
+        const json& mode = doc["sandbox"];
+        if (mode == "auto")
+            config.sandbox = SandboxMode::automatic;
+        else if (mode == "bwrap")
+            config.sandbox = SandboxMode::bwrap;
+        else if (mode == "none")
+            config.sandbox = SandboxMode::none;
+        else
+            return r.bad("sandbox", "\"auto\", \"bwrap\" or \"none\"");
     }
     if (doc.contains("worktree_setup")) {
         const json& setup = doc["worktree_setup"];

@@ -78,6 +78,10 @@ struct PublishConfig {
     bool pull_request = false;  // open or update a draft pull request (publish pushes first)
 };
 
+// Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:
+// a run that cannot have it fails), or only in their own process group (none).
+enum class SandboxMode { automatic, bwrap, none };
+
 struct Config {
     std::filesystem::path source;  // the file read, or empty for built-in defaults
     std::string text;              // what it held, as read (the run's seal keeps it)
@@ -91,6 +95,7 @@ struct Config {
     std::string worktree_root = ".cocode/worktrees";
     std::string branch_prefix = "cocode/";
     std::optional<std::string> base_branch;  // default: the repository's default branch
+    SandboxMode sandbox = SandboxMode::automatic;
     WorktreeSetup setup;
     CheckConfig check;
     PublishConfig publish;

@@ -42,6 +42,7 @@ const CliPreset kClaude{
     "2.1.330",
     {"--help"},
     {".claude/.credentials.json"},
+    {".claude", ".claude.json"},
 };
 
 const CliPreset kCodex{
@@ -63,6 +64,7 @@ const CliPreset kCodex{
     "0.169.0",
     {"exec", "--help"},
     {".codex/auth.json"},
+    {".codex"},
 };
 
 const CliPreset kGemini{
@@ -85,6 +87,7 @@ const CliPreset kGemini{
     "0.61.0",
     {"--help"},
     {".gemini/oauth_creds.json"},
+    {".gemini"},
 };
 
 // What a TOML basic string needs escaped: codex parses `-c key=value` values as TOML.

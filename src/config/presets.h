@@ -41,6 +41,9 @@ struct CliPreset {
     std::vector<std::string> help_args;  // lists the flags the preset uses ("--help")
     // Files of the CLI's own login, relative to $HOME: a key is not needed when one exists.
     std::vector<std::string> login_files;
+    // Its own configuration and state, relative to $HOME: available to it inside the sandbox,
+    // hidden from every other agent.
+    std::vector<std::string> config_paths;
 };
 
 // The preset of a CLI type; nullptr for AgentType::command.

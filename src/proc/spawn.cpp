@@ -7,7 +7,7 @@
 
 namespace cocode {
 
-SpawnAttributes::SpawnAttributes(bool own_group) {
+SpawnAttributes::SpawnAttributes(bool own_session) {
     posix_spawnattr_init(&attr_);
     sigset_t empty, all;
     sigemptyset(&empty);
@@ -16,10 +16,10 @@ SpawnAttributes::SpawnAttributes(bool own_group) {
     // Everything back to default (SIGKILL/SIGSTOP cannot be set and are ignored by glibc).
     posix_spawnattr_setsigdefault(&attr_, &all);
     short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    if (own_group) {
-        flags |= POSIX_SPAWN_SETPGROUP;
-        posix_spawnattr_setpgroup(&attr_, 0);
-    }
+    // A session of its own makes it the leader of its own process group too, and leaves it
+    // without a controlling terminal: it cannot open /dev/tty and push input into the user's
+    // shell (TIOCSTI), nor be stopped by the terminal's signals.
+    if (own_session) flags |= POSIX_SPAWN_SETSID;
     posix_spawnattr_setflags(&attr_, flags);
 }
 

@@ -1,4 +1,4 @@
-// Starting an agent: its own process group, stdin from a file (/dev/null or the prompt),
+// Starting an agent: its own session and process group (no controlling terminal), stdin from a file (/dev/null or the prompt),
 // stdout and stderr opened straight onto the run folder's files (we copy no bytes), cwd =
 // its worktree, exactly the environment given, and a clean signal state whatever the
 // dispatcher blocks.
@@ -17,10 +17,10 @@ namespace cocode {
 
 // posix_spawn attributes with default signal dispositions and an empty signal mask (a
 // supervisor blocks SIGCHLD/SIGINT/SIGTERM to wait for them; its children must not inherit
-// that), optionally in a new process group.
+// that), optionally in a new session (and so a new process group, without a terminal).
 class SpawnAttributes {
   public:
-    explicit SpawnAttributes(bool own_group);
+    explicit SpawnAttributes(bool own_session);
     ~SpawnAttributes();
     SpawnAttributes(const SpawnAttributes&) = delete;
     SpawnAttributes& operator=(const SpawnAttributes&) = delete;
@@ -44,7 +44,7 @@ struct SpawnSpec {
     std::filesystem::path stderr_path;
 };
 
-// The child's pid; it leads its own process group (pgid == pid).
+// The child's pid; it leads its own session and process group (sid == pgid == pid).
 Result<pid_t> spawn_in_own_group(const SpawnSpec& spec);
 
 }  // namespace cocode

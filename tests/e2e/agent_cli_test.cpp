@@ -10,6 +10,7 @@
 #include "connect_proxy.h"
 #include "core/files.h"
 #include "fake_models.h"
+#include "proc/sandbox.h"
 #include "run/run_folder.h"
 #include "test_support.h"
 #include "tls.h"
@@ -148,6 +149,11 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
         }
     }
     EXPECT_EQ(ready, 1);
+
+    // It ran in the sandbox where the kernel allows one (it does in CI).
+    if (probe_sandbox().available) {
+        EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"), "bwrap");
+    }
 
     // output.md is the answer, not the stream; logs reads like a transcript.
     EXPECT_EQ(read_text(r.folder / "output.md"), std::string(kAnswer) + "\n");

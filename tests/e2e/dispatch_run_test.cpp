@@ -16,6 +16,7 @@
 
 #include "core/files.h"
 #include "proc/process_tree.h"
+#include "proc/sandbox.h"
 #include "run/run_folder.h"
 #include "test_support.h"
 
@@ -281,25 +282,117 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
     EXPECT_EQ(events(r.folder / "events.jsonl").back()["verdict"], "FAIL");
 }
 
-TEST_F(DispatchRun, ProcessesThatLeftTheGroupAreFoundAndKilled) {
+// Processes whose command line holds `mark`, read from /proc: seen from outside any sandbox.
+std::vector<pid_t> processes_marked(const std::string& mark) {
+    std::vector<pid_t> out;
+    for (const auto& p : list_processes()) {
+        if (p.state == 'Z') continue;
+        std::string cmdline = read_text("/proc/" + std::to_string(p.pid) + "/cmdline");
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(mark) != std::string::npos) out.push_back(p.pid);
+    }
+    return out;
+}
+
+bool sandbox_works() {
+    static const bool works = probe_sandbox().available;
+    return works;
+}
+
+// Inside the sandbox an agent works in its worktree and commits, READY and all; the rest of the
+// repository is read-only, the user's credentials and other agents' configuration are hidden,
+// its own CLI configuration is there, and it sees only its own processes.
+TEST_F(DispatchRun, TheSandboxLetsTheAgentCommitAndNothingMore) {
+    if (!sandbox_works()) {
+        ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+        GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+    }
+    const fs::path home = dir_ / "home";
+    for (const char* file : {".ssh/id_test", ".config/gh/hosts.yml", ".claude/settings.json",
+                             ".codex/config.toml"}) {
+        fs::create_directories((home / file).parent_path());
+        write_text(home / file, "secret\n");
+    }
+    // A claude agent (its command stands in for the CLI): ~/.claude is its own.
+    configure({{"sandbox", "bwrap"},
+               {"agents",
+                {{"claude",
+                  {{"type", "claude"},
+                   {"command", agent_path("sandbox-probe-agent.sh")},
+                   {"args", json::array()}}}}}});
+    const std::string config_before = read_text(repo_ / ".cocode/config.json");
+    Shell run = dispatch("run 1 --no-check", "HOME=" + quote(home.string()) + " ");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(read_text(r.folder / "probe.txt"),
+              "write the main config: no\n"
+              "write beside the runs: no\n"
+              "write the main worktree: no\n"
+              "read ~/.ssh: no\n"
+              "read ~/.config/gh: no\n"
+              "read its own ~/.claude: yes\n"
+              "read ~/.codex: no\n"
+              "see host processes: no\n");
+    EXPECT_EQ(read_text(repo_ / ".cocode/config.json"), config_before);
+    EXPECT_EQ(r.status, run::RunStatus::completed) << r.error_summary;
+    EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-claude", repo_).substr(0, 40));
+    EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"), "bwrap");
+}
+
+// kill -9 of the dispatcher: bubblewrap goes with it (--die-with-parent), and with it every
+// process of the run, long before any timeout.
+TEST_F(DispatchRun, KillingTheDispatcherEndsTheSandboxedAgentsAtOnce) {
+    if (!sandbox_works()) {
+        ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+        GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+    }
+    configure({{"sandbox", "bwrap"},
+               {"agents",
+                {{"daemon",
+                  {{"command", agent_path("daemon-agent.sh")},
+                   {"env", {{"AGENT_THEN_WAIT", "1"}}}}},
+                 {"waiter", {{"command", agent_path("wait-agent.sh")}}}}}});
+    sh_ok("(" + quote(tool_path("cocode-dispatch").string()) +
+              " run 1 --no-check > /dev/null 2>&1 &)",
+          repo_);
+    ASSERT_TRUE(wait_until([&] {
+        auto all = runs();
+        return all.size() == 2 && all[0].status == run::RunStatus::running &&
+               all[1].status == run::RunStatus::running &&
+               !processes_marked("daemon-of-" + all[0].run_id).empty();
+    }));
+    const auto before = runs();
+    ASSERT_EQ(::kill(before[1].supervisor_pid, SIGKILL), 0);
+    for (const auto& r : before) {
+        EXPECT_TRUE(wait_until([&] { return nothing_left(r); })) << r.agent;
+        EXPECT_TRUE(wait_until([&] { return processes_marked("daemon-of-" + r.run_id).empty(); }));
+    }
+}
+
+class LeftBehind : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
+
+// A daemon in its own session (with the run's environment, or none at all: `env -i`) and a
+// grandchild holding stdout: when the run ends, none of them is left, in the sandbox (its PID
+// namespace goes) or without it (process group, JRUN_ID, descendants, and what the
+// dispatcher adopted as subreaper).
+TEST_P(LeftBehind, ProcessesThatLeftTheGroupAreFoundAndKilled) {
     configure({{"grace", "300ms"},
+               {"sandbox", GetParam()},
                {"agents",
                 {{"daemon", {{"command", agent_path("daemon-agent.sh")}}},
+                 {"bare", {{"command", agent_path("daemon-agent.sh")},
+                           {"env", {{"AGENT_DAEMON_ENV", "clear"}}}}},
                  {"grandchild", {{"command", agent_path("grandchild-agent.sh")}}}}}});
-    auto start = Clock::now();
     Shell run = dispatch("run 1");
     EXPECT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the daemon would live an hour
     for (const auto& r : runs()) {
         EXPECT_EQ(r.status, run::RunStatus::completed) << r.agent << ": " << r.error_summary;
         EXPECT_TRUE(nothing_left(r)) << r.agent;
-        if (r.agent != "daemon") continue;
-        pid_t daemon = std::stoi(read_text(r.folder / "daemon.pid"));
-        ASSERT_GT(daemon, 0);
-        // It was in its own session, out of the agent's group, and it is gone.
-        EXPECT_FALSE(run::process_alive(daemon));
+        EXPECT_EQ(processes_marked("daemon-of-" + r.run_id), std::vector<pid_t>{}) << r.agent;
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Sandbox, LeftBehind, ::testing::Values("auto", "none"));
 
 TEST_F(DispatchRun, AtMostNAliveAndTheRestStartInOrder) {
     configure(
@@ -462,16 +555,20 @@ TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
         << report;
 }
 
-class HostileAgent : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
+class HostileAgent
+    : public DispatchRun,
+      public ::testing::WithParamInterface<std::tuple<const char*, const char*>> {};
 
 // Each trick leaves a commit outside the allowed paths: the verdict must stay FAIL, and name
 // the trick where the check can see it.
 TEST_P(HostileAgent, CannotChangeItsOwnVerdict) {
-    const std::string trick = GetParam();
+    const std::string trick = std::get<0>(GetParam());
+    const std::string sandbox = std::get<1>(GetParam());
     // An origin with main on it, so that origin/main is a ref the agent could move.
     const fs::path origin = dir_ / "origin.git";
     sh_ok("git init -q --bare " + quote(origin.string()), dir_.path());
-    configure({{"check", {{"allowed_paths", {"src/**"}}}},
+    configure({{"sandbox", sandbox},
+               {"check", {{"allowed_paths", {"src/**"}}}},
                {"agents",
                 {{"hostile",
                   {{"command", agent_path("hostile-agent.sh")}, {"env", {"AGENT_TRICK"}}}}}}});
@@ -503,7 +600,9 @@ TEST_P(HostileAgent, CannotChangeItsOwnVerdict) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tricks, HostileAgent,
-                         ::testing::Values("rewrite-config", "amend-base", "move-main"));
+                         ::testing::Combine(::testing::Values("rewrite-config", "amend-base",
+                                                              "move-main"),
+                                            ::testing::Values("auto", "none")));
 
 TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
     // husky's layout: each worktree runs hooks from its own .husky/_, so one install in the
@@ -833,8 +932,15 @@ TEST_F(DispatchRun, NoDescriptorOfTheDispatcherReachesAnAgent) {
             return !all.empty() && all.back().status == run::RunStatus::running;
         })) << how;
         const run::RunRecord r = runs().back();
+        // The agent program itself: in the sandbox, r.pid is bubblewrap's.
+        pid_t agent = 0;
+        ASSERT_TRUE(wait_until([&] {
+            for (pid_t pid : run_processes(RunMarks{{}, "JRUN_ID=" + r.run_id}))
+                if (read_text("/proc/" + std::to_string(pid) + "/comm") == "sleep\n") agent = pid;
+            return agent != 0;
+        }));
         std::vector<std::string> fds;
-        for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(r.pid) + "/fd"))
+        for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(agent) + "/fd"))
             fds.push_back(entry.path().filename().string() + " -> " +
                           fs::read_symlink(entry.path()).string());
         std::sort(fds.begin(), fds.end());

@@ -18,6 +18,7 @@
 #include "github/url.h"
 #include "hook/installer.h"
 #include "proc/command.h"
+#include "proc/sandbox.h"
 #include "core/terminal_text.h"
 #include "workspace.h"
 
@@ -189,6 +190,18 @@ int run_doctor(const DoctorArgs& args) {
                 checks.push_back({name, "ok", program->string()});
             else
                 check_cli_agent(agent, *program, checks);
+        }
+        if (ws->config.sandbox == config::SandboxMode::none) {
+            checks.push_back({"sandbox", "warning",
+                              "off (sandbox: none): agents run in their own process group only"});
+        } else if (auto probe = probe_sandbox(); probe.available) {
+            checks.push_back({"sandbox", "ok",
+                              probe.version + ": agents run in a PID namespace of their own"});
+        } else {
+            const bool required = ws->config.sandbox == config::SandboxMode::bwrap;
+            checks.push_back({"sandbox", required ? "missing" : "warning",
+                              probe.why_not + (required ? "" : "; agents run without it, in their "
+                                                               "own process group only")});
         }
         auto where = hook::locate_hooks(ws->root);
         if (where) {

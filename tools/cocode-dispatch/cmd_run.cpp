@@ -167,11 +167,7 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
     posix_spawn_file_actions_adddup2(&actions, log_fd.get(), 2);
     posix_spawn_file_actions_adddup2(&actions, ready_write.get(), 3);
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-    SpawnAttributes attributes(false);
-    posix_spawnattr_t* attr = const_cast<posix_spawnattr_t*>(attributes.get());
-    short flags = 0;
-    posix_spawnattr_getflags(attr, &flags);
-    posix_spawnattr_setflags(attr, static_cast<short>(flags | POSIX_SPAWN_SETSID));
+    SpawnAttributes attributes(/*own_session=*/true);
     std::vector<char*> args_ptrs;
     for (auto& a : argv) args_ptrs.push_back(a.data());
     args_ptrs.push_back(nullptr);
