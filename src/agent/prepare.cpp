@@ -325,6 +325,7 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                      const std::vector<std::string>& ours, bool as_root) {
     run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
     run.idle_timeout = run.agent.idle_timeout;
+    run.output_cap = run.agent.output_cap.value_or(context.config.output_cap);
     run.argv = run.agent.argv;
     if (auto program = find_in_path(run.argv.at(0))) {
         run.argv[0] = program->string();
@@ -519,6 +520,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
               write_file_atomic(run.files.prompt(), run.prompt, 0644, kNoFolderFlush),
               create_file(run.files.stdout_file()), create_file(run.files.stderr_file()),
               create_file(run.files.events()), create_file(run.files.info_lock()),
+              run::reserve_run_end(run.files),
               write_file_atomic(run.files.info(),
                                 initial_run_info(context, run, pair.issue->title).render(), 0644,
                                 kNoFolderFlush)})

@@ -55,6 +55,7 @@ struct PlannedRun {
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;
+    std::uint64_t output_cap = std::uint64_t{1} << 30;  // stdout + stderr, then it is stopped
     // Prepared but it cannot start: a program that is not installed, a setup step that
     // failed. The run is recorded as failed with this error's exit code.
     std::optional<Error> failed;

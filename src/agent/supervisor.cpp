@@ -62,6 +62,11 @@ struct Slot {
     std::string last_head;  // the newest commit already scanned for the marker
     int commits = 0;        // since the base
     Clock::time_point first_start{}, ended{};
+    // Its end, until run-info and the events have it.
+    run::RunEnd end;
+    bool end_pending = false;
+    Clock::time_point end_tried{};
+    std::string end_error;
 };
 
 std::uintmax_t size_of(const fs::path& path) {
@@ -149,17 +154,28 @@ class Supervisor {
             reap();
             const auto now = Clock::now();
             for (auto& slot : slots_) tick(slot, now);
+            retry_ends(now);
             show(now);
         }
         show(Clock::now(), true);
         sweep_orphans();
+        for (auto& slot : slots_) write_end(slot);
         ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         BatchResult result;
         result.interrupted = interrupted_;
         result.cpu = own_cpu_time() - cpu_before;
         result.wall =
             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - wall_before);
-        for (const auto& slot : slots_) result.runs.push_back(slot.result);
+        for (const auto& slot : slots_) {
+            result.runs.push_back(slot.result);
+            if (slot.end_pending)
+                result.unrecorded.push_back(
+                    "run " + slot.run->run_id + ": its end (" +
+                    std::string(run::status_name(slot.end.status)) + ", exit " +
+                    std::to_string(slot.end.exit_code) + ") is not in run-info.yaml: " +
+                    slot.end_error + "; it is kept in " + slot.run->files.end().string() +
+                    " and `cocode-dispatch status` writes it once there is room");
+        }
         return result;
     }
 
@@ -487,7 +503,9 @@ class Supervisor {
                 }
                 return;
             }
-            if (now - slot.attempt_start >= run.timeout) {
+            if (slot.out_size + slot.err_size > run.output_cap) {
+                begin_stop(slot, run::StopReason::output_cap);
+            } else if (now - slot.attempt_start >= run.timeout) {
                 begin_stop(slot, run::StopReason::timeout);
             } else if (run.idle_timeout && now - slot.last_output >= *run.idle_timeout) {
                 begin_stop(slot, run::StopReason::idle);
@@ -543,6 +561,8 @@ class Supervisor {
             code = static_cast<int>(ExitCode::interrupted);
         else if (why == StopReason::ready_quiet)
             code = 0;  // it said it was done, then lingered
+        else if (why == StopReason::output_cap)
+            code = static_cast<int>(ExitCode::general);
 
         if (why == StopReason::none && code != 0 && slot.result.restarts < run.agent.restarts &&
             slot.ready_commit.empty() && !interrupted_) {
@@ -574,6 +594,8 @@ class Supervisor {
             summary = "no output for " + config::format_duration(*run.idle_timeout);
         else if (why == StopReason::interrupted)
             summary = "interrupted";
+        else if (why == StopReason::output_cap)
+            summary = cap_output(run);
         else if (code != 0) {
             summary = "exit code " + std::to_string(code);
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
@@ -595,25 +617,69 @@ class Supervisor {
         const std::string status_text(run::status_name(slot.result.status));
         const std::string reason_text(run::reason_name(reason));
         write_output_md(run);
-        const std::string end_time = format_utc_timestamp(std::chrono::system_clock::now());
-        auto info = run::update_run_info(run.files.folder, [&](FlatYaml& fields) {
-            fields.set("status", status_text);
-            fields.set("reason", reason_text);
-            fields.set_number("exit_code", code);
-            fields.set("end_time", end_time);
-            fields.set("error_summary", summary);
-            fields.set_number("restarts", slot.result.restarts);
-        });
-        if (info) slot.result.ready_commit = info->get("ready_commit").value_or("");
-        nlohmann::json fields = {{"exit_code", code}, {"status", status_text}};
-        if (!reason_text.empty()) fields["reason"] = reason_text;
-        if (!summary.empty()) fields["error"] = summary;
-        (void)run::append_event(run.files.folder, run.run_id, code == 0 ? "RUN_STOP" : "RUN_CRASH",
-                                fields);
+        run::RunEnd& end = slot.end;
+        end.status = slot.result.status;
+        end.reason = reason;
+        end.exit_code = code;
+        end.restarts = slot.result.restarts;
+        end.end_time = format_utc_timestamp(std::chrono::system_clock::now());
+        end.error_summary = summary;
+        end.ready_commit = slot.ready_commit;
+        // First into the space kept for it, which a full disk cannot refuse; then run-info and
+        // the events, tried again until they land (see retry_ends).
+        if (auto kept = run::write_run_end(run.files, end); !kept) slot.end_error = kept.error().message;
+        slot.end_pending = true;
+        write_end(slot);
         update(slot, UpdateKind::finished,
                status_text + " (exit " + std::to_string(code) +
                    (reason_text.empty() ? "" : ", " + reason_text) + ")" +
                    (summary.empty() || reason == run::StopReason::interrupted ? "" : ": " + summary));
+    }
+
+    // An agent stopped for writing too much: each file keeps its first and last quarter of the
+    // cap, the middle cut with a note saying how much. Said in the run's summary.
+    static std::string cap_output(const PlannedRun& run) {
+        const std::uint64_t keep = run.output_cap / 4;
+        std::string failures;
+        for (const auto& file : {run.files.stdout_file(), run.files.stderr_file()})
+            if (auto ok = keep_head_and_tail(file, keep, keep,
+                                             "\n[cocode: %zu bytes cut here: the run passed its "
+                                             "output cap]\n");
+                !ok)
+                failures += "; " + ok.error().message;
+        return "wrote more than its output cap of " + format_bytes(run.output_cap) +
+               "; each of its output files keeps its first and last " + format_bytes(keep) +
+               failures;
+    }
+
+    static std::string format_bytes(std::uint64_t bytes) {
+        if (bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+        if (bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+        if (bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+        return std::to_string(bytes) + " bytes";
+    }
+
+    // run-info and the events learn how the run ended. A failure (ENOSPC, EIO) is kept, not
+    // ignored: the end stays in memory, tried again every second while the batch goes on and
+    // once more at its end; what never landed is reported, and reconcile() writes it from
+    // run-end.json once there is room.
+    void write_end(Slot& slot) {
+        if (!slot.end_pending) return;
+        PlannedRun& run = *slot.run;
+        slot.end_tried = Clock::now();
+        auto info = run::record_end(run.files, run.run_id, slot.end);
+        if (!info) {
+            slot.end_error = info.error().message;
+            return;
+        }
+        slot.end_pending = false;
+        slot.end_error.clear();
+        slot.result.ready_commit = info->get("ready_commit").value_or("");
+    }
+
+    void retry_ends(Clock::time_point now) {
+        for (auto& slot : slots_)
+            if (slot.end_pending && now - slot.end_tried >= std::chrono::seconds(1)) write_end(slot);
     }
 
     // output.md: the agent's own; else the final answer when its stdout is a coding CLI's
@@ -649,7 +715,7 @@ class Supervisor {
 
 int batch_exit_code(const BatchResult& batch) {
     if (batch.interrupted) return static_cast<int>(ExitCode::interrupted);
-    int code = 0;
+    int code = batch.unrecorded.empty() ? 0 : static_cast<int>(ExitCode::general);
     for (const auto& r : batch.runs) {
         if (r.status == run::RunStatus::completed) continue;
         if (r.reason == run::StopReason::missing_dependency)

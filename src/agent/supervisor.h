@@ -64,10 +64,12 @@ struct BatchResult {
     // own CPU time (user + system; the agents' is theirs) and the wall time it covered.
     std::chrono::microseconds cpu{0};
     std::chrono::microseconds wall{0};
+    // Runs whose end could not be written to run-info.yaml (a full disk): one line each.
+    std::vector<std::string> unrecorded;
 };
 
 // The exit code a batch earns: 130 when interrupted, 3 when an agent's program is missing,
-// 1 when any run failed, else 0 (docs/runs.md).
+// 1 when any run failed or an end could not be written, else 0 (docs/runs.md).
 int batch_exit_code(const BatchResult& batch);
 
 // Runs the batch to the end. SIGINT, SIGTERM and SIGHUP stop every agent (SIGTERM to its

@@ -64,6 +64,20 @@ struct Reader {
         return static_cast<int>(n);
     }
 
+    Result<std::uint64_t> size(const json& value, const std::string& field) const {
+        const std::string expected = "a size such as \"1GiB\", \"500MB\" or a number of bytes";
+        std::string text;
+        if (value.is_number_unsigned() || value.is_number_integer())
+            text = std::to_string(value.get<long long>());
+        else if (value.is_string())
+            text = value.get<std::string>();
+        else
+            return bad(field, expected);
+        auto parsed = parse_size(text);
+        if (!parsed || *parsed == 0) return bad(field, expected);
+        return parsed;
+    }
+
     Result<Duration> duration(const json& value, const std::string& field) const {
         std::string text;
         if (value.is_number_unsigned() || value.is_number_integer()) {
@@ -263,7 +277,7 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
     if (auto ok = r.only_keys(value, field,
                               {"type", "command", "args", "env", "base_url", "model", "timeout",
-                               "idle_timeout", "restarts", "stdin"});
+                               "idle_timeout", "output_cap", "restarts", "stdin"});
         !ok)
         return std::move(ok).error();
 
@@ -320,6 +334,11 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         auto d = r.duration(value[key], field + "." + key);
         if (!d) return std::move(d).error();
         (std::string_view(key) == "timeout" ? agent.timeout : agent.idle_timeout) = *d;
+    }
+    if (value.contains("output_cap")) {
+        auto cap = r.size(value["output_cap"], field + ".output_cap");
+        if (!cap) return std::move(cap).error();
+        agent.output_cap = *cap;
     }
     if (value.contains("restarts")) {
         auto n = r.integer(value["restarts"], field + ".restarts", 0, kMaxRestarts);
@@ -410,6 +429,24 @@ AgentConfig preset(AgentType type, std::string name) {
     return agent;
 }
 
+Result<std::uint64_t> parse_size(std::string_view text) {
+    auto bad = [&] {
+        return Error::usage("'" + std::string(text) +
+                            "' is not a size (expected e.g. 1GiB, 500MB, 64KB or a number of bytes)");
+    };
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 15) return bad();
+    const std::uint64_t n = std::stoull(std::string(text.substr(0, digits)));
+    static const std::map<std::string, std::uint64_t, std::less<>> kUnits = {
+        {"", 1},           {"B", 1},
+        {"KB", 1000},      {"MB", 1000 * 1000},         {"GB", 1000ULL * 1000 * 1000},
+        {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20},        {"GiB", 1ULL << 30}};
+    auto unit = kUnits.find(text.substr(digits));
+    if (unit == kUnits.end()) return bad();
+    return n * unit->second;
+}
+
 Result<Duration> parse_duration(std::string_view text) {
     auto bad = [&] {
         return Error::usage("'" + std::string(text) +
@@ -496,7 +533,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
                               {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
                                "ready_marker", "worktree_root", "branch_prefix", "base_branch",
                                "worktree_setup", "agents", "default_agents", "check", "publish",
-                               "sandbox"});
+                               "sandbox", "output_cap"});
         !ok)
         return std::move(ok).error();
 
@@ -529,6 +566,11 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         auto s = r.string(doc["base_branch"], "base_branch");
         if (!s) return std::move(s).error();
         config.base_branch = *s;
+    }
+    if (doc.contains("output_cap")) {
+        auto cap = r.size(doc["output_cap"], "output_cap");
+        if (!cap) return std::move(cap).error();
+        config.output_cap = *cap;
     }
     if (doc.contains("sandbox")) {
         const json& mode = doc["sandbox"];

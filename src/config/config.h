@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -38,6 +39,7 @@ struct AgentConfig {
     std::optional<std::string> model;
     std::optional<Duration> timeout;
     std::optional<Duration> idle_timeout;
+    std::optional<std::uint64_t> output_cap;  // this agent's own, over the configuration's
     int restarts = 0;
     Stdin stdin_from = Stdin::null;
     // The runner contract's token of its type (claude → ANTHROPIC_API_KEY, codex →
@@ -91,6 +93,8 @@ struct Config {
     // After READY, a run whose agent neither writes nor commits for this long is ended.
     Duration ready_quiet = std::chrono::seconds(60);
     Duration restart_backoff = std::chrono::seconds(1);  // doubled per restart, at most 60 s
+    // Bytes of stdout and stderr together one run may write before it is stopped.
+    std::uint64_t output_cap = std::uint64_t{1} << 30;
     std::string ready_marker = "cocode ready for check";
     std::string worktree_root = ".cocode/worktrees";
     std::string branch_prefix = "cocode/";
@@ -107,6 +111,9 @@ struct Config {
 
 // The preset for a coding CLI, as `init` writes it and as a bare `{"type": "claude"}` means.
 AgentConfig preset(AgentType type, std::string name);
+
+// "1GiB", "512MiB", "500MB", "64KB", "1048576" (bytes). Errors say what was expected.
+Result<std::uint64_t> parse_size(std::string_view text);
 
 // "90" (seconds), "90s", "30m", "1h30m", "250ms". Errors say what was expected.
 Result<Duration> parse_duration(std::string_view text);

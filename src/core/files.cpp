@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 #include <string>
 
 namespace cocode {
@@ -115,6 +116,78 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
 Result<void> create_file(const fs::path& path, mode_t mode) {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode));
     if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
+    return {};
+}
+
+Result<void> reserve_file(const fs::path& path, std::size_t size) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
+    const std::string spaces(size, ' ');
+    if (::write(fd.get(), spaces.data(), spaces.size()) != static_cast<ssize_t>(spaces.size()))
+        return Error::from_errno(describe("cannot write", path), errno);
+    if (::fsync(fd.get()) != 0) return Error::from_errno(describe("cannot flush", path), errno);
+    return {};
+}
+
+Result<void> overwrite_reserved(const fs::path& path, std::string_view data) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return Error::from_errno(describe("cannot stat", path), errno);
+    const auto size = static_cast<std::size_t>(st.st_size);
+    if (data.size() > size)
+        return Error::general(describe("cannot write", path) + ": " +
+                              std::to_string(data.size()) + " bytes do not fit the " +
+                              std::to_string(size) + " kept for them");
+    std::string padded(data);
+    padded.resize(size, ' ');
+    for (std::size_t done = 0; done < padded.size();) {
+        ssize_t n = ::pwrite(fd.get(), padded.data() + done, padded.size() - done,
+                             static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return Error::from_errno(describe("cannot write", path), errno);
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fdatasync(fd.get()) != 0) return Error::from_errno(describe("cannot flush", path), errno);
+    return {};
+}
+
+Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::uint64_t tail,
+                                std::string_view marker) {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return Error::from_errno(describe("cannot stat", path), errno);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size <= head + tail) return {};
+    std::string note(marker);
+    if (auto at = note.find("%zu"); at != std::string::npos)
+        note.replace(at, 3, std::to_string(size - head - tail));
+    auto write_at = [&](const char* data, std::size_t n, std::uint64_t offset) -> bool {
+        for (std::size_t done = 0; done < n;) {
+            ssize_t w = ::pwrite(fd.get(), data + done, n - done, static_cast<off_t>(offset + done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return false;
+            done += static_cast<std::size_t>(w);
+        }
+        return true;
+    };
+    if (!write_at(note.data(), note.size(), head))
+        return Error::from_errno(describe("cannot write", path), errno);
+    // The tail moves back, in order: each chunk is read before anything is written over it.
+    std::vector<char> buffer(std::size_t{1} << 20);
+    std::uint64_t from = size - tail, to = head + note.size();
+    for (std::uint64_t moved = 0; moved < tail;) {
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), tail - moved));
+        ssize_t r = ::pread(fd.get(), buffer.data(), want, static_cast<off_t>(from + moved));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return Error::from_errno(describe("cannot read", path), errno);
+        if (!write_at(buffer.data(), static_cast<std::size_t>(r), to + moved))
+            return Error::from_errno(describe("cannot write", path), errno);
+        moved += static_cast<std::uint64_t>(r);
+    }
+    if (::ftruncate(fd.get(), static_cast<off_t>(to + tail)) != 0)
+        return Error::from_errno(describe("cannot truncate", path), errno);
     return {};
 }
 

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -55,6 +56,19 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::string_vi
 
 // Creates `path` empty unless it exists; an empty file has nothing to tear.
 Result<void> create_file(const std::filesystem::path& path, mode_t mode = 0644);
+
+// Space kept for a record that must be written even when the disk is full: `reserve_file`
+// makes `path` `size` bytes of spaces (written and flushed, so its blocks are the file's);
+// `overwrite_reserved` later writes `data` over them in place, padded with spaces, and
+// flushes it. It needs no new block on a file system that overwrites in place (ext4, xfs,
+// tmpfs; not a copy-on-write one). `data` longer than the file is an error.
+Result<void> reserve_file(const std::filesystem::path& path, std::size_t size);
+Result<void> overwrite_reserved(const std::filesystem::path& path, std::string_view data);
+
+// Cuts the middle out of a file bigger than `head + tail` bytes, in place: its first `head`
+// bytes, then `marker` (where `%zu` is the number of bytes cut), then its last `tail` bytes.
+Result<void> keep_head_and_tail(const std::filesystem::path& path, std::uint64_t head,
+                                std::uint64_t tail, std::string_view marker);
 
 // Appends one line (a newline is added when missing) in a single write while holding an
 // exclusive flock on the file. If a crashed writer left a torn last line, a newline is

@@ -123,6 +123,69 @@ bool process_alive(pid_t pid) {
     return info && info->state != 'Z';
 }
 
+Result<void> reserve_run_end(const RunFiles& files) {
+    return reserve_file(files.end(), kRunEndSize);
+}
+
+Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
+    nlohmann::json record = {{"status", status_name(end.status)},
+                             {"reason", reason_name(end.reason)},
+                             {"exit_code", end.exit_code},
+                             {"restarts", end.restarts},
+                             {"end_time", end.end_time},
+                             {"ready_commit", end.ready_commit},
+                             {"error_summary", end.error_summary}};
+    std::string text = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // A summary too long for the space kept is cut, not the record.
+    while (text.size() > kRunEndSize && !record["error_summary"].get<std::string>().empty()) {
+        std::string summary = record["error_summary"];
+        summary.resize(summary.size() > 256 ? summary.size() - 256 : 0);
+        record["error_summary"] = summary;
+        text = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    return overwrite_reserved(files.end(), text);
+}
+
+std::optional<RunEnd> read_run_end(const RunFiles& files) {
+    auto text = read_file(files.end(), kRunEndSize * 2);
+    if (!text) return std::nullopt;
+    auto record = nlohmann::json::parse(*text, nullptr, false);
+    if (!record.is_object() || !record.contains("status")) return std::nullopt;
+    auto status = parse_status(record.value("status", ""));
+    if (!status || is_active(*status)) return std::nullopt;
+    RunEnd end;
+    end.status = *status;
+    end.reason = parse_reason(record.value("reason", ""));
+    end.exit_code = record.value("exit_code", 1);
+    end.restarts = record.value("restarts", 0);
+    end.end_time = record.value("end_time", "");
+    end.error_summary = record.value("error_summary", "");
+    end.ready_commit = record.value("ready_commit", "");
+    return end;
+}
+
+Result<FlatYaml> record_end(const RunFiles& files, const std::string& run_id, const RunEnd& end) {
+    const std::string status(status_name(end.status));
+    const std::string reason(reason_name(end.reason));
+    auto info = update_run_info(files.folder, [&](FlatYaml& fields) {
+        fields.set("status", status);
+        fields.set("reason", reason);
+        fields.set_number("exit_code", end.exit_code);
+        fields.set("end_time", end.end_time);
+        fields.set("error_summary", end.error_summary);
+        fields.set_number("restarts", end.restarts);
+    });
+    if (!info) return info;
+    nlohmann::json event = {{"exit_code", end.exit_code}, {"status", status}};
+    if (!reason.empty()) event["reason"] = reason;
+    if (!end.error_summary.empty()) event["error"] = end.error_summary;
+    if (auto ok = append_event(files.folder, run_id, end.exit_code == 0 ? "RUN_STOP" : "RUN_CRASH",
+                               event);
+        !ok)
+        return std::move(ok).error();
+    return info;
+}
+
 bool dispatcher_alive(const RunRecord& record) {
     if (!record.boot_id.empty() && record.boot_id != boot_id()) return false;
     // Records from before start times were kept: only the pid to go by.
@@ -144,6 +207,14 @@ Result<bool> reconcile(RunRecord& record) {
     // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
     // it so it cannot keep changing the worktree, then say what happened.
     stop_run_blocking(marks_of(record), std::chrono::seconds(2));
+    // It may have ended for real, its end kept in run-end.json while the disk was full.
+    RunFiles files{record.folder};
+    if (auto end = read_run_end(files)) {
+        auto written = record_end(files, record.run_id, *end);
+        if (!written) return std::move(written).error();
+        record = record_from(*written, record.folder);
+        return true;
+    }
     const std::string now = format_utc_timestamp(std::chrono::system_clock::now());
     const std::string summary = "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
                                 ") is gone; the run was found " +

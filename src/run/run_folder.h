@@ -41,6 +41,9 @@ struct RunFiles {
     std::filesystem::path info_lock() const { return folder / "run-info.yaml.lock"; }
     std::filesystem::path events() const { return folder / "events.jsonl"; }
     std::filesystem::path issue_body() const { return folder / "issue.md"; }
+    // Space kept from the start for the run's end, written there first: it needs no new
+    // block, so the end survives a full disk (see RunEnd).
+    std::filesystem::path end() const { return folder / "run-end.json"; }
 };
 
 // What `status` shows and `check` reads: run-info.yaml, typed.
@@ -72,6 +75,28 @@ struct RunRecord {
 };
 
 RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);
+
+// How a run ended, as the dispatcher knew it. Written first into run-end.json, in the space
+// reserved when the run was prepared, then into run-info.yaml and the events; should those
+// fail (a full disk), the supervisor keeps it and tries again, and reconcile() writes it
+// into run-info from run-end.json once there is room — never "crashed" for a run that ended.
+struct RunEnd {
+    RunStatus status = RunStatus::failed;
+    StopReason reason = StopReason::none;
+    int exit_code = 0;
+    int restarts = 0;
+    std::string end_time;
+    std::string error_summary;
+    std::string ready_commit;  // as the dispatcher knew it, for its report; run-info keeps its own
+};
+inline constexpr std::size_t kRunEndSize = 4096;
+Result<void> reserve_run_end(const RunFiles& files);
+Result<void> write_run_end(const RunFiles& files, const RunEnd& end);
+std::optional<RunEnd> read_run_end(const RunFiles& files);
+
+// The end in run-info.yaml (status, reason, exit code, end time, summary, restarts) and the
+// RUN_STOP or RUN_CRASH event; the updated fields are returned.
+Result<FlatYaml> record_end(const RunFiles& files, const std::string& run_id, const RunEnd& end);
 
 Result<FlatYaml> read_run_info(const std::filesystem::path& folder);
 

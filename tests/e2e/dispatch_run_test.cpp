@@ -767,6 +767,38 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
     ::kill(stranger, SIGKILL);
 }
 
+// The disk fills while a run ends: its end is not lost. The dispatcher says it could not write
+// it (exit 1), and once there is room again `status` shows the run as it really ended.
+TEST_F(DispatchRun, AFullDiskLosesNoRunsEnd) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root for a tmpfs of its own";
+    const fs::path disk = dir_ / "disk";
+    fs::create_directories(disk);
+    const std::string script =
+        "set -e; mount -t tmpfs -o size=3M tmpfs " + quote(disk.string()) + "; cd " +
+        quote(disk.string()) + "; git init -q -b main repo; cd repo; echo hi > README.md; "
+        "mkdir -p .cocode/issues; echo '{\"number\": 1, \"title\": \"t\", \"body\": \"b\", "
+        "\"state\": \"open\"}' > .cocode/issues/1.json; echo '{\"sandbox\": \"none\", "
+        "\"agents\": {\"filler\": {\"command\": \"" +
+        agent_path("fill-disk-agent.sh") +
+        "\"}}}' > .cocode/config.json; git add -A; git commit -q -m base; "
+        "set +e; " + quote(tool_path("cocode-dispatch").string()) +
+        " run 1 --no-check > run.out 2> run.err; echo \"exit $?\"; cat run.err >&2; "
+        "rm -f .cocode/worktrees/1-filler/fill.bin; " +
+        quote(tool_path("cocode-dispatch").string()) + " status --json";
+    Shell shell = sh("unshare -m --propagation private sh -c " + quote(script), dir_.path());
+    const std::size_t json_start = shell.out.find('[');
+    ASSERT_NE(json_start, std::string::npos) << shell.out << shell.err;
+    EXPECT_EQ(shell.out.substr(0, json_start), "exit 1\n") << shell.err;
+    EXPECT_NE(shell.err.find("its end (completed, exit 0) is not in run-info.yaml"),
+              std::string::npos)
+        << shell.err;
+    auto shown = json::parse(shell.out.substr(json_start));
+    ASSERT_EQ(shown.size(), 1u);
+    EXPECT_EQ(shown[0]["status"], "completed") << shown.dump(2);
+    EXPECT_EQ(shown[0]["exit_code"], 0);
+    EXPECT_EQ(shown[0]["reason"], "");
+}
+
 TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
     configure({{"agents", {{"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
     ASSERT_EQ(dispatch("run 1").exit_code, 0);
@@ -817,6 +849,29 @@ TEST_F(DispatchRun, TwoHundredMegabytesOfOutputLoseNothing) {
     const double cpu = out["supervisor"]["cpu_ms"], wall = out["supervisor"]["wall_ms"];
     EXPECT_GT(wall, 0.0);
     EXPECT_LE(cpu, wall + 1.0);
+}
+
+TEST_F(DispatchRun, AnAgentPastItsOutputCapIsStoppedAndItsOutputKeepsHeadAndTail) {
+    configure({{"output_cap", "4MiB"},
+               {"grace", "300ms"},
+               {"agents", {{"flood", {{"command", "sh"}, {"args", {"-c", "yes cocode"}}}}}}});
+    Shell run = dispatch("run 1 --no-check");
+    EXPECT_EQ(run.exit_code, 1);
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::output_cap);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.error_summary,
+              "wrote more than its output cap of 4 MiB; each of its output files keeps its first "
+              "and last 1 MiB");
+    const std::string out = read_text(r.folder / "agent-stdout.txt");
+    const std::string note = "bytes cut here: the run passed its output cap]\n";
+    const std::size_t at = out.find(note);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(out.rfind("cocode\n", 0), 0u);  // its head
+    EXPECT_EQ(out.substr(out.size() - 7), "cocode\n");  // its tail
+    EXPECT_LE(out.size(), (std::size_t{2} << 20) + 100);
+    EXPECT_TRUE(nothing_left(r));
 }
 
 TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {

@@ -338,6 +338,7 @@ int run_run(const RunArgs& args) {
             if (const auto* c = check_of(checks, run.run_id))
                 std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
     }
+    for (const auto& line : batch.unrecorded) notice("error: " + line);
     if (batch.interrupted) notice("interrupted; every run's state is written");
     // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md).
     return agent::batch_exit_code(batch);

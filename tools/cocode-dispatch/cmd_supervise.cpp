@@ -71,6 +71,7 @@ int run_supervise(const SuperviseArgs& args) {
     for (const auto& run : runs)
         if (const auto* c = check_of(checks, run.run_id))
             std::printf("%s\n", run_line(run, terminal_safe_line(redact(check_line(*c)))).c_str());
+    for (const auto& line : batch.unrecorded) std::printf("error: %s\n", line.c_str());
     std::fflush(stdout);
     return agent::batch_exit_code(batch);
 }
