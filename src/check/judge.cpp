@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "check/glob.h"
+#include "core/glob.h"
 #include "check/report.h"
 #include "check/verify.h"
 #include "proc/environment.h"

@@ -75,7 +75,10 @@ Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
     const std::string origin = first_line(*url);
     auto token = github::getenv_string("GITHUB_TOKEN");
     if (!token) token = github::getenv_string("GH_TOKEN");
-    if (token && origin.rfind("https://", 0) == 0) {
+    // Only to the GitHub it belongs to: an origin elsewhere (GitLab, a mirror) pushes with its
+    // own credentials or not at all.
+    auto api = github::resolve_api_url(std::nullopt);
+    if (token && api && github::token_goes_to(origin, *api)) {
         // Scoped to the origin's host, handed over in the environment (GIT_CONFIG_*), which
         // other users cannot read, unlike a command line.
         const std::string host = origin.substr(0, origin.find('/', 8));

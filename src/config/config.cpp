@@ -7,6 +7,7 @@
 
 #include "config/presets.h"
 #include "core/files.h"
+#include "core/glob.h"
 #include "core/json_text.h"
 
 namespace cocode::config {
@@ -120,6 +121,12 @@ Result<void> parse_check(const Reader& r, const json& check, CheckConfig& out) {
         if (!check.contains(key)) continue;
         auto list = r.strings(check[key], std::string("check.") + key);
         if (!list) return std::move(list).error();
+        if (std::string_view(key) != "verify_env") {
+            for (std::size_t i = 0; i < list->size(); ++i)
+                if (auto problem = glob_problem((*list)[i]))
+                    return r.bad(std::string("check.") + key + "[" + std::to_string(i) + "]",
+                                 "a path glob such as src/** or *.lock (not " + *problem + ")");
+        }
         *slot = std::move(*list);
     }
     if (check.contains("verify_timeout")) {
@@ -196,12 +203,28 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
 }
 
 bool valid_agent_name(const std::string& name) {
-    // The name becomes part of a branch, a folder and a run id's neighbour: keep it simple.
-    if (name.empty() || name.size() > 40 || name.front() == '-' || name.front() == '.')
+    // The name becomes part of a branch, a folder and a run id's neighbour: keep it simple,
+    // and never something git refuses in a branch name (`..`, a trailing `.lock` or `.`).
+    if (name.empty() || name.size() > 40 || name.front() == '-' || name.front() == '.' ||
+        name.back() == '.' || name.find("..") != std::string::npos ||
+        (name.size() >= 5 && name.compare(name.size() - 5, 5, ".lock") == 0))
         return false;
     return std::all_of(name.begin(), name.end(), [](unsigned char c) {
         return std::isalnum(c) || c == '-' || c == '_' || c == '.';
     });
+}
+
+// Folders no worktree of a run belongs in.
+bool system_folder(const fs::path& path) {
+    const fs::path normal = path.lexically_normal();
+    if (normal == "/") return true;
+    for (const char* top : {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc",
+                            "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/log"}) {
+        const fs::path system(top);
+        auto rest = normal.lexically_relative(system);
+        if (!rest.empty() && *rest.begin() != "..") return true;
+    }
+    return false;
 }
 
 bool valid_variable_name(std::string_view name) {
@@ -273,7 +296,9 @@ fs::path resolve_program(const std::string& program, const fs::path& repo_root) 
 Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const json& value,
                                 const std::string& field, const fs::path& repo_root) {
     if (!valid_agent_name(name))
-        return r.bad(field, "an agent name of letters, digits, '-', '_' or '.' (at most 40)");
+        return r.bad(field,
+                     "an agent name of letters, digits, '-', '_' or '.' (at most 40; no '..', not "
+                     "ending in '.' or '.lock')");
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
     if (auto ok = r.only_keys(value, field,
                               {"type", "command", "args", "env", "base_url", "model", "timeout",
@@ -429,6 +454,29 @@ AgentConfig preset(AgentType type, std::string name) {
     return agent;
 }
 
+std::optional<std::string> refname_problem(std::string_view name) {
+    if (name.empty() || name == "@") return "an empty name";
+    if (name.find("..") != std::string_view::npos) return "'..'";
+    if (name.find("@{") != std::string_view::npos) return "'@{'";
+    if (name.find("//") != std::string_view::npos) return "'//'";
+    if (name.back() == '/' || name.back() == '.') return "a name ending in '/' or '.'";
+    for (unsigned char c : name)
+        if (c < 0x20 || c == 0x7f || std::string_view(" ~^:?*[\\").find(static_cast<char>(c)) !=
+                                         std::string_view::npos)
+            return std::string("the character '") + (c < 0x20 || c == 0x7f ? "control" : std::string(1, static_cast<char>(c))) + "'";
+    std::size_t start = 0;
+    while (start < name.size()) {
+        std::size_t end = name.find('/', start);
+        if (end == std::string_view::npos) end = name.size();
+        const std::string_view part = name.substr(start, end - start);
+        if (!part.empty() && part.front() == '.') return "a part starting with '.'";
+        if (part.size() >= 5 && part.substr(part.size() - 5) == ".lock")
+            return "a part ending in '.lock'";
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
 Result<std::uint64_t> parse_size(std::string_view text) {
     auto bad = [&] {
         return Error::usage("'" + std::string(text) +
@@ -561,6 +609,20 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         auto s = r.string(doc[key], key);
         if (!s) return std::move(s).error();
         *slot = *s;
+    }
+    {
+        // Relative: inside the repository. Absolute: anywhere that is not the system's.
+        const fs::path root(config.worktree_root);
+        if (root.is_absolute() ? system_folder(root)
+                               : (root.lexically_normal().empty() ||
+                                  *root.lexically_normal().begin() == ".." ||
+                                  root.lexically_normal() == "."))
+            return r.bad("worktree_root",
+                         "a folder inside the repository (such as .cocode/worktrees), or an "
+                         "absolute path outside the system's folders");
+        if (auto problem = refname_problem("refs/heads/" + config.branch_prefix + "1-agent"))
+            return r.bad("branch_prefix", "the start of a git branch name such as cocode/ (not " +
+                                              *problem + ")");
     }
     if (doc.contains("base_branch")) {
         auto s = r.string(doc["base_branch"], "base_branch");

@@ -112,6 +112,10 @@ struct Config {
 // The preset for a coding CLI, as `init` writes it and as a bare `{"type": "claude"}` means.
 AgentConfig preset(AgentType type, std::string name);
 
+// What git would refuse in a full ref name ("refs/heads/cocode/1-claude"), or nullopt
+// (git check-ref-format's rules).
+std::optional<std::string> refname_problem(std::string_view name);
+
 // "1GiB", "512MiB", "500MB", "64KB", "1048576" (bytes). Errors say what was expected.
 Result<std::uint64_t> parse_size(std::string_view text);
 

@@ -197,6 +197,14 @@ bool is_github_credential(std::string_view name) {
     return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
+std::vector<std::string> secret_variables() {
+    std::vector<std::string> out = {"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN",
+                                    "GITHUB_ENTERPRISE_TOKEN"};
+    for (const CliPreset* cli : {&kClaude, &kCodex, &kGemini})
+        out.insert(out.end(), cli->secrets.begin(), cli->secrets.end());
+    return out;
+}
+
 std::optional<std::string> version_in(std::string_view text) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;

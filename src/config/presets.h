@@ -82,6 +82,10 @@ Endpoint model_endpoint(const AgentConfig& agent, EnvGetter env);
 // Names of variables that hold the GitHub token or App key: never given to an agent.
 bool is_github_credential(std::string_view name);
 
+// Every variable cocode knows to hold a secret: the GitHub token's, and each CLI's
+// credentials. Their values are redacted from whatever cocode shows or writes.
+std::vector<std::string> secret_variables();
+
 // "2.1.330" from "2.1.330 (Claude Code)", "codex-cli 0.169.0", "0.61.0"; nullopt if none.
 std::optional<std::string> version_in(std::string_view text);
 // Compares dotted versions numerically: <0, 0, >0.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 
 namespace cocode {
 namespace {
@@ -186,7 +187,32 @@ bool match_at(std::string_view text, std::size_t at, Match& m) {
 
 }  // namespace
 
-std::string redact(std::string_view text) {
+namespace {
+
+std::mutex& secrets_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+
+std::vector<std::string>& known_secrets() {
+    static std::vector<std::string> secrets;
+    return secrets;
+}
+
+std::string without_known_secrets(std::string_view text) {
+    std::string out(text);
+    std::lock_guard<std::mutex> lock(secrets_mutex());
+    for (const std::string& secret : known_secrets()) {
+        std::size_t pos = 0;
+        while ((pos = out.find(secret, pos)) != std::string::npos) {
+            out.replace(pos, secret.size(), kRedacted);
+            pos += kRedacted.size();
+        }
+    }
+    return out;
+}
+
+std::string redact_patterns(std::string_view text) {
     std::string out;
     out.reserve(text.size());
     std::size_t i = 0;
@@ -204,22 +230,19 @@ std::string redact(std::string_view text) {
     return out;
 }
 
-void Redactor::add_secret(std::string value) {
-    if (value.size() < 8) return;
-    if (std::find(secrets_.begin(), secrets_.end(), value) == secrets_.end())
-        secrets_.push_back(std::move(value));
-}
+}  // namespace
 
-std::string Redactor::apply(std::string_view text) const {
-    std::string out(text);
-    for (const std::string& secret : secrets_) {
-        std::size_t pos = 0;
-        while ((pos = out.find(secret, pos)) != std::string::npos) {
-            out.replace(pos, secret.size(), kRedacted);
-            pos += kRedacted.size();
-        }
-    }
-    return redact(out);
+std::string redact(std::string_view text) { return redact_patterns(without_known_secrets(text)); }
+
+void remember_secret(std::string value) {
+    if (value.size() < 8) return;
+    std::lock_guard<std::mutex> lock(secrets_mutex());
+    auto& secrets = known_secrets();
+    if (std::find(secrets.begin(), secrets.end(), value) != secrets.end()) return;
+    secrets.push_back(std::move(value));
+    // Longest first, so that a secret containing another is replaced whole.
+    std::sort(secrets.begin(), secrets.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
 }  // namespace cocode

@@ -7,7 +7,8 @@
 
 namespace cocode {
 
-// Replaces what looks like a secret with a `[REDACTED]` placeholder, keeping a public prefix
+// Replaces the secrets remembered (below) and what looks like a secret with a `[REDACTED]`
+// placeholder, keeping a public prefix
 // where it helps a reader (`ghp_[REDACTED]`, `Authorization: Bearer [REDACTED]`):
 //   GitHub tokens (ghp_ gho_ ghu_ ghs_ ghr_ github_pat_), `sk-…` API keys, Google `AIza…`
 //   keys, Authorization / Bearer credentials, AWS access key ids and secret keys, PEM private
@@ -16,15 +17,9 @@ namespace cocode {
 // megabyte of agent output.
 std::string redact(std::string_view text);
 
-// redact() plus exact secret values known at run time (the tokens we hold).
-class Redactor {
-  public:
-    // Values shorter than 8 characters are ignored: they would blank out ordinary words.
-    void add_secret(std::string value);
-    std::string apply(std::string_view text) const;
-
-  private:
-    std::vector<std::string> secrets_;
-};
+// Secret values known at run time (every token cocode resolved or hands an agent): from then
+// on redact() replaces each wherever it appears, whatever it looks like. Values shorter than
+// 8 characters are ignored: they would blank out ordinary words. Safe from any thread.
+void remember_secret(std::string value);
 
 }  // namespace cocode

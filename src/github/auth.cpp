@@ -1,5 +1,7 @@
 #include "github/auth.h"
 
+#include "core/redact.h"
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
@@ -18,7 +20,9 @@ using json = nlohmann::json;
 class TokenAuth final : public Auth {
   public:
     TokenAuth(std::string token, std::string source, bool bearer)
-        : token_(std::move(token)), source_(std::move(source)), bearer_(bearer) {}
+        : token_(std::move(token)), source_(std::move(source)), bearer_(bearer) {
+        remember_secret(token_);
+    }
     Result<std::string> authorization(HttpClient&) override {
         return std::string(bearer_ ? "Bearer " : "token ") + token_;
     }
@@ -74,6 +78,7 @@ class AppAuth final : public Auth {
         if (!body.is_object() || !body.contains("token") || !body["token"].is_string())
             return Error::general("GitHub: POST " + path + ": no token in the response");
         token_ = body["token"].get<std::string>();
+        remember_secret(token_);
         // expires_at is an ISO 8601 UTC time; without one, assume GitHub's hour.
         expires_ = now + std::chrono::minutes(60);
         if (body.contains("expires_at") && body["expires_at"].is_string()) {

@@ -217,6 +217,18 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host, int port
     return false;
 }
 
+std::string server_host(const BaseUrl& api, EnvLookup env) {
+    if (auto server = env("GITHUB_SERVER_URL"); server && !server->empty())
+        if (auto parsed = parse_base_url(*server, "GITHUB_SERVER_URL")) return parsed->host;
+    return api.host == "api.github.com" ? "github.com" : api.host;
+}
+
+bool token_goes_to(std::string_view url, const BaseUrl& api, EnvLookup env) {
+    auto remote = parse_base_url(url, "remote");
+    if (!remote || remote->scheme != "https") return false;
+    return remote->host == server_host(api, env);
+}
+
 Result<std::optional<Proxy>> proxy_for(const BaseUrl& target, EnvLookup env) {
     const char* upper = target.scheme == "https" ? "HTTPS_PROXY" : "HTTP_PROXY";
     const char* lower_name = target.scheme == "https" ? "https_proxy" : "http_proxy";

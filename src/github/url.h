@@ -63,6 +63,15 @@ using EnvLookup = std::optional<std::string> (*)(const char* name);
 std::optional<std::string> getenv_string(const char* name);
 Result<std::optional<Proxy>> proxy_for(const BaseUrl& target, EnvLookup env = getenv_string);
 
+// The web host of the GitHub that `api` belongs to, where git pushes go: $GITHUB_SERVER_URL's
+// host when set, github.com for api.github.com, else the API's own host (GitHub Enterprise
+// serves both from one).
+std::string server_host(const BaseUrl& api, EnvLookup env = getenv_string);
+
+// May a GitHub token go to the git remote at `url`? Only an https:// URL of the GitHub
+// server's host: a GitLab, Bitbucket or any other origin never receives it.
+bool token_goes_to(std::string_view url, const BaseUrl& api, EnvLookup env = getenv_string);
+
 // True when `host:port` is excluded by a NO_PROXY list.
 bool no_proxy_matches(std::string_view no_proxy, std::string_view host, int port);
 

@@ -2,7 +2,7 @@
 // the order in which candidates are ranked.
 #include <gtest/gtest.h>
 
-#include "check/glob.h"
+#include "core/glob.h"
 #include "check/report.h"
 #include "check/run_check.h"
 

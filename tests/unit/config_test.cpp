@@ -154,6 +154,41 @@ TEST(Config, ErrorsNameTheFieldAndWhatWasExpected) {
         ".cocode/config.json: field 'agents[1].name': expected a name used only once");
 }
 
+TEST(Config, PathsStayWhereTheyBelongAndNamesAreOnesGitTakes) {
+    auto message = [](const std::string& text) {
+        auto config = parse(text);
+        EXPECT_FALSE(config.ok()) << text;
+        EXPECT_EQ(config.ok() ? ExitCode::ok : config.error().code, ExitCode::usage);
+        return config.ok() ? std::string() : config.error().message;
+    };
+    const std::string root_expected =
+        ".cocode/config.json: field 'worktree_root': expected a folder inside the repository "
+        "(such as .cocode/worktrees), or an absolute path outside the system's folders";
+    EXPECT_EQ(message(R"({"worktree_root": "/etc"})"), root_expected);
+    EXPECT_EQ(message(R"({"worktree_root": "/usr/local/wt"})"), root_expected);
+    EXPECT_EQ(message(R"({"worktree_root": "../elsewhere"})"), root_expected);
+    EXPECT_EQ(message(R"({"worktree_root": "."})"), root_expected);
+    EXPECT_TRUE(parse(R"({"worktree_root": "/srv/cocode-worktrees"})").ok());
+    EXPECT_EQ(message(R"({"branch_prefix": "co code/"})"),
+              ".cocode/config.json: field 'branch_prefix': expected the start of a git branch "
+              "name such as cocode/ (not the character ' ')");
+    EXPECT_EQ(message(R"({"branch_prefix": "a..b/"})"),
+              ".cocode/config.json: field 'branch_prefix': expected the start of a git branch "
+              "name such as cocode/ (not '..')");
+    EXPECT_NE(message(R"({"agents": {"x.lock": {"command": "x"}}})").find("field 'agents.x.lock'"),
+              std::string::npos);
+    EXPECT_EQ(message(R"({"check": {"allowed_paths": ["src/**", "docs/[a"]}})"),
+              ".cocode/config.json: field 'check.allowed_paths[1]': expected a path glob such as "
+              "src/** or *.lock (not a '[' without its ']')");
+    EXPECT_EQ(message(R"({"check": {"read_only_paths": ["a/**b"]}})"),
+              ".cocode/config.json: field 'check.read_only_paths[0]': expected a path glob such "
+              "as src/** or *.lock (not `**` inside a segment (write it as a whole segment: "
+              "src/**/test_*))");
+    EXPECT_EQ(message(R"({"check": {"allowed_paths": ["../x"]}})"),
+              ".cocode/config.json: field 'check.allowed_paths[0]': expected a path glob such as "
+              "src/** or *.lock (not a '..' segment (patterns are relative to the repository))");
+}
+
 TEST(Config, CocodePyShapeIsAListOfAgents) {
     auto config =
         parse(R"({"agents": [{"name": "fixer", "command": "python3", "args": ["fix.py"]}]})");

@@ -161,5 +161,26 @@ TEST(AppJwt, IsSignedRs256WithTheAppsKey) {
     EXPECT_EQ(test::verify_rs256_jwt(jwt.value(), other.public_pem), "");
 }
 
+std::optional<std::string> no_server(const char*) { return std::nullopt; }
+std::optional<std::string> ghe_server(const char* name) {
+    if (std::string_view(name) == "GITHUB_SERVER_URL") return "https://code.corp.example";
+    return std::nullopt;
+}
+
+TEST(Url, TheTokenGoesOnlyToTheGitHubItBelongsTo) {
+    auto dotcom = *parse_base_url("https://api.github.com", "test");
+    EXPECT_TRUE(token_goes_to("https://github.com/octo/demo.git", dotcom, no_server));
+    EXPECT_FALSE(token_goes_to("https://gitlab.com/octo/demo.git", dotcom, no_server));
+    EXPECT_FALSE(token_goes_to("https://github.com.evil.example/octo/demo", dotcom, no_server));
+    EXPECT_FALSE(token_goes_to("http://github.com/octo/demo.git", dotcom, no_server));
+    EXPECT_FALSE(token_goes_to("git@github.com:octo/demo.git", dotcom, no_server));
+    auto ghe = *parse_base_url("https://ghe.example/api/v3", "test");
+    EXPECT_TRUE(token_goes_to("https://ghe.example/octo/demo.git", ghe, no_server));
+    EXPECT_FALSE(token_goes_to("https://github.com/octo/demo.git", ghe, no_server));
+    // GITHUB_SERVER_URL names the web host when it differs from the API's.
+    EXPECT_TRUE(token_goes_to("https://code.corp.example/octo/demo.git", ghe, ghe_server));
+    EXPECT_FALSE(token_goes_to("https://ghe.example/octo/demo.git", ghe, ghe_server));
+}
+
 }  // namespace
 }  // namespace cocode::github

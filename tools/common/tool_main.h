@@ -5,9 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
 
+#include "config/presets.h"
 #include "core/error.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
@@ -25,9 +27,16 @@ inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return std::nullopt;
 }
 
+// The secrets this process can see in its environment: redacted from everything it shows.
+inline void remember_environment_secrets() {
+    for (const auto& name : config::secret_variables())
+        if (const char* value = std::getenv(name.c_str()); value && *value) remember_secret(value);
+}
+
 // Runs the chosen subcommand, mapping what it throws to a line on stderr and an exit code.
 template <class Body>
 int run(const char* tool, Body&& body) {
+    remember_environment_secrets();
     try {
         return body();
     } catch (const Failure& failure) {

@@ -6,11 +6,17 @@
 //   everything inside it (`docs`, `docs/`, `/vendor`).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
-namespace cocode::check {
+namespace cocode {
 
 // `path` is relative to the repository root, with '/' separators.
 bool glob_match(std::string_view glob, std::string_view path);
 
-}  // namespace cocode::check
+// What is wrong with a glob that could never mean what its writer meant, or nullopt: empty,
+// a '[' without ']', a range from high to low, `***`, `**` inside a segment, a `..` segment.
+std::optional<std::string> glob_problem(std::string_view glob);
+
+}  // namespace cocode

@@ -1,8 +1,8 @@
-#include "check/glob.h"
+#include "core/glob.h"
 
 #include <string>
 
-namespace cocode::check {
+namespace cocode {
 namespace {
 
 // One character against a class "[...]" at the start of `glob`; `length` gets the class's
@@ -94,4 +94,30 @@ bool glob_match(std::string_view glob, std::string_view path) {
     return false;
 }
 
-}  // namespace cocode::check
+std::optional<std::string> glob_problem(std::string_view glob) {
+    if (glob.empty()) return "an empty pattern";
+    if (glob.find("***") != std::string_view::npos) return "`***` (** matches any folders)";
+    for (std::size_t i = 0; i < glob.size(); ++i) {
+        if (glob[i] != '[') continue;
+        std::size_t close = glob.find(']', i + 2);
+        if (close == std::string_view::npos) return "a '[' without its ']'";
+        for (std::size_t k = i + 1; k + 2 < close; ++k)
+            if (glob[k + 1] == '-' && glob[k + 2] != ']' && glob[k] > glob[k + 2])
+                return "a range from high to low in [" +
+                       std::string(glob.substr(i + 1, close - i - 1)) + "]";
+        i = close;
+    }
+    std::size_t start = 0;
+    while (start <= glob.size()) {
+        std::size_t end = glob.find('/', start);
+        if (end == std::string_view::npos) end = glob.size();
+        const std::string_view segment = glob.substr(start, end - start);
+        if (segment == "..") return "a '..' segment (patterns are relative to the repository)";
+        if (segment.find("**") != std::string_view::npos && segment != "**")
+            return "`**` inside a segment (write it as a whole segment: src/**/test_*)";
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace cocode
