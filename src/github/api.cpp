@@ -1,11 +1,38 @@
 #include "github/api.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
 namespace cocode::github {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr int kUpsertAttempts = 4;
+constexpr int kUpsertRounds = 10;   // looks at the list, each after a longer pause
+constexpr int kCreateAttempts = 4;  // a pull request create whose outcome was lost
+
+// Marks which comments one call of upsert_comment made: an HTML comment no reader sees.
+constexpr std::string_view kWriterPrefix = "<!-- cocode-writer: ";
+
+std::string new_writer_line() {
+    std::random_device random;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%08x%08x", random(), random());
+    return std::string(kWriterPrefix) + buf + " -->";
+}
+
+// A comment's body without its writer line, and that line.
+std::string content_of(const std::string& body) {
+    std::size_t at = body.rfind(kWriterPrefix);
+    if (at == std::string::npos) return body;
+    std::size_t start = at > 0 && body[at - 1] == '\n' ? at - 1 : at;
+    return body.substr(0, start);
+}
+std::string writer_line_of(const std::string& body) {
+    std::size_t at = body.rfind(kWriterPrefix);
+    return at == std::string::npos ? std::string() : body.substr(at);
+}
 
 PullRequest pull_request_from_json(const json& value) {
     PullRequest pr;
@@ -14,13 +41,6 @@ PullRequest pull_request_from_json(const json& value) {
     pr.state = value.value("state", "");
     pr.draft = value.value("draft", false);
     return pr;
-}
-
-const Comment* find_marked(const std::vector<Comment>& comments, const std::string& marker) {
-    for (const auto& comment : comments) {
-        if (comment.body.find(marker) != std::string::npos) return &comment;
-    }
-    return nullptr;
 }
 
 }  // namespace
@@ -97,32 +117,83 @@ Result<Comment> GitHub::update_comment(long long comment_id, const std::string& 
     return comment_from_json(updated.value(), "PATCH " + path);
 }
 
+Result<void> GitHub::delete_comment(long long comment_id) {
+    const std::string path = repo_path() + "/issues/comments/" + std::to_string(comment_id);
+    auto response = http_.request("DELETE", path);
+    if (!response.ok()) return std::move(response).error();
+    // Gone already (another writer deleted the same duplicate): what was wanted.
+    if (response->ok() || response->status == 404) return {};
+    return response_error("DELETE", path, response.value(), http_.auth());
+}
+
 Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
                                        const std::string& body_in) {
-    const std::string body =
+    const std::string content =
         body_in.find(marker) == std::string::npos ? marker + "\n" + body_in : body_in;
+    const std::string writer = new_writer_line();
     const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/comments";
-    std::string last_failure;
-    for (int attempt = 0; attempt < kUpsertAttempts; ++attempt) {
-        auto existing = comments(number);
-        if (!existing.ok()) return std::move(existing).error();
-        if (const Comment* found = find_marked(existing.value(), marker)) {
-            if (found->body == body) return *found;
-            return update_comment(found->id, body);
+    bool posted = false;
+    std::optional<long long> my_id;  // the comment this call made, when GitHub said which
+    int unseen = 0;                  // looks since a create whose answer was lost
+    std::string last_failure = "GitHub's list of comments never showed the one just made";
+    for (int round = 0; round < kUpsertRounds; ++round) {
+        if (round > 0) {
+            const auto delay = std::chrono::milliseconds(100LL << std::min(round - 1, 5));
+            if (auto paused = http_.pause(delay, last_failure); !paused)
+                return std::move(paused).error();
         }
-        auto response = http_.request("POST", path, json{{"body", body}}, Replay::unless_sent);
-        if (!response.ok()) return std::move(response).error();
-        if (response->outcome_unknown) {
-            // It may have landed: look again before creating anything.
-            last_failure = response->failure;
-            continue;
+        auto listed = comments(number);
+        if (!listed.ok()) return std::move(listed).error();
+        std::vector<Comment> marked;
+        for (auto& c : listed.value())
+            if (c.body.find(marker) != std::string::npos) marked.push_back(std::move(c));
+        std::sort(marked.begin(), marked.end(),
+                  [](const Comment& a, const Comment& b) { return a.id < b.id; });
+        const bool mine_visible = std::any_of(marked.begin(), marked.end(), [&](const Comment& c) {
+            return c.body.find(writer) != std::string::npos;
+        });
+        if (posted && !mine_visible) {
+            // A list behind our write is waited for (only we delete ours).
+            if (my_id) continue;
+            // Which comment a create with a lost answer made (if any) only its mark can tell.
+            if (!my_id && ++unseen < kUpsertRounds / 2) continue;
         }
-        auto created = json_body("POST", path, std::move(response), http_.auth());
-        if (!created.ok()) return std::move(created).error();
-        return comment_from_json(created.value(), "POST " + path);
+        if (marked.empty()) {
+            auto response = http_.request("POST", path, json{{"body", content + "\n" + writer}},
+                                          Replay::unless_sent);
+            if (!response.ok()) return std::move(response).error();
+            posted = true;
+            unseen = 0;
+            my_id.reset();
+            if (response->outcome_unknown || response->status >= 500) {
+                // It may have landed: the list will say.
+                last_failure = response->outcome_unknown
+                                   ? response->failure
+                                   : "GitHub: POST " + path + ": " + std::to_string(response->status);
+                continue;
+            }
+            auto created = json_body("POST", path, std::move(response), http_.auth());
+            if (!created.ok()) return std::move(created).error();
+            auto comment = comment_from_json(created.value(), "POST " + path);
+            if (!comment.ok()) return std::move(comment).error();
+            my_id = comment->id;
+            continue;  // look again: another writer may have been first
+        }
+        // The oldest marked comment is the one. Comment ids grow in the order comments are
+        // made, and a list that shows a comment shows every one made before it: a writer that
+        // sees its own comment sees every older one, so it deletes its own unless it is the
+        // oldest — and the oldest's writer never deletes it.
+        const Comment& oldest = marked.front();
+        for (std::size_t i = 1; i < marked.size(); ++i)
+            if (marked[i].body.find(writer) != std::string::npos)
+                if (auto gone = delete_comment(marked[i].id); !gone) return std::move(gone).error();
+        if (content_of(oldest.body) == content) return oldest;
+        // Its writer line stays: its writer finds it by that.
+        const std::string keep = writer_line_of(oldest.body);
+        return update_comment(oldest.id, keep.empty() ? content : content + "\n" + keep);
     }
-    return Error::general(last_failure + " (gave up after " + std::to_string(kUpsertAttempts) +
-                          " attempts; no duplicate comment was made)");
+    return Error::general(last_failure + " (gave up after " + std::to_string(kUpsertRounds) +
+                          " looks; a duplicate, if one was made, is removed by the next publish)");
 }
 
 Result<std::vector<std::string>> GitHub::add_labels(long number,
@@ -223,7 +294,7 @@ Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {
                  {"base", spec.base},
                  {"body", spec.body},
                  {"draft", spec.draft}};
-    for (int attempt = 0; attempt < kUpsertAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kCreateAttempts; ++attempt) {
         auto existing = open_pull_request_for(spec.head);
         if (!existing.ok()) return std::move(existing).error();
         if (existing->has_value()) return **existing;

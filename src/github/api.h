@@ -24,10 +24,15 @@ class GitHub {
     Result<Comment> create_comment(long number, const std::string& body);
     Result<Comment> update_comment(long long comment_id, const std::string& body);
     // The one comment carrying `marker` (see comment_marker) gets `body`; created when there
-    // is none. Re-running, retrying or resuming never leaves two: a create whose outcome is
-    // unknown (reset, 5xx) is followed by a fresh look for the marker before any new create.
+    // is none. Writers that race — on one machine or many, with no lock between them —
+    // converge on exactly one: each creates only when it sees none, waits until the list
+    // shows its own, keeps the oldest marked comment and deletes every newer one
+    // (docs/github.md, "One comment, from any number of writers"). A create whose outcome is
+    // unknown (reset, 5xx) is never repeated blindly: the list says whether it landed.
     // `body` gets the marker prepended when it lacks it.
     Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body);
+    // A comment that is already gone is not an error.
+    Result<void> delete_comment(long long comment_id);
     // Returns the labels after the change.
     Result<std::vector<std::string>> add_labels(long number,
                                                 const std::vector<std::string>& labels);

@@ -199,12 +199,21 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(HttpOptions options,
 
 Result<void> HttpClient::wait(milliseconds delay, const std::string& why) {
     auto budget = std::chrono::duration_cast<milliseconds>(options_.max_wait) - stats_.waited;
+    if (options_.notice && delay <= budget)
+        options_.notice(why + "; retrying in " + seconds_text(delay));
+    return pause(delay, why);
+}
+
+Result<void> HttpClient::pause(milliseconds delay, const std::string& why) {
+    auto budget = std::chrono::duration_cast<milliseconds>(options_.max_wait) - stats_.waited;
     if (delay > budget)
         return Error::general(why + " (gave up: waiting " + seconds_text(delay) +
                               " more would pass the limit of " +
                               std::to_string(options_.max_wait.count()) + " s, --max-wait)");
-    if (options_.notice) options_.notice(why + "; retrying in " + seconds_text(delay));
-    std::this_thread::sleep_for(delay);
+    if (options_.sleep)
+        options_.sleep(delay);
+    else
+        std::this_thread::sleep_for(delay);
     stats_.waited += delay;
     return {};
 }

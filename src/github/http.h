@@ -33,6 +33,9 @@ struct HttpOptions {
     std::chrono::seconds max_wait{300};              // all waiting of this client, added up
     std::optional<std::filesystem::path> cache_dir;  // ETag cache for GETs (.cocode/cache/http)
     std::function<void(std::string_view)> notice;    // "retrying in 2 s: 502 Bad Gateway"
+    // How this client waits (backoff, rate limits, Retry-After): a test hands in its own, to
+    // see the waits without spending them.
+    std::function<void(std::chrono::milliseconds)> sleep;
 };
 
 // How a request may be sent again after a failure.
@@ -92,6 +95,10 @@ class HttpClient {
     Result<nlohmann::json> get_json(const std::string& path);
     // GET of every page of a list, following Link rel="next" to the end: one array.
     Result<nlohmann::json> get_all_pages(const std::string& path);
+
+    // Waits `delay` within what is left of the wait budget (max_wait), or fails saying why:
+    // for callers that must give GitHub time (a list that lags behind a write).
+    Result<void> pause(std::chrono::milliseconds delay, const std::string& why);
 
     const HttpStats& stats() const { return stats_; }
     const BaseUrl& base() const { return options_.base; }

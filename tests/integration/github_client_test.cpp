@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "core/files.h"
+#include <thread>
+
 #include "github_fixture.h"
 
 namespace cocode::test {
@@ -220,7 +222,11 @@ TEST_F(GitHubTest, UpsertUnderFaultsLeavesExactlyOneComment) {
 
     auto comments = server.comments_of(12);
     ASSERT_EQ(comments.size(), 2u);  // the human's and ours
-    EXPECT_EQ(comments[1]["body"], marker + "\nverdict: PASS");
+    // What a reader sees, and the writer's mark no reader sees.
+    EXPECT_EQ(comments[1]["body"].get<std::string>().rfind(
+                  marker + "\nverdict: PASS\n<!-- cocode-writer: ", 0),
+              0u)
+        << comments[1]["body"];
     EXPECT_EQ(server.comments_of(13).size(), 1u);
     EXPECT_EQ(count_requests(server, "POST", "/issues/12/comments"), 1);
 
@@ -228,6 +234,38 @@ TEST_F(GitHubTest, UpsertUnderFaultsLeavesExactlyOneComment) {
     int before = count_requests(server, "PATCH", "/issues/comments/");
     ASSERT_TRUE(api.upsert_comment(12, marker, "verdict: PASS").ok());
     EXPECT_EQ(count_requests(server, "PATCH", "/issues/comments/"), before);
+}
+
+// Writers on different machines publish the same verdict at once, with no lock between them:
+// the list of comments lags behind their writes and some creates lose their answer. They
+// converge on exactly one comment.
+TEST_F(GitHubTest, ConcurrentPublishesLeaveExactlyOneComment) {
+    server.add_issue(21, "raced", "", {});
+    server.add_comment(21, "a human's comment");
+    server.lag_comment_lists(3);
+    server.inject({"POST", "/issues/21/comments", Fault::Kind::apply_then_respond, 502, {},
+                   R"({"message":"Bad Gateway"})", 2});
+    const std::string marker = github::comment_marker("issue-21/claude");
+    constexpr int kWriters = 10;
+    std::vector<std::thread> writers;
+    std::vector<std::string> errors(kWriters);
+    for (int i = 0; i < kWriters; ++i)
+        writers.emplace_back([&, i] {
+            auto options = client_options();
+            options.cache_dir.reset();  // each its own machine
+            options.notice = nullptr;
+            auto http = client(options);
+            github::GitHub api(*http, repo());
+            if (auto done = api.upsert_comment(21, marker, "verdict: PASS"); !done)
+                errors[i] = done.error().message;
+        });
+    for (auto& w : writers) w.join();
+    for (const auto& e : errors) EXPECT_EQ(e, "");
+    int marked = 0;
+    for (const auto& c : server.comments_of(21))
+        marked += c["body"].get<std::string>().find(marker) != std::string::npos;
+    EXPECT_EQ(marked, 1);
+    EXPECT_EQ(server.comments_of(21).size(), 2u);  // the human's stays
 }
 
 TEST_F(GitHubTest, LabelsReactionsStatusesAndPullRequests) {

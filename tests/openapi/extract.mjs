@@ -11,6 +11,7 @@ export const operations = [
   "issues/list-comments",
   "issues/create-comment",
   "issues/update-comment",
+  "issues/delete-comment",
   "issues/add-labels",
   "issues/remove-label",
   "issues/create-label",

@@ -64,6 +64,10 @@ struct FakeGitHub::Server {
 
     std::map<long, json> issues;
     std::map<long, std::vector<json>> comments;
+    // List lag: a comment shows in listings only once `comment_lists` reaches its entry here.
+    std::map<long long, long long> visible_at;
+    long long comment_lists = 0;
+    long long list_lag = 0;
     std::vector<json> statuses, pulls, reactions;
     std::vector<Fault> faults;
     std::vector<RecordedRequest> requests;
@@ -302,7 +306,12 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             }
             if (is("GET", R"(/issues/(\d+)/comments)")) {
                 json items = json::array();
-                for (const auto& c : st.comments[std::stol(r[1])]) items.push_back(c);
+                ++st.comment_lists;
+                for (const auto& c : st.comments[std::stol(r[1])]) {
+                    auto lag = st.visible_at.find(c["id"].get<long long>());
+                    if (lag != st.visible_at.end() && lag->second > st.comment_lists) continue;
+                    items.push_back(c);
+                }
                 std::string etag = etag_of(items.dump());
                 res.set_header("ETag", etag);
                 if (req.get_header_value("If-None-Match") == etag)
@@ -316,6 +325,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 comment["id"] = ++st.next_id;
                 comment["body"] = body.value("body", "");
                 comment["created_at"] = comment["updated_at"] = now_text();
+                if (st.list_lag > 0)
+                    st.visible_at[comment["id"].get<long long>()] = st.comment_lists + st.list_lag;
                 st.comments[number].push_back(comment);
                 return finish(201, comment, "issues/create-comment");
             }
@@ -328,6 +339,17 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                             c["updated_at"] = now_text();
                             return finish(200, c, "issues/update-comment");
                         }
+                return finish(404, {{"message", "Not Found"}});
+            }
+            if (is("DELETE", R"(/issues/comments/(\d+))")) {
+                long long id = std::stoll(r[1]);
+                for (auto& [number, list] : st.comments) {
+                    auto it = std::find_if(list.begin(), list.end(),
+                                           [&](const json& c) { return c["id"] == id; });
+                    if (it == list.end()) continue;
+                    list.erase(it);
+                    return finish(204, json(), "issues/delete-comment");
+                }
                 return finish(404, {{"message", "Not Found"}});
             }
             if (is("POST", R"(/issues/(\d+)/labels)")) {
@@ -531,6 +553,11 @@ void FakeGitHub::add_comment(long number, const std::string& body) {
 void FakeGitHub::inject(Fault fault) {
     std::lock_guard lock(server_->mutex);
     server_->faults.push_back(std::move(fault));
+}
+
+void FakeGitHub::lag_comment_lists(int lists) {
+    std::lock_guard lock(server_->mutex);
+    server_->list_lag = lists;
 }
 
 void FakeGitHub::exhaust_rate_limit(std::chrono::seconds reset_in) {

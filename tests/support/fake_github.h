@@ -75,6 +75,9 @@ class FakeGitHub {
                    bool pull_request = false);
     void add_comment(long number, const std::string& body);
     void inject(Fault fault);
+    // Listings of comments lag behind writes: a new comment shows only from the `lists`-th
+    // listing after it was made (as GitHub's replicas can), never before an older one.
+    void lag_comment_lists(int lists);
     // x-ratelimit-remaining drops to 0 until `reset_in` has passed.
     void exhaust_rate_limit(std::chrono::seconds reset_in);
 
