@@ -1,17 +1,13 @@
 #include "core/flat_yaml.h"
 
+#include <yaml.h>
+
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
 namespace cocode {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
 
 bool valid_key(std::string_view key) {
     if (key.empty()) return false;
@@ -20,70 +16,6 @@ bool valid_key(std::string_view key) {
             return false;
     }
     return true;
-}
-
-// Reads a double-quoted scalar with JSON-style escapes; nullopt when malformed.
-std::optional<std::string> unquote_double(std::string_view s) {
-    if (s.size() < 2 || s.front() != '"' || s.back() != '"') return std::nullopt;
-    std::string out;
-    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
-        char c = s[i];
-        if (c != '\\') {
-            if (c == '"') return std::nullopt;
-            out.push_back(c);
-            continue;
-        }
-        if (++i + 1 > s.size() - 1) return std::nullopt;
-        switch (s[i]) {
-            case '"':
-                out.push_back('"');
-                break;
-            case '\\':
-                out.push_back('\\');
-                break;
-            case '/':
-                out.push_back('/');
-                break;
-            case 'n':
-                out.push_back('\n');
-                break;
-            case 't':
-                out.push_back('\t');
-                break;
-            case 'r':
-                out.push_back('\r');
-                break;
-            case 'x': {
-                if (i + 3 > s.size() - 1) return std::nullopt;
-                unsigned value = 0;
-                if (std::sscanf(std::string(s.substr(i + 1, 2)).c_str(), "%2x", &value) != 1)
-                    return std::nullopt;
-                out.push_back(static_cast<char>(value));
-                i += 2;
-                break;
-            }
-            default:
-                return std::nullopt;
-        }
-    }
-    return out;
-}
-
-std::optional<std::string> unquote_single(std::string_view s) {
-    if (s.size() < 2 || s.front() != '\'' || s.back() != '\'') return std::nullopt;
-    std::string out;
-    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
-        if (s[i] == '\'') {
-            if (i + 2 < s.size() && s[i + 1] == '\'') {
-                out.push_back('\'');
-                ++i;
-                continue;
-            }
-            return std::nullopt;
-        }
-        out.push_back(s[i]);
-    }
-    return out;
 }
 
 bool looks_like_other_type(std::string_view v) {
@@ -153,43 +85,91 @@ std::string quote(std::string_view v) {
 }  // namespace
 
 Result<FlatYaml> FlatYaml::parse(std::string_view text, std::string_view source) {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return Error::general(std::string(source) + ": cannot start a YAML parser");
+    struct Closer {
+        yaml_parser_t* p;
+        ~Closer() { yaml_parser_delete(p); }
+    } closer{&parser};
+    yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()),
+                                 text.size());
+    auto failure = [&](const std::string& what, std::size_t line) {
+        return Error::general(std::string(source) + ":" + std::to_string(line + 1) + ": " + what);
+    };
+
     FlatYaml doc;
-    std::size_t line_no = 0;
-    while (!text.empty()) {
-        ++line_no;
-        std::size_t nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        std::string_view t = trim(line);
-        if (t.empty() || t.front() == '#' || t == "---") continue;
-        auto where = [&] { return std::string(source) + ":" + std::to_string(line_no) + ": "; };
-        std::size_t colon = t.find(':');
-        if (colon == std::string_view::npos || line.front() == ' ' || line.front() == '\t')
-            return Error::general(where() + "expected `key: value`");
-        std::string_view key = trim(t.substr(0, colon));
-        std::string_view raw = trim(t.substr(colon + 1));
-        if (!valid_key(key))
-            return Error::general(where() + "expected a key of letters, digits, _ - .");
-        Entry entry{std::string(key), {}, false};
-        if (!raw.empty() && raw.front() == '"') {
-            auto v = unquote_double(raw);
-            if (!v)
-                return Error::general(where() + "unterminated or malformed double-quoted value");
-            entry.value = std::move(*v);
-        } else if (!raw.empty() && raw.front() == '\'') {
-            auto v = unquote_single(raw);
-            if (!v)
-                return Error::general(where() + "unterminated or malformed single-quoted value");
-            entry.value = std::move(*v);
-        } else {
-            std::size_t comment = raw.find(" #");
-            entry.value = std::string(trim(raw.substr(0, comment)));
-            entry.plain = true;
-            if (entry.value == "~" || entry.value == "null") entry.value.clear();
+    int depth = 0;              // of mappings and sequences
+    bool in_root = false;       // inside the document's top mapping
+    std::optional<std::string> key;  // read, waiting for its value
+    int skipping = 0;           // depth of a nested value being skipped
+    while (true) {
+        yaml_event_t event;
+        if (!yaml_parser_parse(&parser, &event)) {
+            std::string what = parser.problem ? parser.problem : "not YAML";
+            if (parser.context)
+                what += " (" + std::string(parser.context) + " at line " +
+                        std::to_string(parser.context_mark.line + 1) + ")";
+            return failure(what, parser.problem_mark.line);
         }
-        doc.slot(entry.key) = std::move(entry);
+        struct EventCloser {
+            yaml_event_t* e;
+            ~EventCloser() { yaml_event_delete(e); }
+        } event_closer{&event};
+        const auto line = event.start_mark.line;
+        switch (event.type) {
+            case YAML_STREAM_END_EVENT:
+                return doc;
+            case YAML_MAPPING_START_EVENT:
+            case YAML_SEQUENCE_START_EVENT:
+                ++depth;
+                if (depth == 1) {
+                    if (event.type != YAML_MAPPING_START_EVENT)
+                        return failure("expected `key: value` lines", line);
+                    in_root = true;
+                } else if (skipping == 0) {
+                    if (!key) return failure("expected a key of letters, digits, _ - .", line);
+                    skipping = depth;  // a value that is not a scalar: not one of run-info's
+                }
+                break;
+            case YAML_MAPPING_END_EVENT:
+            case YAML_SEQUENCE_END_EVENT:
+                if (skipping == depth) {
+                    skipping = 0;
+                    key.reset();
+                }
+                --depth;
+                if (depth == 0) in_root = false;
+                break;
+            case YAML_SCALAR_EVENT: {
+                if (skipping > 0) break;
+                const std::string value(reinterpret_cast<const char*>(event.data.scalar.value),
+                                        event.data.scalar.length);
+                if (!in_root) {
+                    if (depth == 0 && value.empty()) break;  // an empty document
+                    return failure("expected `key: value` lines", line);
+                }
+                if (!key) {
+                    if (!valid_key(value))
+                        return failure("expected a key of letters, digits, _ - .", line);
+                    key = value;
+                    break;
+                }
+                Entry entry{*key, value, event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE};
+                if (entry.plain && (value == "~" || value == "null" || value == "Null" ||
+                                    value == "NULL"))
+                    entry.value.clear();
+                doc.slot(entry.key) = std::move(entry);
+                key.reset();
+                break;
+            }
+            case YAML_ALIAS_EVENT:
+                if (skipping == 0) return failure("aliases are not expected here", line);
+                break;
+            default:
+                break;
+        }
     }
-    return doc;
 }
 
 std::optional<std::string> FlatYaml::get(std::string_view key) const {

@@ -1,5 +1,8 @@
 // The flat `key: value` YAML of run-info.yaml (the runner contract's format): one scalar per
-// key, in a stable order. Enough YAML to read what we and conductor-loop write, no more.
+// key, in a stable order. Read with libyaml, so that it reads run-info exactly as
+// conductor-loop writes it (gopkg.in/yaml.v3: block scalars `|-`, quoted and plain scalars,
+// RFC 3339 timestamps as text); a value that is not a scalar (not one of run-info's) is
+// skipped. Written as plain or double-quoted scalars, which every YAML reader reads back.
 #pragma once
 
 #include <optional>

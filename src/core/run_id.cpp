@@ -69,16 +69,35 @@ std::string format_utc_timestamp(SystemTime time) {
 }
 
 std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
-    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0, used = 0;
+    // RFC 3339: a date and time, fractions of a second of any length (gopkg.in/yaml.v3 writes
+    // nanoseconds), and Z or an offset.
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
     const std::string s(text);
     if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) <
             6 ||
         used != 19)
         return std::nullopt;
     std::string_view rest = text.substr(19);
-    if (rest.size() == 5 && rest[0] == '.' && rest[4] == 'Z') {
-        ms = std::atoi(std::string(rest.substr(1, 3)).c_str());
-    } else if (rest != "Z") {
+    long long nanos = 0;
+    if (!rest.empty() && rest.front() == '.') {
+        std::size_t digits = 1;
+        while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+        if (digits == 1 || digits > 10) return std::nullopt;
+        std::string fraction(rest.substr(1, digits - 1));
+        fraction.resize(9, '0');
+        nanos = std::stoll(fraction);
+        rest.remove_prefix(digits);
+    }
+    int offset_minutes = 0;
+    if (rest == "Z" || rest == "z") {
+        // UTC
+    } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+        int oh = 0, om = 0;
+        if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &oh, &om) != 2 || oh > 23 ||
+            om > 59)
+            return std::nullopt;
+        offset_minutes = (rest[0] == '+' ? 1 : -1) * (oh * 60 + om);
+    } else {
         return std::nullopt;
     }
     using namespace std::chrono;
@@ -86,7 +105,8 @@ std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
                               day{static_cast<unsigned>(d)}};
     if (!date.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
     return time_point_cast<system_clock::duration>(sys_days{date} + hours{h} + minutes{mi} +
-                                                   seconds{sec} + milliseconds{ms});
+                                                   seconds{sec} + nanoseconds{nanos} -
+                                                   minutes{offset_minutes});
 }
 
 }  // namespace cocode

@@ -1,4 +1,5 @@
 #include "core/flat_yaml.h"
+#include "core/run_id.h"
 #include "test_support.h"
 
 namespace cocode {
@@ -36,13 +37,44 @@ TEST(FlatYaml, RoundTripsValuesThatCouldBeMisread) {
     EXPECT_EQ(back->render(), text);
 }
 
+TEST(FlatYaml, ReadsBlockScalarsAndNanosecondTimesAsGoYamlWritesThem) {
+    // gopkg.in/yaml.v3 writes a multi-line string as a literal block, times in RFC 3339.
+    auto doc = FlatYaml::parse(
+        "run_id: 20260205-150405123-12345-1\n"
+        "start_time: 2026-02-05T15:04:05.123456789Z\n"
+        "end_time: 2026-02-05T16:04:05.5+02:00\n"
+        "error_summary: |-\n"
+        "    agent exited with code 1\n"
+        "    stderr: boom\n"
+        "status: failed\n"
+        "labels:\n  - a\n  - b\n"
+        "exit_code: 1\n",
+        "run-info.yaml");
+    ASSERT_TRUE(doc) << doc.error().message;
+    EXPECT_EQ(doc->get("error_summary"), "agent exited with code 1\nstderr: boom");
+    EXPECT_EQ(doc->get("start_time"), "2026-02-05T15:04:05.123456789Z");
+    EXPECT_EQ(doc->get("exit_code"), "1");
+    EXPECT_FALSE(doc->get("labels"));  // not a scalar: not one of run-info's
+    auto start = parse_utc_timestamp(*doc->get("start_time"));
+    ASSERT_TRUE(start.has_value());
+    EXPECT_EQ(format_utc_timestamp(*start), "2026-02-05T15:04:05.123Z");
+    auto end = parse_utc_timestamp(*doc->get("end_time"));
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(format_utc_timestamp(*end), "2026-02-05T14:04:05.500Z");
+}
+
 TEST(FlatYaml, ErrorsNameTheLine) {
     auto r = FlatYaml::parse("run_id: x\n  nested: y\n", "runs/x/run-info.yaml");
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().message, "runs/x/run-info.yaml:2: expected `key: value`");
+    EXPECT_EQ(r.error().message,
+              "runs/x/run-info.yaml:2: mapping values are not allowed in this context");
     auto q = FlatYaml::parse("a: 1\nb: \"unterminated\n", "f");
     ASSERT_FALSE(q);
-    EXPECT_NE(q.error().message.find("f:2:"), std::string::npos);
+    EXPECT_EQ(q.error().message,
+              "f:3: found unexpected end of stream (while scanning a quoted scalar at line 2)");
+    auto list = FlatYaml::parse("- a\n- b\n", "g");
+    ASSERT_FALSE(list);
+    EXPECT_EQ(list.error().message, "g:1: expected `key: value` lines");
 }
 
 }  // namespace cocode

@@ -34,7 +34,7 @@ TEST(RunId, RecognisesOnlyItsFormat) {
     EXPECT_FALSE(is_run_id("../../etc-100405123-1-1"));
 }
 
-TEST(Timestamp, ParsesWhatItFormatsAndNothingElse) {
+TEST(Timestamp, ParsesRfc3339AsWrittenAndNothingElse) {
     const auto now =
         std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
     auto back = parse_utc_timestamp(format_utc_timestamp(now));
@@ -43,8 +43,14 @@ TEST(Timestamp, ParsesWhatItFormatsAndNothingElse) {
     auto whole = parse_utc_timestamp("2026-11-22T10:04:05Z");
     ASSERT_TRUE(whole);
     EXPECT_EQ(format_utc_timestamp(*whole), "2026-11-22T10:04:05.000Z");
-    for (const char* bad : {"", "2026-11-22", "2026-11-22T10:04:05", "2026-13-01T00:00:00Z",
-                            "2026-11-22T10:04:05.12Z", "2026-11-22T10:04:05.123Zx"})
+    // Fractions of any length (Go writes nanoseconds) and offsets are RFC 3339 too.
+    EXPECT_EQ(format_utc_timestamp(*parse_utc_timestamp("2026-11-22T10:04:05.12Z")),
+              "2026-11-22T10:04:05.120Z");
+    EXPECT_EQ(format_utc_timestamp(*parse_utc_timestamp("2026-11-22T10:04:05.999999999-01:30")),
+              "2026-11-22T11:34:05.999Z");
+    for (const char* bad :
+         {"", "2026-11-22", "2026-11-22T10:04:05", "2026-13-01T00:00:00Z", "2026-11-22T10:04:05.Z",
+          "2026-11-22T10:04:05.123Zx", "2026-11-22T10:04:05+0100", "2026-11-22T10:04:05+25:00"})
         EXPECT_FALSE(parse_utc_timestamp(bad)) << bad;
 }
 
