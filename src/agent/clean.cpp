@@ -139,9 +139,9 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
     const fs::path runs_dir = repo_root / run::kRunsDir;
     std::error_code ec;
     const auto now = fs::file_time_type::clock::now();
-    for (const auto& entry : fs::directory_iterator(runs_dir, ec)) {
-        const fs::path folder = entry.path();
-        if (!entry.is_directory(ec) || !is_run_id(folder.filename().string())) continue;
+    for (const auto& entry : list_folder(runs_dir, ec)) {
+        const fs::path folder = entry.path;
+        if (!entry.is_directory || !is_run_id(folder.filename().string())) continue;
         if (present(folder / "run-info.yaml")) continue;
         const auto modified = fs::last_write_time(folder, ec);
         if (ec || now - modified < options.half_made_age) continue;

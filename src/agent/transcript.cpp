@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/terminal_text.h"
+#include "core/json_text.h"
 
 namespace cocode::agent {
 namespace {
@@ -69,7 +70,7 @@ std::string tool_subject(const json& input) {
         std::string value = str(input, key);
         if (!value.empty()) return value;
     }
-    return input.is_null() ? std::string() : input.dump();
+    return input.is_null() ? std::string() : json_dump(input);
 }
 
 std::string short_id(const std::string& id) { return id.substr(0, 8); }
@@ -201,7 +202,7 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
         return;
     }
     if (type == "assistant" || type == "user") {
-        const json& content = event.contains("message") ? event["message"].value("content", json())
+        const json& content = event.contains("message") ? json_value(event["message"], "content", json())
                                                         : json();
         if (content.is_string()) {
             if (type == "assistant") text_lines(content.get<std::string>(), out);
@@ -216,33 +217,33 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
                 out.push_back("(thinking) " + shown(str(block, "thinking")));
             } else if (kind == "tool_use") {
                 out.push_back("> " + shown(str(block, "name"), 64) + ": " +
-                              shown(tool_subject(block.value("input", json())), kCommandWidth));
+                              shown(tool_subject(json_value(block, "input", json())), kCommandWidth));
             } else if (kind == "tool_result") {
                 std::string output;
-                const json& c = block.value("content", json());
+                const json& c = json_value(block, "content", json());
                 if (c.is_string()) {
                     output = c.get<std::string>();
                 } else if (c.is_array()) {
                     for (const auto& part : c)
                         if (str(part, "type") == "text") output += str(part, "text") + "\n";
                 }
-                result_lines(output, block.value("is_error", false) == true, out);
+                result_lines(output, json_value(block, "is_error", false) == true, out);
             }
         }
         return;
     }
     if (type == "result") {
         std::string line = "[result] " + shown(str(event, "subtype"), 32);
-        if (event.value("is_error", false) == true) line += " (error)";
+        if (json_value(event, "is_error", false) == true) line += " (error)";
         if (event.contains("num_turns")) line += ", " + str(event, "num_turns") + " turns";
-        if (auto s = seconds(event.value("duration_ms", json())); !s.empty()) line += ", " + s;
+        if (auto s = seconds(json_value(event, "duration_ms", json())); !s.empty()) line += ", " + s;
         if (event.contains("total_cost_usd") && event["total_cost_usd"].is_number()) {
             char buf[32];
             std::snprintf(buf, sizeof buf, ", $%.4f", event["total_cost_usd"].get<double>());
             line += buf;
         }
         out.push_back(line);
-        if (event.value("is_error", false) == true) text_lines(str(event, "result"), out);
+        if (json_value(event, "is_error", false) == true) text_lines(str(event, "result"), out);
     }
 }
 
@@ -253,14 +254,14 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
     } else if (type == "error") {
         out.push_back("[error] " + shown(str(event, "message")));
     } else if (type == "turn.completed") {
-        const json& usage = event.value("usage", json::object());
+        const json& usage = json_value(event, "usage", json::object());
         out.push_back("[result] turn completed, " + shown(str(usage, "input_tokens"), 16) +
                       " tokens in, " + shown(str(usage, "output_tokens"), 16) + " out");
     } else if (type == "turn.failed") {
         out.push_back("[result] turn failed: " +
-                      shown(str(event.value("error", json::object()), "message")));
+                      shown(str(json_value(event, "error", json::object()), "message")));
     } else if (type == "item.started" || type == "item.completed") {
-        const json& item = event.value("item", json::object());
+        const json& item = json_value(event, "item", json::object());
         const std::string kind = str(item, "type");
         const bool done = type == "item.completed";
         if (kind == "agent_message" && done) {
@@ -279,7 +280,7 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
             }
         } else if (kind == "file_change" && done) {
             std::string files;
-            for (const auto& change : item.value("changes", json::array()))
+            for (const auto& change : json_value(item, "changes", json::array()))
                 files += (files.empty() ? "" : ", ") + str(change, "kind") + " " +
                          str(change, "path");
             out.push_back("> edit: " + shown(files, kCommandWidth));
@@ -288,8 +289,8 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
         } else if (kind == "web_search" && !done) {
             out.push_back("> search: " + shown(str(item, "query")));
         } else if (kind == "todo_list" && done) {
-            for (const auto& todo : item.value("items", json::array()))
-                out.push_back(std::string(todo.value("completed", false) ? "  [x] " : "  [ ] ") +
+            for (const auto& todo : json_value(item, "items", json::array()))
+                out.push_back(std::string(json_value(todo, "completed", false) ? "  [x] " : "  [ ] ") +
                               shown(str(todo, "text")));
         } else if (kind == "error" && done) {
             out.push_back("[error] " + shown(str(item, "message")));
@@ -306,21 +307,21 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
         if (str(event, "role") == "assistant") pending_ += str(event, "content");
     } else if (type == "tool_use") {
         out.push_back("> " + shown(str(event, "tool_name"), 64) + ": " +
-                      shown(tool_subject(event.value("parameters", json())), kCommandWidth));
+                      shown(tool_subject(json_value(event, "parameters", json())), kCommandWidth));
     } else if (type == "tool_result") {
         const bool error = str(event, "status") == "error";
         std::string output = str(event, "output");
         if (error && output.empty())
-            output = str(event.value("error", json::object()), "message");
+            output = str(json_value(event, "error", json::object()), "message");
         result_lines(output, error, out);
     } else if (type == "error") {
         out.push_back("[error] " + shown(str(event, "message")));
     } else if (type == "result") {
-        const json& stats = event.value("stats", json::object());
+        const json& stats = json_value(event, "stats", json::object());
         std::string line = "[result] " + shown(str(event, "status"), 32);
         if (stats.contains("tool_calls")) line += ", " + str(stats, "tool_calls") + " tool calls";
         if (stats.contains("total_tokens")) line += ", " + str(stats, "total_tokens") + " tokens";
-        if (auto s = seconds(stats.value("duration_ms", json())); !s.empty()) line += ", " + s;
+        if (auto s = seconds(json_value(stats, "duration_ms", json())); !s.empty()) line += ", " + s;
         out.push_back(line);
         if (event.contains("error"))
             out.push_back("[error] " + shown(str(event["error"], "message")));
@@ -348,7 +349,7 @@ std::optional<std::string> final_answer(std::string_view stream) {
         if (k == StreamKind::claude) {
             if (type == "result" && event.contains("result")) result = str(event, "result");
             if (type != "assistant" || !event.contains("message")) continue;
-            const json& content = event["message"].value("content", json());
+            const json& content = json_value(event["message"], "content", json());
             std::string text;
             if (content.is_array())
                 for (const auto& block : content)
@@ -356,7 +357,7 @@ std::optional<std::string> final_answer(std::string_view stream) {
             if (!text.empty()) last_text = text;
         } else if (k == StreamKind::codex) {
             if (type == "item.completed" &&
-                str(event.value("item", json::object()), "type") == "agent_message")
+                str(json_value(event, "item", json::object()), "type") == "agent_message")
                 last_text = str(event["item"], "text");
         } else if (type == "message" && str(event, "role") == "assistant") {
             gemini_since_tool += str(event, "content");

@@ -116,7 +116,7 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
         return Error::general("cannot create " + input.report_dir.string() + ": " + ec.message());
     auto verdict = judge(input);
     if (!verdict) return verdict;
-    if (auto w = write_file_atomic(input.report_dir / kCheckJson, to_json(*verdict).dump(2) + "\n");
+    if (auto w = write_file_atomic(input.report_dir / kCheckJson, json_dump(to_json(*verdict), 2) + "\n");
         !w)
         return std::move(w).error();
     if (auto w = write_file_atomic(input.report_dir / kCheckMarkdown, render_markdown(*verdict));

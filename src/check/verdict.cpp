@@ -1,4 +1,5 @@
 #include "check/verdict.h"
+#include "core/json_text.h"
 
 namespace cocode::check {
 using json = nlohmann::json;
@@ -87,6 +88,20 @@ json to_json(const Verdict& v) {
             {"report_dir", v.report_dir.string()}};
 }
 
+namespace {
+
+// The strings of a list member, leaving out what is not a string.
+std::vector<std::string> string_list(const nlohmann::json& object, std::string_view key) {
+    std::vector<std::string> out;
+    const nlohmann::json list = json_value(object, key, nlohmann::json::array());
+    if (!list.is_array()) return out;
+    for (const auto& item : list)
+        if (item.is_string()) out.push_back(item.get<std::string>());
+    return out;
+}
+
+}  // namespace
+
 Verdict verdict_from_json(const json& j) {
     auto str = [&](const char* key) {
         return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
@@ -94,7 +109,7 @@ Verdict verdict_from_json(const json& j) {
     Verdict v;
     v.pass = str("verdict") == "PASS";
     v.run_id = str("run_id");
-    v.issue = j.value("issue", json(0)).is_number() ? j["issue"].get<long>() : 0;
+    v.issue = json_value(j, "issue", 0L);
     v.issue_url = str("issue_url");
     v.agent = str("agent");
     v.branch = str("branch");
@@ -106,38 +121,38 @@ Verdict verdict_from_json(const json& j) {
         v.run_seconds = j["run_seconds"].get<double>();
     v.marker = str("marker");
     v.ready_commit = str("ready_commit");
-    for (const auto& c : j.value("commits", json::array()))
-        v.commits.push_back({c.value("id", ""), c.value("summary", "")});
-    for (const auto& f : j.value("files", json::array())) {
+    for (const auto& c : json_value(j, "commits", json::array()))
+        v.commits.push_back({json_value(c, "id", ""), json_value(c, "summary", "")});
+    for (const auto& f : json_value(j, "files", json::array())) {
         git::FileChange change;
-        change.path = f.value("path", "");
-        change.old_path = f.value("old_path", change.path);
-        const std::string status = f.value("status", "M");
+        change.path = json_value(f, "path", "");
+        change.old_path = json_value(f, "old_path", change.path);
+        const std::string status = json_value(f, "status", "M");
         change.status = status.empty() ? 'M' : status[0];
-        change.insertions = f.value("insertions", 0);
-        change.deletions = f.value("deletions", 0);
-        change.binary = f.value("binary", false);
+        change.insertions = json_value(f, "insertions", 0);
+        change.deletions = json_value(f, "deletions", 0);
+        change.binary = json_value(f, "binary", false);
         v.files.push_back(std::move(change));
     }
-    v.insertions = j.value("insertions", 0);
-    v.deletions = j.value("deletions", 0);
-    for (const auto& c : j.value("checks", json::array())) {
+    v.insertions = json_value(j, "insertions", 0);
+    v.deletions = json_value(j, "deletions", 0);
+    for (const auto& c : json_value(j, "checks", json::array())) {
         CheckItem item;
-        item.id = c.value("id", "");
-        item.name = c.value("name", "");
-        item.outcome = outcome_from(c.value("result", ""));
-        item.reason = c.value("reason", "");
-        item.files = c.value("files", std::vector<std::string>{});
+        item.id = json_value(c, "id", "");
+        item.name = json_value(c, "name", "");
+        item.outcome = outcome_from(json_value(c, "result", ""));
+        item.reason = json_value(c, "reason", "");
+        item.files = string_list(c, "files");
         if (c.contains("exit_code") && c["exit_code"].is_number())
             item.exit_code = c["exit_code"].get<int>();
-        item.timed_out = c.value("timed_out", false);
-        item.seconds = c.value("seconds", 0.0);
+        item.timed_out = json_value(c, "timed_out", false);
+        item.seconds = json_value(c, "seconds", 0.0);
         if (c.contains("output_path") && c["output_path"].is_string())
             item.output_path = c["output_path"].get<std::string>();
-        item.output_tail = c.value("output_tail", "");
+        item.output_tail = json_value(c, "output_tail", "");
         v.checks.push_back(std::move(item));
     }
-    v.check_seconds = j.value("check_seconds", 0.0);
+    v.check_seconds = json_value(j, "check_seconds", 0.0);
     v.report_dir = str("report_dir");
     return v;
 }

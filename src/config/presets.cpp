@@ -1,4 +1,5 @@
 #include "config/presets.h"
+#include "core/json_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -163,7 +164,7 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
                 out.env.emplace_back("GEMINI_CLI_HOME", home.string());
                 nlohmann::json settings = {
                     {"security", {{"auth", {{"selectedType", "gemini-api-key"}}}}}};
-                out.files.emplace_back(home / ".gemini" / "settings.json", settings.dump(2) + "\n");
+                out.files.emplace_back(home / ".gemini" / "settings.json", json_dump(settings, 2) + "\n");
             }
             break;
         case AgentType::command:

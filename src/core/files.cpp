@@ -119,6 +119,18 @@ Result<void> create_file(const fs::path& path, mode_t mode) {
     return {};
 }
 
+std::vector<FolderEntry> list_folder(const fs::path& folder, std::error_code& ec) {
+    std::vector<FolderEntry> out;
+    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+        std::error_code type_error;
+        FolderEntry entry{it->path(), it->is_directory(type_error), false};
+        entry.is_regular_file = it->is_regular_file(type_error);
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 Result<void> reserve_file(const fs::path& path, std::size_t size) {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);

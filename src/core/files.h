@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -32,6 +33,15 @@ class UniqueFd {
   private:
     int fd_ = -1;
 };
+
+// The entries of a folder, without throwing: a folder that cannot be read, or stops being
+// readable half way, gives what was read (and `ec` says why).
+struct FolderEntry {
+    std::filesystem::path path;
+    bool is_directory = false;
+    bool is_regular_file = false;
+};
+std::vector<FolderEntry> list_folder(const std::filesystem::path& folder, std::error_code& ec);
 
 // Reads a whole file. `limit` bounds what we accept (a bigger file is an error, not a
 // truncation).

@@ -1,8 +1,11 @@
 // Parsing JSON that a person wrote or a program left on disk, with errors that name the line.
 #pragma once
 
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/result.h"
 
@@ -16,5 +19,46 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view s
 Result<nlohmann::ordered_json> parse_ordered_json_text(std::string_view text,
                                                        std::string_view source,
                                                        std::string_view expected);
+
+// JSON text of `value`, bytes that are not UTF-8 (an agent's output can hold any) replaced
+// rather than refused: never throws. `indent` as nlohmann's dump (-1: one line).
+inline std::string json_dump(const nlohmann::json& value, int indent = -1) {
+    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+inline std::string json_dump(const nlohmann::ordered_json& value, int indent = -1) {
+    return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// A member of a JSON object that came from elsewhere (an agent's output, a file an agent
+// could write, an answer from GitHub): `fallback` when `object` is not an object, has no such
+// member, or holds it with another type. Never throws.
+template <class T>
+T json_value(const nlohmann::json& object, std::string_view key, T fallback) {
+    if (!object.is_object()) return fallback;
+    auto it = object.find(key);
+    if (it == object.end()) return fallback;
+    if constexpr (std::is_same_v<T, bool>) {
+        return it->is_boolean() ? it->template get<bool>() : fallback;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return it->is_string() ? it->template get<std::string>() : fallback;
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!it->is_number_integer()) return fallback;
+        const auto n = it->template get<long long>();
+        if (n < static_cast<long long>(std::numeric_limits<T>::min()) ||
+            (n > 0 && static_cast<unsigned long long>(n) >
+                          static_cast<unsigned long long>(std::numeric_limits<T>::max())))
+            return fallback;
+        return static_cast<T>(n);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return it->is_number() ? it->template get<T>() : fallback;
+    } else {
+        static_assert(std::is_same_v<T, nlohmann::json>, "json_value: a scalar or json");
+        return *it;
+    }
+}
+inline std::string json_value(const nlohmann::json& object, std::string_view key,
+                              const char* fallback) {
+    return json_value<std::string>(object, key, std::string(fallback));
+}
 
 }  // namespace cocode

@@ -122,7 +122,8 @@ Result<std::optional<std::string>> read_loose_commit_message(const fs::path& com
     fs::path object = common_dir / "objects" / id.substr(0, 2) / id.substr(2);
     auto compressed = read_file(object, std::size_t{256} << 20);
     if (!compressed) {
-        if (!fs::exists(object)) return std::optional<std::string>{};  // packed: not ours to read
+        std::error_code ec;
+        if (!fs::exists(object, ec)) return std::optional<std::string>{};  // packed: not ours
         return std::move(compressed).error();
     }
 

@@ -1,4 +1,5 @@
 #include "github/api.h"
+#include "core/json_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -36,10 +37,10 @@ std::string writer_line_of(const std::string& body) {
 
 PullRequest pull_request_from_json(const json& value) {
     PullRequest pr;
-    pr.number = value.value("number", 0L);
-    pr.html_url = value.value("html_url", "");
-    pr.state = value.value("state", "");
-    pr.draft = value.value("draft", false);
+    pr.number = json_value(value, "number", 0L);
+    pr.html_url = json_value(value, "html_url", "");
+    pr.state = json_value(value, "state", "");
+    pr.draft = json_value(value, "draft", false);
     return pr;
 }
 
@@ -253,13 +254,13 @@ Result<std::vector<CommitStatus>> GitHub::statuses(const std::string& sha) {
     if (!list->is_array()) return Error::general("GitHub: GET " + path + ": expected an array");
     for (const auto& item : *list) {
         CommitStatus status;
-        status.state = item.value("state", "");
-        status.context = item.value("context", "");
+        status.state = json_value(item, "state", "");
+        status.context = json_value(item, "context", "");
         if (item.contains("description") && item["description"].is_string())
             status.description = item["description"].get<std::string>();
         if (item.contains("target_url") && item["target_url"].is_string())
             status.target_url = item["target_url"].get<std::string>();
-        status.id = item.value("id", 0LL);
+        status.id = json_value(item, "id", 0LL);
         out.push_back(std::move(status));
     }
     return out;

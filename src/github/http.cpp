@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/json_text.h"
 
 namespace cocode::github {
 namespace {
@@ -103,7 +104,7 @@ std::string github_message(const std::string& body) {
         std::replace(text.begin(), text.end(), '\n', ' ');
         return text;
     }
-    std::string message = parsed.value("message", std::string{});
+    std::string message = json_value(parsed, "message", std::string{});
     if (auto errors = parsed.find("errors"); errors != parsed.end() && errors->is_array()) {
         std::string details;
         for (const auto& e : *errors) {
@@ -267,9 +268,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                                        ".json");
             if (auto text = read_file(*cache_file); text.ok()) {
                 auto entry = json::parse(text.value(), nullptr, false);
-                if (entry.is_object() && entry.value("etag", "") != "")
-                    cached = CacheEntry{entry.value("etag", ""), entry.value("link", ""),
-                                        entry.value("body", "")};
+                if (entry.is_object() && json_value(entry, "etag", "") != "")
+                    cached = CacheEntry{json_value(entry, "etag", ""), json_value(entry, "link", ""),
+                                        json_value(entry, "body", "")};
             }
         }
 
@@ -398,7 +399,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                 std::error_code ec;
                 std::filesystem::create_directories(cache_file->parent_path(), ec);
                 // A cache that cannot be written only costs the next poll its 304.
-                (void)write_file_atomic(*cache_file, entry.dump(), 0600);
+                (void)write_file_atomic(*cache_file, json_dump(entry), 0600);
             }
         }
         return response;

@@ -1,4 +1,5 @@
 #include "github/types.h"
+#include "core/json_text.h"
 
 #include <algorithm>
 
@@ -160,7 +161,7 @@ Result<Repository> repository_from_json(const json& value, std::string_view wher
         *target = std::move(text).value();
     }
     if (repo.default_branch.empty()) return field_error(where, "default_branch", "a branch name");
-    repo.is_private = value.value("private", false);
+    repo.is_private = json_value(value, "private", false);
     return repo;
 }
 

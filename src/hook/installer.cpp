@@ -77,7 +77,11 @@ bool same_file_content(const fs::path& a, const fs::path& b) {
     if ((sa.st_mode & 07777) != (sb.st_mode & 07777) ||
         (sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT))
         return false;
-    if (S_ISLNK(sa.st_mode)) return fs::read_symlink(a) == fs::read_symlink(b);
+    if (S_ISLNK(sa.st_mode)) {
+        std::error_code ea, eb;
+        auto ta = fs::read_symlink(a, ea), tb = fs::read_symlink(b, eb);
+        return !ea && !eb && ta == tb;
+    }
     auto ca = read_file(a), cb = read_file(b);
     return ca && cb && *ca == *cb;
 }
@@ -166,7 +170,7 @@ Result<InstallResult> install_hook(const HooksLocation& where, const std::string
     if (shim->find(hook_files::kShimMagic) == std::string::npos)
         return Error::general(options.shim.string() + " is not a cocode-hook-shim binary");
     std::error_code ec;
-    if (!fs::exists(where.hooks_dir)) {
+    if (!fs::exists(where.hooks_dir, ec)) {
         fs::create_directories(where.hooks_dir, ec);
         if (ec)
             return Error::general("cannot create " + where.hooks_dir.string() + ": " +
@@ -255,8 +259,7 @@ Result<UninstallOutcome> uninstall_hook(const HooksLocation& where, const std::s
         ::unlink((where.hooks_dir / hook_files::kToolFile).c_str());
         // The folder we made, holding only our ignore file: take it away again.
         std::error_code ec;
-        auto entries =
-            std::distance(fs::directory_iterator(where.hooks_dir, ec), fs::directory_iterator());
+        const auto entries = list_folder(where.hooks_dir, ec).size();
         auto ignore = read_file(where.hooks_dir / ".gitignore", 64);
         if (!ec && entries == 1 && ignore && *ignore == kIgnoreAll) {
             fs::remove(where.hooks_dir / ".gitignore", ec);

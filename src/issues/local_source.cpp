@@ -23,6 +23,13 @@ std::string github_time_now() {
     return text;
 }
 
+// An absolute path without throwing: the path itself when the current folder is gone.
+fs::path absolute_path(const fs::path& path) {
+    std::error_code ec;
+    auto out = fs::absolute(path, ec);
+    return ec ? path : out;
+}
+
 std::optional<long> number_of(const fs::path& file) {
     std::string name = file.filename().string();
     if (name.size() <= 5 || name.substr(name.size() - 5) != ".json") return std::nullopt;
@@ -43,15 +50,15 @@ class LocalSource final : public IssueSource {
 
     std::string describe() const override { return "local folder " + dir_.string(); }
     std::string issue_url(long number) const override {
-        return "file://" + fs::absolute(dir_ / (std::to_string(number) + ".json")).string();
+        return "file://" + absolute_path(dir_ / (std::to_string(number) + ".json")).string();
     }
 
     Result<std::vector<Issue>> list(const IssueQuery& query) override {
         std::vector<Issue> issues;
         std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-            if (!entry.is_regular_file() || !number_of(entry.path())) continue;
-            auto issue = load(entry.path());
+        for (const auto& entry : list_folder(dir_, ec)) {
+            if (!entry.is_regular_file || !number_of(entry.path)) continue;
+            auto issue = load(entry.path);
             if (!issue.ok()) return std::move(issue).error();
             if (matches(issue.value(), query)) issues.push_back(std::move(issue).value());
         }
@@ -64,7 +71,8 @@ class LocalSource final : public IssueSource {
 
     Result<Issue> get(long number) override {
         fs::path file = issue_file(number);
-        if (!fs::exists(file))
+        std::error_code ec;
+        if (!fs::exists(file, ec))
             return Error::general("issue " + std::to_string(number) + ": not in " + describe() +
                                   " (no " + file.filename().string() + ")");
         return load(file);
@@ -72,7 +80,8 @@ class LocalSource final : public IssueSource {
 
     Result<std::vector<Comment>> comments(long number) override {
         fs::path file = comments_file(number);
-        if (!fs::exists(file)) return std::vector<Comment>{};
+        std::error_code ec;
+        if (!fs::exists(file, ec)) return std::vector<Comment>{};
         auto text = read_file(file);
         if (!text.ok()) return std::move(text).error();
         auto array = parse_comments(file, text.value());
@@ -122,14 +131,14 @@ class LocalSource final : public IssueSource {
                     const char* user = std::getenv("USER");
                     written = {{"id", next_id},
                                {"body", body},
-                               {"html_url", "file://" + fs::absolute(file).string() + "#comment-" +
+                               {"html_url", "file://" + absolute_path(file).string() + "#comment-" +
                                                 std::to_string(next_id)},
                                {"user", {{"login", user && *user ? user : "cocode"}}},
                                {"created_at", now},
                                {"updated_at", now}};
                     array.push_back(written);
                 }
-                return array.dump(2) + "\n";
+                return json_dump(array, 2) + "\n";
             });
         if (!updated.ok()) return std::move(updated).error();
         return github::comment_from_json(written, file.string());
@@ -156,14 +165,14 @@ class LocalSource final : public IssueSource {
                               {"target_url", status.target_url},
                               {"updated_at", github_time_now()}};
                 auto same = std::find_if(array.begin(), array.end(), [&](const json& s) {
-                    return s.is_object() && s.value("sha", "") == sha &&
-                           s.value("context", "") == status.context;
+                    return s.is_object() && json_value(s, "sha", "") == sha &&
+                           json_value(s, "context", "") == status.context;
                 });
                 if (same != array.end())
                     *same = entry;
                 else
                     array.push_back(entry);
-                return array.dump(2) + "\n";
+                return json_dump(array, 2) + "\n";
             });
     }
 
@@ -232,7 +241,8 @@ class LocalSource final : public IssueSource {
 
     Result<void> edit_labels(long number, const std::function<void(json&)>& edit) {
         const fs::path file = issue_file(number);
-        if (!fs::exists(file))
+        std::error_code ec;
+        if (!fs::exists(file, ec))
             return Error::general("issue " + std::to_string(number) + ": not in " + describe());
         return update_file_locked(
             file, [&](const std::optional<std::string>& current) -> Result<std::string> {
@@ -244,7 +254,7 @@ class LocalSource final : public IssueSource {
                     issue["labels"] = json::array();
                 edit(issue["labels"]);
                 issue["updated_at"] = github_time_now();
-                return issue.dump(2) + "\n";
+                return json_dump(issue, 2) + "\n";
             });
     }
 

@@ -26,7 +26,8 @@ Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options) {
         if (!parsed.ok()) return std::move(parsed).error();
         ref = std::move(parsed).value();
     } else {
-        if (work_dir && fs::is_directory(*work_dir / ".cocode" / "issues"))
+        std::error_code ec;
+        if (work_dir && fs::is_directory(*work_dir / ".cocode" / "issues", ec))
             return open_local_source(*work_dir / ".cocode" / "issues");
         if (!repo.ok())
             return Error::usage(

@@ -22,7 +22,11 @@ namespace fs = std::filesystem;
 
 std::optional<fs::path> find_in_path(const std::string& name) {
     if (name.find('/') != std::string::npos) {
-        if (::access(name.c_str(), X_OK) == 0) return fs::absolute(name);
+        if (::access(name.c_str(), X_OK) == 0) {
+            std::error_code ec;
+            auto absolute = fs::absolute(name, ec);
+            return ec ? fs::path(name) : absolute;
+        }
         return std::nullopt;
     }
     const char* path = std::getenv("PATH");
@@ -34,8 +38,11 @@ std::optional<fs::path> find_in_path(const std::string& name) {
         fs::path candidate = fs::path(dir) / name;
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            ::access(candidate.c_str(), X_OK) == 0)
-            return fs::absolute(candidate);
+            ::access(candidate.c_str(), X_OK) == 0) {
+            std::error_code ec;
+            auto absolute = fs::absolute(candidate, ec);
+            return ec ? candidate : absolute;
+        }
         if (colon == std::string_view::npos) break;
         rest.remove_prefix(colon + 1);
     }

@@ -129,10 +129,10 @@ bool group_alive(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errn
 std::optional<std::vector<pid_t>> own_children() {
     std::vector<pid_t> out;
     std::error_code ec;
-    fs::directory_iterator tasks("/proc/self/task", ec);
+    auto tasks = list_folder("/proc/self/task", ec);
     if (ec) return std::nullopt;
     for (const auto& task : tasks) {
-        std::ifstream in(task.path() / "children");
+        std::ifstream in(task.path / "children");
         if (!in) return std::nullopt;  // CONFIG_PROC_CHILDREN is off
         for (pid_t pid; in >> pid;) out.push_back(pid);
     }

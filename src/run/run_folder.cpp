@@ -7,6 +7,7 @@
 
 #include "core/files.h"
 #include "proc/process_tree.h"
+#include "core/json_text.h"
 
 namespace cocode::run {
 namespace fs = std::filesystem;
@@ -92,7 +93,7 @@ Result<void> append_event(const fs::path& folder, const std::string& run_id,
                             {"run_id", run_id},
                             {"time", format_utc_timestamp(std::chrono::system_clock::now())}};
     event.update(fields);
-    const std::string line = event.dump();
+    const std::string line = json_dump(event);
     RunFiles files{folder};
     if (auto ok = append_line_locked(files.events(), line); !ok) return ok;
     return append_line_locked(folder.parent_path() / kBusFile, line);
@@ -102,9 +103,9 @@ RunList list_runs(const fs::path& runs_dir) {
     RunList list;
     std::error_code ec;
     std::vector<fs::path> folders;
-    for (const auto& entry : fs::directory_iterator(runs_dir, ec))
-        if (entry.is_directory() && is_run_id(entry.path().filename().string()))
-            folders.push_back(entry.path());
+    for (const auto& entry : list_folder(runs_dir, ec))
+        if (entry.is_directory && is_run_id(entry.path.filename().string()))
+            folders.push_back(entry.path);
     std::sort(folders.begin(), folders.end());
     for (const auto& folder : folders) {
         auto info = read_run_info(folder);
@@ -151,16 +152,16 @@ std::optional<RunEnd> read_run_end(const RunFiles& files) {
     if (!text) return std::nullopt;
     auto record = nlohmann::json::parse(*text, nullptr, false);
     if (!record.is_object() || !record.contains("status")) return std::nullopt;
-    auto status = parse_status(record.value("status", ""));
+    auto status = parse_status(json_value(record, "status", ""));
     if (!status || is_active(*status)) return std::nullopt;
     RunEnd end;
     end.status = *status;
-    end.reason = parse_reason(record.value("reason", ""));
-    end.exit_code = record.value("exit_code", 1);
-    end.restarts = record.value("restarts", 0);
-    end.end_time = record.value("end_time", "");
-    end.error_summary = record.value("error_summary", "");
-    end.ready_commit = record.value("ready_commit", "");
+    end.reason = parse_reason(json_value(record, "reason", ""));
+    end.exit_code = json_value(record, "exit_code", 1);
+    end.restarts = json_value(record, "restarts", 0);
+    end.end_time = json_value(record, "end_time", "");
+    end.error_summary = json_value(record, "error_summary", "");
+    end.ready_commit = json_value(record, "ready_commit", "");
     return end;
 }
 

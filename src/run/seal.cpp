@@ -23,7 +23,7 @@ Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
-    return write_file_atomic(path, doc.dump(2) + "\n", 0644, Durability::full);
+    return write_file_atomic(path, json_dump(doc, 2) + "\n", 0644, Durability::full);
 }
 
 Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::string& run_id) {
@@ -54,8 +54,8 @@ Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::stri
                               run_id);
     if (doc->contains("refs") && (*doc)["refs"].is_array())
         for (const auto& ref : (*doc)["refs"])
-            if (ref.is_object() && ref.value("name", "") != "")
-                seal.refs.push_back({ref.value("name", ""), ref.value("commit", "")});
+            if (ref.is_object() && json_value(ref, "name", "") != "")
+                seal.refs.push_back({json_value(ref, "name", ""), json_value(ref, "commit", "")});
     return std::optional<Seal>{std::move(seal)};
 }
 

@@ -14,6 +14,7 @@
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "proc/command.h"
+#include "core/json_text.h"
 
 namespace cocode::check_cli {
 namespace fs = std::filesystem;
@@ -149,7 +150,7 @@ int run_check(const CheckArgs& args) {
                 {"comment_url", published.comment_url},
                 {"pr_url", published.pr_url},
                 {"error", publish_error ? json(redact(publish_error->message)) : json(nullptr)}};
-        std::cout << out.dump(2) << "\n";
+        std::cout << json_dump(out, 2) << "\n";
     } else if (!args.quiet) {
         std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }
@@ -226,13 +227,11 @@ int run_summary(const CheckArgs& args) {
     if (args.json) {
         json candidates = json::array();
         for (const auto& v : ranked) candidates.push_back(check::to_json(v));
-        std::cout << json{{"issue", *args.issue},
-                          {"best",
-                           ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
+        const json out = {{"issue", *args.issue},
+                          {"best", ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
                           {"candidates", candidates},
-                          {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}}
-                         .dump(2)
-                  << "\n";
+                          {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}};
+        std::cout << json_dump(out, 2) << "\n";
     } else if (!args.quiet) {
         std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }

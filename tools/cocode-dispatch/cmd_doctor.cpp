@@ -21,6 +21,7 @@
 #include "proc/sandbox.h"
 #include "core/terminal_text.h"
 #include "workspace.h"
+#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;
@@ -241,7 +242,7 @@ int run_doctor(const DoctorArgs& args) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& c : checks)
             out.push_back({{"check", c.name}, {"state", c.state}, {"detail", c.detail}});
-        std::cout << out.dump(2) << "\n";
+        std::cout << json_dump(out, 2) << "\n";
     } else {
         for (const auto& c : checks)
             std::printf("%-8s %-22s %s\n", c.state.c_str(), c.name.c_str(),

@@ -9,6 +9,7 @@
 #include "hook/installer.h"
 #include "proc/command.h"
 #include "workspace.h"
+#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;
@@ -37,7 +38,7 @@ int run_init(const InitArgs& args) {
             "(docs/configuration.md)\n");
     doc["agents"] = agents;
     fs::create_directories(file.parent_path(), ec);
-    write_file_atomic(file, doc.dump(2) + "\n").value_or_throw();
+    write_file_atomic(file, json_dump(doc, 2) + "\n").value_or_throw();
     std::printf("wrote %s\n", file.c_str());
 
     auto where = hook::locate_hooks(ws.root).value_or_throw();

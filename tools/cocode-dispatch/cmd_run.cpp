@@ -21,6 +21,7 @@
 #include "proc/spawn.h"
 #include "progress.h"
 #include "workspace.h"
+#include "core/json_text.h"
 
 extern char** environ;
 
@@ -192,7 +193,7 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
                            {"issue", run.issue},
                            {"agent", run.agent.name},
                            {"run_folder", run.files.folder.string()}});
-        std::cout << json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}.dump(2)
+        std::cout << json_dump(json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}, 2)
                   << "\n";
     } else {
         for (const auto& run : runs)
@@ -323,7 +324,7 @@ int run_run(const RunArgs& args) {
             result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
             out["runs"].push_back(std::move(result));
         }
-        std::cout << out.dump(2) << "\n";
+        std::cout << json_dump(out, 2) << "\n";
     } else {
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const auto& r = batch.runs[i];

@@ -15,6 +15,7 @@
 #include "git/repository.h"
 #include "progress.h"
 #include "workspace.h"
+#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace {
@@ -104,7 +105,7 @@ int run_status(const StatusArgs& args) {
         if (args.json) {
             json out = json::array();
             for (const auto& r : runs) out.push_back(json_of(repo, r));
-            std::cout << out.dump(2) << "\n";
+            std::cout << json_dump(out, 2) << "\n";
             return 0;
         }
         if (runs.empty()) {
@@ -122,7 +123,7 @@ int run_status(const StatusArgs& args) {
     while (true) {
         auto runs = select_runs(ws, args.which);
         for (const auto& r : runs) {
-            std::string line = args.json ? json_of(repo, r).dump() : line_of(repo, r);
+            std::string line = args.json ? json_dump(json_of(repo, r)) : line_of(repo, r);
             // Without a terminal, print a run again only when its state changed.
             std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
             if (shown[r.run_id] == key) continue;
