@@ -188,11 +188,12 @@ std::optional<std::string> exit_code_failure(int code) {
 Result<Verdict> judge(const JudgeInput& input) {
     const auto started = std::chrono::steady_clock::now();
     auto repo = git::Repository::open(input.worktree);
-    if (!repo) return Error::usage(input.worktree.string() + ": " + repo.error().message);
+    // The tools check what the user named before; what fails here is the repository's state.
+    if (!repo) return Error::general(input.worktree.string() + ": " + repo.error().message);
     auto base = repo->lookup(input.base);
-    if (!base) return Error::usage("--base " + input.base + ": " + base.error().message);
+    if (!base) return Error::general("the base " + input.base + ": " + base.error().message);
     auto head = repo->lookup(input.head);
-    if (!head) return Error::usage(input.head + ": " + head.error().message);
+    if (!head) return Error::general(input.head + ": " + head.error().message);
     auto commits = repo->commits_between(base->id, head->id);
     if (!commits) return std::move(commits).error();
     auto files = repo->changed_files(base->id, head->id);

@@ -58,11 +58,11 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
                             "; check it when it has ended (cocode-dispatch status " +
                             record.run_id + ")");
     if (record.base_commit.empty())
-        return Error::usage(record.folder.string() +
-                            "/run-info.yaml: field 'base_commit' is empty");
+        return Error::general(record.folder.string() +
+                              "/run-info.yaml: field 'base_commit' is empty");
     std::error_code ec;
     if (!fs::is_directory(record.worktree, ec))
-        return Error::usage("run " + record.run_id + ": its worktree " + record.worktree.string() +
+        return Error::general("run " + record.run_id + ": its worktree " + record.worktree.string() +
                             " is gone (cleaned?); nothing to check");
     JudgeInput input;
     input.worktree = record.worktree;

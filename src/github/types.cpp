@@ -8,8 +8,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// Bad data from GitHub (or any file read as GitHub's JSON) is a general error: nothing the
+// user typed is wrong. The local issue store, which a person writes, says otherwise itself.
 Error field_error(std::string_view where, std::string_view field, std::string_view expected) {
-    return Error::usage(std::string(where) + ": field '" + std::string(field) + "': expected " +
+    return Error::general(std::string(where) + ": field '" + std::string(field) + "': expected " +
                         std::string(expected));
 }
 
@@ -73,7 +75,7 @@ std::optional<RemoteRepo> parse_remote_url(std::string_view url) {
 }
 
 Result<Issue> issue_from_json(const json& value, std::string_view where) {
-    if (!value.is_object()) return Error::usage(std::string(where) + ": expected an issue object");
+    if (!value.is_object()) return Error::general(std::string(where) + ": expected an issue object");
     Issue issue;
     auto number = value.find("number");
     if (number == value.end() || !number->is_number_integer() || number->get<long>() <= 0)
@@ -130,7 +132,8 @@ Result<Issue> issue_from_json(const json& value, std::string_view where) {
 }
 
 Result<Comment> comment_from_json(const json& value, std::string_view where) {
-    if (!value.is_object()) return Error::usage(std::string(where) + ": expected a comment object");
+    if (!value.is_object())
+        return Error::general(std::string(where) + ": expected a comment object");
     Comment comment;
     auto id = value.find("id");
     if (id == value.end() || !id->is_number_integer())

@@ -90,7 +90,8 @@ class LocalSource final : public IssueSource {
         for (std::size_t i = 0; i < array->size(); ++i) {
             auto comment = github::comment_from_json(
                 array.value()[i], file.string() + ": comment " + std::to_string(i + 1));
-            if (!comment.ok()) return std::move(comment).error();
+            // A file a person wrote: its mistakes are theirs to fix (exit 2).
+            if (!comment.ok()) return Error::usage(comment.error().message);
             comments.push_back(std::move(comment).value());
         }
         return comments;
@@ -223,7 +224,7 @@ class LocalSource final : public IssueSource {
         auto value = parse_json_file(file, text.value());
         if (!value.ok()) return std::move(value).error();
         auto issue = github::issue_from_json(value.value(), file.string());
-        if (!issue.ok()) return std::move(issue).error();
+        if (!issue.ok()) return Error::usage(issue.error().message);
         if (issue->number != number_of(file))
             return Error::usage(file.string() + ": field 'number': expected " +
                                 std::to_string(*number_of(file)) + " (the file's name), found " +

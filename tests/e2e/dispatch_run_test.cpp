@@ -408,8 +408,12 @@ TEST_F(DispatchRun, AtMostNAliveAndTheRestStartInOrder) {
         EXPECT_EQ(r.status, run::RunStatus::completed);
     }
     for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].issue, static_cast<long>(i + 1));
-    // FIFO: issue order is start order.
-    for (std::size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].first, spans[i].first);
+    // FIFO: issue order is start order (the dispatcher's RUN_START events, in the bus's order).
+    std::vector<std::string> started;
+    for (const auto& e : events(repo_ / ".cocode/runs/events.jsonl"))
+        if (e["type"] == "RUN_START") started.push_back(e["run_id"]);
+    ASSERT_EQ(started.size(), all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(started[i], all[i].run_id);
     // Never more than two alive: at each start, count the spans covering it.
     for (const auto& [at, _] : spans) {
         int alive = 0;
