@@ -133,7 +133,7 @@ class Supervisor {
         if (auto watch = ReadyWatch::create()) watch_.emplace(std::move(*watch));
         subreaper_ = become_subreaper();
         const auto cpu_before = own_cpu_time();
-        const auto wall_before = Clock::now();
+        const auto wall_before = std::chrono::steady_clock::now();  // measured, never injected
 
         for (auto& slot : slots_) {
             if (!slot.run->failed) continue;
@@ -152,20 +152,20 @@ class Supervisor {
                 break;
             wait_for_events();
             reap();
-            const auto now = Clock::now();
+            const auto now = clock_now();
             for (auto& slot : slots_) tick(slot, now);
             retry_ends(now);
             show(now);
         }
-        show(Clock::now(), true);
+        show(clock_now(), true);
         sweep_orphans();
         for (auto& slot : slots_) write_end(slot);
         ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         BatchResult result;
         result.interrupted = interrupted_;
         result.cpu = own_cpu_time() - cpu_before;
-        result.wall =
-            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - wall_before);
+        result.wall = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - wall_before);
         for (const auto& slot : slots_) {
             result.runs.push_back(slot.result);
             if (slot.end_pending)
@@ -180,6 +180,10 @@ class Supervisor {
     }
 
   private:
+    // Deadlines (timeouts, idle limits, grace, backoff, READY's quiet time) are read from this
+    // clock: a test hands in its own to pass an hour without waiting one.
+    Clock::time_point clock_now() const { return options_.clock ? options_.clock() : Clock::now(); }
+
     void update(const Slot& slot, UpdateKind kind, std::string detail) {
         views_changed_ = true;
         if (options_.on_update) options_.on_update(RunUpdate{slot.run, kind, std::move(detail)});
@@ -279,9 +283,9 @@ class Supervisor {
                 slot.commits = static_cast<int>(all->size());
         for (const auto& commit : *fresh) {  // newest first
             if (!hook::message_has_marker(commit.message, run.ready_marker)) continue;
-            auto recorded = hook::record_ready(run.files.folder, commit.id, commit.message,
-                                               run.ready_marker, std::chrono::system_clock::now(),
-                                               "watch");
+            auto recorded =
+                hook::record_ready(run.files.folder, commit.id, commit.message, run.ready_marker,
+                                   std::chrono::system_clock::now(), "watch");
             if (recorded && (recorded->outcome == hook::ReadyOutcome::recorded ||
                              recorded->outcome == hook::ReadyOutcome::already_recorded))
                 note_ready(slot, commit.id, now);
@@ -330,7 +334,7 @@ class Supervisor {
                    pid.error().message);
             return;
         }
-        const auto now = Clock::now();
+        const auto now = clock_now();
         slot.pid = *pid;
         slot.leader = stamp_of(*pid);
         if (slot.leader.pid == 0) slot.leader = {*pid, 0};  // already gone: its tag still counts
@@ -372,7 +376,7 @@ class Supervisor {
 
     // Sleeps until a signal, a change the ready watch saw, or the next deadline.
     void wait_for_events() {
-        auto now = Clock::now();
+        auto now = clock_now();
         auto wake = now + kTick;
         for (const auto& s : slots_) {
             if (s.phase == Phase::backoff) wake = std::min(wake, s.restart_at);
@@ -388,7 +392,7 @@ class Supervisor {
         }
         if (!watch_) return;
         auto changes = watch_->changed();
-        now = Clock::now();
+        now = clock_now();
         for (std::size_t i : changes.refs)
             if (i < slots_.size() && is_live(slots_[i])) scan_commits(slots_[i], now);
         for (std::size_t i : changes.run_info)
@@ -454,7 +458,7 @@ class Supervisor {
     void begin_stop(Slot& slot, run::StopReason reason) {
         slot.stop_reason = reason;
         slot.phase = Phase::stopping;
-        slot.stop_deadline = Clock::now() + options_.grace;
+        slot.stop_deadline = clock_now() + options_.grace;
         signal_run(marks(slot), SIGTERM);
         update(slot, UpdateKind::stopping, std::string(run::reason_name(reason)));
     }
@@ -569,7 +573,7 @@ class Supervisor {
             ++slot.result.restarts;
             auto delay = options_.restart_backoff * (1 << std::min(slot.result.restarts - 1, 16));
             delay = std::min<config::Duration>(delay, kMaxBackoff);
-            slot.restart_at = Clock::now() + delay;
+            slot.restart_at = clock_now() + delay;
             slot.phase = Phase::backoff;
             (void)write_file_atomic(run.files.prompt(), kRestartPrefix + run.prompt);
             (void)run::update_run_info(run.files.folder, [&](FlatYaml& info) {
@@ -601,15 +605,14 @@ class Supervisor {
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
                 summary += ": " + line;
         }
-        if (limit && slot.out_size + slot.err_size == 0)
-            summary += std::string(kSilentAgent);
+        if (limit && slot.out_size + slot.err_size == 0) summary += std::string(kSilentAgent);
         finish(slot, code, why, summary);
     }
 
     void finish(Slot& slot, int code, run::StopReason reason, const std::string& summary) {
         PlannedRun& run = *slot.run;
         slot.phase = Phase::done;
-        slot.ended = Clock::now();
+        slot.ended = clock_now();
         if (watch_) watch_->forget(index_of(slot));
         slot.result.exit_code = code;
         slot.result.status = code == 0 ? run::RunStatus::completed : run::RunStatus::failed;
@@ -627,13 +630,15 @@ class Supervisor {
         end.ready_commit = slot.ready_commit;
         // First into the space kept for it, which a full disk cannot refuse; then run-info and
         // the events, tried again until they land (see retry_ends).
-        if (auto kept = run::write_run_end(run.files, end); !kept) slot.end_error = kept.error().message;
+        if (auto kept = run::write_run_end(run.files, end); !kept)
+            slot.end_error = kept.error().message;
         slot.end_pending = true;
         write_end(slot);
-        update(slot, UpdateKind::finished,
-               status_text + " (exit " + std::to_string(code) +
-                   (reason_text.empty() ? "" : ", " + reason_text) + ")" +
-                   (summary.empty() || reason == run::StopReason::interrupted ? "" : ": " + summary));
+        update(
+            slot, UpdateKind::finished,
+            status_text + " (exit " + std::to_string(code) +
+                (reason_text.empty() ? "" : ", " + reason_text) + ")" +
+                (summary.empty() || reason == run::StopReason::interrupted ? "" : ": " + summary));
     }
 
     // An agent stopped for writing too much: each file keeps its first and last quarter of the
@@ -666,7 +671,7 @@ class Supervisor {
     void write_end(Slot& slot) {
         if (!slot.end_pending) return;
         PlannedRun& run = *slot.run;
-        slot.end_tried = Clock::now();
+        slot.end_tried = clock_now();
         auto info = run::record_end(run.files, run.run_id, slot.end);
         if (!info) {
             slot.end_error = info.error().message;
@@ -679,7 +684,8 @@ class Supervisor {
 
     void retry_ends(Clock::time_point now) {
         for (auto& slot : slots_)
-            if (slot.end_pending && now - slot.end_tried >= std::chrono::seconds(1)) write_end(slot);
+            if (slot.end_pending && now - slot.end_tried >= std::chrono::seconds(1))
+                write_end(slot);
     }
 
     // output.md: the agent's own; else the final answer when its stdout is a coding CLI's

@@ -55,6 +55,9 @@ struct SupervisorOptions {
     std::function<void()> on_started;
     // Every run as it stands: after any update, and about once a second in between.
     std::function<void(const std::vector<RunView>&)> on_tick;
+    // Where deadlines are read from; steady_clock when empty. Tests jump it forward to reach
+    // a timeout or the end of a grace period on an event of theirs, not after a wall-clock wait.
+    std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 struct BatchResult {

@@ -1,6 +1,7 @@
 // A loopback GitHub and a client pointed at it, for the GitHub tests.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@ class GitHubTest : public ::testing::Test {
     TempDir dir;
     FakeGitHub server{loopback_options()};
     std::vector<std::string> notices;
+    std::vector<std::chrono::milliseconds> waits;  // what a client made by waiting_client slept
 
     github::HttpOptions client_options() {
         github::HttpOptions options;
@@ -36,6 +38,12 @@ class GitHubTest : public ::testing::Test {
             .value_or_throw();
     }
     std::unique_ptr<github::HttpClient> client() { return client(client_options()); }
+    // A client that records its waits instead of spending them: a test asserts what was
+    // waited, not how long the wall clock says it took.
+    std::unique_ptr<github::HttpClient> waiting_client(github::HttpOptions options) {
+        options.sleep = [this](std::chrono::milliseconds delay) { waits.push_back(delay); };
+        return client(std::move(options));
+    }
     github::RepoRef repo() const { return {"octo-org", "demo"}; }
 };
 
