@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/utf8.h"
+
 namespace cocode {
 namespace {
 
@@ -34,6 +36,14 @@ bool looks_like_other_type(std::string_view v) {
     return numeric;
 }
 
+// Whether the code point must be written as an escape: outside YAML's printable set (C0 and
+// C1 controls, DEL, U+FFFE/U+FFFF; a YAML reader refuses the whole file) or a line break to
+// YAML although not to us (NEL, LS, PS: a reader would fold them away).
+bool needs_escape(char32_t cp) {
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
 // Characters that would change how a YAML reader sees an unquoted scalar.
 bool has_special_chars(std::string_view v) {
     if (v.empty() || v.front() == ' ' || v.back() == ' ') return true;
@@ -41,18 +51,35 @@ bool has_special_chars(std::string_view v) {
     if (leading.find(v.front()) != std::string_view::npos) return true;
     if (v.front() == '-' && (v.size() == 1 || !std::isdigit(static_cast<unsigned char>(v[1]))))
         return true;
-    for (char c : v) {
-        unsigned char u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == '"' || c == '\\' || c == '#') return true;
+    for (std::size_t i = 0; i < v.size();) {
+        const auto u = static_cast<unsigned char>(v[i]);
+        if (u < 0x80) {
+            if (needs_escape(u) || u == '"' || u == '\\' || u == '#') return true;
+            ++i;
+            continue;
+        }
+        const std::size_t n = utf8_length(v, i);
+        if (n == 0 || needs_escape(utf8_code_point(v, i, n))) return true;
+        i += n;
     }
     return v.find(": ") != std::string_view::npos || v.back() == ':';
 }
 
+// A double-quoted scalar any YAML reader reads back as `v`; bytes that are not UTF-8 (an
+// agent's stderr in an error summary can hold any) are written as U+FFFD.
 std::string quote(std::string_view v) {
     std::string out = "\"";
-    for (char c : v) {
-        unsigned char u = static_cast<unsigned char>(c);
-        switch (c) {
+    char buf[16];
+    for (std::size_t i = 0; i < v.size();) {
+        const auto u = static_cast<unsigned char>(v[i]);
+        const std::size_t n = u < 0x80 ? 1 : utf8_length(v, i);
+        if (n == 0) {
+            out += "\\uFFFD";
+            ++i;
+            continue;
+        }
+        const char32_t cp = n == 1 ? u : utf8_code_point(v, i, n);
+        switch (cp) {
             case '"':
                 out += "\\\"";
                 break;
@@ -68,15 +95,25 @@ std::string quote(std::string_view v) {
             case '\r':
                 out += "\\r";
                 break;
+            case 0x85:
+                out += "\\N";
+                break;
+            case 0x2028:
+                out += "\\L";
+                break;
+            case 0x2029:
+                out += "\\P";
+                break;
             default:
-                if (u < 0x20 || u == 0x7f) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\x%02x", u);
+                if (needs_escape(cp)) {
+                    std::snprintf(buf, sizeof buf, cp <= 0xff ? "\\x%02x" : "\\u%04x",
+                                  static_cast<unsigned>(cp));
                     out += buf;
                 } else {
-                    out.push_back(c);
+                    out.append(v.substr(i, n));
                 }
         }
+        i += n;
     }
     out += '"';
     return out;
@@ -99,10 +136,10 @@ Result<FlatYaml> FlatYaml::parse(std::string_view text, std::string_view source)
     };
 
     FlatYaml doc;
-    int depth = 0;              // of mappings and sequences
-    bool in_root = false;       // inside the document's top mapping
+    int depth = 0;                   // of mappings and sequences
+    bool in_root = false;            // inside the document's top mapping
     std::optional<std::string> key;  // read, waiting for its value
-    int skipping = 0;           // depth of a nested value being skipped
+    int skipping = 0;                // depth of a nested value being skipped
     while (true) {
         yaml_event_t event;
         if (!yaml_parser_parse(&parser, &event)) {
@@ -156,8 +193,8 @@ Result<FlatYaml> FlatYaml::parse(std::string_view text, std::string_view source)
                     break;
                 }
                 Entry entry{*key, value, event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE};
-                if (entry.plain && (value == "~" || value == "null" || value == "Null" ||
-                                    value == "NULL"))
+                if (entry.plain &&
+                    (value == "~" || value == "null" || value == "Null" || value == "NULL"))
                     entry.value.clear();
                 doc.slot(entry.key) = std::move(entry);
                 key.reset();

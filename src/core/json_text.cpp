@@ -17,6 +17,11 @@ Result<Json> parse_text(std::string_view text, std::string_view source, std::str
         const auto line = 1 + std::count(text.begin(), text.begin() + stop, '\n');
         return Error::usage(std::string(source) + ":" + std::to_string(line) +
                             ": not valid JSON (expected " + std::string(expected) + ")");
+    } catch (const nlohmann::json::exception& e) {
+        // Well-formed but not representable: a number past a double's range (1e400).
+        return Error::usage(std::string(source) + ": not valid JSON (" +
+                            (e.id == 406 ? std::string("a number out of range") : "unreadable") +
+                            "; expected " + std::string(expected) + ")");
     }
 }
 

@@ -71,11 +71,22 @@ std::string format_utc_timestamp(SystemTime time) {
 std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
     // RFC 3339: a date and time, fractions of a second of any length (gopkg.in/yaml.v3 writes
     // nanoseconds), and Z or an offset.
-    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
-    const std::string s(text);
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) <
-            6 ||
-        used != 19)
+    // YYYY-MM-DDTHH:MM:SS, every field its digits (no signs or spaces, which scanf takes).
+    auto number = [&](std::size_t at, std::size_t width) -> int {
+        int n = 0;
+        for (std::size_t i = at; i < at + width; ++i) {
+            if (i >= text.size() || text[i] < '0' || text[i] > '9') return -1;
+            n = n * 10 + (text[i] - '0');
+        }
+        return n;
+    };
+    if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
+        text[13] != ':' || text[16] != ':')
+        return std::nullopt;
+    const int y = number(0, 4), mo = number(5, 2), d = number(8, 2), h = number(11, 2),
+              mi = number(14, 2), sec = number(17, 2);
+    // Only years a nanosecond system_clock holds, whatever the offset.
+    if (y < 1678 || y > 2261 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0)
         return std::nullopt;
     std::string_view rest = text.substr(19);
     long long nanos = 0;
@@ -92,10 +103,9 @@ std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
     if (rest == "Z" || rest == "z") {
         // UTC
     } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
-        int oh = 0, om = 0;
-        if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &oh, &om) != 2 || oh > 23 ||
-            om > 59)
-            return std::nullopt;
+        const std::size_t at = text.size() - rest.size();
+        const int oh = number(at + 1, 2), om = number(at + 4, 2);
+        if (oh < 0 || om < 0 || oh > 23 || om > 59) return std::nullopt;
         offset_minutes = (rest[0] == '+' ? 1 : -1) * (oh * 60 + om);
     } else {
         return std::nullopt;

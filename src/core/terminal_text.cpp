@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/utf8.h"
+
 namespace cocode {
 namespace {
 
@@ -9,25 +11,6 @@ void hex_escape(std::string& out, unsigned char c) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "\\x%02x", c);
     out += buf;
-}
-
-// Length of the well-formed UTF-8 sequence starting at `i` (2–4), or 0.
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char lead = byte(i);
-    std::size_t n = lead >= 0xF0 && lead <= 0xF4   ? 4
-                    : lead >= 0xE0                 ? (lead <= 0xEF ? 3 : 0)
-                    : lead >= 0xC2 && lead <= 0xDF ? 2
-                                                   : 0;
-    if (n == 0 || i + n > text.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    // Overlong three- and four-byte forms, surrogates and code points past U+10FFFF.
-    if (lead == 0xE0 && byte(i + 1) < 0xA0) return 0;
-    if (lead == 0xED && byte(i + 1) >= 0xA0) return 0;
-    if (lead == 0xF0 && byte(i + 1) < 0x90) return 0;
-    if (lead == 0xF4 && byte(i + 1) >= 0x90) return 0;
-    return n;
 }
 
 std::string escape(std::string_view text, bool one_line) {

@@ -1,9 +1,10 @@
 #include "github/api.h"
-#include "core/json_text.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <random>
+
+#include "core/json_text.h"
 
 namespace cocode::github {
 namespace {
@@ -168,9 +169,9 @@ Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
             my_id.reset();
             if (response->outcome_unknown || response->status >= 500) {
                 // It may have landed: the list will say.
-                last_failure = response->outcome_unknown
-                                   ? response->failure
-                                   : "GitHub: POST " + path + ": " + std::to_string(response->status);
+                last_failure = response->outcome_unknown ? response->failure
+                                                         : "GitHub: POST " + path + ": " +
+                                                               std::to_string(response->status);
                 continue;
             }
             auto created = json_body("POST", path, std::move(response), http_.auth());

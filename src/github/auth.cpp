@@ -1,15 +1,14 @@
 #include "github/auth.h"
 
-#include "core/redact.h"
-
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
 #include <nlohmann/json.hpp>
 
-#include "core/files.h"
-#include "github/http.h"
 #include "core/base64.h"
+#include "core/files.h"
+#include "core/redact.h"
+#include "github/http.h"
 #include "proc/command.h"
 
 namespace cocode::github {

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <ctime>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "core/files.h"
@@ -269,8 +270,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             if (auto text = read_file(*cache_file); text.ok()) {
                 auto entry = json::parse(text.value(), nullptr, false);
                 if (entry.is_object() && json_value(entry, "etag", "") != "")
-                    cached = CacheEntry{json_value(entry, "etag", ""), json_value(entry, "link", ""),
-                                        json_value(entry, "body", "")};
+                    cached =
+                        CacheEntry{json_value(entry, "etag", ""), json_value(entry, "link", ""),
+                                   json_value(entry, "body", "")};
             }
         }
 
@@ -425,7 +427,11 @@ Result<json> json_body(std::string_view method, const std::string& path,
 Result<json> HttpClient::get_all_pages(const std::string& first) {
     json all = json::array();
     std::optional<std::string> path = first;
+    std::set<std::string> seen;  // a server whose next page is one already read would loop
     while (path) {
+        if (!seen.insert(*path).second)
+            return Error::general("GitHub: GET " + first + ": the next page link returns to " +
+                                  *path + ", a page already read");
         auto page = request("GET", *path);
         if (!page.ok()) return std::move(page).error();
         if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);

@@ -38,8 +38,8 @@ Result<UniqueFd> connect_to(const std::string& host, int port, Clock::time_point
         return Error::general("cannot resolve " + host + ": " + ::gai_strerror(rc));
     std::string last_error = "no address";
     for (addrinfo* a = found; a; a = a->ai_next) {
-        UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                             a->ai_protocol));
+        UniqueFd fd(
+            ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
         if (!fd.valid()) continue;
         int rc = ::connect(fd.get(), a->ai_addr, a->ai_addrlen);
         if (rc != 0 && errno != EINPROGRESS) {
@@ -73,8 +73,8 @@ Result<void> connect_through(int fd, const Proxy& proxy, const BaseUrl& target,
     const std::string authority = target.host + ":" + std::to_string(target.port);
     std::string request = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
     if (!proxy.user.empty())
-        request += "Proxy-Authorization: Basic " + base64(proxy.user + ":" + proxy.password) +
-                   "\r\n";
+        request +=
+            "Proxy-Authorization: Basic " + base64(proxy.user + ":" + proxy.password) + "\r\n";
     request += "\r\n";
     for (std::size_t sent = 0; sent < request.size();) {
         ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);

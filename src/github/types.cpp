@@ -1,7 +1,8 @@
 #include "github/types.h"
-#include "core/json_text.h"
 
 #include <algorithm>
+
+#include "core/json_text.h"
 
 namespace cocode::github {
 namespace {
@@ -12,7 +13,7 @@ using json = nlohmann::json;
 // user typed is wrong. The local issue store, which a person writes, says otherwise itself.
 Error field_error(std::string_view where, std::string_view field, std::string_view expected) {
     return Error::general(std::string(where) + ": field '" + std::string(field) + "': expected " +
-                        std::string(expected));
+                          std::string(expected));
 }
 
 // A string field that may be absent or null ("" then); anything else is an error.
@@ -75,7 +76,8 @@ std::optional<RemoteRepo> parse_remote_url(std::string_view url) {
 }
 
 Result<Issue> issue_from_json(const json& value, std::string_view where) {
-    if (!value.is_object()) return Error::general(std::string(where) + ": expected an issue object");
+    if (!value.is_object())
+        return Error::general(std::string(where) + ": expected an issue object");
     Issue issue;
     auto number = value.find("number");
     if (number == value.end() || !number->is_number_integer() || number->get<long>() <= 0)

@@ -53,6 +53,12 @@ bool split_host_port(std::string_view authority, std::string& host, int& port) {
         if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
     }
     if (host.empty()) return false;
+    const bool v6 = authority.front() == '[';
+    for (unsigned char c : host) {
+        const bool ok = v6 ? (std::isxdigit(c) || c == ':' || c == '.')
+                           : (std::isalnum(c) || c == '.' || c == '-' || c == '_');
+        if (!ok) return false;
+    }
     if (!port_text.empty()) {
         auto parsed = parse_port(port_text);
         if (!parsed) return false;
@@ -92,6 +98,13 @@ Result<BaseUrl> parse_base_url(std::string_view url, std::string_view what) {
         auto path = rest.substr(slash);
         if (path.find_first_of("?#") != std::string_view::npos)
             return bad("a base URL (no query or fragment)");
+        // What a request line carries as it is: printable ASCII, no spaces, no characters a
+        // URL has to escape.
+        for (unsigned char c : path)
+            if (c <= 0x20 || c >= 0x7f ||
+                std::string_view("\"<>\\^`{|}").find(static_cast<char>(c)) !=
+                    std::string_view::npos)
+                return bad("a base URL (its path has a character a URL must escape)");
         while (!path.empty() && path.back() == '/') path.remove_suffix(1);
         base.path_prefix = std::string(path);
     }
@@ -135,7 +148,7 @@ std::optional<std::string> next_link(std::string_view header) {
             std::string_view rest = value;
             while (!rest.empty()) {
                 auto space = rest.find(' ');
-                if (rest.substr(0, space) == "next") return std::string(target);
+                if (rest.substr(0, space) == "next" && !target.empty()) return std::string(target);
                 if (space == std::string_view::npos) break;
                 rest.remove_prefix(space + 1);
             }

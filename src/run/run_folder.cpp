@@ -87,13 +87,18 @@ Result<FlatYaml> update_run_info(const fs::path& folder, const std::function<voi
     return result;
 }
 
-Result<void> append_event(const fs::path& folder, const std::string& run_id,
-                          const std::string& type, nlohmann::json fields) {
+std::string event_line(const std::string& run_id, const std::string& type,
+                       const nlohmann::json& fields) {
     nlohmann::json event = {{"type", type},
                             {"run_id", run_id},
                             {"time", format_utc_timestamp(std::chrono::system_clock::now())}};
-    event.update(fields);
-    const std::string line = json_dump(event);
+    if (fields.is_object()) event.update(fields);
+    return json_dump(event);
+}
+
+Result<void> append_event(const fs::path& folder, const std::string& run_id,
+                          const std::string& type, nlohmann::json fields) {
+    const std::string line = event_line(run_id, type, fields);
     RunFiles files{folder};
     if (auto ok = append_line_locked(files.events(), line); !ok) return ok;
     return append_line_locked(folder.parent_path() / kBusFile, line);
@@ -150,7 +155,11 @@ Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
 std::optional<RunEnd> read_run_end(const RunFiles& files) {
     auto text = read_file(files.end(), kRunEndSize * 2);
     if (!text) return std::nullopt;
-    auto record = nlohmann::json::parse(*text, nullptr, false);
+    return parse_run_end(*text);
+}
+
+std::optional<RunEnd> parse_run_end(std::string_view text) {
+    auto record = nlohmann::json::parse(text, nullptr, false);
     if (!record.is_object() || !record.contains("status")) return std::nullopt;
     auto status = parse_status(json_value(record, "status", ""));
     if (!status || is_active(*status)) return std::nullopt;

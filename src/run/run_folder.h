@@ -93,6 +93,9 @@ inline constexpr std::size_t kRunEndSize = 4096;
 Result<void> reserve_run_end(const RunFiles& files);
 Result<void> write_run_end(const RunFiles& files, const RunEnd& end);
 std::optional<RunEnd> read_run_end(const RunFiles& files);
+// The end in run-end.json's text; nullopt when it is not an end (the reserved blanks, a
+// half-written or foreign file, a state that has not ended).
+std::optional<RunEnd> parse_run_end(std::string_view text);
 
 // The end in run-info.yaml (status, reason, exit code, end time, summary, restarts) and the
 // RUN_STOP or RUN_CRASH event; the updated fields are returned.
@@ -111,6 +114,10 @@ Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
 Result<void> append_event(const std::filesystem::path& folder, const std::string& run_id,
                           const std::string& type,
                           nlohmann::json fields = nlohmann::json::object());
+// The line append_event writes, without its newline: one line of JSON whatever the fields
+// hold (an agent's stderr can hold any bytes; those that are not UTF-8 are replaced).
+std::string event_line(const std::string& run_id, const std::string& type,
+                       const nlohmann::json& fields);
 
 // Every run under `runs_dir`, oldest first (run ids sort by time). A folder whose
 // run-info.yaml cannot be read is skipped and named in `problems`.

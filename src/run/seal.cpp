@@ -32,11 +32,18 @@ Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::stri
     if (!fs::exists(path, ec)) return std::optional<Seal>{};
     auto text = read_file(path, std::size_t{4} << 20);
     if (!text) return std::move(text).error();
-    auto doc = parse_json_text(*text, path.string(), "a run's seal");
+    auto seal = parse_seal(*text, path.string(), run_id);
+    if (!seal) return std::move(seal).error();
+    return std::optional<Seal>{std::move(seal).value()};
+}
+
+Result<Seal> parse_seal(std::string_view text, const std::string& source,
+                        const std::string& run_id) {
+    auto doc = parse_json_text(text, source, "a run's seal");
     if (!doc) return Error::general(doc.error().message);
     auto field = [&](const char* key) -> Result<std::string> {
         if (!doc->contains(key) || !(*doc)[key].is_string())
-            return Error::general(path.string() + ": field '" + key + "' is missing");
+            return Error::general(source + ": field '" + key + "' is missing");
         return (*doc)[key].get<std::string>();
     };
     Seal seal;
@@ -50,13 +57,13 @@ Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::stri
         *slot = *value;
     }
     if (seal.run_id != run_id)
-        return Error::general(path.string() + ": sealed for run " + seal.run_id + ", not " +
+        return Error::general(source + ": sealed for run " + seal.run_id + ", not " +
                               run_id);
     if (doc->contains("refs") && (*doc)["refs"].is_array())
         for (const auto& ref : (*doc)["refs"])
             if (ref.is_object() && json_value(ref, "name", "") != "")
                 seal.refs.push_back({json_value(ref, "name", ""), json_value(ref, "commit", "")});
-    return std::optional<Seal>{std::move(seal)};
+    return seal;
 }
 
 }  // namespace cocode::run

@@ -40,5 +40,9 @@ Result<void> write_seal(const std::filesystem::path& repo_root, const Seal& seal
 // has one that cannot be read or is not a seal.
 Result<std::optional<Seal>> read_seal(const std::filesystem::path& repo_root,
                                       const std::string& run_id);
+// A seal from its text; `source` names it in errors, which are general (1): a seal is
+// cocode's own file, not something a person wrote.
+Result<Seal> parse_seal(std::string_view text, const std::string& source,
+                        const std::string& run_id);
 
 }  // namespace cocode::run

@@ -33,6 +33,23 @@ TEST_F(GitHubTest, ListsEveryPageAndLeavesPullRequestsOut) {
     EXPECT_EQ(count_requests(server, "GET", "/issues"), 3);  // 100 + 100 + 51, no silent cap
 }
 
+TEST_F(GitHubTest, ANextPageLinkThatLoopsIsAnErrorNotAnEndlessList) {
+    const std::string page = server.base_url() + "/repos/octo-org/demo/issues?page=1";
+    server.inject({"GET",
+                   "/issues",
+                   Fault::Kind::respond,
+                   200,
+                   {{"Link", "<" + page + ">; rel=\"next\""}},
+                   "[]",
+                   10});
+    auto http = client();
+    auto issues = github::GitHub(*http, repo()).issues({});
+    ASSERT_FALSE(issues.ok());
+    EXPECT_NE(issues.error().message.find("a page already read"), std::string::npos)
+        << issues.error().message;
+    EXPECT_EQ(count_requests(server, "GET", "/issues"), 2);
+}
+
 TEST_F(GitHubTest, FiltersByLabelAndStateOnTheServer) {
     server.add_issue(1, "wanted", "body", {"cocode", "bug"});
     server.add_issue(2, "other label", "", {"bug"});

@@ -37,6 +37,28 @@ TEST(FlatYaml, RoundTripsValuesThatCouldBeMisread) {
     EXPECT_EQ(back->render(), text);
 }
 
+// Found by fuzzing: a value holding NEL, LS or PS came back with a space where they were (a
+// YAML reader folds them as line breaks), and a C1 control or a byte that is not UTF-8 made
+// the whole file unreadable (a YAML reader refuses both) -- an agent's stderr in the error
+// summary was enough to lose the run's record.
+TEST(FlatYaml, WhatItWritesAnyYamlReaderReadsBack) {
+    FlatYaml doc;
+    const std::string breaks =
+        "a\xc2\x85"
+        "b\xe2\x80\xa8"
+        "c\xe2\x80\xa9"
+        "d";
+    doc.set("breaks", breaks);
+    doc.set("c1", "csi \xc2\x9b 31m, del \x7f, bom \xef\xbb\xbf, e\xcc\x81t\xc3\xa9");
+    doc.set("error_summary", "cut \xe2\x80 mid-sequence, stray \xff");
+    auto back = FlatYaml::parse(doc.render(), "x");
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->get("breaks"), breaks);
+    EXPECT_EQ(back->get("c1"), "csi \xc2\x9b 31m, del \x7f, bom \xef\xbb\xbf, e\xcc\x81t\xc3\xa9");
+    EXPECT_EQ(back->get("error_summary"),
+              "cut \xef\xbf\xbd\xef\xbf\xbd mid-sequence, stray \xef\xbf\xbd");
+}
+
 TEST(FlatYaml, ReadsBlockScalarsAndNanosecondTimesAsGoYamlWritesThem) {
     // gopkg.in/yaml.v3 writes a multi-line string as a literal block, times in RFC 3339.
     auto doc = FlatYaml::parse(

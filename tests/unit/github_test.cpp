@@ -54,6 +54,7 @@ TEST(LinkHeader, FindsNextAmongOtherRelations) {
     EXPECT_EQ(next_link(R"(<https://x/a?page=2>; rel="prev")"), std::nullopt);
     EXPECT_EQ(next_link(""), std::nullopt);
     EXPECT_EQ(next_link(R"(<https://x/b>; rel="next last")"), "https://x/b");
+    EXPECT_EQ(next_link(R"(<>; rel="next")"), std::nullopt);  // no URL is no next page
 }
 
 TEST(LinkHeader, FollowsOnlyTheSameOrigin) {
