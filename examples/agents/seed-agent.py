@@ -26,11 +26,12 @@ def main():
     with open(f"notes-{issue}.md", "w") as f:
         f.write(f"# Notes for issue #{issue}\n\n{body}\n")
     git("add", ".")
-    git("commit", "-q", "-m", f"Working on issue #{issue}")
+    # --allow-empty: resumed after its work was committed, it still says where it is.
+    git("commit", "-q", "--allow-empty", "-m", f"Working on issue #{issue}")
     with open(f"notes-{issue}.md", "a") as f:
         f.write("\nDone.\n")
     git("add", ".")
-    git("commit", "-q", "-m", f"Fix issue #{issue}\n\n{marker}")
+    git("commit", "-q", "--allow-empty", "-m", f"Fix issue #{issue}\n\n{marker}")
     log("info", "Work complete")
     return 0
 

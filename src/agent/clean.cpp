@@ -135,17 +135,22 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
     } else {
         steps.push_back({"stale entries of .git/worktrees", false, pruned.error().message});
     }
-    // Run folders that never got their run-info (a start killed in its first milliseconds).
+    // Run folders a start cut short was still making (kMakingPrefix), and run folders without
+    // run-info from older versions, which made them in place. Old enough to be nobody's work.
     const fs::path runs_dir = repo_root / run::kRunsDir;
     std::error_code ec;
     const auto now = fs::file_time_type::clock::now();
     for (const auto& entry : list_folder(runs_dir, ec)) {
         const fs::path folder = entry.path;
-        if (!entry.is_directory || !is_run_id(folder.filename().string())) continue;
-        if (present(folder / "run-info.yaml")) continue;
+        const std::string name = folder.filename().string();
+        const bool making = name.rfind(run::kMakingPrefix, 0) == 0 &&
+                            is_run_id(name.substr(std::string_view(run::kMakingPrefix).size()));
+        if (!entry.is_directory || !(making || is_run_id(name))) continue;
+        if (!making && present(folder / "run-info.yaml")) continue;
         const auto modified = fs::last_write_time(folder, ec);
         if (ec || now - modified < options.half_made_age) continue;
-        steps.push_back(remove_folder(folder, "run folder without run-info.yaml"));
+        steps.push_back(remove_folder(folder, making ? "run folder a start did not finish"
+                                                     : "run folder without run-info.yaml"));
     }
     return steps;
 }

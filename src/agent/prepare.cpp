@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <mutex>
 #include <thread>
 
@@ -257,9 +258,9 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
     for (std::size_t i = 0; i < settings.size(); ++i) {
         const std::string& name = settings[i].first;
         // Only the last setting of a name counts; COCODE_* and JRUN_* only as set here.
-        const bool overridden = std::any_of(settings.begin() + static_cast<long>(i) + 1,
-                                            settings.end(),
-                                            [&](const auto& later) { return later.first == name; });
+        const bool overridden =
+            std::any_of(settings.begin() + static_cast<long>(i) + 1, settings.end(),
+                        [&](const auto& later) { return later.first == name; });
         if (overridden) continue;
         env.push_back(name + "=" + settings[i].second);
     }
@@ -296,7 +297,8 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     if (dirs) {
         const fs::path common = dirs->common_dir;
         plan.read_only.push_back(common);  // also when it lives outside the main worktree
-        for (const char* part : {"objects", "refs", "logs"}) plan.read_write.push_back(common / part);
+        for (const char* part : {"objects", "refs", "logs"})
+            plan.read_write.push_back(common / part);
         plan.read_write.push_back(common / "worktrees" / run.worktree.filename());
     }
     plan.read_write.push_back(run.worktree);
@@ -308,12 +310,12 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
         if (entry.rfind("HOME=", 0) == 0) home = entry.substr(5);
     if (home.empty() || home == "/") return plan;
     const fs::path h(home);
-    for (const char* secret : {".ssh", ".git-credentials", ".config/git/credentials", ".config/gh",
-                               ".netrc"})
+    for (const char* secret :
+         {".ssh", ".git-credentials", ".config/git/credentials", ".config/gh", ".netrc"})
         plan.hidden.push_back(h / secret);
     const config::CliPreset* own = config::cli_preset(run.agent.type);
-    for (auto type : {config::AgentType::claude, config::AgentType::codex,
-                      config::AgentType::gemini}) {
+    for (auto type :
+         {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
         const config::CliPreset* cli = config::cli_preset(type);
         if (cli == own) continue;
         for (const auto& path : cli->config_paths) plan.hidden.push_back(h / path);
@@ -342,16 +344,62 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
         run.sandbox = "none (sandbox: none)";
     } else if (context.sandbox && context.sandbox->available) {
         run.sandbox = "bwrap";
-        run.argv = sandboxed_argv(context.sandbox->bwrap, sandbox_plan(run, context, ours), run.argv);
+        run.argv =
+            sandboxed_argv(context.sandbox->bwrap, sandbox_plan(run, context, ours), run.argv);
     } else {
         const std::string why = context.sandbox ? context.sandbox->why_not : "not probed";
         run.sandbox = "none (" + why + ")";
         if (context.config.sandbox == config::SandboxMode::bwrap && !run.failed) {
-            run.failed = Error::missing("agent '" + run.agent.name +
-                                        "': sandbox: bwrap, but " + why);
+            run.failed =
+                Error::missing("agent '" + run.agent.name + "': sandbox: bwrap, but " + why);
             run.failed_reason = run::StopReason::missing_dependency;
         }
     }
+}
+
+// The worktree a start cut short left half-made, so that it can be made again: its folder
+// (nothing but cocode's checkout: no agent ran in it) and its entry in <common>/worktrees/,
+// when that entry is this worktree's and no other's.
+Result<void> clear_half_made_worktree(const git::Repository& repo, const PlannedRun& run) {
+    std::error_code ec;
+    if (fs::exists(run.worktree, ec)) {
+        fs::remove_all(run.worktree, ec);
+        if (ec)
+            return Error::general("cannot remove the half-made worktree " + run.worktree.string() +
+                                  ": " + ec.message());
+    }
+    const fs::path admin = repo.common_dir() / "worktrees" / pair_name(run.issue, run.agent.name);
+    if (!fs::exists(admin, ec)) return {};
+    std::string gitdir;
+    if (auto text = read_file(admin / "gitdir")) {
+        gitdir = *text;
+        while (!gitdir.empty() && std::isspace(static_cast<unsigned char>(gitdir.back())))
+            gitdir.pop_back();
+    }
+    if (!gitdir.empty() &&
+        fs::weakly_canonical(gitdir, ec) != fs::weakly_canonical(run.worktree / ".git", ec))
+        return Error::general("--resume: " + admin.string() + " belongs to the worktree at " +
+                              gitdir + ", not to " + run.worktree.string() +
+                              "; `git worktree prune` or remove it by hand");
+    fs::remove_all(admin, ec);
+    if (ec) return Error::general("cannot remove " + admin.string() + ": " + ec.message());
+    return {};
+}
+
+// The locks a killed agent's git held in its own worktree and on its own branch. Called only
+// when nothing of the run that held them is alive.
+Result<void> drop_stale_locks(const git::Repository& repo, const PlannedRun& run) {
+    auto wt = git::Repository::open(run.worktree);
+    if (!wt) return {};
+    std::error_code ec;
+    for (const fs::path& lock : {wt->git_dir() / "index.lock", wt->git_dir() / "HEAD.lock",
+                                 repo.common_dir() / ("refs/heads/" + run.branch + ".lock")}) {
+        if (!fs::exists(lock, ec)) continue;
+        if (!fs::remove(lock, ec) && ec)
+            return Error::general("cannot remove " + lock.string() +
+                                  ", left by a killed agent: " + ec.message());
+    }
+    return {};
 }
 
 }  // namespace
@@ -373,8 +421,8 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     run.worktree = record.worktree;
     run.branch = record.branch;
     run.base_commit = record.base_commit;
-    run.ready_marker = record.ready_marker.empty() ? context.config.ready_marker
-                                                   : record.ready_marker;
+    run.ready_marker =
+        record.ready_marker.empty() ? context.config.ready_marker : record.ready_marker;
     auto prompt = read_file(run.files.prompt());
     if (!prompt) return std::move(prompt).error();
     run.prompt = std::move(*prompt);
@@ -388,7 +436,6 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
     return run;
 }
-
 
 Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                           const std::vector<github::Issue>& issues,
@@ -405,6 +452,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         const config::AgentConfig* agent;
         bool resume;
         std::optional<run::RunRecord> previous;
+        bool remake = false;  // resumed, but its worktree must be made again
     };
     std::vector<Pair> pairs;
     bool any_new = false;
@@ -418,7 +466,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                             [&](const git::WorktreeInfo& w) { return w.name == name; });
             std::error_code ec;
             const bool exists = fs::exists(path, ec) || repo->branch_exists(branch) || registered;
-            Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name)};
+            Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false};
             if (exists) {
                 if (!context.resume)
                     return Error::usage("issue " + std::to_string(issue.number) + ", agent " +
@@ -427,16 +475,33 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                         " already exists; --resume continues it, "
                                         "`cocode-dispatch clean " +
                                         std::to_string(issue.number) + "` removes it");
-                if (!fs::exists(path / ".git", ec))
-                    return Error::usage("--resume: branch " + branch + " exists but worktree " +
-                                        path.string() + " does not; `cocode-dispatch clean " +
-                                        std::to_string(issue.number) + "` first");
                 if (pair.previous && run::is_active(pair.previous->status) &&
                     run::dispatcher_alive(*pair.previous))
                     return Error::usage("--resume: run " + pair.previous->run_id +
                                         " is still going (dispatcher pid " +
                                         std::to_string(pair.previous->supervisor_pid) + ")");
+                // Its dispatcher is gone: say so, and end what is left of it, first.
+                if (pair.previous && run::is_active(pair.previous->status))
+                    if (auto ended = run::reconcile(*pair.previous); !ended)
+                        return std::move(ended).error();
                 pair.resume = true;
+                // A start cut short (kill -9, a full disk) leaves a branch without its
+                // worktree, or a worktree folder git cannot open: made again on the branch.
+                // A folder is only removed when no agent ever ran in it: then all it holds is
+                // what cocode checked out.
+                const bool usable =
+                    fs::exists(path / ".git", ec) && git::Repository::open(path).ok();
+                if (!usable) {
+                    const bool never_ran = pair.previous && pair.previous->pid == 0 &&
+                                           !run::is_active(pair.previous->status);
+                    if (fs::exists(path, ec) && !never_ran)
+                        return Error::usage("--resume: " + path.string() +
+                                            " is no longer a git worktree, and an agent worked "
+                                            "in it; save what you need from it, then "
+                                            "`cocode-dispatch clean " +
+                                            std::to_string(issue.number) + " --force`");
+                    pair.remake = true;
+                }
             } else {
                 any_new = true;
             }
@@ -455,7 +520,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     if (ec)
         return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
     // The bus every run's events also go to: made now, so that a sandbox can let it through.
-    if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok) return std::move(ok).error();
+    if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok)
+        return std::move(ok).error();
     if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
     if (auto ok = repo->exclude("/" + std::string(run::kSealsDir) + "/"); !ok)
         return std::move(ok).error();
@@ -508,28 +574,38 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         complete_launch(run, with_identity, ours, as_root);
         run.prompt = render_prompt(*pair.issue, run, run.ready_marker);
 
-        fs::create_directories(run.files.folder, ec);
+        // Made whole under another name, then renamed: a run folder always has its files.
+        const run::RunFiles making{context.runs_dir() /
+                                   (std::string(run::kMakingPrefix) + run.run_id)};
+        fs::create_directories(making.folder, ec);
         if (ec)
-            return Error::general("cannot create " + run.files.folder.string() + ": " +
-                                  ec.message());
+            return Error::general("cannot create " + making.folder.string() + ": " + ec.message());
         // The folder is flushed once the run ends, not after each file. Every file the run
         // will append to or lock is made here, so that starting and ending a run creates none.
         constexpr auto kNoFolderFlush = Durability::content;
         for (auto ok :
-             {write_file_atomic(run.files.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
-              write_file_atomic(run.files.prompt(), run.prompt, 0644, kNoFolderFlush),
-              create_file(run.files.stdout_file()), create_file(run.files.stderr_file()),
-              create_file(run.files.events()), create_file(run.files.info_lock()),
-              run::reserve_run_end(run.files),
-              write_file_atomic(run.files.info(),
+             {write_file_atomic(making.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
+              write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
+              create_file(making.stdout_file()), create_file(making.stderr_file()),
+              create_file(making.events()), create_file(making.info_lock()),
+              run::reserve_run_end(making),
+              write_file_atomic(making.info(),
                                 initial_run_info(context, run, pair.issue->title).render(), 0644,
                                 kNoFolderFlush)})
             if (!ok) return std::move(ok).error();
         for (const auto& [path, content] : run.launch.files) {
-            fs::create_directories(path.parent_path(), ec);
-            if (auto ok = write_file_atomic(path, content, 0644, kNoFolderFlush); !ok)
+            // Files the agent's launch needs inside its run folder are made with the rest.
+            const fs::path inside = path.lexically_relative(run.files.folder);
+            const fs::path target =
+                !inside.empty() && *inside.begin() != ".." ? making.folder / inside : path;
+            fs::create_directories(target.parent_path(), ec);
+            if (auto ok = write_file_atomic(target, content, 0644, kNoFolderFlush); !ok)
                 return std::move(ok).error();
         }
+        fs::rename(making.folder, run.files.folder, ec);
+        if (ec)
+            return Error::general("cannot rename " + making.folder.string() + " to " +
+                                  run.files.folder.string() + ": " + ec.message());
         // What the check will judge by, where the agent cannot write.
         run::Seal seal;
         seal.run_id = run.run_id;
@@ -547,6 +623,18 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         runs.push_back(std::move(run));
     }
 
+    // What a resumed pair's previous run left half-done, now that nothing of it is alive: a
+    // worktree folder to make again, a git index lock its agent held when it was killed.
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        if (!pairs[i].resume || runs[i].failed) continue;
+        if (pairs[i].remake) {
+            if (auto ok = clear_half_made_worktree(*repo, runs[i]); !ok)
+                return std::move(ok).error();
+        } else if (pairs[i].previous && run_processes(run::marks_of(*pairs[i].previous)).empty()) {
+            if (auto ok = drop_stale_locks(*repo, runs[i]); !ok) return std::move(ok).error();
+        }
+    }
+
     // Worktrees in parallel: checking out files is most of the cost, and it is kernel time
     // spread over many files (docs/performance.md). libgit2 makes <common>/worktrees/ with an
     // exclusive mkdir, which only one of several first worktrees would win: make it first.
@@ -556,12 +644,25 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         for (std::size_t i = next++; i < runs.size(); i = next++) {
             PlannedRun& run = runs[i];
             if (run.failed) continue;
-            const bool resume = pairs[i].resume;
+            const bool resume = pairs[i].resume && !pairs[i].remake;
             auto fail = [&](Error error, run::StopReason reason) {
                 run.failed = std::move(error);
                 run.failed_reason = reason;
             };
-            if (!resume) {
+            if (pairs[i].remake) {
+                auto own = git::Repository::open(context.repo_root);
+                auto made =
+                    own ? (own->branch_exists(run.branch)
+                               ? own->add_worktree_on(pair_name(run.issue, run.agent.name),
+                                                      run.worktree, run.branch)
+                               : own->add_worktree(pair_name(run.issue, run.agent.name),
+                                                   run.worktree, run.branch, run.base_commit))
+                        : Result<git::WorktreeInfo>(std::move(own).error());
+                if (!made) {
+                    fail(std::move(made).error(), run::StopReason::setup);
+                    continue;
+                }
+            } else if (!resume) {
                 auto own = git::Repository::open(context.repo_root);
                 if (!own) {
                     fail(std::move(own).error(), run::StopReason::setup);

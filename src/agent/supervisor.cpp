@@ -495,6 +495,11 @@ class Supervisor {
             slot.last_output = now;
         }
         if (slot.phase == Phase::running) {
+            // Before its exit: a burst written just before exiting is past the cap all the same.
+            if (slot.out_size + slot.err_size > run.output_cap) {
+                begin_stop(slot, run::StopReason::output_cap);
+                return;
+            }
             if (slot.exited) {
                 // The agent is gone; whatever it left behind (a grandchild holding its
                 // output, a daemon) goes too, the same way.
@@ -507,9 +512,7 @@ class Supervisor {
                 }
                 return;
             }
-            if (slot.out_size + slot.err_size > run.output_cap) {
-                begin_stop(slot, run::StopReason::output_cap);
-            } else if (now - slot.attempt_start >= run.timeout) {
+            if (now - slot.attempt_start >= run.timeout) {
                 begin_stop(slot, run::StopReason::timeout);
             } else if (run.idle_timeout && now - slot.last_output >= *run.idle_timeout) {
                 begin_stop(slot, run::StopReason::idle);

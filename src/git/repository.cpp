@@ -316,25 +316,37 @@ Result<WorktreeInfo> Repository::add_worktree(const std::string& name, const fs:
                                               const std::string& branch, const std::string& from) {
     auto commit = peel_commit(repo_.get(), from);
     if (!commit) return std::move(commit).error();
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);  // libgit2 makes only the last folder
-    if (ec)
-        return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
     git_reference* r = nullptr;
     if (git_branch_create(&r, repo_.get(), branch.c_str(), commit->get(), 0) != 0)
         return libgit2_error("cannot create branch " + branch);
     ReferenceHandle ref(r);
+    auto made = check_out_worktree(name, path, ref.get());
+    if (!made) git_branch_delete(ref.get());  // leave nothing half-made behind
+    return made;
+}
 
+Result<WorktreeInfo> Repository::add_worktree_on(const std::string& name, const fs::path& path,
+                                                 const std::string& branch) {
+    git_reference* r = nullptr;
+    if (git_branch_lookup(&r, repo_.get(), branch.c_str(), GIT_BRANCH_LOCAL) != 0)
+        return libgit2_error("no branch " + branch);
+    ReferenceHandle ref(r);
+    return check_out_worktree(name, path, ref.get());
+}
+
+Result<WorktreeInfo> Repository::check_out_worktree(const std::string& name, const fs::path& path,
+                                                    git_reference* branch) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);  // libgit2 makes only the last folder
+    if (ec)
+        return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
     // The *_init functions rather than the INIT macros, whose partial initialisers clang flags.
     git_worktree_add_options options;
     git_worktree_add_options_init(&options, GIT_WORKTREE_ADD_OPTIONS_VERSION);
-    options.ref = ref.get();
+    options.ref = branch;
     git_worktree* wt = nullptr;
-    if (git_worktree_add(&wt, repo_.get(), name.c_str(), path.c_str(), &options) != 0) {
-        Error error = libgit2_error("cannot add worktree " + name + " at " + path.string());
-        git_branch_delete(ref.get());  // leave nothing half-made behind
-        return error;
-    }
+    if (git_worktree_add(&wt, repo_.get(), name.c_str(), path.c_str(), &options) != 0)
+        return libgit2_error("cannot add worktree " + name + " at " + path.string());
     WorktreeHandle worktree(wt);
     return WorktreeInfo{name, strip_slash(git_worktree_path(worktree.get())), true, false};
 }

@@ -11,6 +11,7 @@
 #include "core/result.h"
 
 struct git_repository;
+struct git_reference;
 
 namespace cocode::git {
 
@@ -57,8 +58,7 @@ class Repository {
     // How many commits of local branch `branch` after `base` no remote-tracking ref holds:
     // what would be lost with the branch. An error when it cannot be told (no such base, a
     // repository that cannot be walked): never read an error as zero.
-    Result<std::size_t> unpushed_commits(const std::string& branch,
-                                         const std::string& base) const;
+    Result<std::size_t> unpushed_commits(const std::string& branch, const std::string& base) const;
     // Deletes a local branch that no worktree has checked out.
     Result<void> delete_branch(const std::string& branch);
     Result<CommitInfo> lookup(const std::string& revision) const;  // any rev-parse spelling
@@ -82,6 +82,9 @@ class Repository {
     // branch checked out. Refuses an existing branch or worktree name.
     Result<WorktreeInfo> add_worktree(const std::string& name, const std::filesystem::path& path,
                                       const std::string& branch, const std::string& from);
+    // A linked worktree `name` at `path` with the existing branch `branch` checked out.
+    Result<WorktreeInfo> add_worktree_on(const std::string& name, const std::filesystem::path& path,
+                                         const std::string& branch);
     Result<std::vector<WorktreeInfo>> worktrees() const;
     // Deletes the worktree's folder and its administrative files. Without `force`, refuses
     // a worktree with uncommitted changes or a lock.
@@ -105,6 +108,9 @@ class Repository {
         void operator()(git_repository* repo) const;
     };
     explicit Repository(git_repository* repo) : repo_(repo) {}
+    Result<WorktreeInfo> check_out_worktree(const std::string& name,
+                                            const std::filesystem::path& path,
+                                            git_reference* branch);
     std::unique_ptr<git_repository, Free> repo_;
 };
 

@@ -27,6 +27,9 @@ namespace cocode::run {
 
 inline constexpr char kRunsDir[] = ".cocode/runs";
 inline constexpr char kBusFile[] = "events.jsonl";  // in kRunsDir: every run's events
+// A run folder is made under this prefix and the run id, then renamed to the run id once its
+// files are all there: a start cut short leaves no run folder that cannot be read.
+inline constexpr char kMakingPrefix[] = ".making-";
 inline constexpr char kRunInfoVersion[] = "1";
 
 struct RunFiles {

@@ -50,7 +50,8 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
         // The user's identity lives in their global config only, as it usually does; gemini's
         // shell tool hides that file from git, so cocode hands it over as GIT_AUTHOR_*.
         fs::create_directories(home_);
-        write_text(home_ / ".gitconfig", "[user]\n\tname = Agent Tester\n\temail = tester@cocode.invalid\n");
+        write_text(home_ / ".gitconfig",
+                   "[user]\n\tname = Agent Tester\n\temail = tester@cocode.invalid\n");
         fs::create_directories(repo_ / ".cocode/issues");
         write_text(repo_ / ".cocode/issues/1.json",
                    json{{"number", 1},
@@ -94,8 +95,9 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
 
     static FakeModels::Options script(CertificateFiles tls = {}) {
         FakeModels::Options options;
-        options.commands = {"echo fixed > fix.txt",
-                            "git add fix.txt && git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
+        options.commands = {
+            "echo fixed > fix.txt",
+            "git add fix.txt && git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
         options.answer = kAnswer;
         options.key = kKey;
         options.tls = std::move(tls);
@@ -220,8 +222,8 @@ TEST_P(ClaudeBehindAProxy, TheModelIsReachedThroughTheProxy) {
     FakeModels models(script(tls));
     ConnectProxy proxy;
     init_with_base_url(models.origin());
-    const std::string through = "HTTPS_PROXY=" + proxy.url() + " NO_PROXY= NODE_EXTRA_CA_CERTS=" +
-                                quote(tls.certificate.string());
+    const std::string through = "HTTPS_PROXY=" + proxy.url() +
+                                " NO_PROXY= NODE_EXTRA_CA_CERTS=" + quote(tls.certificate.string());
     Shell run = dispatch("run 1 --agent claude --timeout 3m --json", through);
     ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
     EXPECT_EQ(json::parse(run.out)["runs"][0]["verdict"], "PASS") << run.out;
@@ -235,9 +237,9 @@ TEST_P(ClaudeBehindAProxy, TheModelIsReachedThroughTheProxy) {
     json checks = json::parse(dispatch("doctor --json", through).out);
     int through_proxy = 0;
     for (const auto& c : checks)
-        through_proxy += c["check"].get<std::string>().find(" endpoint") != std::string::npos &&
-                         c["detail"].get<std::string>().find("through proxy 127.0.0.1:") !=
-                             std::string::npos;
+        through_proxy +=
+            c["check"].get<std::string>().find(" endpoint") != std::string::npos &&
+            c["detail"].get<std::string>().find("through proxy 127.0.0.1:") != std::string::npos;
     EXPECT_EQ(through_proxy, 3) << checks.dump(2);
     EXPECT_EQ(proxy.tunnels(), tunnels + 3);
     EXPECT_EQ(models.requests().size(), requests);

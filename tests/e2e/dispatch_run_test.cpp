@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "dispatch_fixture.h"
 #include "proc/process_tree.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
@@ -26,10 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string agent_path(const std::string& name) {
-    return std::string(COCODE_SOURCE_DIR) + "/examples/agents/" + name;
-}
 
 // A port nothing listens on: bound, then closed.
 int closed_port() {
@@ -45,85 +42,6 @@ int closed_port() {
 }
 
 double read_seconds(const fs::path& file) { return std::stod(read_text(file)); }
-
-class DispatchRun : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        repo_ = dir_ / "repo";
-        make_repo(repo_);
-        sh_ok("git config user.name 'cocode agent' && git config user.email agent@cocode.invalid",
-              repo_);
-        fs::create_directories(repo_ / ".cocode/issues");
-        for (int n = 1; n <= 6; ++n) {
-            json issue = {{"number", n},
-                          {"title", "Issue " + std::to_string(n)},
-                          {"body", "Do thing " + std::to_string(n) + ".\n"},
-                          {"state", "open"},
-                          {"labels", {{{"name", n <= 2 ? "cocode" : "later"}}}}};
-            write_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json"), issue.dump());
-        }
-    }
-
-    // Writes the configuration and commits it with the issues, so the repository is clean.
-    void configure(json config) {
-        for (auto& [name, agent] : config["agents"].items()) {
-            // Agents' git stays hermetic too: the test's own config isolation passes through.
-            if (!agent.contains("env")) agent["env"] = json::array();
-            for (const char* variable : {"GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"}) {
-                if (agent["env"].is_object())
-                    agent["env"][variable] = true;
-                else
-                    agent["env"].push_back(variable);
-            }
-        }
-        write_text(repo_ / ".cocode/config.json", config.dump(2));
-        sh_ok("git add -A .cocode && git commit -q -m 'cocode config' && true", repo_);
-    }
-
-    Shell dispatch(const std::string& args, const std::string& env = "") {
-        return sh(env + quote(tool_path("cocode-dispatch").string()) + " " + args, repo_);
-    }
-
-    std::vector<run::RunRecord> runs() { return run::list_runs(repo_ / ".cocode/runs").runs; }
-
-    const run::RunRecord& only_run() {
-        all_ = runs();
-        EXPECT_EQ(all_.size(), 1u);
-        if (all_.empty()) throw std::runtime_error("no run");
-        return all_.front();
-    }
-
-    std::vector<json> events(const fs::path& file) {
-        std::vector<json> out;
-        for (const auto& line : read_lines(file)) out.push_back(json::parse(line));
-        return out;
-    }
-
-    std::vector<std::string> event_types(const run::RunRecord& r) {
-        std::vector<std::string> out;
-        for (const auto& e : events(r.folder / "events.jsonl")) out.push_back(e["type"]);
-        return out;
-    }
-
-    static bool nothing_left(const run::RunRecord& r) {
-        return run_processes(RunMarks{{}, "JRUN_ID=" + r.run_id}).empty();
-    }
-
-    // Waits until `done` holds, at most `limit`.
-    template <class Done>
-    static bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-        auto end = Clock::now() + limit;
-        while (Clock::now() < end) {
-            if (done()) return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        return done();
-    }
-
-    TempDir dir_;
-    fs::path repo_;
-    std::vector<run::RunRecord> all_;
-};
 
 TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
@@ -278,18 +196,6 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
     EXPECT_TRUE(nothing_left(r));
     EXPECT_EQ(event_types(r), (std::vector<std::string>{"RUN_START", "RUN_CRASH", "CHECK"}));
     EXPECT_EQ(events(r.folder / "events.jsonl").back()["verdict"], "FAIL");
-}
-
-// Processes whose command line holds `mark`, read from /proc: seen from outside any sandbox.
-std::vector<pid_t> processes_marked(const std::string& mark) {
-    std::vector<pid_t> out;
-    for (const auto& p : list_processes()) {
-        if (p.state == 'Z') continue;
-        std::string cmdline = read_text("/proc/" + std::to_string(p.pid) + "/cmdline");
-        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        if (cmdline.find(mark) != std::string::npos) out.push_back(p.pid);
-    }
-    return out;
 }
 
 bool sandbox_works() {
@@ -558,55 +464,6 @@ TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
               std::string::npos)
         << report;
 }
-
-class HostileAgent : public DispatchRun,
-                     public ::testing::WithParamInterface<std::tuple<const char*, const char*>> {};
-
-// Each trick leaves a commit outside the allowed paths: the verdict must stay FAIL, and name
-// the trick where the check can see it.
-TEST_P(HostileAgent, CannotChangeItsOwnVerdict) {
-    const std::string trick = std::get<0>(GetParam());
-    const std::string sandbox = std::get<1>(GetParam());
-    // An origin with main on it, so that origin/main is a ref the agent could move.
-    const fs::path origin = dir_ / "origin.git";
-    sh_ok("git init -q --bare " + quote(origin.string()), dir_.path());
-    configure(
-        {{"sandbox", sandbox},
-         {"check", {{"allowed_paths", {"src/**"}}}},
-         {"agents",
-          {{"hostile", {{"command", agent_path("hostile-agent.sh")}, {"env", {"AGENT_TRICK"}}}}}}});
-    sh_ok("git remote add origin " + quote(origin.string()) + " && git push -q origin main", repo_);
-    Shell run = dispatch("run 1", "AGENT_TRICK=" + trick + " ");
-    const auto& r = only_run();
-    ASSERT_TRUE(fs::exists(r.folder / "check.json")) << run.err;
-    auto verdict = json::parse(read_text(r.folder / "check.json"));
-    EXPECT_EQ(verdict["verdict"], "FAIL") << verdict.dump(2);
-    std::map<std::string, json> checks;
-    for (const auto& c : verdict["checks"]) checks[c["id"]] = c;
-    if (trick == "rewrite-config") {
-        // The rules it was dispatched under still hold.
-        EXPECT_EQ(checks["scope"]["result"], "fail") << verdict.dump(2);
-    } else if (trick == "amend-base") {
-        EXPECT_EQ(checks["base"]["result"], "fail");
-        EXPECT_NE(checks["base"]["reason"].get<std::string>().find("does not contain the base"),
-                  std::string::npos);
-    } else {
-        EXPECT_EQ(checks["base"]["result"], "fail");
-        EXPECT_NE(
-            checks["base"]["reason"].get<std::string>().find("main was rewritten during the run"),
-            std::string::npos)
-            << checks["base"].dump();
-    }
-    // cocode-check --run later judges the same way.
-    Shell again =
-        sh(quote(tool_path("cocode-check").string()) + " --run " + r.run_id + " --json", repo_);
-    EXPECT_EQ(json::parse(again.out)["verdict"], "FAIL") << again.out << again.err;
-}
-
-INSTANTIATE_TEST_SUITE_P(Tricks, HostileAgent,
-                         ::testing::Combine(::testing::Values("rewrite-config", "amend-base",
-                                                              "move-main"),
-                                            ::testing::Values("auto", "none")));
 
 TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
     // husky's layout: each worktree runs hooks from its own .husky/_, so one install in the
@@ -937,6 +794,11 @@ TEST_F(DispatchRun, CleanRemovesWhatAStartCutShortLeftAndSaysOnlyWhatItRemoved) 
     const fs::path orphan = repo_ / ".cocode/runs/20260101-000000000-1-1";
     fs::create_directories(orphan);
     sh_ok("touch -d '2 hours ago' " + quote(orphan.string()), repo_);
+    // A run folder a start was still making when it was killed: no run to anyone.
+    const fs::path unfinished = repo_ / ".cocode/runs/.making-20260101-000000000-1-2";
+    fs::create_directories(unfinished);
+    write_text(unfinished / "prompt.md", "half");
+    sh_ok("touch -d '2 hours ago' " + quote(unfinished.string()), repo_);
     Shell status = dispatch("status");
     EXPECT_NE(status.err.find("run-info.yaml"), std::string::npos) << status.err;
 
@@ -949,7 +811,11 @@ TEST_F(DispatchRun, CleanRemovesWhatAStartCutShortLeftAndSaysOnlyWhatItRemoved) 
               std::string::npos)
         << clean.out;
     EXPECT_FALSE(fs::exists(worktree));
+    EXPECT_NE(clean.out.find("removed run folder a start did not finish " + unfinished.string()),
+              std::string::npos)
+        << clean.out;
     EXPECT_FALSE(fs::exists(orphan));
+    EXPECT_FALSE(fs::exists(unfinished));
     EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
     // Nothing left to complain about, and the same pair runs again.
     EXPECT_EQ(dispatch("status").err, "");

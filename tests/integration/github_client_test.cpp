@@ -260,11 +260,11 @@ TEST_F(GitHubTest, ConcurrentPublishesLeaveExactlyOneComment) {
                    502,
                    {},
                    R"({"message":"Bad Gateway"})",
-                   2});
+                   at_scale(2, 20)});
     const std::string marker = github::comment_marker("issue-21/claude");
-    constexpr int kWriters = 10;
+    const int kWriters = at_scale(10, 100);  // ci/reliability: 100
     std::vector<std::thread> writers;
-    std::vector<std::string> errors(kWriters);
+    std::vector<std::string> errors(static_cast<std::size_t>(kWriters));
     for (int i = 0; i < kWriters; ++i)
         writers.emplace_back([&, i] {
             auto options = client_options();
@@ -273,7 +273,7 @@ TEST_F(GitHubTest, ConcurrentPublishesLeaveExactlyOneComment) {
             auto http = client(options);
             github::GitHub api(*http, repo());
             if (auto done = api.upsert_comment(21, marker, "verdict: PASS"); !done)
-                errors[i] = done.error().message;
+                errors[static_cast<std::size_t>(i)] = done.error().message;
         });
     for (auto& w : writers) w.join();
     for (const auto& e : errors) EXPECT_EQ(e, "");

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "proc/command.h"
 
@@ -93,5 +94,10 @@ std::string quote(const std::string& s) {
 fs::path tool_path(const std::string& name) { return fs::path(COCODE_BIN_DIR) / name; }
 fs::path hook_tool() { return tool_path("cocode-hook"); }
 fs::path hook_shim() { return tool_path("cocode-hook-shim"); }
+
+bool campaign() {
+    const char* value = std::getenv("COCODE_CAMPAIGN");
+    return value != nullptr && *value != '\0' && std::string_view(value) != "0";
+}
 
 }  // namespace cocode::test

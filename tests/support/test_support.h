@@ -49,4 +49,9 @@ std::filesystem::path hook_tool();
 std::filesystem::path hook_shim();
 std::filesystem::path tool_path(const std::string& name);
 
+// The reliability campaign (ci/reliability) sets COCODE_CAMPAIGN=1: its cases run at the
+// campaign's scale then, and at a small one in the normal test run.
+bool campaign();
+inline int at_scale(int here, int in_campaign) { return campaign() ? in_campaign : here; }
+
 }  // namespace cocode::test
