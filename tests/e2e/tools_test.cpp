@@ -41,6 +41,64 @@ TEST(Tools, BadArgumentsExitTwoWithOneLine) {
     EXPECT_EQ(not_repo.err.rfind("cocode-hook: error: ", 0), 0u) << not_repo.err;
 }
 
+// What a person mistypes gets the line git or gh would give: what was wrong, what was
+// expected, the command or flag that was meant. Exactly, and exit 2 for each.
+TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
+    TempDir dir;
+    make_repo(dir / "repo");
+    const std::string see_run = " (see `cocode-dispatch run --help`)\n";
+    const std::string any_number = "expected an issue number (a whole number from 1 to 2147483647)";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"cocode-dispatch",
+         "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, status, logs, "
+         "init, clean, doctor (see `cocode-dispatch --help`)\n"},
+        {"cocode-dispatch rnu 1",
+         "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
+         "'run'? Commands: issues, run, status, logs, init, clean, doctor.\n"},
+        {"cocode-dispatch issues shwo 3",
+         "cocode-dispatch: error: unknown command 'shwo' for `cocode-dispatch issues`; did you "
+         "mean 'show'? Commands: list, show.\n"},
+        {"cocode-dispatch run 0",
+         "cocode-dispatch: error: issue: " + any_number + ", got '0'" + see_run},
+        {"cocode-dispatch run 99999999999999999999",
+         "cocode-dispatch: error: issue: " + any_number + ", got '99999999999999999999'" + see_run},
+        {"cocode-dispatch run 1 --concurency 3",
+         "cocode-dispatch: error: unknown option '--concurency' for `cocode-dispatch run`; did "
+         "you mean '--concurrency'?" +
+             see_run},
+        {"cocode-dispatch run 1 --concurrency 99",
+         "cocode-dispatch: error: --concurrency: expected a whole number from 1 to 64, got '99'" +
+             see_run},
+        {"cocode-dispatch run 1 --concurrency",
+         "cocode-dispatch: error: --concurrency: expects a value" + see_run},
+        {"cocode-dispatch status a b",
+         "cocode-dispatch: error: unexpected argument 'a' for `cocode-dispatch status` (see "
+         "`cocode-dispatch status --help`)\n"},
+        {"cocode-check --isue 3",
+         "cocode-check: error: unknown option '--isue' for `cocode-check`; did you mean "
+         "'--issue'? (see `cocode-check --help`)\n"},
+        {"cocode-hook instal",
+         "cocode-hook: error: unknown command 'instal' for `cocode-hook`; did you mean "
+         "'install'? Commands: install, uninstall, status, post-commit, pre-push.\n"},
+    };
+    for (const auto& [command, expected] : cases) {
+        const std::size_t space = command.find(' ');
+        const std::string name = command.substr(0, space);
+        const std::string rest = space == std::string::npos ? "" : command.substr(space);
+        Shell shell = sh(tool(name) + rest, dir / "repo");
+        EXPECT_EQ(shell.exit_code, 2) << command;
+        EXPECT_EQ(shell.err, expected) << command;
+    }
+    // Outside a repository every tool says so the same way: exit 2.
+    for (const std::string command :
+         {"cocode-dispatch status", "cocode-check --run x", "cocode-hook status"}) {
+        const std::size_t space = command.find(' ');
+        Shell shell = sh(tool(command.substr(0, space)) + command.substr(space), dir.path());
+        EXPECT_EQ(shell.exit_code, 2) << command << ": " << shell.err;
+        EXPECT_NE(shell.err.find("not a git repository"), std::string::npos) << shell.err;
+    }
+}
+
 TEST(Tools, HookInstallStatusUninstallRoundTrip) {
     TempDir dir;
     make_repo(dir / "repo");

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     auto* base = app.add_option("--base", args.base, "the commit the work started from");
     app.add_option("--head", args.head, "the commit to judge (default: HEAD of --worktree)");
     app.add_option("--exit-code", args.exit_code, "the agent's exit code, when known");
-    app.add_option("--issue", args.issue, "the issue number")->check(CLI::PositiveNumber);
+    app.add_option("--issue", args.issue, "the issue number")->check(cocode::tool::issue_number());
     app.add_option("--agent", args.agent, "the agent's name");
     app.add_option("--branch", args.branch, "the branch (default: the worktree's)");
     app.add_option("--report-dir", args.report_dir,
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     run->excludes(worktree);
     worktree->needs(base);
 
-    if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
+    if (auto exit = cocode::tool::parse(app, argc, argv, "cocode-check")) return *exit;
     return cocode::tool::run("cocode-check", [&] {
         if (args.summary) return run_summary(args);
         return run_check(args);

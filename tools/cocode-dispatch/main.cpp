@@ -35,18 +35,18 @@ int main(int argc, char** argv) {
     show.source.add_to(*show_cmd);
     show_cmd->add_option("number", show.number, "the issue number")
         ->required()
-        ->check(CLI::PositiveNumber);
+        ->check(cocode::tool::issue_number());
     show_cmd->add_flag("--comments", show.comments, "also print its comments");
     show_cmd->add_flag("--json", show.json, "print JSON");
 
     RunArgs run;
     auto* run_cmd = app.add_subcommand("run", "run agents on issues, each in its own worktree");
     run.source.add_to(*run_cmd);
-    run_cmd->add_option("issue", run.issues, "issue numbers")->check(CLI::PositiveNumber);
+    run_cmd->add_option("issue", run.issues, "issue numbers")->check(cocode::tool::issue_number());
     run_cmd->add_option("--agent", run.agents, "an agent from .cocode/config.json (repeatable)");
     run_cmd->add_option("--label", run.labels, "also every open issue with this label");
     run_cmd->add_option("--concurrency", run.concurrency, "agents alive at once (1-64)")
-        ->check(CLI::Range(1, 64));
+        ->check(cocode::tool::whole_number(1, 64));
     run_cmd->add_option("--timeout", run.timeout, "per-run limit, e.g. 30m (over the config)");
     run_cmd->add_flag("--detach", run.detach, "return once the runs have started");
     run_cmd->add_flag("--resume", run.resume, "continue existing worktrees for the same pairs");
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     supervise_cmd->group("");
     supervise.source.add_to(*supervise_cmd);
     supervise_cmd->add_option("--runs", supervise.runs)->required();
-    supervise_cmd->add_option("--concurrency", supervise.concurrency)->check(CLI::Range(1, 64));
+    supervise_cmd->add_option("--concurrency", supervise.concurrency)
+        ->check(cocode::tool::whole_number(1, 64));
     supervise_cmd->add_option("--timeout", supervise.timeout);
     supervise_cmd->add_flag("--no-check", supervise.no_check);
     supervise_cmd->add_flag("--publish", supervise.publish);
@@ -94,7 +95,7 @@ int main(int argc, char** argv) {
     auto* doctor_cmd = app.add_subcommand("doctor", "check git, agents, tokens, hook, disk");
     doctor_cmd->add_flag("--json", doctor.json, "print JSON");
 
-    if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
+    if (auto exit = cocode::tool::parse(app, argc, argv, "cocode-dispatch")) return *exit;
     return cocode::tool::run("cocode-dispatch", [&] {
         if (*list_cmd) return run_issues_list(list);
         if (*show_cmd) return run_issues_show(show);

@@ -23,9 +23,10 @@ std::string Workspace::project_id() const {
 }
 
 Workspace open_workspace(bool load_config) {
-    auto repo = git::Repository::open(fs::current_path()).value_or_throw();
+    auto repo = git::Repository::open(fs::current_path());
+    if (!repo) throw Failure(Error::usage(repo.error().message));  // as git: exit 2
     Workspace ws;
-    ws.root = repo.main_work_dir();
+    ws.root = repo->main_work_dir();
     if (ws.root.empty()) throw Failure(Error::usage("cocode needs a repository with a work tree"));
     if (load_config) ws.config = config::load_config(ws.root).value_or_throw();
     return ws;

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     pre_push_cmd->add_option("remote", remote, "the remote's name");
     pre_push_cmd->add_option("url", remote_url, "the remote's URL");
 
-    if (auto exit = cocode::tool::parse(app, argc, argv)) return *exit;
+    if (auto exit = cocode::tool::parse(app, argc, argv, "cocode-hook")) return *exit;
     return cocode::tool::run("cocode-hook", [&] {
         if (*install_cmd) return run_install(install);
         if (*uninstall_cmd) return run_uninstall(uninstall);

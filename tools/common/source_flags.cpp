@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/cli_errors.h"
 #include "core/redact.h"
 
 namespace cocode::tool {
@@ -16,15 +17,15 @@ void SourceFlags::add_to(CLI::App& command) {
     command.add_option("--ca-bundle", ca_bundle,
                        "PEM file of CA certificates to trust besides the system's");
     command.add_option("--connect-timeout", options.connect_timeout_s, "seconds (default 10)")
-        ->check(CLI::Range(1, 600));
+        ->check(tool::whole_number(1, 600));
     command.add_option("--read-timeout", options.read_timeout_s, "seconds (default 30)")
-        ->check(CLI::Range(1, 3600));
+        ->check(tool::whole_number(1, 3600));
     command
         .add_option("--max-wait", options.max_wait_s,
                     "seconds all retries and rate-limit waits may add up to (default 300)")
-        ->check(CLI::Range(0, 86400));
+        ->check(tool::whole_number(0, 86400));
     command.add_option("--per-page", per_page, "items per page when listing (1-100, default 100)")
-        ->check(CLI::Range(1, 100));
+        ->check(tool::whole_number(1, 100));
     command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/");
 }
 

@@ -1,5 +1,5 @@
-// The edge every cocode tool shares: CLI11 parse errors exit 2 (usage), and one catch turns a
-// cocode::Failure into `<tool>: error: <one redacted line>` (control characters shown
+// The edge every cocode tool shares: CLI11 parse errors are one line and exit 2 (usage), and one
+// catch turns a cocode::Failure into `<tool>: error: <one redacted line>` (control characters shown
 // escaped) and the exit code it carries.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <exception>
 #include <optional>
 
+#include "common/cli_errors.h"
 #include "config/presets.h"
 #include "core/error.h"
 #include "core/redact.h"
@@ -16,13 +17,21 @@
 
 namespace cocode::tool {
 
-// Parses argv; nullopt to go on, else the exit code (0 for --help/--version, 2 otherwise).
-inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+// Parses argv; nullopt to go on, else the exit code: 0 for --help and --version, else 2 after
+// one line saying what was wrong (cli_errors.h).
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv, const char* tool) {
     try {
         app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
-        return code == 0 ? 0 : static_cast<int>(ExitCode::usage);
+        std::fprintf(stderr, "%s: error: %s\n", tool,
+                     terminal_safe_line(explain(app, e, argc, argv, tool)).c_str());
+        return static_cast<int>(ExitCode::usage);
     }
     return std::nullopt;
 }

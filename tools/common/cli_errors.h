@@ -1,0 +1,203 @@
+// What a person typed wrong, said the way git and gh say it: one line naming the command,
+// flag or value and what was expected, with a did-you-mean for a mistyped command or flag,
+// instead of CLI11's own texts ("A subcommand is required", "Value 0 not in range 0.000000
+// to 1797693134862315…").
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cocode::tool {
+
+// An issue number: a whole number from 1 to 2^31-1 (GitHub's range), nothing clamped.
+inline CLI::Validator issue_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            long value = 0;
+            const char* end = text.data() + text.size();
+            auto [at, error] = std::from_chars(text.data(), end, value);
+            if (text.empty() || error != std::errc() || at != end || value < 1 ||
+                value > 2147483647)
+                return "expected an issue number (a whole number from 1 to 2147483647), got '" +
+                       text + "'";
+            return {};
+        },
+        "ISSUE");
+}
+
+// A whole number from `low` to `high`.
+inline CLI::Validator whole_number(long low, long high) {
+    return CLI::Validator(
+        [low, high](std::string& text) -> std::string {
+            long value = 0;
+            const char* end = text.data() + text.size();
+            auto [at, error] = std::from_chars(text.data(), end, value);
+            if (text.empty() || error != std::errc() || at != end || value < low || value > high)
+                return "expected a whole number from " + std::to_string(low) + " to " +
+                       std::to_string(high) + ", got '" + text + "'";
+            return {};
+        },
+        "INT in [" + std::to_string(low) + " - " + std::to_string(high) + "]");
+}
+
+namespace detail {
+
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    // Optimal string alignment: insertions, deletions, substitutions and swaps of two
+    // neighbours ("rnu" is one edit from "run") each cost 1.
+    const std::size_t width = b.size() + 1;
+    std::vector<std::size_t> d((a.size() + 1) * width);
+    const auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * width + j]; };
+    for (std::size_t i = 0; i <= a.size(); ++i) at(i, 0) = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+        }
+    }
+    return at(a.size(), b.size());
+}
+
+// The closest of `names` to `typed`, when close enough to be a typo (as git's help.autocorrect
+// judges: a few edits, fewer than half the word).
+inline std::string closest(std::string_view typed, const std::vector<std::string>& names) {
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const auto& name : names) {
+        const std::size_t d = edit_distance(typed, name);
+        if (d < best_distance && d * 2 < std::max(typed.size(), name.size())) {
+            best = name;
+            best_distance = d;
+        }
+    }
+    return best;
+}
+
+// The deepest subcommand the parse reached: where the mistake is.
+inline const CLI::App* deepest(const CLI::App& app) {
+    const CLI::App* at = &app;
+    for (;;) {
+        auto chosen = at->get_subcommands();
+        if (chosen.empty()) return at;
+        at = chosen.front();
+    }
+}
+
+inline std::string command_path(const CLI::App& app, const CLI::App& root, std::string_view tool) {
+    std::string path;
+    for (const CLI::App* at = &app; at != nullptr && at != &root; at = at->get_parent())
+        path = " " + at->get_name() + path;
+    return std::string(tool) + path;
+}
+
+inline std::vector<std::string> subcommand_names(const CLI::App& app) {
+    std::vector<std::string> out;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) {
+             return !s->get_group().empty();  // hidden ones (group "") are not offered
+         }))
+        out.push_back(sub->get_name());
+    return out;
+}
+
+inline std::vector<std::string> flag_names(const CLI::App& app) {
+    std::vector<std::string> out;
+    for (const CLI::Option* option : app.get_options()) {
+        for (const auto& name : option->get_lnames()) out.push_back("--" + name);
+        for (const auto& name : option->get_snames()) out.push_back("-" + name);
+    }
+    return out;
+}
+
+inline std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+// The words of argv after the last subcommand the parse reached, in order.
+inline std::vector<std::string> words(int argc, char** argv) {
+    return std::vector<std::string>(argv + 1, argv + argc);
+}
+
+}  // namespace detail
+
+// The one line for a parse error (without the "<tool>: error: " prefix).
+inline std::string explain(const CLI::App& root, const CLI::ParseError& error, int argc,
+                           char** argv, std::string_view tool) {
+    using namespace detail;
+    const CLI::App& at = *deepest(root);
+    const std::string where = command_path(at, root, tool);
+    const std::string help = " (see `" + where + " --help`)";
+    const std::string what = error.what();
+    const std::vector<std::string> args = words(argc, argv);
+    const bool extras = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
+
+    // A command was needed: say which exist, and which one a mistyped word was near.
+    if (what.find("subcommand is required") != std::string::npos ||
+        (extras && !subcommand_names(at).empty())) {
+        const auto names = subcommand_names(at);
+        for (const auto& word : args) {
+            if (word.empty() || word[0] == '-') continue;
+            bool known = false;
+            for (const CLI::App* a = &at; a != nullptr; a = a->get_parent())
+                known = known || a->get_name() == word;
+            if (known) continue;
+            const std::string near = closest(word, names);
+            return "unknown command '" + word + "' for `" + where + "`" +
+                   (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                   " Commands: " + join(names) + ".";
+        }
+        return "`" + where + "` needs a command: " + join(names) + help;
+    }
+    if (extras) {
+        for (const auto& word : args) {
+            if (what.find(word) == std::string::npos) continue;
+            if (!word.empty() && word[0] == '-') {
+                const std::string flag = word.substr(0, word.find('='));
+                const std::string near = closest(flag, flag_names(at));
+                return "unknown option '" + flag + "' for `" + where + "`" +
+                       (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
+            }
+            return "unexpected argument '" + word + "' for `" + where + "`" + help;
+        }
+    }
+    // "NAME: Value X not in range A to B" and the validators above, "NAME: expected …".
+    const bool conversion = dynamic_cast<const CLI::ConversionError*>(&error) != nullptr;
+    if (conversion || dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
+        const std::size_t colon = what.find(": ");
+        std::string name = colon == std::string::npos ? "" : what.substr(0, colon);
+        std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+        const std::size_t range = detail.find(" not in range ");
+        if (detail.rfind("Value ", 0) == 0 && range != std::string::npos) {
+            const std::string value = detail.substr(6, range - 6);
+            std::string bounds = detail.substr(range + 14);
+            detail = "expected a number from " + bounds + ", got '" + value + "'";
+        }
+        if (conversion) detail = "expected a value of its kind, got: " + detail;
+        return (name.empty() ? "" : name + ": ") + detail + help;
+    }
+    // "--concurrency: 1 required INT:INT in [1 - 64] missing": a flag given without its value.
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr &&
+        what.find(" required ") != std::string::npos &&
+        what.find(" missing") != std::string::npos) {
+        const std::size_t colon = what.find(": ");
+        return (colon == std::string::npos ? std::string("an option") : what.substr(0, colon)) +
+               ": expects a value" + help;
+    }
+    // The rest (a missing required option, …) are already one plain line.
+    std::string line = what;
+    if (!line.empty())
+        line[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(line[0])));
+    return line + help;
+}
+
+}  // namespace cocode::tool
