@@ -143,6 +143,10 @@ fs::path DispatchContext::worktree_root() const {
 Result<Base> resolve_base(const DispatchContext& context) {
     auto repo = git::Repository::open(context.repo_root);
     if (!repo) return std::move(repo).error();
+    if (!repo->has_commits())
+        return Error::usage(context.repo_root.string() +
+                            " has no commits yet: agents start from one; make the first "
+                            "(git add, git commit) and run again");
     Base base;
     const bool has_origin = repo->remote_url("origin").ok();
     if (context.config.base_branch) {
@@ -332,8 +336,9 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     if (auto program = find_in_path(run.argv.at(0))) {
         run.argv[0] = program->string();
     } else {
-        run.failed = Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] +
-                                    "' not found in PATH (run `cocode-dispatch doctor`)");
+        run.failed =
+            Error::missing("agent '" + run.agent.name + "': program '" + run.argv[0] + "' " +
+                           why_not_found(run.argv[0]) + " (run `cocode-dispatch doctor`)");
         run.failed_reason = run::StopReason::missing_dependency;
     }
     run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);

@@ -95,6 +95,22 @@ std::string libgit2_version() {
     return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(rev);
 }
 
+namespace {
+
+// Files that differ from HEAD in `repo`'s work tree, untracked ones included (ignored ones
+// and submodules not): what `git status --porcelain` would list. nullopt when it cannot tell.
+std::optional<std::size_t> count_changes(git_repository* repo) {
+    git_status_options so;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+    git_status_list* sl = nullptr;
+    if (git_status_list_new(&sl, repo, &so) != 0) return std::nullopt;
+    StatusListHandle status(sl);
+    return git_status_list_entrycount(status.get());
+}
+
+}  // namespace
+
 Result<Repository> Repository::open(const fs::path& dir) {
     ensure_library();
     git_repository* repo = nullptr;
@@ -103,6 +119,31 @@ Result<Repository> Repository::open(const fs::path& dir) {
     if (git_repository_open_ext(&repo, dir.c_str(), 0, ceiling) != 0)
         return libgit2_error("not a git repository: " + dir.string());
     return Repository(repo);
+}
+
+Result<std::vector<std::string>> Repository::uncommitted_paths() const {
+    git_status_options so;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+    git_status_list* sl = nullptr;
+    if (git_status_list_new(&sl, repo_.get(), &so) != 0)
+        return libgit2_error("cannot read the status of " + work_dir().string());
+    StatusListHandle status(sl);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < git_status_list_entrycount(status.get()); ++i) {
+        const git_status_entry* entry = git_status_byindex(status.get(), i);
+        const git_diff_delta* delta =
+            entry->index_to_workdir ? entry->index_to_workdir : entry->head_to_index;
+        if (delta && delta->new_file.path) out.emplace_back(delta->new_file.path);
+    }
+    return out;
+}
+
+bool Repository::has_commits() const {
+    git_reference* head = nullptr;
+    if (git_repository_head(&head, repo_.get()) != 0) return false;
+    git_reference_free(head);
+    return true;
 }
 
 fs::path Repository::git_dir() const { return strip_slash(git_repository_path(repo_.get())); }
@@ -386,14 +427,9 @@ Result<void> Repository::remove_worktree(const std::string& name, bool force) {
             if (git_repository_open_from_worktree(&r, worktree.get()) != 0)
                 return libgit2_error("cannot open worktree " + name);
             RepoHandle wt_repo(r);
-            git_status_options so;
-            git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
-            so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
-            git_status_list* sl = nullptr;
-            if (git_status_list_new(&sl, wt_repo.get(), &so) != 0)
-                return libgit2_error("cannot read the status of worktree " + name);
-            StatusListHandle status(sl);
-            if (git_status_list_entrycount(status.get()) > 0)
+            auto changed = count_changes(wt_repo.get());
+            if (!changed) return libgit2_error("cannot read the status of worktree " + name);
+            if (*changed > 0)
                 return Error::general("worktree " + name + " has uncommitted changes (" +
                                       path.string() + ")");
         }

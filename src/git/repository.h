@@ -55,6 +55,11 @@ class Repository {
     // The branch HEAD names ("main"), or nullopt when HEAD is detached or unborn.
     std::optional<std::string> head_branch() const;
     bool branch_exists(const std::string& branch) const;  // a local branch
+    // Whether HEAD points at a commit (false in a repository made by `git init` alone).
+    bool has_commits() const;
+    // Paths of the work tree that differ from HEAD, untracked ones included (as `git status`
+    // lists them): what an agent, starting from the last commit, will not see.
+    Result<std::vector<std::string>> uncommitted_paths() const;
     // How many commits of local branch `branch` after `base` no remote-tracking ref holds:
     // what would be lost with the branch. An error when it cannot be told (no such base, a
     // repository that cannot be walked): never read an error as zero.

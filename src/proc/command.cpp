@@ -20,6 +20,24 @@ extern char** environ;
 namespace cocode {
 namespace fs = std::filesystem;
 
+namespace {
+
+// PATH's folders in order, an empty entry being the current folder, as execvp reads them.
+std::vector<fs::path> path_folders() {
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::vector<fs::path> out;
+    while (true) {
+        const std::size_t colon = rest.find(':');
+        const std::string_view dir = rest.substr(0, colon);
+        out.emplace_back(dir.empty() ? std::string_view(".") : dir);
+        if (colon == std::string_view::npos) return out;
+        rest.remove_prefix(colon + 1);
+    }
+}
+
+}  // namespace
+
 std::optional<fs::path> find_in_path(const std::string& name) {
     if (name.find('/') != std::string::npos) {
         if (::access(name.c_str(), X_OK) == 0) {
@@ -29,13 +47,8 @@ std::optional<fs::path> find_in_path(const std::string& name) {
         }
         return std::nullopt;
     }
-    const char* path = std::getenv("PATH");
-    std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    while (true) {
-        std::size_t colon = rest.find(':');
-        std::string dir(rest.substr(0, colon));
-        if (dir.empty()) dir = ".";
-        fs::path candidate = fs::path(dir) / name;
+    for (const fs::path& dir : path_folders()) {
+        const fs::path candidate = dir / name;
         struct stat st {};
         if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
             ::access(candidate.c_str(), X_OK) == 0) {
@@ -43,10 +56,26 @@ std::optional<fs::path> find_in_path(const std::string& name) {
             auto absolute = fs::absolute(candidate, ec);
             return ec ? candidate : absolute;
         }
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
     }
     return std::nullopt;
+}
+
+std::string why_not_found(const std::string& name) {
+    std::error_code ec;
+    const auto not_executable = [](const fs::path& file) {
+        return "is not executable (chmod +x " + file.string() + ")";
+    };
+    if (name.find('/') != std::string::npos) {
+        if (!fs::exists(name, ec)) return "not found";
+        if (fs::is_directory(name, ec)) return "is a folder, not a program";
+        return not_executable(name);
+    }
+    for (const fs::path& dir : path_folders()) {
+        const fs::path candidate = dir / name;
+        if (fs::is_regular_file(candidate, ec))
+            return "is in " + dir.string() + " but " + not_executable(candidate);
+    }
+    return "not found in PATH";
 }
 
 namespace {
@@ -78,7 +107,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   const CommandOptions& options) {
     if (argv.empty()) return Error::usage("run_command: empty command line");
     auto program = find_in_path(argv[0]);
-    if (!program) return Error::missing(argv[0] + ": not found in PATH");
+    if (!program) return Error::missing(argv[0] + ": " + why_not_found(argv[0]));
 
     auto in = Pipe::make();
     auto out = Pipe::make();
@@ -108,8 +137,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
 
     pid_t pid = -1;
     SpawnAttributes attributes(false);
-    int rc = ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(),
-                           envp);
+    int rc =
+        ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(), envp);
     if (rc != 0) return Error::from_errno("cannot start " + argv[0], rc);
     in->read = UniqueFd();
     out->write = UniqueFd();

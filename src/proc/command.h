@@ -38,4 +38,8 @@ inline std::string first_line(std::string_view text) {
 // The absolute path of `name` in PATH, or nullopt.
 std::optional<std::filesystem::path> find_in_path(const std::string& name);
 
+// Why find_in_path(name) found nothing, for a person: "not found in PATH", "not found",
+// "is a folder", "is not executable (chmod +x …)", "… is in /dir but not executable".
+std::string why_not_found(const std::string& name);
+
 }  // namespace cocode

@@ -1038,5 +1038,68 @@ TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
     EXPECT_NE(missing.out.find("missing  agent claude"), std::string::npos) << missing.out;
 }
 
+// doctor looks at everything even when something is broken, and says what a run would trip
+// on: a configuration that does not load, a repository without commits, uncommitted work the
+// agents will not see, an agent script that is not executable. `run` says the same.
+TEST_F(DispatchRun, DoctorRunsEveryCheckAndRunSaysWhatItWouldTripOn) {
+    const fs::path script = repo_ / "scripts/agent.sh";
+    fs::create_directories(script.parent_path());
+    write_text(script, "#!/bin/sh\nexit 0\n");
+    fs::permissions(script, fs::perms::owner_read | fs::perms::owner_write);
+    sh_ok("git add scripts", repo_);  // committed with the configuration
+    configure({{"agents", {{"script", {{"command", "scripts/agent.sh"}}}}}});
+    write_text(repo_ / "README.md", "changed, not committed\n");
+
+    auto checks_of = [](const Shell& doctor) {
+        std::map<std::string, json> out;
+        for (const auto& c : json::parse(doctor.out)) out[c["check"]] = c;
+        return out;
+    };
+    Shell doctor = dispatch("doctor --json");
+    EXPECT_EQ(doctor.exit_code, 3) << doctor.out;  // the agent cannot be started
+    auto checks = checks_of(doctor);
+    EXPECT_EQ(checks["agent script"]["state"], "missing");
+    EXPECT_EQ(checks["agent script"]["detail"],
+              script.string() + " is not executable (chmod +x " + script.string() + ")");
+    EXPECT_EQ(checks["main worktree"]["state"], "warning");
+    EXPECT_NE(checks["main worktree"]["detail"].get<std::string>().find("README.md"),
+              std::string::npos);
+    Shell run = dispatch("run 1 --no-check");
+    EXPECT_EQ(run.exit_code, 3);
+    EXPECT_NE(run.err.find("warning: 1 file has uncommitted changes in the main worktree "
+                           "(README.md): the agents start from the last commit"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("program '" + script.string() + "' is not executable"),
+              std::string::npos)
+        << run.err;
+
+    // A configuration that does not load: an error, and every other check still runs.
+    write_text(repo_ / ".cocode/config.json", "{\"concurrency\": 0}");
+    doctor = dispatch("doctor --json");
+    EXPECT_EQ(doctor.exit_code, 1) << doctor.out;
+    checks = checks_of(doctor);
+    EXPECT_EQ(checks["config"]["state"], "error");
+    EXPECT_NE(checks["config"]["detail"].get<std::string>().find("concurrency"), std::string::npos);
+    for (const char* still : {"repository", "sandbox", "hook post-commit", "github token"})
+        EXPECT_TRUE(checks.count(still)) << still << " was skipped: " << doctor.out;
+
+    // A repository made by `git init` alone.
+    const fs::path empty = dir_ / "empty";
+    sh_ok("git init -q " + quote(empty.string()), dir_.path());
+    doctor = sh(quote(tool_path("cocode-dispatch").string()) + " doctor --json", empty);
+    EXPECT_EQ(doctor.exit_code, 1) << doctor.out;
+    EXPECT_EQ(checks_of(doctor)["commits"]["state"], "error");
+    fs::create_directories(empty / ".cocode/issues");
+    write_text(empty / ".cocode/config.json", "{\"agents\": {\"a\": {\"command\": \"true\"}}}");
+    write_text(empty / ".cocode/issues/1.json",
+               R"({"number": 1, "title": "t", "body": "b", "state": "open"})");
+    Shell nothing = sh(quote(tool_path("cocode-dispatch").string()) + " run 1", empty);
+    EXPECT_EQ(nothing.exit_code, 2);
+    EXPECT_NE(nothing.err.find("has no commits yet: agents start from one; make the first"),
+              std::string::npos)
+        << nothing.err;
+}
+
 }  // namespace
 }  // namespace cocode::test

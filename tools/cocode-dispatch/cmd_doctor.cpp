@@ -1,17 +1,17 @@
 // cocode-dispatch doctor: is everything cocode needs here? Exit 3 when something is missing.
 #include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
-#include <cctype>
-
 #include "commands.h"
 #include "common/executables.h"
 #include "config/presets.h"
+#include "core/json_text.h"
+#include "core/terminal_text.h"
 #include "git/repository.h"
 #include "github/auth.h"
 #include "github/reach.h"
@@ -19,9 +19,7 @@
 #include "hook/installer.h"
 #include "proc/command.h"
 #include "proc/sandbox.h"
-#include "core/terminal_text.h"
 #include "workspace.h"
-#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;
@@ -30,7 +28,7 @@ namespace {
 
 struct Check {
     std::string name;
-    std::string state;  // ok, missing, warning
+    std::string state;  // ok, warning, error, missing (a program)
     std::string detail;
 };
 
@@ -68,12 +66,14 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
     auto version = config::version_in(version_line);
     if (!version)
         checks.push_back({name, "warning",
-                          program.string() + " (its version is unknown; the preset was tested with " +
+                          program.string() +
+                              " (its version is unknown; the preset was tested with " +
                               cli.tested_version + ")"});
     else if (config::compare_versions(*version, cli.tested_version) < 0)
         checks.push_back({name, "warning",
                           program.string() + " " + *version + " is older than " +
-                              cli.tested_version + ", which the preset was tested with; update it"});
+                              cli.tested_version +
+                              ", which the preset was tested with; update it"});
     else
         checks.push_back({name, "ok",
                           program.string() + " " + *version + " (preset tested with " +
@@ -123,9 +123,10 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
     auto endpoint = config::model_endpoint(agent, getenv_value);
     if (!endpoint.url) {
         checks.push_back({name + " endpoint", "ok", endpoint.provider + " (not probed)"});
-    } else if (auto reached = github::probe_endpoint(*endpoint.url, std::chrono::seconds(3),
-                                                     getenv_value)) {
-        checks.push_back({name + " endpoint", "ok", *endpoint.url + " reachable (" + *reached + ")"});
+    } else if (auto reached =
+                   github::probe_endpoint(*endpoint.url, std::chrono::seconds(3), getenv_value)) {
+        checks.push_back(
+            {name + " endpoint", "ok", *endpoint.url + " reachable (" + *reached + ")"});
     } else {
         checks.push_back({name + " endpoint", "warning",
                           *endpoint.url + " unreachable: " + reached.error().message +
@@ -170,21 +171,39 @@ int run_doctor(const DoctorArgs& args) {
         checks.push_back({"git", "missing", "git is not on PATH"});
     checks.push_back({"libgit2", "ok", git::libgit2_version()});
 
+    // Every check runs, whatever failed before it: a broken configuration still leaves the
+    // repository, the sandbox, the hook and the token to look at.
     std::optional<Workspace> ws;
     try {
-        ws = open_workspace(true);
+        ws = open_workspace(false);
     } catch (const Failure& failure) {
-        checks.push_back({"repository", "warning", failure.error().message});
+        checks.push_back({"repository", "error", failure.error().message});
     }
     if (ws) {
         checks.push_back({"repository", "ok", ws->root.string()});
+        auto repo = git::Repository::open(ws->root);
+        if (repo && !repo->has_commits())
+            checks.push_back(
+                {"commits", "error", "none yet: agents start from a commit; make the first"});
+        if (auto unseen = changes_agents_will_not_see(*ws); !unseen.empty())
+            checks.push_back({"main worktree", "warning",
+                              std::to_string(unseen.size()) + " uncommitted change(s) (" +
+                                  unseen.front() +
+                                  "): agents start from the last commit and will not see them"});
+        if (auto config = config::load_config(ws->root); config) {
+            ws->config = std::move(*config);
+            checks.push_back({"config", "ok", (ws->root / config::kConfigFile).string()});
+        } else {
+            checks.push_back({"config", "error", config.error().message});
+        }
         if (ws->config.agents.empty())
             checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
         for (const auto& agent : ws->config.agents) {
             const std::string name = "agent " + agent.name;
             auto program = find_in_path(agent.argv.front());
             if (!program) {
-                checks.push_back({name, "missing", agent.argv.front() + " not found in PATH"});
+                checks.push_back({name, "missing",
+                                  agent.argv.front() + " " + why_not_found(agent.argv.front())});
                 continue;
             }
             if (agent.type == config::AgentType::command)
@@ -196,13 +215,14 @@ int run_doctor(const DoctorArgs& args) {
             checks.push_back({"sandbox", "warning",
                               "off (sandbox: none): agents run in their own process group only"});
         } else if (auto probe = probe_sandbox(); probe.available) {
-            checks.push_back({"sandbox", "ok",
-                              probe.version + ": agents run in a PID namespace of their own"});
+            checks.push_back(
+                {"sandbox", "ok", probe.version + ": agents run in a PID namespace of their own"});
         } else {
             const bool required = ws->config.sandbox == config::SandboxMode::bwrap;
             checks.push_back({"sandbox", required ? "missing" : "warning",
-                              probe.why_not + (required ? "" : "; agents run without it, in their "
-                                                               "own process group only")});
+                              probe.why_not + (required ? ""
+                                                        : "; agents run without it, in their "
+                                                          "own process group only")});
         }
         auto where = hook::locate_hooks(ws->root);
         if (where) {
@@ -236,8 +256,11 @@ int run_doctor(const DoctorArgs& args) {
         checks.push_back({"github token", "ok", "from " + (*auth)->source()});
     }
 
-    bool missing = false;
-    for (const auto& c : checks) missing = missing || c.state == "missing";
+    bool missing = false, failed = false;
+    for (const auto& c : checks) {
+        missing = missing || c.state == "missing";
+        failed = failed || c.state == "error";
+    }
     if (args.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& c : checks)
@@ -248,7 +271,9 @@ int run_doctor(const DoctorArgs& args) {
             std::printf("%-8s %-22s %s\n", c.state.c_str(), c.name.c_str(),
                         terminal_safe_line(c.detail).c_str());
     }
-    return missing ? static_cast<int>(ExitCode::missing_dependency) : 0;
+    // A missing program is the protocol's 3; any other error 1; warnings alone 0.
+    if (missing) return static_cast<int>(ExitCode::missing_dependency);
+    return failed ? static_cast<int>(ExitCode::general) : 0;
 }
 
 }  // namespace cocode::dispatch_cli

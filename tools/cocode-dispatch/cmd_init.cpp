@@ -6,10 +6,10 @@
 #include "commands.h"
 #include "common/executables.h"
 #include "core/files.h"
+#include "core/json_text.h"
 #include "hook/installer.h"
 #include "proc/command.h"
 #include "workspace.h"
-#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
-#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace {

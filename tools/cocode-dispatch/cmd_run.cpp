@@ -1,7 +1,7 @@
 // cocode-dispatch run: issues × agents, each in its own worktree, supervised to the end.
 #include <fcntl.h>
-#include <spawn.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,13 +15,13 @@
 #include "batch.h"
 #include "commands.h"
 #include "common/executables.h"
+#include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
 #include "hook/installer.h"
 #include "proc/spawn.h"
 #include "progress.h"
 #include "workspace.h"
-#include "core/json_text.h"
 
 extern char** environ;
 
@@ -94,18 +94,20 @@ std::string view_line(const agent::RunView& view, const std::string& verdict) {
     const bool started = view.started != Clock::time_point{};
     const auto until = view.ended != Clock::time_point{} ? view.ended : Clock::now();
     const long seconds =
-        started ? static_cast<long>(
-                      std::chrono::duration_cast<std::chrono::seconds>(until - view.started).count())
-                : 0;
+        started
+            ? static_cast<long>(
+                  std::chrono::duration_cast<std::chrono::seconds>(until - view.started).count())
+            : 0;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s  %-18s %s", run.issue,
-                  run.agent.name.c_str(), state.c_str(),
-                  started ? format_elapsed(seconds).c_str() : "-",
-                  started ? format_bytes(view.output_bytes).c_str() : "-",
-                  started ? (std::to_string(view.commits) + (view.commits == 1 ? " commit" : " commits")).c_str()
-                          : "-",
-                  view.ready_commit.empty() ? "" : ("READY " + view.ready_commit.substr(0, 10)).c_str(),
-                  verdict.c_str());
+    std::snprintf(
+        buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s  %-18s %s", run.issue,
+        run.agent.name.c_str(), state.c_str(), started ? format_elapsed(seconds).c_str() : "-",
+        started ? format_bytes(view.output_bytes).c_str() : "-",
+        started
+            ? (std::to_string(view.commits) + (view.commits == 1 ? " commit" : " commits")).c_str()
+            : "-",
+        view.ready_commit.empty() ? "" : ("READY " + view.ready_commit.substr(0, 10)).c_str(),
+        verdict.c_str());
     return buf;
 }
 
@@ -117,17 +119,18 @@ const char* color_of(const std::string& state) {
 }
 
 json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
-    return {{"run_id", run.run_id},
-            {"issue", run.issue},
-            {"agent", run.agent.name},
-            {"status", run::status_name(result.status)},
-            {"reason", run::reason_name(result.reason)},
-            {"exit_code", result.exit_code},
-            {"restarts", result.restarts},
-            {"ready_commit", result.ready_commit.empty() ? json(nullptr) : json(result.ready_commit)},
-            {"branch", run.branch},
-            {"worktree", run.worktree.string()},
-            {"run_folder", run.files.folder.string()}};
+    return {
+        {"run_id", run.run_id},
+        {"issue", run.issue},
+        {"agent", run.agent.name},
+        {"status", run::status_name(result.status)},
+        {"reason", run::reason_name(result.reason)},
+        {"exit_code", result.exit_code},
+        {"restarts", result.restarts},
+        {"ready_commit", result.ready_commit.empty() ? json(nullptr) : json(result.ready_commit)},
+        {"branch", run.branch},
+        {"worktree", run.worktree.string()},
+        {"run_folder", run.files.folder.string()}};
 }
 
 // --detach: runs that cannot start are written ended here; the others go to a supervisor of
@@ -143,12 +146,13 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
         return static_cast<int>(unstartable.front().failed->code);
     }
 
-    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
-                                     "supervise", "--runs"};
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(), "supervise",
+                                     "--runs"};
     for (const auto& run : startable) argv.push_back(run.run_id);
     auto source_args = args.source.as_args();
     argv.insert(argv.end(), source_args.begin(), source_args.end());
-    if (args.concurrency) argv.insert(argv.end(), {"--concurrency", std::to_string(*args.concurrency)});
+    if (args.concurrency)
+        argv.insert(argv.end(), {"--concurrency", std::to_string(*args.concurrency)});
     if (args.timeout) argv.insert(argv.end(), {"--timeout", *args.timeout});
     if (args.no_check) argv.push_back("--no-check");
     if (args.publish) argv.push_back("--publish");
@@ -193,7 +197,8 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
                            {"issue", run.issue},
                            {"agent", run.agent.name},
                            {"run_folder", run.files.folder.string()}});
-        std::cout << json_dump(json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}, 2)
+        std::cout << json_dump(
+                         json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}, 2)
                   << "\n";
     } else {
         for (const auto& run : runs)
@@ -250,6 +255,12 @@ int run_run(const RunArgs& args) {
     context.resume = args.resume;
     context.timeout = timeout;
     context.notice = notice;
+    if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty())
+        notice("warning: " + std::to_string(unseen.size()) +
+               (unseen.size() == 1 ? " file has" : " files have") +
+               " uncommitted changes in the main worktree (" + unseen.front() +
+               (unseen.size() > 1 ? ", …" : "") +
+               "): the agents start from the last commit and will not see them");
     auto runs = agent::plan_runs(context, issues, agents).value_or_throw();
     ensure_hooks(ws.root, runs);
 
@@ -262,7 +273,7 @@ int run_run(const RunArgs& args) {
     after.source = source.get();
 
     Progress progress(stderr);
-    std::mutex shown;  // the judging threads report too
+    std::mutex shown;                             // the judging threads report too
     std::map<std::string, std::string> verdicts;  // run id → "PASS", "FAIL", "judging…"
     std::vector<agent::RunView> last_views;
     auto redraw = [&](const std::vector<agent::RunView>& views) {
@@ -282,10 +293,9 @@ int run_run(const RunArgs& args) {
         options.on_update = [&](const agent::RunUpdate& u) {
             static const char* kNames[] = {"started", "READY", "restarting", "stopping",
                                            "finished"};
-            std::string state =
-                u.kind == agent::UpdateKind::finished
-                    ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
-                    : "running";
+            std::string state = u.kind == agent::UpdateKind::finished
+                                    ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
+                                    : "running";
             std::string what = u.kind == agent::UpdateKind::finished
                                    ? u.detail
                                    : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;

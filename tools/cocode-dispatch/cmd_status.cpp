@@ -10,12 +10,12 @@
 
 #include "check/run_check.h"
 #include "commands.h"
+#include "core/json_text.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "progress.h"
 #include "workspace.h"
-#include "core/json_text.h"
 
 namespace cocode::dispatch_cli {
 namespace {

@@ -32,6 +32,17 @@ Workspace open_workspace(bool load_config) {
     return ws;
 }
 
+std::vector<std::string> changes_agents_will_not_see(const Workspace& ws) {
+    std::vector<std::string> out;
+    auto repo = git::Repository::open(ws.root);
+    if (!repo) return out;
+    auto paths = repo->uncommitted_paths();
+    if (!paths) return out;
+    for (auto& path : *paths)
+        if (path.rfind(".cocode/", 0) != 0) out.push_back(std::move(path));
+    return out;
+}
+
 std::vector<run::RunRecord> select_runs(const Workspace& ws,
                                         const std::optional<std::string>& which) {
     auto list = run::list_runs(ws.runs_dir());

@@ -28,6 +28,11 @@ Workspace open_workspace(bool load_config = true);
 std::vector<run::RunRecord> select_runs(const Workspace& ws,
                                         const std::optional<std::string>& which);
 
+// Changes in the main worktree that are not committed (cocode's own .cocode/ aside): agents
+// start from the last commit and will not see them. Empty when there are none or git
+// cannot tell.
+std::vector<std::string> changes_agents_will_not_see(const Workspace& ws);
+
 // One line to stderr, prefixed with the tool's name, redacted.
 void notice(std::string_view text);
 
