@@ -674,6 +674,10 @@ TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
               "2026-01-01T12:00:00Z INFO Starting analysis\n[INFO] a plain line\n"
               "2026-01-01T12:00:02Z ERROR Failed to parse config\n");
     EXPECT_EQ(dispatch("logs 1").exit_code, 0);  // an issue with one run names it
+    // Digits that are no issue with runs are the start of a run id, as any other prefix.
+    Shell by_prefix = dispatch("logs " + only_run().run_id.substr(0, 4));
+    EXPECT_EQ(by_prefix.exit_code, 0) << by_prefix.err;
+    EXPECT_EQ(by_prefix.out, logs.out);
     EXPECT_EQ(dispatch("logs nope").exit_code, 2);
 }
 

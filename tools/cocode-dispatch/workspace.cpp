@@ -1,5 +1,6 @@
 #include "workspace.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/redact.h"
@@ -48,9 +49,15 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
     auto list = run::list_runs(ws.runs_dir());
     for (const auto& problem : list.problems) notice("warning: " + problem);
     std::vector<run::RunRecord> out;
-    const bool by_issue = which && !which->empty() &&
-                          which->find_first_not_of("0123456789") == std::string::npos &&
-                          which->size() < 12;
+    // Digits name an issue when some run is on that issue; otherwise they are the start of
+    // a run id like any other ("2026" is this year's runs, `logs` and `clean` alike).
+    const bool digits = which && !which->empty() &&
+                        which->find_first_not_of("0123456789") == std::string::npos &&
+                        which->size() < 12;
+    const bool by_issue =
+        digits && std::any_of(list.runs.begin(), list.runs.end(), [&](const run::RunRecord& r) {
+            return r.issue == std::stol(*which);
+        });
     for (auto& record : list.runs) {
         if (which && !which->empty()) {
             if (by_issue ? record.issue != std::stol(*which) : record.run_id.rfind(*which, 0) != 0)
