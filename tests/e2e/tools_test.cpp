@@ -14,7 +14,14 @@ TEST(Tools, AnswerVersionAndHelp) {
     for (const std::string name : {"cocode-hook", "cocode-dispatch", "cocode-check"}) {
         Shell version = sh(tool(name) + " --version", dir.path());
         EXPECT_EQ(version.exit_code, 0) << name;
-        EXPECT_EQ(version.out.rfind(name + " " COCODE_VERSION, 0), 0u) << version.out;
+        EXPECT_EQ(version.out.rfind(name + " " COCODE_VERSION " (commit ", 0), 0u) << version.out;
+        // The commit it was built from, when built from a git checkout.
+        Shell head =
+            sh("git -C " + quote(COCODE_SOURCE_DIR) + " rev-parse --short=12 HEAD", dir.path());
+        if (head.exit_code == 0) {
+            EXPECT_NE(version.out.find("(commit " + head.out.substr(0, 12)), std::string::npos)
+                << version.out;
+        }
         Shell help = sh(tool(name) + " --help", dir.path());
         EXPECT_EQ(help.exit_code, 0) << name;
         EXPECT_NE(help.out.find("Usage"), std::string::npos) << help.out;

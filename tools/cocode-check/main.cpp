@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks"};
     const std::string version =
-        "cocode-check " COCODE_VERSION " (libgit2 " + cocode::git::libgit2_version() + ")";
+        cocode::tool::version_line("cocode-check", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);
     app.footer(
         "  cocode-check --run RUN_ID [--publish [--push] [--open-pr]]\n"

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     CLI::App app{
         "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs"};
     const std::string version =
-        "cocode-dispatch " COCODE_VERSION " (libgit2 " + cocode::git::libgit2_version() + ")";
+        cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);
     app.require_subcommand(1);
 

@@ -23,7 +23,7 @@ fs::path cocode::hook_cli::shim_executable() {
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"cocode-hook: git hooks that tell cocode the moment an agent is ready"};
-    app.set_version_flag("--version", "cocode-hook " COCODE_VERSION);
+    app.set_version_flag("--version", cocode::tool::version_line("cocode-hook"));
     app.require_subcommand(1);
 
     InstallArgs install;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <optional>
+#include <string>
 
 #include "common/cli_errors.h"
 #include "config/presets.h"
@@ -15,7 +16,15 @@
 #include "core/redact.h"
 #include "core/terminal_text.h"
 
+extern const char* const kCocodeCommit;  // tools/CMakeLists.txt, cmake/commit.cmake
+
 namespace cocode::tool {
+
+// What --version prints: "cocode-dispatch 0.1.0 (commit 1a2b3c4d5e6f)", then `extra`.
+inline std::string version_line(const char* tool, const std::string& extra = "") {
+    return std::string(tool) + " " COCODE_VERSION " (commit " + kCocodeCommit + ")" +
+           (extra.empty() ? "" : ", " + extra);
+}
 
 // Parses argv; nullopt to go on, else the exit code: 0 for --help and --version, else 2 after
 // one line saying what was wrong (cli_errors.h).
