@@ -328,13 +328,14 @@ class Supervisor {
         if (run.agent.stdin_from == config::Stdin::prompt) spec.stdin_path = run.files.prompt();
         spec.stdout_path = run.files.stdout_file();
         spec.stderr_path = run.files.stderr_file();
+        // Read before the spawn: the attempt's time starts no later than the agent does.
+        const auto now = clock_now();
         auto pid = spawn_in_own_group(spec);
         if (!pid) {
             finish(slot, static_cast<int>(ExitCode::general), run::StopReason::spawn,
                    pid.error().message);
             return;
         }
-        const auto now = clock_now();
         slot.pid = *pid;
         slot.leader = stamp_of(*pid);
         if (slot.leader.pid == 0) slot.leader = {*pid, 0};  // already gone: its tag still counts
