@@ -15,11 +15,18 @@ TEST(Tools, AnswerVersionAndHelp) {
         Shell version = sh(tool(name) + " --version", dir.path());
         EXPECT_EQ(version.exit_code, 0) << name;
         EXPECT_EQ(version.out.rfind(name + " " COCODE_VERSION " (commit ", 0), 0u) << version.out;
-        // The commit it was built from, when built from a git checkout.
-        Shell head =
-            sh("git -C " + quote(COCODE_SOURCE_DIR) + " rev-parse --short=12 HEAD", dir.path());
-        if (head.exit_code == 0) {
-            EXPECT_NE(version.out.find("(commit " + head.out.substr(0, 12)), std::string::npos)
+        // The commit it was built from, when built from a git checkout: one of this
+        // checkout's history (HEAD, or before it when built before the last commit).
+        if (sh("git -C " + quote(COCODE_SOURCE_DIR) + " rev-parse HEAD", dir.path()).exit_code ==
+            0) {
+            const std::size_t at = version.out.find("(commit ");
+            ASSERT_NE(at, std::string::npos) << version.out;
+            std::string commit = version.out.substr(at + 8, 12);
+            EXPECT_EQ(sh("git -C " + quote(COCODE_SOURCE_DIR) + " merge-base --is-ancestor " +
+                             quote(commit) + " HEAD",
+                         dir.path())
+                          .exit_code,
+                      0)
                 << version.out;
         }
         Shell help = sh(tool(name) + " --help", dir.path());
