@@ -1,6 +1,7 @@
 #include "core/glob.h"
 
 #include <string>
+#include <vector>
 
 namespace cocode {
 namespace {
@@ -30,51 +31,51 @@ bool class_match(std::string_view glob, char c, std::size_t& length) {
     return matched != negate;
 }
 
-bool match_from(std::string_view glob, std::string_view path) {
+// A glob, read once into the steps it is made of.
+struct Step {
+    enum class Kind { literal, any, set, star, segments, anything } kind;
+    char c = 0;            // literal
+    std::string_view set;  // set: the class "[...]", brackets included
+};
+
+std::vector<Step> steps_of(std::string_view glob) {
+    std::vector<Step> out;
     while (!glob.empty()) {
         if (glob.substr(0, 2) == "**") {
             glob.remove_prefix(2);
-            const bool whole_segments = !glob.empty() && glob.front() == '/';
-            if (whole_segments) glob.remove_prefix(1);
-            if (glob.empty()) return true;
-            for (std::size_t i = 0; i <= path.size(); ++i) {
-                if (whole_segments && i > 0 && path[i - 1] != '/') continue;
-                if (match_from(glob, path.substr(i))) return true;
+            if (glob.size() > 1 && glob.front() == '/') {  // `**/`: whole segments, maybe none
+                glob.remove_prefix(1);
+                out.push_back({Step::Kind::segments, 0, {}});
+            } else {  // `**` or `**/` last (everything below), or inside a segment (anything)
+                if (!glob.empty() && glob.front() == '/') glob.remove_prefix(1);
+                out.push_back({Step::Kind::anything, 0, {}});
             }
-            return false;
+            continue;
         }
         const char g = glob.front();
         if (g == '*') {
+            out.push_back({Step::Kind::star, 0, {}});
             glob.remove_prefix(1);
-            for (std::size_t i = 0; i <= path.size(); ++i) {
-                if (match_from(glob, path.substr(i))) return true;
-                if (i < path.size() && path[i] == '/') break;
-            }
-            return false;
-        }
-        if (path.empty()) return false;
-        const char c = path.front();
-        if (g == '?') {
-            if (c == '/') return false;
+        } else if (g == '?') {
+            out.push_back({Step::Kind::any, 0, {}});
             glob.remove_prefix(1);
         } else if (g == '[') {
             std::size_t length = 0;
-            bool ok = class_match(glob, c, length);
+            class_match(glob, 'a', length);
             if (length == 0) {  // no closing ']': a literal '['
-                if (c != '[') return false;
+                out.push_back({Step::Kind::literal, '[', {}});
                 glob.remove_prefix(1);
             } else {
-                if (!ok || c == '/') return false;
+                out.push_back({Step::Kind::set, 0, glob.substr(0, length)});
                 glob.remove_prefix(length);
             }
         } else {
             if (g == '\\' && glob.size() > 1) glob.remove_prefix(1);
-            if (glob.front() != c) return false;
+            out.push_back({Step::Kind::literal, glob.front(), {}});
             glob.remove_prefix(1);
         }
-        path.remove_prefix(1);
     }
-    return path.empty();
+    return out;
 }
 
 }  // namespace
@@ -85,13 +86,50 @@ bool glob_match(std::string_view glob, std::string_view path) {
     if (pattern.find('/') == std::string::npos) pattern = "**/" + pattern;
     std::string_view g = pattern;
     if (!g.empty() && g.front() == '/') g.remove_prefix(1);
-    // A glob naming a folder covers what is inside it, as in .gitignore: `docs` matches
-    // docs/guide.md. So the path matches when it, or one of its parent folders, does.
-    for (std::size_t end = path.size(); end != std::string_view::npos && end > 0;
-         end = path.rfind('/', end - 1)) {
-        if (match_from(g, path.substr(0, end))) return true;
+    const std::size_t n = path.size();
+    if (n == 0) return false;
+    const std::vector<Step> steps = steps_of(g);
+
+    // match[j]: the steps from the current one on match path[j..] up to a folder boundary.
+    // A glob naming a folder covers what is inside it, as in .gitignore (`docs` matches
+    // docs/guide.md): the glob may end wherever the path, or one of its parent folders, ends.
+    // Filled from the last step back, one row per step: O(steps x path), whatever the glob
+    // (a backtracking matcher is exponential on `*a*a*a…`).
+    std::vector<char> next(n + 1), row(n + 1);
+    for (std::size_t j = 0; j <= n; ++j) next[j] = j > 0 && (j == n || path[j] == '/');
+    for (std::size_t i = steps.size(); i-- > 0;) {
+        const Step& step = steps[i];
+        bool later_segment = false;  // segments: next[k] for some k > j just after a '/'
+        for (std::size_t j = n + 1; j-- > 0;) {
+            const bool more = j < n;
+            const char c = more ? path[j] : '\0';
+            switch (step.kind) {
+                case Step::Kind::literal:
+                    row[j] = more && c == step.c && next[j + 1];
+                    break;
+                case Step::Kind::any:
+                    row[j] = more && c != '/' && next[j + 1];
+                    break;
+                case Step::Kind::set: {
+                    std::size_t length = 0;
+                    row[j] = more && c != '/' && class_match(step.set, c, length) && next[j + 1];
+                    break;
+                }
+                case Step::Kind::star:
+                    row[j] = next[j] || (more && c != '/' && row[j + 1]);
+                    break;
+                case Step::Kind::anything:
+                    row[j] = next[j] || (more && row[j + 1]);
+                    break;
+                case Step::Kind::segments:
+                    row[j] = next[j] || later_segment;
+                    if (j > 0 && path[j - 1] == '/') later_segment = later_segment || next[j];
+                    break;
+            }
+        }
+        std::swap(row, next);
     }
-    return false;
+    return next[0];
 }
 
 std::optional<std::string> glob_problem(std::string_view glob) {

@@ -2,9 +2,9 @@
 // the order in which candidates are ranked.
 #include <gtest/gtest.h>
 
-#include "core/glob.h"
 #include "check/report.h"
 #include "check/run_check.h"
+#include "core/glob.h"
 
 namespace cocode::check {
 namespace {
@@ -35,8 +35,26 @@ TEST(Glob, MatchesAsGitignoreDoes) {
              {"[!a-c].txt", "b.txt", false},         //
              {".github/**", ".github/workflows/ci.yml", true},
              {".github/**", "github/x", false},
+             {"src/a\\*.c", "src/a*.c", true},  // an escaped '*' is a '*'
+             {"src/a\\*.c", "src/ab.c", false},
+             {"[ab", "x/[ab", true},  // no ']': a literal '['
+             {"*/*", "a/b/c", true},  // its parent folder a/b matches
          })
         EXPECT_EQ(glob_match(c.glob, c.path), c.match) << c.glob << " ~ " << c.path;
+}
+
+// Found by fuzzing: a backtracking matcher took exponential time on globs with many stars
+// (`*[!?-c]*?*…`, `*a*a*a…`); a scope check on a deep path never ended. Matching is linear in
+// the glob times the path now; this finishes at once or hits the test's timeout.
+TEST(Glob, ManyStarsDoNotTakeExponentialTime) {
+    std::string glob, path(4000, 'a');
+    for (int i = 0; i < 60; ++i) glob += "*a";
+    glob += "*b";
+    EXPECT_FALSE(glob_match(glob, path));
+    EXPECT_TRUE(glob_match(glob.substr(0, glob.size() - 1), path));
+    std::string deep;
+    for (int i = 0; i < 500; ++i) deep += "d/";
+    EXPECT_FALSE(glob_match("**/**/**/**/**/x*y*z*w", deep + "xyzv"));
 }
 
 TEST(SourceOf, ReadsWhereARunsIssueLives) {
