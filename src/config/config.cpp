@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/presets.h"
+#include "core/closest_word.h"
 #include "core/files.h"
 #include "core/glob.h"
 #include "core/json_text.h"
@@ -229,9 +230,8 @@ bool system_folder(const fs::path& path) {
 
 bool valid_variable_name(std::string_view name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
-    return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '_';
-    });
+    return std::all_of(name.begin(), name.end(),
+                       [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
 // scheme://host[:port][/path], nothing a shell or TOML quoting would have to care about.
@@ -260,7 +260,8 @@ Result<void> parse_agent_env(const Reader& r, const json& value, const std::stri
         if (is_github_credential(name))
             return r.bad(where, "no GitHub credential: " + name + " never reaches an agent");
         if (name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0)
-            return r.bad(where, "no " + name + ": COCODE_* and JRUN_* are set by cocode for each run");
+            return r.bad(where,
+                         "no " + name + ": COCODE_* and JRUN_* are set by cocode for each run");
         return {};
     };
     if (value.is_array()) {
@@ -346,7 +347,8 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         if (!text) return std::move(text).error();
         if (std::string_view(key) == "base_url") {
             if (!plausible_url(*text))
-                return r.bad(where, "an http:// or https:// URL such as https://gateway.example/v1");
+                return r.bad(where,
+                             "an http:// or https:// URL such as https://gateway.example/v1");
             agent.base_url = *text;
         } else {
             if (text->find_first_of(" \t\n\"'") != std::string::npos)
@@ -461,9 +463,10 @@ std::optional<std::string> refname_problem(std::string_view name) {
     if (name.find("//") != std::string_view::npos) return "'//'";
     if (name.back() == '/' || name.back() == '.') return "a name ending in '/' or '.'";
     for (unsigned char c : name)
-        if (c < 0x20 || c == 0x7f || std::string_view(" ~^:?*[\\").find(static_cast<char>(c)) !=
-                                         std::string_view::npos)
-            return std::string("the character '") + (c < 0x20 || c == 0x7f ? "control" : std::string(1, static_cast<char>(c))) + "'";
+        if (c < 0x20 || c == 0x7f ||
+            std::string_view(" ~^:?*[\\").find(static_cast<char>(c)) != std::string_view::npos)
+            return std::string("the character '") +
+                   (c < 0x20 || c == 0x7f ? "control" : std::string(1, static_cast<char>(c))) + "'";
     std::size_t start = 0;
     while (start < name.size()) {
         std::size_t end = name.find('/', start);
@@ -479,17 +482,23 @@ std::optional<std::string> refname_problem(std::string_view name) {
 
 Result<std::uint64_t> parse_size(std::string_view text) {
     auto bad = [&] {
-        return Error::usage("'" + std::string(text) +
-                            "' is not a size (expected e.g. 1GiB, 500MB, 64KB or a number of bytes)");
+        return Error::usage(
+            "'" + std::string(text) +
+            "' is not a size (expected e.g. 1GiB, 500MB, 64KB or a number of bytes)");
     };
     std::size_t digits = 0;
     while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
     if (digits == 0 || digits > 15) return bad();
     const std::uint64_t n = std::stoull(std::string(text.substr(0, digits)));
     static const std::map<std::string, std::uint64_t, std::less<>> kUnits = {
-        {"", 1},           {"B", 1},
-        {"KB", 1000},      {"MB", 1000 * 1000},         {"GB", 1000ULL * 1000 * 1000},
-        {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20},        {"GiB", 1ULL << 30}};
+        {"", 1},
+        {"B", 1},
+        {"KB", 1000},
+        {"MB", 1000 * 1000},
+        {"GB", 1000ULL * 1000 * 1000},
+        {"KiB", 1ULL << 10},
+        {"MiB", 1ULL << 20},
+        {"GiB", 1ULL << 30}};
     auto unit = kUnits.find(text.substr(digits));
     if (unit == kUnits.end()) return bad();
     return n * unit->second;
@@ -542,32 +551,6 @@ std::string format_duration(Duration duration) {
     return out;
 }
 
-std::optional<std::string> closest_word(std::string_view word,
-                                        const std::vector<std::string>& known) {
-    auto distance = [](std::string_view a, std::string_view b) {
-        std::vector<std::size_t> row(b.size() + 1);
-        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            std::size_t diagonal = row[0];
-            row[0] = i;
-            for (std::size_t j = 1; j <= b.size(); ++j) {
-                std::size_t above = row[j];
-                row[j] = std::min(
-                    {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-                diagonal = above;
-            }
-        }
-        return row[b.size()];
-    };
-    std::optional<std::string> best;
-    std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
-    for (const auto& candidate : known) {
-        std::size_t d = distance(word, candidate);
-        if (d < best_distance) best_distance = d, best = candidate;
-    }
-    return best;
-}
-
 Result<Config> parse_config(std::string_view text, const fs::path& source,
                             const fs::path& repo_root) {
     Reader r{source.string()};
@@ -577,11 +560,11 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     const json& doc = *parsed;
     if (!doc.is_object())
         return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
-    if (auto ok = r.only_keys(doc, "",
-                              {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
-                               "ready_marker", "worktree_root", "branch_prefix", "base_branch",
-                               "worktree_setup", "agents", "default_agents", "check", "publish",
-                               "sandbox", "output_cap"});
+    if (auto ok = r.only_keys(
+            doc, "",
+            {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff", "ready_marker",
+             "worktree_root", "branch_prefix", "base_branch", "worktree_setup", "agents",
+             "default_agents", "check", "publish", "sandbox", "output_cap"});
         !ok)
         return std::move(ok).error();
 
@@ -613,16 +596,16 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     {
         // Relative: inside the repository. Absolute: anywhere that is not the system's.
         const fs::path root(config.worktree_root);
-        if (root.is_absolute() ? system_folder(root)
-                               : (root.lexically_normal().empty() ||
-                                  *root.lexically_normal().begin() == ".." ||
-                                  root.lexically_normal() == "."))
+        if (root.is_absolute()
+                ? system_folder(root)
+                : (root.lexically_normal().empty() || *root.lexically_normal().begin() == ".." ||
+                   root.lexically_normal() == "."))
             return r.bad("worktree_root",
                          "a folder inside the repository (such as .cocode/worktrees), or an "
                          "absolute path outside the system's folders");
         if (auto problem = refname_problem("refs/heads/" + config.branch_prefix + "1-agent"))
-            return r.bad("branch_prefix", "the start of a git branch name such as cocode/ (not " +
-                                              *problem + ")");
+            return r.bad("branch_prefix",
+                         "the start of a git branch name such as cocode/ (not " + *problem + ")");
     }
     if (doc.contains("base_branch")) {
         auto s = r.string(doc["base_branch"], "base_branch");

@@ -134,8 +134,4 @@ Result<Config> load_config(const std::filesystem::path& repo_root);
 
 inline constexpr char kConfigFile[] = ".cocode/config.json";
 
-// The closest of `known` to `word` when it is a plausible typo, for "did you mean".
-std::optional<std::string> closest_word(std::string_view word,
-                                        const std::vector<std::string>& known);
-
 }  // namespace cocode::config

@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "commands.h"
 #include "common/executables.h"
+#include "core/closest_word.h"
 #include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
@@ -48,7 +49,7 @@ std::vector<config::AgentConfig> choose_agents(const config::Config& config,
         const auto* agent = config.find_agent(name);
         if (!agent) {
             std::string message = "--agent: no agent '" + name + "' in " + config::kConfigFile;
-            if (auto near = config::closest_word(name, known))
+            if (auto near = closest_word(name, known))
                 message += " (did you mean '" + *near + "'?)";
             throw Failure(Error::usage(message));
         }

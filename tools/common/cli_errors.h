@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/closest_word.h"
+
 namespace cocode::tool {
 
 // An issue number: a whole number from 1 to 2^31-1 (GitHub's range), nothing clamped.
@@ -47,40 +49,6 @@ inline CLI::Validator whole_number(long low, long high) {
 }
 
 namespace detail {
-
-inline std::size_t edit_distance(std::string_view a, std::string_view b) {
-    // Optimal string alignment: insertions, deletions, substitutions and swaps of two
-    // neighbours ("rnu" is one edit from "run") each cost 1.
-    const std::size_t width = b.size() + 1;
-    std::vector<std::size_t> d((a.size() + 1) * width);
-    const auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * width + j]; };
-    for (std::size_t i = 0; i <= a.size(); ++i) at(i, 0) = i;
-    for (std::size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
-        }
-    }
-    return at(a.size(), b.size());
-}
-
-// The closest of `names` to `typed`, when close enough to be a typo (as git's help.autocorrect
-// judges: a few edits, fewer than half the word).
-inline std::string closest(std::string_view typed, const std::vector<std::string>& names) {
-    std::string best;
-    std::size_t best_distance = 3;
-    for (const auto& name : names) {
-        const std::size_t d = edit_distance(typed, name);
-        if (d < best_distance && d * 2 < std::max(typed.size(), name.size())) {
-            best = name;
-            best_distance = d;
-        }
-    }
-    return best;
-}
 
 // The deepest subcommand the parse reached: where the mistake is.
 inline const CLI::App* deepest(const CLI::App& app) {
@@ -151,7 +119,7 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
             for (const CLI::App* a = &at; a != nullptr; a = a->get_parent())
                 known = known || a->get_name() == word;
             if (known) continue;
-            const std::string near = closest(word, names);
+            const std::string near = closest_word(word, names).value_or("");
             return "unknown command '" + word + "' for `" + where + "`" +
                    (near.empty() ? "" : "; did you mean '" + near + "'?") +
                    " Commands: " + join(names) + ".";
@@ -163,7 +131,7 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
             if (what.find(word) == std::string::npos) continue;
             if (!word.empty() && word[0] == '-') {
                 const std::string flag = word.substr(0, word.find('='));
-                const std::string near = closest(flag, flag_names(at));
+                const std::string near = closest_word(flag, flag_names(at)).value_or("");
                 return "unknown option '" + flag + "' for `" + where + "`" +
                        (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
             }
