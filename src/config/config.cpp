@@ -564,9 +564,12 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
             doc, "",
             {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff", "ready_marker",
              "worktree_root", "branch_prefix", "base_branch", "worktree_setup", "agents",
-             "default_agents", "check", "publish", "sandbox", "output_cap"});
+             "default_agents", "check", "publish", "sandbox", "output_cap", "$schema"});
         !ok)
         return std::move(ok).error();
+    // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
+    if (doc.contains("$schema") && !doc["$schema"].is_string())
+        return r.bad("$schema", "the path or URL of the configuration's JSON Schema");
 
     Config config;
     config.source = source;
