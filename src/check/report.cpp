@@ -1,6 +1,7 @@
 #include "check/report.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace cocode::check {
 
@@ -131,6 +132,62 @@ std::string render_markdown(const Verdict& v) {
         if (v.files.size() > shown)
             out += "| … and " + std::to_string(v.files.size() - shown) + " more | | |\n";
         out += "\n</details>\n";
+    }
+    return out;
+}
+
+std::string render_text(const Verdict& v) {
+    std::string out = std::string(v.pass ? "PASS" : "FAIL") + "  cocode check";
+    if (!v.agent.empty()) out += " · " + v.agent;
+    if (v.issue) out += " on #" + std::to_string(v.issue);
+    out += "\n";
+    std::vector<std::string> facts;
+    if (!v.branch.empty()) facts.push_back(v.branch);
+    facts.push_back(plural(v.commits.size(), "commit", "commits") + " since " +
+                    v.base.substr(0, 7));
+    facts.push_back(plural(v.files.size(), "file", "files") + " +" + std::to_string(v.insertions) +
+                    " -" + std::to_string(v.deletions));
+    if (v.run_seconds) facts.push_back("run " + format_seconds(*v.run_seconds));
+    for (std::size_t i = 0; i < facts.size(); ++i) out += (i ? " · " : "") + facts[i];
+    out += "\n\n";
+
+    std::size_t width = 0;
+    for (const auto& c : v.checks) width = std::max(width, c.name.size());
+    for (const auto& c : v.checks) {
+        const char* mark = c.outcome == Outcome::pass   ? "ok  "
+                           : c.outcome == Outcome::fail ? "FAIL"
+                                                        : "skip";
+        out += "  " + std::string(mark) + "  " + c.name + std::string(width - c.name.size(), ' ') +
+               "  " + c.reason + "\n";
+        for (const auto& file : c.files) out += "        " + std::string(width, ' ') + file + "\n";
+    }
+    for (const auto& c : v.checks) {
+        if (c.outcome != Outcome::fail || c.output_tail.empty()) continue;
+        out += "\n" + c.name + ", last lines:\n";
+        std::size_t at = 0;
+        while (at < c.output_tail.size()) {
+            const std::size_t end = std::min(c.output_tail.find('\n', at), c.output_tail.size());
+            out += "    " + c.output_tail.substr(at, end - at) + "\n";
+            at = end + 1;
+        }
+    }
+    if (!v.files.empty()) {
+        out += "\n" + plural(v.files.size(), "file", "files") + " changed:\n";
+        const std::size_t shown = std::min<std::size_t>(v.files.size(), 50);
+        for (std::size_t i = 0; i < shown; ++i) {
+            const auto& f = v.files[i];
+            char stat[32];
+            if (f.binary)
+                std::snprintf(stat, sizeof stat, "%11s", "binary");
+            else
+                std::snprintf(stat, sizeof stat, "+%-5d -%-4d", f.insertions, f.deletions);
+            std::string name = f.status == 'R' ? f.old_path + " -> " + f.path : f.path;
+            if (f.status == 'A') name += " (new)";
+            if (f.status == 'D') name += " (deleted)";
+            out += "  " + std::string(stat) + " " + name + "\n";
+        }
+        if (v.files.size() > shown)
+            out += "  … and " + std::to_string(v.files.size() - shown) + " more\n";
     }
     return out;
 }

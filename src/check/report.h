@@ -13,6 +13,10 @@ namespace cocode::check {
 // failing command's output in a collapsed block, the run's duration.
 std::string render_markdown(const Verdict& verdict);
 
+// The same for a terminal: plain aligned text, no Markdown (no tables, no HTML, no
+// backticks), for `cocode-check` when its output is a terminal or with --format text.
+std::string render_text(const Verdict& verdict);
+
 // The hidden marker of the one comment per (issue, agent), and of the issue's comparison.
 std::string comment_key(long issue, const std::string& agent);
 std::string summary_key(long issue);

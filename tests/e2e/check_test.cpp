@@ -151,6 +151,19 @@ TEST_F(Check, ScopeViolationsNameTheFilesAndTheBranchCannotLoosenTheRules) {
     EXPECT_NE(
         scope["reason"].get<std::string>().find("outside the allowed paths: .cocode/config.json"),
         std::string::npos);
+
+    // On a terminal (or --format text) the same verdict reads as aligned text, not Markdown.
+    Shell text = check("--exit-code 0 --format text");
+    EXPECT_EQ(text.exit_code, 1);
+    EXPECT_EQ(text.out.rfind("FAIL  cocode check\n", 0), 0u) << text.out;
+    EXPECT_NE(text.out.find("\n  FAIL  scope         " + scope["reason"].get<std::string>() + "\n"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("  +1     -0    docs/guide.md (new)\n"), std::string::npos) << text.out;
+    for (const char* markdown : {"|", "<details>", "`", "###"})
+        EXPECT_EQ(text.out.find(markdown), std::string::npos) << markdown << " in\n" << text.out;
+    // Piped, as before: Markdown.
+    EXPECT_EQ(check("--exit-code 0").out.rfind("### ❌ FAIL", 0), 0u);
 }
 
 TEST_F(Check, VerifyCommandsPassFailAndTimeOutWithTheirOutputKept) {

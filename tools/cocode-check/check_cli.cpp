@@ -1,5 +1,7 @@
 #include "check_cli.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,11 +12,11 @@
 #include "check/run_check.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "proc/command.h"
-#include "core/json_text.h"
 
 namespace cocode::check_cli {
 namespace fs = std::filesystem;
@@ -152,7 +154,10 @@ int run_check(const CheckArgs& args) {
                 {"error", publish_error ? json(redact(publish_error->message)) : json(nullptr)}};
         std::cout << json_dump(out, 2) << "\n";
     } else if (!args.quiet) {
-        std::cout << terminal_safe(markdown);  // commit subjects are the agent's
+        const bool text =
+            args.format == "text" || (args.format == "auto" && ::isatty(STDOUT_FILENO) == 1);
+        // Commit subjects and file names are the agent's: shown terminal-safe either way.
+        std::cout << terminal_safe(text ? check::render_text(verdict) : markdown);
     }
     if (check::in_github_actions()) {
         for (const auto& line : check::error_annotations(verdict))
@@ -195,8 +200,7 @@ int run_summary(const CheckArgs& args) {
     for (const auto& record : latest) {
         if (run::is_active(record.status)) {
             notice("run " + record.run_id + " (" + record.agent + ") is still " +
-                   std::string(run::status_name(record.status)) +
-                   "; left out");
+                   std::string(run::status_name(record.status)) + "; left out");
             continue;
         }
         if (auto recorded = check::recorded_verdict(record.folder)) {
@@ -227,10 +231,11 @@ int run_summary(const CheckArgs& args) {
     if (args.json) {
         json candidates = json::array();
         for (const auto& v : ranked) candidates.push_back(check::to_json(v));
-        const json out = {{"issue", *args.issue},
-                          {"best", ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
-                          {"candidates", candidates},
-                          {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}};
+        const json out = {
+            {"issue", *args.issue},
+            {"best", ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
+            {"candidates", candidates},
+            {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}};
         std::cout << json_dump(out, 2) << "\n";
     } else if (!args.quiet) {
         std::cout << terminal_safe(markdown);  // commit subjects are the agent's

@@ -26,7 +26,8 @@ struct CheckArgs {
     bool push = false;
     bool open_pr = false;
     bool no_verify = false;
-    bool quiet = false;  // no report on stdout (the pre-push gate prints its own on FAIL)
+    bool quiet = false;           // no report on stdout (the pre-push gate prints its own on FAIL)
+    std::string format = "auto";  // the report on stdout: text, markdown, or text on a terminal
 };
 
 int run_check(const CheckArgs& args);

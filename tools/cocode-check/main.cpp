@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
                  "open or update a draft pull request \"Closes #N\" (with --publish)");
     app.add_flag("--no-verify", args.no_verify, "do not run the verify commands");
     app.add_flag("--quiet", args.quiet, "print nothing; the exit code says PASS or FAIL");
+    app.add_option("--format", args.format,
+                   "the report on stdout: text, markdown (default: text on a terminal, else "
+                   "markdown)")
+        ->check(CLI::IsMember({"auto", "text", "markdown"}));
     run->excludes(worktree);
     worktree->needs(base);
 
