@@ -32,6 +32,10 @@ TEST(Tools, AnswerVersionAndHelp) {
         Shell help = sh(tool(name) + " --help", dir.path());
         EXPECT_EQ(help.exit_code, 0) << name;
         EXPECT_NE(help.out.find("Usage"), std::string::npos) << help.out;
+        // Every tool's help lists its exit codes.
+        const bool lists_exit_codes = help.out.find("2 for bad arguments") != std::string::npos ||
+                                      help.out.find("2 a mistake in") != std::string::npos;
+        EXPECT_TRUE(lists_exit_codes) << help.out;
     }
     EXPECT_NE(sh(tool("cocode-dispatch") + " --version", dir.path()).out.find("libgit2 1."),
               std::string::npos);

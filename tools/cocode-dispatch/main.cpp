@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
         cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);
     app.require_subcommand(1);
+    app.footer(
+        "Exit codes: 0 done (every run completed), 1 a run failed or an error, 2 a mistake in\n"
+        "the arguments or the configuration, or not a git repository, 3 a program that is\n"
+        "needed is missing, 130 interrupted. See docs/runs.md.");
 
     auto* issues_cmd = app.add_subcommand("issues", "show the issues cocode sees");
     issues_cmd->require_subcommand(1);

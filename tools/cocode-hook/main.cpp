@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"cocode-hook: git hooks that tell cocode the moment an agent is ready"};
     app.set_version_flag("--version", cocode::tool::version_line("cocode-hook"));
+    app.footer(
+        "Exit codes: 0 done, 1 an error, 2 a mistake in the arguments or not a git repository,\n"
+        "3 a program that is needed is missing. See docs/hooks.md.");
     app.require_subcommand(1);
 
     InstallArgs install;
