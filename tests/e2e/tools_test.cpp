@@ -1,5 +1,6 @@
 // The tools as a user runs them: exit codes, one-line errors, status output.
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -39,6 +40,30 @@ TEST(Tools, AnswerVersionAndHelp) {
     }
     EXPECT_NE(sh(tool("cocode-dispatch") + " --version", dir.path()).out.find("libgit2 1."),
               std::string::npos);
+}
+
+// The man pages come from the tools' own help, every command's options included, with the
+// examples and exit codes of docs/man/<tool>.h2m.
+TEST(Tools, ManPagesAreMadeFromTheHelpWithExamplesAndExitCodes) {
+    for (const std::string name : {"cocode-hook", "cocode-dispatch", "cocode-check"}) {
+        const fs::path page = fs::path(COCODE_MAN_DIR) / (name + ".1");
+        ASSERT_TRUE(fs::exists(page)) << page << " (help2man: ci/install-deps installs it)";
+        const std::string text = read_text(page);
+        EXPECT_NE(text.find(".TH " +
+                            [&] {
+                                std::string upper = name;
+                                for (char& c : upper) c = static_cast<char>(std::toupper(c));
+                                return upper;
+                            }()),
+                  std::string::npos)
+            << text.substr(0, 300);
+        for (const char* section : {".SH NAME", ".SH EXAMPLES", ".SH \"EXIT STATUS\""})
+            EXPECT_NE(text.find(section), std::string::npos) << name << ": " << section;
+    }
+    // Every command's options are there: what `run --help` says, the page says.
+    const std::string dispatch = read_text(fs::path(COCODE_MAN_DIR) / "cocode-dispatch.1");
+    for (const char* option : {"concurrency", "resume", "no\\-check", "follow"})
+        EXPECT_NE(dispatch.find(option), std::string::npos) << option;
 }
 
 TEST(Tools, BadArgumentsExitTwoWithOneLine) {

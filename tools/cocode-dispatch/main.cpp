@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
         cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);
     app.require_subcommand(1);
+    app.set_help_all_flag("--help-all", "every command's options (what the man page shows)");
     app.footer(
         "Exit codes: 0 done (every run completed), 1 a run failed or an error, 2 a mistake in\n"
         "the arguments or the configuration, or not a git repository, 3 a program that is\n"

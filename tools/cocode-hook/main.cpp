@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
         "Exit codes: 0 done, 1 an error, 2 a mistake in the arguments or not a git repository,\n"
         "3 a program that is needed is missing. See docs/hooks.md.");
     app.require_subcommand(1);
+    app.set_help_all_flag("--help-all", "every command's options (what the man page shows)");
 
     InstallArgs install;
     auto* install_cmd =
