@@ -66,6 +66,36 @@ TEST(Tools, ManPagesAreMadeFromTheHelpWithExamplesAndExitCodes) {
         EXPECT_NE(dispatch.find(option), std::string::npos) << option;
 }
 
+// `cmake --install` lays out bin/, libexec/cocode/, share/: the installed tools find their
+// helpers from where they are (the hook shim in libexec), `init` names the installed schema,
+// and the man pages and documents are there.
+TEST(Tools, InstalledToolsFindTheirHelpersWhereTheyAre) {
+    TempDir dir;
+    const fs::path prefix = dir / "prefix";
+    Shell install =
+        sh("cmake --install " + quote(COCODE_BUILD_DIR) + " --prefix " + quote(prefix.string()),
+           dir.path());
+    ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
+    for (const char* file : {"bin/cocode-dispatch", "bin/cocode-check", "bin/cocode-hook",
+                             "libexec/cocode/cocode-hook-shim", "share/man/man1/cocode-dispatch.1",
+                             "share/cocode/config.schema.json", "share/doc/cocode/README.md",
+                             "share/doc/cocode/docs/security.md"})
+        EXPECT_TRUE(fs::exists(prefix / file)) << file;
+
+    make_repo(dir / "repo");
+    Shell init =
+        sh("PATH=/usr/bin:/bin " + quote((prefix / "bin/cocode-dispatch").string()) + " init",
+           dir / "repo");
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    auto config = nlohmann::json::parse(read_text(dir / "repo/.cocode/config.json"));
+    EXPECT_EQ(config["$schema"], (prefix / "share/cocode/config.schema.json").string());
+    // The hook it installed is the installed shim, recording the installed cocode-hook.
+    EXPECT_EQ(read_text(dir / "repo/.git/hooks/post-commit"),
+              read_text(prefix / "libexec/cocode/cocode-hook-shim"));
+    EXPECT_EQ(read_text(dir / "repo/.git/hooks/cocode-hook.tool"),
+              (prefix / "bin/cocode-hook").string() + "\n");
+}
+
 TEST(Tools, BadArgumentsExitTwoWithOneLine) {
     TempDir dir;
     Shell unknown = sh(tool("cocode-hook") + " install --bogus", dir.path());

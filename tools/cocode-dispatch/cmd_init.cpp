@@ -21,7 +21,11 @@ int run_init(const InitArgs& args) {
     if (fs::exists(file, ec) && !args.force)
         throw Failure(Error::usage(std::string(config::kConfigFile) +
                                    " already exists (--force writes a new one)"));
-    nlohmann::ordered_json doc = {{"concurrency", 5}, {"timeout", "30m"}};
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+    // Editors validate the file as it is written when it names its schema: the installed one.
+    if (auto schema = tool::installed_data("config.schema.json")) doc["$schema"] = schema->string();
+    doc["concurrency"] = 5;
+    doc["timeout"] = "30m";
     nlohmann::ordered_json agents = nlohmann::ordered_json::object();
     for (auto type :
          {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {

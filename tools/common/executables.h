@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace cocode::tool {
@@ -22,6 +23,16 @@ inline std::filesystem::path sibling_executable(const std::string& name) {
         if (std::filesystem::exists(candidate)) return candidate.lexically_normal();
     }
     return dir / name;
+}
+
+// A data file installed with the tools (`<prefix>/share/cocode/<name>`, as `cmake --install`
+// lays it out beside bin/), or nullopt when this executable is not installed so.
+inline std::optional<std::filesystem::path> installed_data(const std::string& name) {
+    const std::filesystem::path file =
+        self_executable(name.c_str()).parent_path() / ".." / "share" / "cocode" / name;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) return std::nullopt;
+    return file.lexically_normal();
 }
 
 }  // namespace cocode::tool
