@@ -1002,6 +1002,35 @@ TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
     EXPECT_NE(running.err.find("--issue 9: no runs in"), std::string::npos);
 }
 
+// Completion comes from the tool's own commands and options, and from the repository: bash
+// sources what `completion bash` prints and completes through `__complete`.
+TEST_F(DispatchRun, BashCompletesCommandsOptionsAgentsAndIssues) {
+    configure({{"agents",
+                {{"seed", {{"command", agent_path("seed-agent.py")}}},
+                 {"claude", {{"type", "claude"}}}}}});
+    const std::string tool = tool_path("cocode-dispatch").string();
+    auto complete = [&](const std::string& words, int cword) {
+        const std::string script = "source <(" + quote(tool) + " completion bash); COMP_WORDS=(" +
+                                   quote(tool) + " " + words +
+                                   "); COMP_CWORD=" + std::to_string(cword) +
+                                   "; _cocode_dispatch; printf '%s\\n' \"${COMPREPLY[@]}\"";
+        return sh("bash -c " + quote(script), repo_).out;
+    };
+    EXPECT_EQ(complete("ru", 1), "run\n");
+    EXPECT_EQ(complete("issues sh", 2), "show\n");
+    EXPECT_EQ(complete("run --concu", 2), "--concurrency\n");
+    EXPECT_EQ(complete("run --agent ''", 3), "claude\nseed\n");  // from the configuration
+    EXPECT_EQ(complete("run 1 --agent s", 4), "seed\n");
+    EXPECT_EQ(complete("run ''", 2), "1\n2\n3\n4\n5\n6\n");  // the local issue store
+    // zsh and fish get scripts over the same `__complete`.
+    for (const char* shell : {"zsh", "fish"}) {
+        Shell script = dispatch(std::string("completion ") + shell);
+        EXPECT_EQ(script.exit_code, 0);
+        EXPECT_NE(script.out.find("__complete"), std::string::npos) << script.out;
+    }
+    EXPECT_EQ(dispatch("completion tcsh").exit_code, 2);
+}
+
 TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
     fs::create_directories(dir_ / "bin");
     // A fake `claude` on PATH: init finds it by name.

@@ -76,10 +76,13 @@ TEST(Tools, InstalledToolsFindTheirHelpersWhereTheyAre) {
         sh("cmake --install " + quote(COCODE_BUILD_DIR) + " --prefix " + quote(prefix.string()),
            dir.path());
     ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
-    for (const char* file : {"bin/cocode-dispatch", "bin/cocode-check", "bin/cocode-hook",
-                             "libexec/cocode/cocode-hook-shim", "share/man/man1/cocode-dispatch.1",
-                             "share/cocode/config.schema.json", "share/doc/cocode/README.md",
-                             "share/doc/cocode/docs/security.md"})
+    for (const char* file :
+         {"bin/cocode-dispatch", "bin/cocode-check", "bin/cocode-hook",
+          "libexec/cocode/cocode-hook-shim", "share/man/man1/cocode-dispatch.1",
+          "share/cocode/config.schema.json", "share/doc/cocode/README.md",
+          "share/doc/cocode/docs/security.md", "share/bash-completion/completions/cocode-dispatch",
+          "share/zsh/vendor-completions/_cocode-dispatch",
+          "share/fish/vendor_completions.d/cocode-dispatch.fish"})
         EXPECT_TRUE(fs::exists(prefix / file)) << file;
 
     make_repo(dir / "repo");
@@ -124,10 +127,10 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"cocode-dispatch",
          "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, status, logs, "
-         "init, clean, doctor (see `cocode-dispatch --help`)\n"},
+         "init, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
         {"cocode-dispatch rnu 1",
          "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
-         "'run'? Commands: issues, run, status, logs, init, clean, doctor.\n"},
+         "'run'? Commands: issues, run, status, logs, init, clean, doctor, completion.\n"},
         {"cocode-dispatch issues shwo 3",
          "cocode-dispatch: error: unknown command 'shwo' for `cocode-dispatch issues`; did you "
          "mean 'show'? Commands: list, show.\n"},

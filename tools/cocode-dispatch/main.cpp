@@ -2,10 +2,14 @@
 // This file only wires the subcommands (cmd_*.cpp) to CLI11 and maps errors to exit codes.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
+#include <string_view>
 
 #include "commands.h"
+#include "common/completion.h"
 #include "common/tool_main.h"
 #include "git/repository.h"
+#include "workspace.h"
 
 using namespace cocode::dispatch_cli;
 
@@ -100,6 +104,20 @@ int main(int argc, char** argv) {
     auto* doctor_cmd = app.add_subcommand("doctor", "check git, agents, tokens, hook, disk");
     doctor_cmd->add_flag("--json", doctor.json, "print JSON");
 
+    std::string shell;
+    auto* completion_cmd = app.add_subcommand(
+        "completion", "print the shell completion script (bash, zsh or fish) to source");
+    completion_cmd->add_option("shell", shell, "bash, zsh or fish")
+        ->required()
+        ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+
+    // `__complete WORD…`: what the completion scripts ask; never an error, only candidates.
+    if (argc > 1 && std::string_view(argv[1]) == "__complete") {
+        const std::vector<std::string> words(argv + 2, argv + argc);
+        for (const auto& candidate : cocode::tool::complete(app, words, completion_values))
+            std::printf("%s\n", candidate.c_str());
+        return 0;
+    }
     if (auto exit = cocode::tool::parse(app, argc, argv, "cocode-dispatch")) return *exit;
     return cocode::tool::run("cocode-dispatch", [&] {
         if (*list_cmd) return run_issues_list(list);
@@ -111,6 +129,10 @@ int main(int argc, char** argv) {
         if (*init_cmd) return run_init(init);
         if (*clean_cmd) return run_clean(clean);
         if (*doctor_cmd) return run_doctor(doctor);
+        if (*completion_cmd) {
+            std::fputs(cocode::tool::completion_script("cocode-dispatch", shell).c_str(), stdout);
+            return 0;
+        }
         return 0;
     });
 }

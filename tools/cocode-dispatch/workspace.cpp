@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/files.h"
 #include "core/redact.h"
+#include "core/run_id.h"
 #include "git/repository.h"
 #include "github/types.h"
 #include "run/run_folder.h"
@@ -41,6 +43,36 @@ std::vector<std::string> changes_agents_will_not_see(const Workspace& ws) {
     if (!paths) return out;
     for (auto& path : *paths)
         if (path.rfind(".cocode/", 0) != 0) out.push_back(std::move(path));
+    return out;
+}
+
+std::vector<std::string> completion_values(const std::string& name) {
+    std::vector<std::string> out;
+    auto repo = git::Repository::open(fs::current_path());
+    if (!repo) return out;
+    const fs::path root = repo->main_work_dir();
+    if (name == "--agent") {
+        if (auto config = config::load_config(root))
+            for (const auto& agent : config->agents) out.push_back(agent.name);
+        return out;
+    }
+    std::error_code ec;
+    // Issue numbers of the local store, for every positional naming an issue or a run.
+    for (const auto& entry : list_folder(root / ".cocode/issues", ec)) {
+        const std::string file = entry.path.filename().string();
+        if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0 &&
+            file.find_first_not_of("0123456789") == file.size() - 5)
+            out.push_back(file.substr(0, file.size() - 5));
+    }
+    const std::size_t issues = out.size();
+    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;  // 2 before 10
+    });
+    if (name == "which" || name == "run")  // status, logs, clean: run ids too
+        for (const auto& entry : list_folder(root / run::kRunsDir, ec))
+            if (entry.is_directory && is_run_id(entry.path.filename().string()))
+                out.push_back(entry.path.filename().string());
+    std::sort(out.begin() + static_cast<long>(issues), out.end());
     return out;
 }
 

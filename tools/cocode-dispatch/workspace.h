@@ -33,6 +33,11 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
 // cannot tell.
 std::vector<std::string> changes_agents_will_not_see(const Workspace& ws);
 
+// What the shell completion offers for an option or positional of cocode-dispatch: agent
+// names from the configuration (--agent), issue numbers from the local issue store, run ids.
+// Empty outside a repository or when nothing can be read.
+std::vector<std::string> completion_values(const std::string& name);
+
 // One line to stderr, prefixed with the tool's name, redacted.
 void notice(std::string_view text);
 
