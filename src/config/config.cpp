@@ -507,12 +507,15 @@ Result<std::uint64_t> parse_size(std::string_view text) {
 Result<Duration> parse_duration(std::string_view text) {
     auto bad = [&] {
         return Error::usage("'" + std::string(text) +
-                            "' is not a duration (expected e.g. 90, 90s, 30m, 1h30m, 250ms)");
+                            "' is not a duration (expected e.g. 90, 90s, 30m, 1h30m, 250ms; at "
+                            "most 87600h, ten years)");
     };
+    // Ten years: past any limit a run could want, and far from overflowing a count of ms.
+    constexpr long long kMaxMs = 87'600LL * 3'600'000;
     if (text.empty()) return bad();
     if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         long long seconds = text.size() > 9 ? 0 : std::stoll(std::string(text));
-        if (seconds <= 0) return bad();
+        if (seconds <= 0 || seconds * 1000 > kMaxMs) return bad();
         return Duration(seconds * 1000);
     }
     long long total = 0;
@@ -535,6 +538,8 @@ Result<Duration> parse_duration(std::string_view text) {
             total += n * 3'600'000;
         else
             return bad();
+        // Checked after each part (at most 999999999h, 3.6e15 ms): the sum never overflows.
+        if (total > kMaxMs) return bad();
     }
     if (total <= 0) return bad();
     return Duration(total);
@@ -542,12 +547,13 @@ Result<Duration> parse_duration(std::string_view text) {
 
 std::string format_duration(Duration duration) {
     long long ms = duration.count();
-    if (ms % 1000 != 0) return std::to_string(ms) + "ms";
-    long long s = ms / 1000;
     std::string out;
-    if (s >= 3600) out += std::to_string(s / 3600) + "h", s %= 3600;
-    if (s >= 60) out += std::to_string(s / 60) + "m", s %= 60;
-    if (s > 0 || out.empty()) out += std::to_string(s) + "s";
+    for (auto [unit, size] : {std::pair{"h", 3'600'000LL}, {"m", 60'000LL}, {"s", 1'000LL}}) {
+        if (ms < size) continue;
+        out += std::to_string(ms / size) + unit;
+        ms %= size;
+    }
+    if (ms > 0 || out.empty()) out += std::to_string(ms) + (out.empty() && ms == 0 ? "s" : "ms");
     return out;
 }
 

@@ -31,8 +31,8 @@ enum class Stdin { null, prompt };
 struct AgentConfig {
     std::string name;
     AgentType type = AgentType::command;
-    std::vector<std::string> argv;  // program and arguments, ready to start
-    std::vector<std::string> env;   // extra environment names passed through
+    std::vector<std::string> argv;                  // program and arguments, ready to start
+    std::vector<std::string> env;                   // extra environment names passed through
     std::map<std::string, std::string> env_values;  // set for this agent only
     // The model endpoint and model, translated to each CLI's own mechanism (presets only).
     std::optional<std::string> base_url;
@@ -121,7 +121,8 @@ Result<std::uint64_t> parse_size(std::string_view text);
 
 // "90" (seconds), "90s", "30m", "1h30m", "250ms". Errors say what was expected.
 Result<Duration> parse_duration(std::string_view text);
-std::string format_duration(Duration duration);  // "30m", "1h30m", "5s", "250ms"
+// "30m", "1h30m", "5s", "250ms", "1h2m3s4ms": what parse_duration reads back as itself.
+std::string format_duration(Duration duration);
 
 // Parses config text; `source` names it in errors; relative agent commands that contain a
 // '/' are resolved against `repo_root` (the agent runs in its worktree, where untracked

@@ -1,9 +1,9 @@
 // .cocode/config.json: defaults, presets, durations, and errors that name the field.
 #include "config/config.h"
 
-#include "config/presets.h"
-
 #include <gtest/gtest.h>
+
+#include "config/presets.h"
 
 namespace cocode::config {
 namespace {
@@ -52,11 +52,10 @@ TEST(Config, PresetsRunTodaysClisUnattendedWithStreamingOutput) {
               (std::vector<std::string>{"claude", "-p", "--permission-mode", "bypassPermissions",
                                         "--output-format", "stream-json", "--verbose"}));
     EXPECT_EQ(config->agents[1].argv,
-              (std::vector<std::string>{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox",
-                                        "--json", "-"}));
-    EXPECT_EQ(config->agents[2].argv,
-              (std::vector<std::string>{"gemini", "--yolo", "--skip-trust", "--output-format",
-                                        "stream-json"}));
+              (std::vector<std::string>{
+                  "codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--json", "-"}));
+    EXPECT_EQ(config->agents[2].argv, (std::vector<std::string>{"gemini", "--yolo", "--skip-trust",
+                                                                "--output-format", "stream-json"}));
 }
 
 TEST(Config, BaseUrlModelAndEnvValuesAreReadPerAgent) {
@@ -207,8 +206,8 @@ TEST(Presets, BaseUrlAndModelReachEachCliItsOwnWay) {
     ASSERT_TRUE(config.ok()) << config.error().message;
     using Env = std::vector<std::pair<std::string, std::string>>;
     auto claude = launch_adjustments(config->agents[0], "/runs/r", false);
-    EXPECT_EQ(claude.env, (Env{{"ANTHROPIC_BASE_URL", "http://127.0.0.1:9/a"},
-                               {"ANTHROPIC_MODEL", "m"}}));
+    EXPECT_EQ(claude.env,
+              (Env{{"ANTHROPIC_BASE_URL", "http://127.0.0.1:9/a"}, {"ANTHROPIC_MODEL", "m"}}));
     EXPECT_TRUE(claude.args_after_program.empty());
     // As root claude needs IS_SANDBOX=1, unless the configuration says otherwise.
     auto as_root = launch_adjustments(config->agents[0], "/runs/r", true);
@@ -267,9 +266,9 @@ TEST(Presets, ProviderCredentialsPassOnlyWhenTheProviderIsChosen) {
     EXPECT_FALSE(has(with, "GOOGLE_APPLICATION_CREDENTIALS"));
     // Nobody else's keys.
     EXPECT_FALSE(has(with, "OPENAI_API_KEY"));
-    EXPECT_FALSE(has(passed_variables(*cli_preset(AgentType::codex),
-                                      [](const std::string&) { return true; }),
-                     "ANTHROPIC_API_KEY"));
+    EXPECT_FALSE(has(
+        passed_variables(*cli_preset(AgentType::codex), [](const std::string&) { return true; }),
+        "ANTHROPIC_API_KEY"));
 }
 
 TEST(Presets, VersionsAreReadAndCompared) {
@@ -291,6 +290,19 @@ TEST(Duration, ParsesWhatPeopleWrite) {
     EXPECT_EQ(format_duration(Duration(250ms)), "250ms");
     for (const char* bad : {"", "soon", "5x", "m", "0", "-1s", "1.5m"})
         EXPECT_FALSE(parse_duration(bad).ok()) << bad;
+}
+
+// Found by fuzzing: parts summing past what a part may hold ("5h5h…22h2787227…") read, but
+// printed back as one number too long to read again; enough parts overflowed the count. Ten
+// years is the most now, and what is printed always reads back.
+TEST(Duration, AtMostTenYearsAndWhatIsPrintedReadsBack) {
+    EXPECT_EQ(*parse_duration("87600h"), Duration(87'600h));
+    EXPECT_FALSE(parse_duration("87600h1ms").ok());
+    EXPECT_FALSE(parse_duration("999999999h999999999h").ok());
+    EXPECT_FALSE(parse_duration("999999999").ok());  // seconds: 31 years
+    EXPECT_EQ(format_duration(Duration(3'723'004ms)), "1h2m3s4ms");
+    for (Duration d : {Duration(1ms), Duration(61'001ms), Duration(87'600h), Duration(3'599'999ms)})
+        EXPECT_EQ(*parse_duration(format_duration(d)), d) << format_duration(d);
 }
 
 }  // namespace
