@@ -629,7 +629,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     }
 
     // What a resumed pair's previous run left half-done, now that nothing of it is alive: a
-    // worktree folder to make again, a git index lock its agent held when it was killed.
+    // worktree folder to make again, the git locks its agent held when it was killed.
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         if (!pairs[i].resume || runs[i].failed) continue;
         if (pairs[i].remake) {
@@ -654,27 +654,17 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                 run.failed = std::move(error);
                 run.failed_reason = reason;
             };
-            if (pairs[i].remake) {
-                auto own = git::Repository::open(context.repo_root);
-                auto made =
-                    own ? (own->branch_exists(run.branch)
-                               ? own->add_worktree_on(pair_name(run.issue, run.agent.name),
-                                                      run.worktree, run.branch)
-                               : own->add_worktree(pair_name(run.issue, run.agent.name),
-                                                   run.worktree, run.branch, run.base_commit))
-                        : Result<git::WorktreeInfo>(std::move(own).error());
-                if (!made) {
-                    fail(std::move(made).error(), run::StopReason::setup);
-                    continue;
-                }
-            } else if (!resume) {
+            if (!resume) {  // a new worktree, or one made again on the branch it had
                 auto own = git::Repository::open(context.repo_root);
                 if (!own) {
                     fail(std::move(own).error(), run::StopReason::setup);
                     continue;
                 }
-                auto made = own->add_worktree(pair_name(run.issue, run.agent.name), run.worktree,
-                                              run.branch, run.base_commit);
+                const std::string name = pair_name(run.issue, run.agent.name);
+                auto made =
+                    pairs[i].remake && own->branch_exists(run.branch)
+                        ? own->add_worktree_on(name, run.worktree, run.branch)
+                        : own->add_worktree(name, run.worktree, run.branch, run.base_commit);
                 if (!made) {
                     fail(std::move(made).error(), run::StopReason::setup);
                     continue;

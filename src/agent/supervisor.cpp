@@ -656,16 +656,9 @@ class Supervisor {
                                              "output cap]\n");
                 !ok)
                 failures += "; " + ok.error().message;
-        return "wrote more than its output cap of " + format_bytes(run.output_cap) +
-               "; each of its output files keeps its first and last " + format_bytes(keep) +
+        return "wrote more than its output cap of " + config::format_size(run.output_cap) +
+               "; each of its output files keeps its first and last " + config::format_size(keep) +
                failures;
-    }
-
-    static std::string format_bytes(std::uint64_t bytes) {
-        if (bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
-        if (bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-        if (bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
-        return std::to_string(bytes) + " bytes";
     }
 
     // run-info and the events learn how the run ended. A failure (ENOSPC, EIO) is kept, not

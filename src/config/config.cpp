@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -480,6 +481,17 @@ std::optional<std::string> refname_problem(std::string_view name) {
     return std::nullopt;
 }
 
+// The units of a size, largest first: what parse_size reads and format_size writes.
+constexpr std::pair<std::string_view, std::uint64_t> kSizeUnits[] = {
+    {"GiB", std::uint64_t{1} << 30},
+    {"GB", 1'000'000'000},
+    {"MiB", std::uint64_t{1} << 20},
+    {"MB", 1'000'000},
+    {"KiB", std::uint64_t{1} << 10},
+    {"KB", 1'000},
+    {"B", 1},
+    {"", 1}};
+
 Result<std::uint64_t> parse_size(std::string_view text) {
     auto bad = [&] {
         return Error::usage(
@@ -490,18 +502,21 @@ Result<std::uint64_t> parse_size(std::string_view text) {
     while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
     if (digits == 0 || digits > 15) return bad();
     const std::uint64_t n = std::stoull(std::string(text.substr(0, digits)));
-    static const std::map<std::string, std::uint64_t, std::less<>> kUnits = {
-        {"", 1},
-        {"B", 1},
-        {"KB", 1000},
-        {"MB", 1000 * 1000},
-        {"GB", 1000ULL * 1000 * 1000},
-        {"KiB", 1ULL << 10},
-        {"MiB", 1ULL << 20},
-        {"GiB", 1ULL << 30}};
-    auto unit = kUnits.find(text.substr(digits));
-    if (unit == kUnits.end()) return bad();
-    return n * unit->second;
+    const std::string_view suffix = text.substr(digits);
+    for (const auto& [unit, size] : kSizeUnits) {
+        if (unit != suffix) continue;
+        if (n > std::numeric_limits<std::uint64_t>::max() / size) return bad();  // 15 digits of GiB
+        return n * size;
+    }
+    return bad();
+}
+
+std::string format_size(std::uint64_t bytes) {
+    // The largest unit that divides it: never more digits than the size it was read from.
+    for (const auto& [unit, size] : kSizeUnits)
+        if (size > 1 && bytes > 0 && bytes % size == 0)
+            return std::to_string(bytes / size) + std::string(unit);
+    return std::to_string(bytes);
 }
 
 Result<Duration> parse_duration(std::string_view text) {

@@ -118,6 +118,7 @@ std::optional<std::string> refname_problem(std::string_view name);
 
 // "1GiB", "512MiB", "500MB", "64KB", "1048576" (bytes). Errors say what was expected.
 Result<std::uint64_t> parse_size(std::string_view text);
+std::string format_size(std::uint64_t bytes);  // "4MiB", "1GiB", "2KB": as parse_size reads
 
 // "90" (seconds), "90s", "30m", "1h30m", "250ms". Errors say what was expected.
 Result<Duration> parse_duration(std::string_view text);

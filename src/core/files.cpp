@@ -7,8 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <vector>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace cocode {
 namespace fs = std::filesystem;
@@ -34,14 +35,19 @@ std::string describe(std::string_view verb, const fs::path& path) {
     return what;
 }
 
-Result<void> write_all(int fd, std::string_view data, const fs::path& path) {
+// Writes all of `data`: at `offset` when given (pwrite), else at the file's position.
+Result<void> write_all(int fd, std::string_view data, const fs::path& path,
+                       std::optional<std::uint64_t> offset = std::nullopt) {
     while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
+        ssize_t n = offset ? ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(*offset))
+                           : ::write(fd, data.data(), data.size());
         if (n < 0) {
             if (errno == EINTR) continue;
             return Error::from_errno(describe("cannot write", path), errno);
         }
+        if (n == 0) return Error::general(describe("cannot write", path) + ": nothing written");
         data.remove_prefix(static_cast<std::size_t>(n));
+        if (offset) *offset += static_cast<std::uint64_t>(n);
     }
     return {};
 }
@@ -134,9 +140,7 @@ std::vector<FolderEntry> list_folder(const fs::path& folder, std::error_code& ec
 Result<void> reserve_file(const fs::path& path, std::size_t size) {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
-    const std::string spaces(size, ' ');
-    if (::write(fd.get(), spaces.data(), spaces.size()) != static_cast<ssize_t>(spaces.size()))
-        return Error::from_errno(describe("cannot write", path), errno);
+    if (auto ok = write_all(fd.get(), std::string(size, ' '), path); !ok) return ok;
     if (::fsync(fd.get()) != 0) return Error::from_errno(describe("cannot flush", path), errno);
     return {};
 }
@@ -148,18 +152,11 @@ Result<void> overwrite_reserved(const fs::path& path, std::string_view data) {
     if (::fstat(fd.get(), &st) != 0) return Error::from_errno(describe("cannot stat", path), errno);
     const auto size = static_cast<std::size_t>(st.st_size);
     if (data.size() > size)
-        return Error::general(describe("cannot write", path) + ": " +
-                              std::to_string(data.size()) + " bytes do not fit the " +
-                              std::to_string(size) + " kept for them");
+        return Error::general(describe("cannot write", path) + ": " + std::to_string(data.size()) +
+                              " bytes do not fit the " + std::to_string(size) + " kept for them");
     std::string padded(data);
     padded.resize(size, ' ');
-    for (std::size_t done = 0; done < padded.size();) {
-        ssize_t n = ::pwrite(fd.get(), padded.data() + done, padded.size() - done,
-                             static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return Error::from_errno(describe("cannot write", path), errno);
-        done += static_cast<std::size_t>(n);
-    }
+    if (auto ok = write_all(fd.get(), padded, path, 0); !ok) return ok;
     if (::fdatasync(fd.get()) != 0) return Error::from_errno(describe("cannot flush", path), errno);
     return {};
 }
@@ -175,27 +172,18 @@ Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::u
     std::string note(marker);
     if (auto at = note.find("%zu"); at != std::string::npos)
         note.replace(at, 3, std::to_string(size - head - tail));
-    auto write_at = [&](const char* data, std::size_t n, std::uint64_t offset) -> bool {
-        for (std::size_t done = 0; done < n;) {
-            ssize_t w = ::pwrite(fd.get(), data + done, n - done, static_cast<off_t>(offset + done));
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) return false;
-            done += static_cast<std::size_t>(w);
-        }
-        return true;
-    };
-    if (!write_at(note.data(), note.size(), head))
-        return Error::from_errno(describe("cannot write", path), errno);
+    if (auto ok = write_all(fd.get(), note, path, head); !ok) return ok;
     // The tail moves back, in order: each chunk is read before anything is written over it.
     std::vector<char> buffer(std::size_t{1} << 20);
-    std::uint64_t from = size - tail, to = head + note.size();
+    const std::uint64_t from = size - tail, to = head + note.size();
     for (std::uint64_t moved = 0; moved < tail;) {
-        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), tail - moved));
+        const auto want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), tail - moved));
         ssize_t r = ::pread(fd.get(), buffer.data(), want, static_cast<off_t>(from + moved));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return Error::from_errno(describe("cannot read", path), errno);
-        if (!write_at(buffer.data(), static_cast<std::size_t>(r), to + moved))
-            return Error::from_errno(describe("cannot write", path), errno);
+        const std::string_view chunk(buffer.data(), static_cast<std::size_t>(r));
+        if (auto ok = write_all(fd.get(), chunk, path, to + moved); !ok) return ok;
         moved += static_cast<std::uint64_t>(r);
     }
     if (::ftruncate(fd.get(), static_cast<off_t>(to + tail)) != 0)

@@ -158,7 +158,7 @@ Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
             // A list behind our write is waited for (only we delete ours).
             if (my_id) continue;
             // Which comment a create with a lost answer made (if any) only its mark can tell.
-            if (!my_id && ++unseen < kUpsertRounds / 2) continue;
+            if (++unseen < kUpsertRounds / 2) continue;
         }
         if (marked.empty()) {
             auto response = http_.request("POST", path, json{{"body", content + "\n" + writer}},
@@ -257,10 +257,8 @@ Result<std::vector<CommitStatus>> GitHub::statuses(const std::string& sha) {
         CommitStatus status;
         status.state = json_value(item, "state", "");
         status.context = json_value(item, "context", "");
-        if (item.contains("description") && item["description"].is_string())
-            status.description = item["description"].get<std::string>();
-        if (item.contains("target_url") && item["target_url"].is_string())
-            status.target_url = item["target_url"].get<std::string>();
+        status.description = json_value(item, "description", "");
+        status.target_url = json_value(item, "target_url", "");
         status.id = json_value(item, "id", 0LL);
         out.push_back(std::move(status));
     }

@@ -4,6 +4,7 @@
 
 #include "core/files.h"
 #include "core/flat_yaml.h"
+#include "core/json_text.h"
 
 namespace cocode::hook {
 namespace fs = std::filesystem;
@@ -22,7 +23,7 @@ std::string ready_event(const std::string& run_id, const std::string& commit, Sy
     event["commit"] = commit;
     event["time"] = format_utc_timestamp(now);
     if (!found_by.empty()) event["by"] = found_by;
-    return event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return json_dump(event);
 }
 
 }  // namespace

@@ -272,4 +272,14 @@ Result<std::unique_ptr<IssueSource>> open_local_source(const fs::path& dir) {
     return std::unique_ptr<IssueSource>(std::make_unique<LocalSource>(dir));
 }
 
+std::vector<long> local_issue_numbers(const fs::path& dir) {
+    std::vector<long> out;
+    std::error_code ec;
+    for (const auto& entry : list_folder(dir, ec))
+        if (auto number = entry.is_regular_file ? number_of(entry.path) : std::nullopt)
+            out.push_back(*number);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 }  // namespace cocode::issues

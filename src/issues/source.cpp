@@ -27,8 +27,8 @@ Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options) {
         ref = std::move(parsed).value();
     } else {
         std::error_code ec;
-        if (work_dir && fs::is_directory(*work_dir / ".cocode" / "issues", ec))
-            return open_local_source(*work_dir / ".cocode" / "issues");
+        if (work_dir && fs::is_directory(*work_dir / kLocalIssuesDir, ec))
+            return open_local_source(*work_dir / kLocalIssuesDir);
         if (!repo.ok())
             return Error::usage(
                 "no issue source: give --repo OWNER/NAME or --issues DIR (not in a git "

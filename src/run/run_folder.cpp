@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "core/files.h"
-#include "proc/process_tree.h"
 #include "core/json_text.h"
+#include "proc/process_tree.h"
 
 namespace cocode::run {
 namespace fs = std::filesystem;
@@ -134,20 +134,18 @@ Result<void> reserve_run_end(const RunFiles& files) {
 }
 
 Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
-    nlohmann::json record = {{"status", status_name(end.status)},
-                             {"reason", reason_name(end.reason)},
-                             {"exit_code", end.exit_code},
-                             {"restarts", end.restarts},
-                             {"end_time", end.end_time},
-                             {"ready_commit", end.ready_commit},
-                             {"error_summary", end.error_summary}};
-    std::string text = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    nlohmann::json record = {
+        {"status", status_name(end.status)}, {"reason", reason_name(end.reason)},
+        {"exit_code", end.exit_code},        {"restarts", end.restarts},
+        {"end_time", end.end_time},          {"ready_commit", end.ready_commit},
+        {"error_summary", end.error_summary}};
+    std::string text = json_dump(record);
     // A summary too long for the space kept is cut, not the record.
     while (text.size() > kRunEndSize && !record["error_summary"].get<std::string>().empty()) {
         std::string summary = record["error_summary"];
         summary.resize(summary.size() > 256 ? summary.size() - 256 : 0);
         record["error_summary"] = summary;
-        text = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        text = json_dump(record);
     }
     return overwrite_reserved(files.end(), text);
 }
@@ -226,9 +224,10 @@ Result<bool> reconcile(RunRecord& record) {
         return true;
     }
     const std::string now = format_utc_timestamp(std::chrono::system_clock::now());
-    const std::string summary = "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
-                                ") is gone; the run was found " +
-                                (record.status == RunStatus::queued ? "never started" : "unfinished");
+    const std::string summary =
+        "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
+        ") is gone; the run was found " +
+        (record.status == RunStatus::queued ? "never started" : "unfinished");
     bool changed = false;
     auto updated = update_run_info(record.folder, [&](FlatYaml& info) {
         auto status = parse_status(info.get("status").value_or(""));

@@ -732,8 +732,8 @@ TEST_F(DispatchRun, AnAgentPastItsOutputCapIsStoppedAndItsOutputKeepsHeadAndTail
     EXPECT_EQ(r.reason, run::StopReason::output_cap);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.error_summary,
-              "wrote more than its output cap of 4 MiB; each of its output files keeps its first "
-              "and last 1 MiB");
+              "wrote more than its output cap of 4MiB; each of its output files keeps its first "
+              "and last 1MiB");
     // The first MiB it wrote, a note of how much was cut, the last MiB.
     const std::string out = read_text(r.folder / "agent-stdout.txt");
     const std::size_t note = out.find("\n[cocode: ");
@@ -1002,32 +1002,46 @@ TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
     EXPECT_NE(running.err.find("--issue 9: no runs in"), std::string::npos);
 }
 
-// Completion comes from the tool's own commands and options, and from the repository: bash
-// sources what `completion bash` prints and completes through `__complete`.
-TEST_F(DispatchRun, BashCompletesCommandsOptionsAgentsAndIssues) {
+// Completion comes from the tool's own commands and options, and from the repository: each
+// shell sources what `completion <shell>` prints and completes through `__complete`.
+TEST_F(DispatchRun, ShellsCompleteCommandsOptionsAgentsAndIssues) {
     configure({{"agents",
                 {{"seed", {{"command", agent_path("seed-agent.py")}}},
                  {"claude", {{"type", "claude"}}}}}});
     const std::string tool = tool_path("cocode-dispatch").string();
-    auto complete = [&](const std::string& words, int cword) {
+    const std::string path =
+        "PATH=" + quote(tool_path("cocode-dispatch").parent_path().string()) + ":\"$PATH\" ";
+    // bash: the function the script registers, called as bash's completion calls it.
+    auto bash = [&](const std::string& words, int cword) {
         const std::string script = "source <(" + quote(tool) + " completion bash); COMP_WORDS=(" +
                                    quote(tool) + " " + words +
                                    "); COMP_CWORD=" + std::to_string(cword) +
                                    "; _cocode_dispatch; printf '%s\\n' \"${COMPREPLY[@]}\"";
         return sh("bash -c " + quote(script), repo_).out;
     };
-    EXPECT_EQ(complete("ru", 1), "run\n");
-    EXPECT_EQ(complete("issues sh", 2), "show\n");
-    EXPECT_EQ(complete("run --concu", 2), "--concurrency\n");
-    EXPECT_EQ(complete("run --agent ''", 3), "claude\nseed\n");  // from the configuration
-    EXPECT_EQ(complete("run 1 --agent s", 4), "seed\n");
-    EXPECT_EQ(complete("run ''", 2), "1\n2\n3\n4\n5\n6\n");  // the local issue store
-    // zsh and fish get scripts over the same `__complete`.
-    for (const char* shell : {"zsh", "fish"}) {
-        Shell script = dispatch(std::string("completion ") + shell);
-        EXPECT_EQ(script.exit_code, 0);
-        EXPECT_NE(script.out.find("__complete"), std::string::npos) << script.out;
-    }
+    EXPECT_EQ(bash("ru", 1), "run\n");
+    EXPECT_EQ(bash("issues sh", 2), "show\n");
+    EXPECT_EQ(bash("run --concu", 2), "--concurrency\n");
+    EXPECT_EQ(bash("run --agent ''", 3), "claude\nseed\n");  // from the configuration
+    EXPECT_EQ(bash("run 1 --agent s", 4), "seed\n");
+    EXPECT_EQ(bash("run ''", 2), "1\n2\n3\n4\n5\n6\n");  // the local issue store
+    // fish: its own `complete -C`, which asks exactly as it would at a prompt.
+    auto fish = [&](const std::string& line) {
+        return sh(path + "fish -c " +
+                      quote("source (cocode-dispatch completion fish | psub); complete -C " +
+                            quote(line)),
+                  repo_)
+            .out;
+    };
+    EXPECT_EQ(fish("cocode-dispatch ru"), "run\n");
+    EXPECT_EQ(fish("cocode-dispatch run --agent "), "claude\nseed\n");
+    // zsh: the function run by zsh, with compadd (a builtin only a completion widget may
+    // call) printing what it was given.
+    const std::string zsh_script =
+        "compdef() { :; }; source <(cocode-dispatch completion zsh); "
+        "compadd() { shift; print -l -- \"$@\"; }; words=(cocode-dispatch run --agent ''); "
+        "CURRENT=4; _cocode_dispatch";
+    EXPECT_EQ(sh(path + "zsh -c " + quote(zsh_script), repo_).out, "claude\nseed\n");
     EXPECT_EQ(dispatch("completion tcsh").exit_code, 2);
 }
 

@@ -150,6 +150,9 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
         {"cocode-dispatch status a b",
          "cocode-dispatch: error: unexpected argument 'a' for `cocode-dispatch status` (see "
          "`cocode-dispatch status --help`)\n"},
+        {"cocode-dispatch issues list --state shut",
+         "cocode-dispatch: error: --state: expected one of open, closed, all, got 'shut' (see "
+         "`cocode-dispatch issues list --help`)\n"},
         {"cocode-check --isue 3",
          "cocode-check: error: unknown option '--isue' for `cocode-check`; did you mean "
          "'--issue'? (see `cocode-check --help`)\n"},

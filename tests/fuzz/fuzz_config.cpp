@@ -34,6 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto again = config::parse_duration(config::format_duration(*duration));
         FUZZ_CHECK(again && *again == *duration);
     }
-    (void)config::parse_size(text);
+    if (auto bytes = config::parse_size(text)) {
+        auto again = config::parse_size(config::format_size(*bytes));
+        FUZZ_CHECK(again && *again == *bytes);
+    }
     return 0;
 }

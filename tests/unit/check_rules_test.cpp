@@ -58,8 +58,8 @@ TEST(Glob, ManyStarsDoNotTakeExponentialTime) {
 }
 
 TEST(SourceOf, ReadsWhereARunsIssueLives) {
-    auto local = source_of("file:///work/repo/.cocode/issues/7.json");
-    EXPECT_EQ(local.issues_dir, std::filesystem::path("/work/repo/.cocode/issues"));
+    auto local = source_of("file:///srv/project/.cocode/issues/7.json");
+    EXPECT_EQ(local.issues_dir, std::filesystem::path("/srv/project/.cocode/issues"));
     EXPECT_FALSE(local.repo);
 
     auto dotcom = source_of("https://github.com/octo-org/demo/issues/7");

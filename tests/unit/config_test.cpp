@@ -288,6 +288,13 @@ TEST(Duration, ParsesWhatPeopleWrite) {
     EXPECT_EQ(format_duration(Duration(90min)), "1h30m");
     EXPECT_EQ(format_duration(Duration(5s)), "5s");
     EXPECT_EQ(format_duration(Duration(250ms)), "250ms");
+    // Sizes read back what they print: the output cap's summary names the configured value.
+    for (std::uint64_t size :
+         {std::uint64_t{4} << 20, std::uint64_t{1} << 30, std::uint64_t{1500},
+          std::uint64_t{67777776777777000}})  // found by fuzzing: 67777776777777KB
+        EXPECT_EQ(*parse_size(format_size(size)), size) << format_size(size);
+    EXPECT_EQ(format_size(std::uint64_t{4} << 20), "4MiB");
+    EXPECT_FALSE(parse_size("999999999999999GiB").ok());  // past 2^64 bytes: refused, not wrapped
     for (const char* bad : {"", "soon", "5x", "m", "0", "-1s", "1.5m"})
         EXPECT_FALSE(parse_duration(bad).ok()) << bad;
 }

@@ -8,6 +8,7 @@
 #include "core/run_id.h"
 #include "git/repository.h"
 #include "github/types.h"
+#include "issues/local_source.h"
 #include "run/run_folder.h"
 
 namespace cocode::dispatch_cli {
@@ -56,23 +57,16 @@ std::vector<std::string> completion_values(const std::string& name) {
             for (const auto& agent : config->agents) out.push_back(agent.name);
         return out;
     }
-    std::error_code ec;
     // Issue numbers of the local store, for every positional naming an issue or a run.
-    for (const auto& entry : list_folder(root / ".cocode/issues", ec)) {
-        const std::string file = entry.path.filename().string();
-        if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0 &&
-            file.find_first_not_of("0123456789") == file.size() - 5)
-            out.push_back(file.substr(0, file.size() - 5));
-    }
-    const std::size_t issues = out.size();
-    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-        return a.size() != b.size() ? a.size() < b.size() : a < b;  // 2 before 10
-    });
+    for (long number : issues::local_issue_numbers(root / issues::kLocalIssuesDir))
+        out.push_back(std::to_string(number));
+    const std::size_t issue_count = out.size();
+    std::error_code ec;
     if (name == "which" || name == "run")  // status, logs, clean: run ids too
         for (const auto& entry : list_folder(root / run::kRunsDir, ec))
             if (entry.is_directory && is_run_id(entry.path.filename().string()))
                 out.push_back(entry.path.filename().string());
-    std::sort(out.begin() + static_cast<long>(issues), out.end());
+    std::sort(out.begin() + static_cast<long>(issue_count), out.end());
     return out;
 }
 

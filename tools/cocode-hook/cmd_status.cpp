@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "core/json_text.h"
 #include "hook/installer.h"
 
 namespace cocode::hook_cli {
@@ -26,8 +27,7 @@ int run_status(const StatusArgs& args) {
             entry["chained"] = h.chained ? nlohmann::ordered_json(h.chained->string()) : nullptr;
             out["hooks"].push_back(std::move(entry));
         }
-        std::printf("%s\n",
-                    out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        std::printf("%s\n", json_dump(out, 2).c_str());
         return 0;
     }
 

@@ -91,11 +91,6 @@ inline std::string join(const std::vector<std::string>& names) {
     return out;
 }
 
-// The words of argv after the last subcommand the parse reached, in order.
-inline std::vector<std::string> words(int argc, char** argv) {
-    return std::vector<std::string>(argv + 1, argv + argc);
-}
-
 }  // namespace detail
 
 // The one line for a parse error (without the "<tool>: error: " prefix).
@@ -106,7 +101,7 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
     const std::string where = command_path(at, root, tool);
     const std::string help = " (see `" + where + " --help`)";
     const std::string what = error.what();
-    const std::vector<std::string> args = words(argc, argv);
+    const std::vector<std::string> args(argv + 1, argv + argc);
     const bool extras = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
 
     // A command was needed: say which exist, and which one a mistyped word was near.
@@ -138,19 +133,23 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
             return "unexpected argument '" + word + "' for `" + where + "`" + help;
         }
     }
-    // "NAME: Value X not in range A to B" and the validators above, "NAME: expected …".
+    // The validators above already say "NAME: expected …, got '…'"; a value CLI11 could not
+    // convert says what it got.
     const bool conversion = dynamic_cast<const CLI::ConversionError*>(&error) != nullptr;
     if (conversion || dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
         const std::size_t colon = what.find(": ");
-        std::string name = colon == std::string::npos ? "" : what.substr(0, colon);
+        const std::string name = colon == std::string::npos ? "" : what.substr(0, colon);
         std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-        const std::size_t range = detail.find(" not in range ");
-        if (detail.rfind("Value ", 0) == 0 && range != std::string::npos) {
-            const std::string value = detail.substr(6, range - 6);
-            std::string bounds = detail.substr(range + 14);
-            detail = "expected a number from " + bounds + ", got '" + value + "'";
-        }
         if (conversion) detail = "expected a value of its kind, got: " + detail;
+        // CLI::IsMember: "foo not in {open,closed,all}".
+        const std::size_t set = detail.find(" not in {");
+        if (set != std::string::npos && detail.back() == '}') {
+            std::string choices = detail.substr(set + 9, detail.size() - set - 10);
+            for (std::size_t comma = choices.find(','); comma != std::string::npos;
+                 comma = choices.find(',', comma + 2))
+                choices.replace(comma, 1, ", ");
+            detail = "expected one of " + choices + ", got '" + detail.substr(0, set) + "'";
+        }
         return (name.empty() ? "" : name + ": ") + detail + help;
     }
     // "--concurrency: 1 required INT:INT in [1 - 64] missing": a flag given without its value.

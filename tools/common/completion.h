@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cli_errors.h"
+
 namespace cocode::tool {
 
 // Values for an option or a positional, by its name ("--agent", "issue"); none by default.
@@ -50,10 +52,7 @@ inline std::vector<std::string> complete(const CLI::App& root,
             for (const auto& name : option->get_lnames()) offer("--" + name);
         return out;
     }
-    for (const CLI::App* sub : at->get_subcommands([](const CLI::App* s) {
-             return !s->get_group().empty();  // hidden commands are not offered
-         }))
-        offer(sub->get_name());
+    for (const auto& name : detail::subcommand_names(*at)) offer(name);
     for (const CLI::Option* option : at->get_options())
         if (option->get_positional())
             for (const auto& value : values(option->get_name())) offer(value);
