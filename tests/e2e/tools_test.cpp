@@ -78,7 +78,7 @@ TEST(Tools, InstalledToolsFindTheirHelpersWhereTheyAre) {
     ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
     for (const char* file :
          {"bin/cocode-dispatch", "bin/cocode-check", "bin/cocode-hook",
-          "libexec/cocode/cocode-hook-shim", "share/man/man1/cocode-dispatch.1",
+          "libexec/cocode/cocode-hook-shim", "share/man/man1/cocode-dispatch.1.gz",
           "share/cocode/config.schema.json", "share/doc/cocode/README.md",
           "share/doc/cocode/docs/security.md", "share/bash-completion/completions/cocode-dispatch",
           "share/zsh/vendor-completions/_cocode-dispatch",
