@@ -51,7 +51,7 @@ void clean_run(git::Repository& repo, const run::RunRecord& r,
         if (*unpushed > 0) {
             steps.push_back({"branch " + r.branch, false,
                              "holds " + plural(*unpushed, "commit", "commits") +
-                                 " not pushed anywhere; kept (--force drops it)"});
+                                 " on no other branch and not pushed; kept (--force drops it)"});
             return;
         }
     }

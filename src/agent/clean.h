@@ -18,7 +18,7 @@ namespace cocode::agent {
 struct CleanStep {
     std::string what;  // "worktree /repo/.cocode/worktrees/7-claude", "branch cocode/7-claude"
     bool removed = false;
-    std::string why;  // when kept: "3 commits not pushed anywhere (--force drops them)"
+    std::string why;  // when kept: "holds 3 commits on no other branch and not pushed; kept…"
 };
 
 struct CleanOptions {

@@ -1,9 +1,11 @@
 #include "config/presets.h"
-#include "core/json_text.h"
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "core/json_text.h"
 
 namespace cocode::config {
 namespace fs = std::filesystem;
@@ -17,15 +19,14 @@ const CliPreset kClaude{
     "claude",
     // stream-json streams one JSON event per line (text prints only at exit); it needs
     // --verbose in print mode.
-    {"-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json",
-     "--verbose"},
+    {"-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"},
     "ANTHROPIC_API_KEY",
     {{"",
       {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
        "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
-       "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
-       "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
-       "IS_SANDBOX", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+       "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+       "ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+       "DISABLE_TELEMETRY", "IS_SANDBOX", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
        "CLAUDE_CODE_USE_FOUNDRY"}},
      {"CLAUDE_CODE_USE_BEDROCK",
       {"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID",
@@ -36,8 +37,9 @@ const CliPreset kClaude{
        "GOOGLE_APPLICATION_CREDENTIALS", "CLAUDE_CODE_SKIP_VERTEX_AUTH"}},
      {"CLAUDE_CODE_USE_FOUNDRY",
       {"ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_BASE_URL", "ANTHROPIC_FOUNDRY_RESOURCE"}}},
-    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_SECRET_ACCESS_KEY",
-     "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_FOUNDRY_API_KEY"},
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+     "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+     "ANTHROPIC_FOUNDRY_API_KEY"},
     "https://api.anthropic.com",
     "ANTHROPIC_BASE_URL",
     "2.1.330",
@@ -164,13 +166,47 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
                 out.env.emplace_back("GEMINI_CLI_HOME", home.string());
                 nlohmann::json settings = {
                     {"security", {{"auth", {{"selectedType", "gemini-api-key"}}}}}};
-                out.files.emplace_back(home / ".gemini" / "settings.json", json_dump(settings, 2) + "\n");
+                out.files.emplace_back(home / ".gemini" / "settings.json",
+                                       json_dump(settings, 2) + "\n");
             }
             break;
         case AgentType::command:
             break;
     }
     return out;
+}
+
+std::optional<std::string> codex_configured_base_url(EnvGetter env) {
+    fs::path file;
+    if (auto home = env("CODEX_HOME"); home && !home->empty())
+        file = fs::path(*home) / "config.toml";
+    else if (auto user_home = env("HOME"); user_home && !user_home->empty())
+        file = fs::path(*user_home) / ".codex" / "config.toml";
+    else
+        return std::nullopt;
+    std::ifstream in(file);
+    std::string line;
+    // Top-level keys come before the first [table]; only a basic string value is read.
+    while (std::getline(in, line)) {
+        const auto start = line.find_first_not_of(" \t");
+        if (start == std::string::npos || line[start] == '#') continue;
+        if (line[start] == '[') break;
+        std::string_view rest = std::string_view(line).substr(start);
+        constexpr std::string_view kKey = "openai_base_url";
+        if (rest.substr(0, kKey.size()) != kKey) continue;
+        rest.remove_prefix(kKey.size());
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+            rest.remove_prefix(1);
+        if (rest.empty() || rest.front() != '=') continue;
+        rest.remove_prefix(1);
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+            rest.remove_prefix(1);
+        if (rest.size() < 2 || rest.front() != '"') return std::nullopt;
+        const auto close = rest.find('"', 1);
+        if (close == std::string_view::npos || close == 1) return std::nullopt;
+        return std::string(rest.substr(1, close - 1));
+    }
+    return std::nullopt;
 }
 
 Endpoint model_endpoint(const AgentConfig& agent, EnvGetter env) {
@@ -183,8 +219,10 @@ Endpoint model_endpoint(const AgentConfig& agent, EnvGetter env) {
     }
     if (agent.type == AgentType::gemini && env_true(env, "GOOGLE_GENAI_USE_VERTEXAI"))
         return {std::nullopt, "Vertex AI"};
-    // codex does not read OPENAI_BASE_URL any more: its own variable is not consulted.
-    if (agent.type != AgentType::codex && !cli->endpoint_env.empty()) {
+    // codex does not read OPENAI_BASE_URL any more; its endpoint is its own configuration's.
+    if (agent.type == AgentType::codex) {
+        if (auto from_config = codex_configured_base_url(env)) return {from_config, ""};
+    } else if (!cli->endpoint_env.empty()) {
         if (auto from_env = env(cli->endpoint_env.c_str()); from_env && !from_env->empty())
             return {from_env, ""};
     }

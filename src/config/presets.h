@@ -70,8 +70,12 @@ struct LaunchAdjustments {
 LaunchAdjustments launch_adjustments(const AgentConfig& agent,
                                      const std::filesystem::path& run_folder, bool as_root);
 
-// The model endpoint an agent talks to: its base_url, else the CLI's own variable in `env`
-// (when set), else the CLI's default. nullopt for command agents, or when the provider is
+// codex's own `openai_base_url`, from the top level of $CODEX_HOME/config.toml (else
+// ~/.codex/config.toml): where codex sends its requests when cocode's config names none.
+std::optional<std::string> codex_configured_base_url(EnvGetter env);
+
+// The model endpoint an agent talks to: its base_url, else the CLI's own setting (claude's and
+// gemini's variable in `env`, codex's configuration file) when set, else the CLI's default. nullopt for command agents, or when the provider is
 // one whose endpoint the CLI derives itself (Bedrock, Vertex), named in `provider`.
 struct Endpoint {
     std::optional<std::string> url;

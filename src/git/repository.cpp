@@ -31,6 +31,7 @@ using CommitHandle = Handle<git_commit, git_commit_free>;
 using ObjectHandle = Handle<git_object, git_object_free>;
 using ReferenceHandle = Handle<git_reference, git_reference_free>;
 using RevwalkHandle = Handle<git_revwalk, git_revwalk_free>;
+using ReferenceIteratorHandle = Handle<git_reference_iterator, git_reference_iterator_free>;
 using WorktreeHandle = Handle<git_worktree, git_worktree_free>;
 using RepoHandle = Handle<git_repository, git_repository_free>;
 using StatusListHandle = Handle<git_status_list, git_status_list_free>;
@@ -281,6 +282,21 @@ Result<std::size_t> Repository::unpushed_commits(const std::string& branch,
     // No remote-tracking ref at all is fine (nothing is hidden); a failure to read them is not.
     int rc = git_revwalk_hide_glob(walk.get(), "refs/remotes/*");
     if (rc != 0 && rc != GIT_ENOTFOUND) return libgit2_error("cannot read the remote refs");
+    // Commits another local branch holds (the work merged into main, say) are not lost either.
+    git_reference_iterator* it = nullptr;
+    if (git_reference_iterator_glob_new(&it, repo_.get(), "refs/heads/*") != 0)
+        return libgit2_error("cannot read the branches");
+    ReferenceIteratorHandle others(it);
+    const char* name = nullptr;
+    while ((rc = git_reference_next_name(&name, others.get())) == 0) {
+        if (name == "refs/heads/" + branch) continue;
+        git_oid other;
+        if (git_reference_name_to_id(&other, repo_.get(), name) != 0)
+            return libgit2_error(std::string("cannot read ") + name);
+        if (git_revwalk_hide(walk.get(), &other) != 0)
+            return libgit2_error(std::string("cannot walk past ") + name);
+    }
+    if (rc != GIT_ITEROVER) return libgit2_error("cannot read the branches");
     std::size_t count = 0;
     git_oid oid;
     while ((rc = git_revwalk_next(&oid, walk.get())) == 0) ++count;

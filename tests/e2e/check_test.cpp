@@ -420,8 +420,15 @@ TEST_F(Check, BadArgumentsAreOneLineWithExitTwo) {
     Shell none = sh(quote(tool_path("cocode-check").string()), repo_);
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_EQ(none.err,
-              "cocode-check: error: give --run RUN_ID, or --worktree DIR --base SHA (or "
-              "--issue N --summary)\n");
+              "cocode-check: error: give --run RUN_ID, --issue N --agent NAME, or --worktree "
+              "DIR --base SHA (or --issue N --summary)\n");
+    Shell no_run =
+        sh(quote(tool_path("cocode-check").string()) + " --issue 4 --agent nobody", repo_);
+    EXPECT_EQ(no_run.exit_code, 2);
+    EXPECT_EQ(no_run.err,
+              "cocode-check: error: --issue 4 --agent nobody: no run of that agent "
+              "on that issue in " +
+                  (repo_ / ".cocode/runs").string() + "\n");
     Shell base = check("--exit-code 0", "");
     EXPECT_EQ(base.exit_code, 1);  // fine arguments; no commit
     Shell bad_base =

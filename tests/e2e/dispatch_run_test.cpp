@@ -754,7 +754,8 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
     ASSERT_EQ(dispatch("run 1").exit_code, 0);
     Shell clean = dispatch("clean 1");
     EXPECT_EQ(clean.exit_code, 1);
-    EXPECT_NE(clean.err.find("branch cocode/1-seed: holds 2 commits not pushed anywhere; kept"),
+    EXPECT_NE(clean.err.find("branch cocode/1-seed: holds 2 commits on no other branch and not "
+                             "pushed; kept"),
               std::string::npos)
         << clean.err;
     EXPECT_NE(clean.out.find("removed worktree " + (repo_ / ".cocode/worktrees/1-logger").string()),
@@ -770,6 +771,18 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
     EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
     EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-seed", repo_).exit_code, 1);
     EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
+}
+
+// Work merged into another branch (the user took the agent's fix into main) is not lost with
+// the run's branch: clean removes it without --force, as `git branch -d` would.
+TEST_F(DispatchRun, CleanRemovesABranchWhoseWorkIsMerged) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    sh_ok("git merge -q --ff-only cocode/1-seed", repo_);
+    Shell clean = dispatch("clean 1");
+    EXPECT_EQ(clean.exit_code, 0) << clean.err;
+    EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-seed", repo_).exit_code, 1);
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
 }
 
 TEST_F(DispatchRun, CleanKeepsABranchWhenItCannotTellWhetherItIsPushed) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "config/presets.h"
+#include "test_support.h"
 
 namespace cocode::config {
 namespace {
@@ -250,6 +251,30 @@ TEST(Presets, TheModelEndpointIsTheConfiguredOneOrTheClisOwn) {
     EXPECT_EQ(model_endpoint(config->agents[1], no_env).url, "https://api.openai.com/v1");
     EXPECT_EQ(model_endpoint(config->agents[2], bedrock_env).url, "http://h:1");
     EXPECT_FALSE(model_endpoint(config->agents[3], no_env).url.has_value());
+}
+
+// codex's endpoint, when cocode's config names none, is the one codex's own config.toml names
+// at its top level (a table's key of the same name is not it).
+std::string codex_home;
+std::optional<std::string> codex_env(const char* name) {
+    if (std::string_view(name) == "CODEX_HOME") return codex_home;
+    return std::nullopt;
+}
+
+TEST(Presets, CodexsEndpointIsTheOneItsOwnConfigurationNames) {
+    test::TempDir dir;
+    codex_home = dir.path().string();
+    auto config = parse(R"({"agents": {"x": {"type": "codex"}}})");
+    ASSERT_TRUE(config.ok());
+    EXPECT_EQ(model_endpoint(config->agents[0], codex_env).url, "https://api.openai.com/v1");
+    test::write_text(
+        dir / "config.toml",
+        "# gateway\nmodel = \"o4\"\nopenai_base_url = \"https://gw.example/v1\"  # ours\n"
+        "[profiles.x]\nopenai_base_url = \"https://not-this.example\"\n");
+    EXPECT_EQ(model_endpoint(config->agents[0], codex_env).url, "https://gw.example/v1");
+    test::write_text(dir / "config.toml",
+                     "[profiles.x]\nopenai_base_url = \"https://not-this.example\"\n");
+    EXPECT_EQ(model_endpoint(config->agents[0], codex_env).url, "https://api.openai.com/v1");
 }
 
 TEST(Presets, ProviderCredentialsPassOnlyWhenTheProviderIsChosen) {

@@ -38,6 +38,11 @@ fs::path main_root(const fs::path& dir) {
     return root;
 }
 
+run::RunRecord reconciled(run::RunRecord record) {
+    if (auto done = run::reconcile(record); !done) notice("warning: " + done.error().message);
+    return record;
+}
+
 run::RunRecord find_run(const fs::path& root, const std::string& which) {
     auto list = run::list_runs(root / run::kRunsDir);
     std::vector<run::RunRecord> matches;
@@ -49,10 +54,22 @@ run::RunRecord find_run(const fs::path& root, const std::string& which) {
     if (matches.size() > 1 && matches.front().run_id != which)
         throw Failure(Error::usage("--run " + which + ": " + std::to_string(matches.size()) +
                                    " runs start so; give more of the id"));
-    run::RunRecord record = matches.front();
-    if (auto reconciled = run::reconcile(record); !reconciled)
-        notice("warning: " + reconciled.error().message);
-    return record;
+    return reconciled(matches.front());
+}
+
+// `--issue N --agent NAME` without --run: that agent's latest run on the issue.
+run::RunRecord latest_run(const fs::path& root, long issue, const std::string& agent) {
+    auto list = run::list_runs(root / run::kRunsDir);
+    const run::RunRecord* latest = nullptr;
+    for (const auto& record : list.runs)
+        if (record.issue == issue && record.agent == agent &&
+            (!latest || record.run_id > latest->run_id))
+            latest = &record;
+    if (!latest)
+        throw Failure(Error::usage("--issue " + std::to_string(issue) + " --agent " + agent +
+                                   ": no run of that agent on that issue in " +
+                                   (root / run::kRunsDir).string()));
+    return reconciled(*latest);
 }
 
 std::unique_ptr<issues::IssueSource> open_source(const tool::SourceFlags& flags,
@@ -79,17 +96,19 @@ struct Published {
 int run_check(const CheckArgs& args) {
     if ((args.push || args.open_pr) && !args.publish)
         throw Failure(Error::usage("--push and --open-pr go with --publish"));
-    if (!args.run && !args.worktree)
+    const bool latest = !args.run && !args.worktree && args.issue && args.agent;
+    if (!args.run && !args.worktree && !latest)
         throw Failure(
-            Error::usage("give --run RUN_ID, or --worktree DIR --base SHA (or "
-                         "--issue N --summary)"));
+            Error::usage("give --run RUN_ID, --issue N --agent NAME, or --worktree DIR "
+                         "--base SHA (or --issue N --summary)"));
     check::JudgeInput input;
     config::Config config;
     fs::path repo_dir;
-    if (args.run) {
+    if (args.run || latest) {
         const fs::path root = main_root(fs::current_path());
         config = config::load_config(root).value_or_throw();
-        auto record = find_run(root, *args.run);
+        auto record =
+            args.run ? find_run(root, *args.run) : latest_run(root, *args.issue, *args.agent);
         input = check::input_for_run(record, config).value_or_throw();
         repo_dir = root;
     } else {
@@ -184,8 +203,7 @@ int run_summary(const CheckArgs& args) {
     std::vector<run::RunRecord> latest;
     for (auto& record : list.runs) {
         if (record.issue != *args.issue) continue;
-        if (auto reconciled = run::reconcile(record); !reconciled)
-            notice("warning: " + reconciled.error().message);
+        record = reconciled(std::move(record));
         auto same = std::find_if(latest.begin(), latest.end(),
                                  [&](const run::RunRecord& r) { return r.agent == record.agent; });
         if (same != latest.end())

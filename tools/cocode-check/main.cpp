@@ -11,12 +11,14 @@ using namespace cocode::check_cli;
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
-    CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks"};
+    CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks",
+                 "cocode-check"};
     const std::string version =
         cocode::tool::version_line("cocode-check", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);
     app.footer(
         "  cocode-check --run RUN_ID [--publish [--push] [--open-pr]]\n"
+        "  cocode-check --issue N --agent NAME [--publish]   (that agent's latest run)\n"
         "  cocode-check --worktree DIR --base SHA [--exit-code N] [--issue N --agent NAME]\n"
         "  cocode-check --issue N --summary [--publish]\n"
         "Exit 0 for PASS, 1 for FAIL (or a failed publish), 2 for bad arguments, 3 when\n"

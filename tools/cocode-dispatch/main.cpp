@@ -16,7 +16,8 @@ using namespace cocode::dispatch_cli;
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{
-        "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs"};
+        "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",
+        "cocode-dispatch"};
     const std::string version =
         cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
     app.set_version_flag("--version", version);

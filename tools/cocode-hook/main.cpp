@@ -22,7 +22,8 @@ fs::path cocode::hook_cli::shim_executable() {
 
 int main(int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
-    CLI::App app{"cocode-hook: git hooks that tell cocode the moment an agent is ready"};
+    CLI::App app{"cocode-hook: git hooks that tell cocode the moment an agent is ready",
+                 "cocode-hook"};
     app.set_version_flag("--version", cocode::tool::version_line("cocode-hook"));
     app.footer(
         "Exit codes: 0 done, 1 an error, 2 a mistake in the arguments or not a git repository,\n"
