@@ -117,8 +117,12 @@ Result<Repository> Repository::open(const fs::path& dir) {
     git_repository* repo = nullptr;
     // Discovery stops where git's would: GIT_CEILING_DIRECTORIES is honoured as git honours it.
     const char* ceiling = std::getenv("GIT_CEILING_DIRECTORIES");
-    if (git_repository_open_ext(&repo, dir.c_str(), 0, ceiling) != 0)
-        return libgit2_error("not a git repository: " + dir.string());
+    if (int rc = git_repository_open_ext(&repo, dir.c_str(), 0, ceiling); rc != 0) {
+        if (rc == GIT_ENOTFOUND)
+            return Error::general("not a git repository (nor any of its parents): " +
+                                  fs::weakly_canonical(fs::absolute(dir)).string());
+        return libgit2_error("cannot open the git repository at " + dir.string());
+    }
     return Repository(repo);
 }
 

@@ -127,7 +127,12 @@ std::string_view state_name(HookState state) {
 Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
     auto paths = git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-path", "hooks",
                                      "--git-common-dir", "--is-bare-repository"});
-    if (!paths) return std::move(paths).error();
+    if (!paths) {
+        if (paths.error().message.find("not a git repository") != std::string::npos)
+            return Error::usage("not a git repository (nor any of its parents): " +
+                                fs::weakly_canonical(fs::absolute(repo_dir)).string());
+        return std::move(paths).error();
+    }
     std::vector<std::string_view> lines = lines_of(*paths);
     if (lines.size() < 3) return Error::general("unexpected answer from git rev-parse: " + *paths);
     HooksLocation where;

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "test_support.h"
 
@@ -40,6 +42,56 @@ TEST(Tools, AnswerVersionAndHelp) {
     }
     EXPECT_NE(sh(tool("cocode-dispatch") + " --version", dir.path()).out.find("libgit2 1."),
               std::string::npos);
+}
+
+// Every command's --help, byte for byte: what a user reads cannot change unnoticed. The commands
+// are found from the help itself ("Subcommands:"), so a new one needs its golden file.
+// UPDATE_GOLDEN=1 rewrites tests/golden/help/.
+std::vector<std::string> subcommands_in(const std::string& help) {
+    std::vector<std::string> names;
+    const std::size_t at = help.find("\nSubcommands:\n");
+    if (at == std::string::npos) return names;
+    std::istringstream lines(help.substr(at + 14));
+    std::string line;
+    while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+        const std::size_t start = line.find_first_not_of(' ');
+        names.push_back(line.substr(start, line.find(' ', start) - start));
+    }
+    return names;
+}
+
+TEST(Tools, EveryCommandsHelpMatchesItsGoldenFile) {
+    TempDir dir;
+    const fs::path golden_dir = fs::path(COCODE_SOURCE_DIR) / "tests/golden/help";
+    std::set<std::string> expected;
+    std::vector<std::vector<std::string>> pending = {
+        {"cocode-hook"}, {"cocode-dispatch"}, {"cocode-check"}};
+    while (!pending.empty()) {
+        const std::vector<std::string> command = pending.back();
+        pending.pop_back();
+        std::string line = tool(command[0]), name = command[0];
+        for (std::size_t i = 1; i < command.size(); ++i) {
+            line += " " + command[i];
+            name += "-" + command[i];
+        }
+        Shell help = sh(line + " --help", dir.path());
+        EXPECT_EQ(help.exit_code, 0) << line;
+        EXPECT_EQ(help.err, "") << line;
+        const std::string file = name + ".txt";
+        expected.insert(file);
+        if (std::getenv("UPDATE_GOLDEN")) write_text(golden_dir / file, help.out);
+        EXPECT_EQ(help.out, fs::exists(golden_dir / file) ? read_text(golden_dir / file) : "")
+            << "UPDATE_GOLDEN=1 rewrites " << (golden_dir / file);
+        for (const auto& sub : subcommands_in(help.out)) {
+            auto next = command;
+            next.push_back(sub);
+            pending.push_back(next);
+        }
+    }
+    EXPECT_GE(expected.size(), 18u);
+    // No golden file of a command that is gone.
+    for (const auto& entry : fs::directory_iterator(golden_dir))
+        EXPECT_TRUE(expected.count(entry.path().filename().string())) << entry.path();
 }
 
 // The man pages come from the tools' own help, every command's options included, with the
@@ -169,12 +221,16 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
         EXPECT_EQ(shell.err, expected) << command;
     }
     // Outside a repository every tool says so the same way: exit 2.
+    const std::string here = fs::weakly_canonical(dir.path()).string();
     for (const std::string command :
-         {"cocode-dispatch status", "cocode-check --run x", "cocode-hook status"}) {
+         {"cocode-dispatch status", "cocode-dispatch run 1", "cocode-check --run x",
+          "cocode-hook status", "cocode-hook install"}) {
         const std::size_t space = command.find(' ');
-        Shell shell = sh(tool(command.substr(0, space)) + command.substr(space), dir.path());
+        const std::string name = command.substr(0, space);
+        Shell shell = sh(tool(name) + command.substr(space), dir.path());
         EXPECT_EQ(shell.exit_code, 2) << command << ": " << shell.err;
-        EXPECT_NE(shell.err.find("not a git repository"), std::string::npos) << shell.err;
+        EXPECT_EQ(shell.err,
+                  name + ": error: not a git repository (nor any of its parents): " + here + "\n");
     }
 }
 
