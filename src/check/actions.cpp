@@ -1,6 +1,8 @@
 #include "check/actions.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 
 #include "core/files.h"
 
@@ -41,27 +43,36 @@ std::string escape(std::string_view text, bool property) {
     return out;
 }
 
-// `name=value` when the value is one line, else the delimited form Actions documents.
-std::string output_entry(const std::string& name, const std::string& value) {
-    if (value.find('\n') == std::string::npos) return name + "=" + value;
-    return name + "<<COCODE_EOF\n" + value + "\nCOCODE_EOF";
-}
-
 }  // namespace
+
+Result<void> append_actions_output(const std::string& name, const std::string& value) {
+    const std::string file = env("GITHUB_OUTPUT");
+    if (file.empty()) return {};
+    if (value.find('\n') == std::string::npos) return append_line_locked(file, name + "=" + value);
+    std::random_device random;
+    std::string delimiter;
+    do {
+        delimiter = "ghadelimiter_";
+        for (int i = 0; i < 4; ++i) {
+            char part[9];
+            std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(random()));
+            delimiter += part;
+        }
+    } while (value.find(delimiter) != std::string::npos);
+    return append_line_locked(file, name + "<<" + delimiter + "\n" + value + "\n" + delimiter);
+}
 
 bool in_github_actions() { return env("GITHUB_ACTIONS") == "true"; }
 
 Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs) {
     if (const std::string summary = env("GITHUB_STEP_SUMMARY"); !summary.empty())
         if (auto w = append_line_locked(summary, markdown); !w) return w;
-    if (const std::string file = env("GITHUB_OUTPUT"); !file.empty()) {
-        for (const auto& [name, value] :
-             {std::pair<std::string, std::string>{"verdict", outputs.verdict},
-              {"report-path", outputs.report_path.string()},
-              {"comment-url", outputs.comment_url},
-              {"pr-url", outputs.pr_url}})
-            if (auto w = append_line_locked(file, output_entry(name, value)); !w) return w;
-    }
+    for (const auto& [name, value] :
+         {std::pair<std::string, std::string>{"verdict", outputs.verdict},
+          {"report-path", outputs.report_path.string()},
+          {"comment-url", outputs.comment_url},
+          {"pr-url", outputs.pr_url}})
+        if (auto w = append_actions_output(name, value); !w) return w;
     return {};
 }
 

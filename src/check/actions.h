@@ -21,6 +21,11 @@ struct ActionsOutputs {
     std::string pr_url;
 };
 
+// Appends one step output to $GITHUB_OUTPUT (under a lock): `name=value` when the value is one
+// line, else the delimited form with a delimiter no value can contain by chance or design (a
+// random one, as GitHub's own toolkit uses). Nothing when GITHUB_OUTPUT is not set.
+Result<void> append_actions_output(const std::string& name, const std::string& value);
+
 // Appends the summary and the outputs to the files Actions names (each appended under a lock).
 Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs);
 

@@ -706,4 +706,32 @@ Result<Config> load_config(const fs::path& repo_root) {
     return parse_config(*text, fs::path(kConfigFile), repo_root);
 }
 
+Result<std::vector<AgentConfig>> choose_agents(const Config& config,
+                                               const std::vector<std::string>& names) {
+    if (config.agents.empty())
+        return Error::usage(
+            "no agents configured in " +
+            (config.source.empty() ? std::string(kConfigFile) : config.source.string()) +
+            " (run `cocode-dispatch init`)");
+    std::vector<std::string> wanted = names;
+    if (wanted.empty()) wanted = config.default_agents;
+    if (wanted.empty()) return config.agents;
+    std::vector<std::string> known;
+    for (const auto& a : config.agents) known.push_back(a.name);
+    std::vector<AgentConfig> chosen;
+    for (const auto& name : wanted) {
+        const auto* agent = config.find_agent(name);
+        if (!agent) {
+            std::string message = "--agent: no agent '" + name + "' in " + kConfigFile;
+            if (auto near = closest_word(name, known))
+                message += " (did you mean '" + *near + "'?)";
+            return Error::usage(message);
+        }
+        if (std::none_of(chosen.begin(), chosen.end(),
+                         [&](const AgentConfig& a) { return a.name == name; }))
+            chosen.push_back(*agent);
+    }
+    return chosen;
+}
+
 }  // namespace cocode::config

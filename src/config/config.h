@@ -136,4 +136,10 @@ Result<Config> load_config(const std::filesystem::path& repo_root);
 
 inline constexpr char kConfigFile[] = ".cocode/config.json";
 
+// The agents a command runs: those named (each once, in the order given), else the
+// configuration's default_agents, else all of them. A name the configuration does not have, or
+// no agents at all, is a usage error naming the file (and the agent that was likely meant).
+Result<std::vector<AgentConfig>> choose_agents(const Config& config,
+                                               const std::vector<std::string>& names);
+
 }  // namespace cocode::config

@@ -1,5 +1,7 @@
 #include "issues/source.h"
 
+#include <set>
+
 #include "git/repository.h"
 #include "github/auth.h"
 #include "github/http.h"
@@ -64,6 +66,30 @@ Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options) {
     auto client = github::HttpClient::create(std::move(http), std::move(auth).value());
     if (!client.ok()) return std::move(client).error();
     return github_source(std::move(client).value(), *ref);
+}
+
+Result<std::vector<github::Issue>> select_issues(IssueSource& source,
+                                                 const std::vector<long>& numbers,
+                                                 const std::vector<std::string>& labels) {
+    std::vector<github::Issue> issues;
+    std::set<long> seen;
+    for (long number : numbers) {
+        if (!seen.insert(number).second) continue;
+        auto issue = source.get(number);
+        if (!issue) return std::move(issue).error();
+        issues.push_back(std::move(issue).value());
+    }
+    if (!labels.empty()) {
+        github::IssueQuery query;
+        query.labels = labels;
+        auto listed = source.list(query);
+        if (!listed) return std::move(listed).error();
+        for (auto& issue : *listed)
+            if (seen.insert(issue.number).second) issues.push_back(std::move(issue));
+    }
+    for (auto& issue : issues)
+        if (issue.html_url.empty()) issue.html_url = source.issue_url(issue.number);
+    return issues;
 }
 
 }  // namespace cocode::issues

@@ -67,4 +67,11 @@ struct SourceOptions {
 
 Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options);
 
+// The issues a command works on: each of `numbers` (once, in order), then every open issue
+// carrying all of `labels` (when any are given) not named already; each with its html_url
+// (the source's own for the local store). Empty when only labels were given and none matched.
+Result<std::vector<github::Issue>> select_issues(IssueSource& source,
+                                                 const std::vector<long>& numbers,
+                                                 const std::vector<std::string>& labels);
+
 }  // namespace cocode::issues

@@ -155,5 +155,57 @@ TEST(DispatchIssues, ReadsGitHubForTheOriginRemoteWithTheTokenKeptSecret) {
     }
 }
 
+// `plan`: the matrix a workflow fans out over, from GitHub's labelled issues and the
+// configuration's agents; inside Actions also the step outputs; an empty plan is exit 0 with
+// count 0 (GitHub refuses an empty matrix, so the workflow tests the count).
+TEST(DispatchIssues, PlanIsTheMatrixOfIssuesAndAgents) {
+    TempDir dir;
+    FakeGitHub server(loopback_options());
+    server.add_issue(31, "First", "x", {"cocode"});
+    server.add_issue(32, "Second; `rm -rf /` ${{ github.token }}", "y", {"cocode"});
+    server.add_issue(33, "Not labelled", "", {"docs"});
+    make_repo(dir / "repo");
+    sh_ok("git remote add origin git@github.com:octo-org/demo.git", dir / "repo");
+    fs::create_directories(dir / "repo/.cocode");
+    write_text(dir / "repo/.cocode/config.json",
+               R"({"agents": {"claude": {"type": "claude"}, "fixer": {"command": "true"}}})");
+    const std::string env =
+        "GITHUB_TOKEN=" + std::string(kTestToken) + " GITHUB_API_URL=" + server.base_url() +
+        " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) + " ";
+    const fs::path output = dir / "github-output";
+    const std::string actions = "GITHUB_ACTIONS=true GITHUB_OUTPUT=" + quote(output.string()) + " ";
+
+    Shell plan = sh(env + actions + dispatch() + " plan --label cocode --json", dir / "repo");
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    // Numbers and agent names only: no issue text reaches the workflow.
+    // In the order the source lists them (GitHub: newest first), as `run` takes them.
+    const std::string matrix =
+        R"({"include":[{"agent":"claude","issue":32},{"agent":"fixer","issue":32},)"
+        R"({"agent":"claude","issue":31},{"agent":"fixer","issue":31}]})";
+    EXPECT_EQ(plan.out, matrix + "\n");
+    EXPECT_EQ(plan.err, "cocode-dispatch: 4 runs: 2 issues × 2 agents\n");
+    EXPECT_EQ(read_text(output), "matrix=" + matrix + "\ncount=4\nissues=[32,31]\n");
+
+    Shell one = sh(env + dispatch() + " plan 33 --agent fixer", dir / "repo");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(one.out, "#33\tfixer\n");
+
+    fs::remove(output);
+    Shell empty = sh(env + actions + dispatch() + " plan --label none --json", dir / "repo");
+    EXPECT_EQ(empty.exit_code, 0) << empty.err;
+    EXPECT_EQ(empty.out, "{\"include\":[]}\n");
+    EXPECT_EQ(empty.err, "cocode-dispatch: nothing to plan: no open issues with those labels\n");
+    EXPECT_EQ(read_text(output), "matrix={\"include\":[]}\ncount=0\nissues=[]\n");
+
+    Shell typo = sh(env + dispatch() + " plan 31 --agent fixr", dir / "repo");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_EQ(typo.err,
+              "cocode-dispatch: error: --agent: no agent 'fixr' in .cocode/config.json (did you "
+              "mean 'fixer'?)\n");
+    Shell nothing = sh(env + dispatch() + " plan", dir / "repo");
+    EXPECT_EQ(nothing.exit_code, 2);
+    EXPECT_EQ(nothing.err, "cocode-dispatch: error: plan: name at least one ISSUE or a --label\n");
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -2,9 +2,13 @@
 // the order in which candidates are ranked.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "check/actions.h"
 #include "check/report.h"
 #include "check/run_check.h"
 #include "core/glob.h"
+#include "test_support.h"
 
 namespace cocode::check {
 namespace {
@@ -94,6 +98,46 @@ TEST(Rank, PassThenScopeThenDiffThenTime) {
     std::vector<std::string> order;
     for (const auto& v : ranked) order.push_back(v.agent);
     EXPECT_EQ(order, (std::vector<std::string>{"fast", "slow", "big", "outside", "fail-small"}));
+}
+
+// A multi-line step output is delimited by a random word that the value does not contain: a
+// value that holds a known delimiter (an issue title, say) cannot end it early and set other
+// outputs.
+TEST(ActionsOutputs, AMultiLineValueCannotForgeAnotherOutput) {
+    test::TempDir dir;
+    const std::string file = (dir / "out").string();
+    ::setenv("GITHUB_OUTPUT", file.c_str(), 1);
+    const std::string value = "line\nEOF\nverdict=PASS\nghadelimiter_\nend";
+    ASSERT_TRUE(append_actions_output("report", value).ok());
+    ASSERT_TRUE(append_actions_output("report", value).ok());
+    ASSERT_TRUE(append_actions_output("verdict", "FAIL").ok());
+    ::unsetenv("GITHUB_OUTPUT");
+    const std::string text = test::read_text(file);
+    // Parsed as the runner parses it: NAME<<DELIM, lines, DELIM.
+    std::istringstream in(text);
+    std::string line;
+    std::vector<std::pair<std::string, std::string>> outputs;
+    std::vector<std::string> delimiters;
+    while (std::getline(in, line)) {
+        const auto heredoc = line.find("<<");
+        if (heredoc != std::string::npos) {
+            const std::string delimiter = line.substr(heredoc + 2);
+            delimiters.push_back(delimiter);
+            std::string collected, next;
+            while (std::getline(in, next) && next != delimiter)
+                collected += (collected.empty() ? "" : "\n") + next;
+            outputs.emplace_back(line.substr(0, heredoc), collected);
+        } else {
+            outputs.emplace_back(line.substr(0, line.find('=')), line.substr(line.find('=') + 1));
+        }
+    }
+    ASSERT_EQ(outputs.size(), 3u) << text;
+    EXPECT_EQ(outputs[0], std::make_pair(std::string("report"), value));
+    EXPECT_EQ(outputs[1], std::make_pair(std::string("report"), value));
+    EXPECT_EQ(outputs[2], std::make_pair(std::string("verdict"), std::string("FAIL")));
+    ASSERT_EQ(delimiters.size(), 2u);
+    EXPECT_NE(delimiters[0], delimiters[1]);
+    EXPECT_GE(delimiters[0].size(), 40u);
 }
 
 }  // namespace

@@ -32,34 +32,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::vector<config::AgentConfig> choose_agents(const config::Config& config,
-                                               const std::vector<std::string>& names) {
-    if (config.agents.empty())
-        throw Failure(Error::usage(
-            "no agents configured in " +
-            (config.source.empty() ? std::string(config::kConfigFile) : config.source.string()) +
-            " (run `cocode-dispatch init`)"));
-    std::vector<std::string> wanted = names;
-    if (wanted.empty()) wanted = config.default_agents;
-    std::vector<config::AgentConfig> chosen;
-    if (wanted.empty()) return config.agents;
-    std::vector<std::string> known;
-    for (const auto& a : config.agents) known.push_back(a.name);
-    for (const auto& name : wanted) {
-        const auto* agent = config.find_agent(name);
-        if (!agent) {
-            std::string message = "--agent: no agent '" + name + "' in " + config::kConfigFile;
-            if (auto near = closest_word(name, known))
-                message += " (did you mean '" + *near + "'?)";
-            throw Failure(Error::usage(message));
-        }
-        if (std::none_of(chosen.begin(), chosen.end(),
-                         [&](const config::AgentConfig& a) { return a.name == name; }))
-            chosen.push_back(*agent);
-    }
-    return chosen;
-}
-
 // The post-commit hook is how READY arrives while an agent still runs. Installed (chained)
 // into every hooks folder the worktrees use; a failure costs only live READY, so it warns.
 void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& runs) {
@@ -225,29 +197,16 @@ int run_run(const RunArgs& args) {
     }
     if (args.issues.empty() && args.labels.empty())
         throw Failure(Error::usage("run: name at least one ISSUE or a --label"));
-    const auto agents = choose_agents(ws.config, args.agents);
+    const auto agents = config::choose_agents(ws.config, args.agents).value_or_throw();
 
     SourceFlags flags = args.source;
     flags.options.repo_dir = ws.root;
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
-    std::vector<github::Issue> issues;
-    std::set<long> seen;
-    for (long number : args.issues) {
-        if (!seen.insert(number).second) continue;
-        issues.push_back(source->get(number).value_or_throw());
+    auto issues = issues::select_issues(*source, args.issues, args.labels).value_or_throw();
+    if (issues.empty()) {
+        notice("no open issues with those labels; nothing to run");
+        return 0;
     }
-    if (!args.labels.empty()) {
-        github::IssueQuery query;
-        query.labels = args.labels;
-        for (auto& issue : source->list(query).value_or_throw())
-            if (seen.insert(issue.number).second) issues.push_back(std::move(issue));
-        if (issues.empty()) {
-            notice("no open issues with those labels; nothing to run");
-            return 0;
-        }
-    }
-    for (auto& issue : issues)
-        if (issue.html_url.empty()) issue.html_url = source->issue_url(issue.number);
 
     agent::DispatchContext context;
     context.repo_root = ws.root;

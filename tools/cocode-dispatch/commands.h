@@ -79,6 +79,14 @@ struct DoctorArgs {
     bool json = false;
 };
 
+struct PlanArgs {
+    SourceFlags source;
+    std::vector<long> issues;
+    std::vector<std::string> agents;
+    std::vector<std::string> labels;
+    bool json = false;
+};
+
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
@@ -88,5 +96,6 @@ int run_logs(const LogsArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);
+int run_plan(const PlanArgs& args);
 
 }  // namespace cocode::dispatch_cli

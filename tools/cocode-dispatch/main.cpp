@@ -65,6 +65,16 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--publish", run.publish,
                       "publish each verdict on its issue (comment, status, labels)");
 
+    PlanArgs plan;
+    auto* plan_cmd = app.add_subcommand(
+        "plan", "the runs `run` would make, as a GitHub Actions matrix (one job per run)");
+    plan.source.add_to(*plan_cmd);
+    plan_cmd->add_option("issue", plan.issues, "issue numbers")
+        ->check(cocode::tool::issue_number());
+    plan_cmd->add_option("--agent", plan.agents, "an agent from .cocode/config.json (repeatable)");
+    plan_cmd->add_option("--label", plan.labels, "also every open issue with this label");
+    plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
+
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).
     SuperviseArgs supervise;
     auto* supervise_cmd = app.add_subcommand("supervise", "");
@@ -130,6 +140,7 @@ int main(int argc, char** argv) {
         if (*init_cmd) return run_init(init);
         if (*clean_cmd) return run_clean(clean);
         if (*doctor_cmd) return run_doctor(doctor);
+        if (*plan_cmd) return run_plan(plan);
         if (*completion_cmd) {
             std::fputs(cocode::tool::completion_script("cocode-dispatch", shell).c_str(), stdout);
             return 0;

@@ -1,0 +1,38 @@
+#include "scale/plan.h"
+
+#include <set>
+
+#include "check/actions.h"
+
+namespace cocode::scale {
+
+std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
+                                 const std::vector<config::AgentConfig>& agents) {
+    std::vector<PlanEntry> plan;
+    for (const auto& issue : issues)
+        for (const auto& agent : agents) plan.push_back({issue.number, agent.name});
+    return plan;
+}
+
+nlohmann::json matrix(const std::vector<PlanEntry>& plan) {
+    nlohmann::json include = nlohmann::json::array();
+    for (const auto& entry : plan)
+        include.push_back({{"issue", entry.issue}, {"agent", entry.agent}});
+    return {{"include", include}};
+}
+
+Result<void> write_plan_outputs(const std::vector<PlanEntry>& plan) {
+    if (!check::in_github_actions()) return {};
+    nlohmann::json numbers = nlohmann::json::array();
+    std::set<long> seen;
+    for (const auto& entry : plan)
+        if (seen.insert(entry.issue).second) numbers.push_back(entry.issue);
+    for (const auto& [name, value] :
+         {std::pair<std::string, std::string>{"matrix", matrix(plan).dump()},
+          {"count", std::to_string(plan.size())},
+          {"issues", numbers.dump()}})
+        if (auto written = check::append_actions_output(name, value); !written) return written;
+    return {};
+}
+
+}  // namespace cocode::scale

@@ -1,0 +1,34 @@
+// `cocode-dispatch plan`: the runs a batch would make, as a GitHub Actions matrix, so that a
+// workflow fans one issue out to a job per agent (`strategy.matrix: ${{ fromJSON(...) }}`).
+// Only numbers and agent names (from the repository's own configuration) go into it: no issue
+// text, which is untrusted and would reach job names and scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "github/types.h"
+
+namespace cocode::scale {
+
+struct PlanEntry {
+    long issue = 0;
+    std::string agent;
+};
+
+// One entry per (issue, agent), issues in the order given, agents in the order chosen.
+std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
+                                 const std::vector<config::AgentConfig>& agents);
+
+// {"include": [{"issue": 7, "agent": "claude"}, …]}: what `fromJSON` turns into a matrix.
+nlohmann::json matrix(const std::vector<PlanEntry>& plan);
+
+// Inside Actions: `matrix` (the above, one line), `count` (entries; GitHub refuses an empty
+// matrix, so a workflow tests `count != '0'`) and `issues` (a JSON array of the issue numbers,
+// for the job that compares the agents) appended to $GITHUB_OUTPUT. Nothing outside Actions.
+Result<void> write_plan_outputs(const std::vector<PlanEntry>& plan);
+
+}  // namespace cocode::scale
