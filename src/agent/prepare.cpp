@@ -11,6 +11,7 @@
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
+#include "core/visible_text.h"
 #include "git/git_files.h"
 #include "git/repository.h"
 #include "hook/run_locator.h"
@@ -443,8 +444,22 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
 }
 
 Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
-                                          const std::vector<github::Issue>& issues,
+                                          const std::vector<github::Issue>& given,
                                           const std::vector<config::AgentConfig>& agents) {
+    // What a reader of the issue cannot see does not reach the agents either.
+    std::vector<github::Issue> issues = given;
+    for (auto& issue : issues) {
+        const VisibleText title = visible_text(issue.title), body = visible_text(issue.body);
+        issue.title = title.text;
+        issue.body = body.text;
+        const std::size_t comments = title.comments + body.comments;
+        const std::size_t characters = title.characters + body.characters;
+        if (comments + characters > 0 && context.notice)
+            context.notice("issue #" + std::to_string(issue.number) + ": " +
+                           std::to_string(comments) + " hidden comment(s) and " +
+                           std::to_string(characters) +
+                           " invisible character(s) left out of what the agents read");
+    }
     auto repo = git::Repository::open(context.repo_root);
     if (!repo) return std::move(repo).error();
     const auto existing = run::list_runs(context.runs_dir()).runs;
