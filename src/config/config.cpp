@@ -204,6 +204,32 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
     return {};
 }
 
+Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
+    if (!trigger.is_object())
+        return r.bad("trigger", "an object with label, command, allowed_bots");
+    if (auto ok = r.only_keys(trigger, "trigger", {"label", "command", "allowed_bots"}); !ok)
+        return ok;
+    if (trigger.contains("label")) {
+        if (!trigger["label"].is_string() || trigger["label"].get<std::string>().empty())
+            return r.bad("trigger.label", "a label name");
+        out.label = trigger["label"].get<std::string>();
+    }
+    if (trigger.contains("command")) {
+        const json& command = trigger["command"];
+        if (!command.is_string() || command.get<std::string>().size() < 2 ||
+            command.get<std::string>()[0] != '/' ||
+            command.get<std::string>().find_first_of(" \t\n") != std::string::npos)
+            return r.bad("trigger.command", "a word starting with '/', e.g. \"/cocode\"");
+        out.command = command.get<std::string>();
+    }
+    if (trigger.contains("allowed_bots")) {
+        auto bots = r.strings(trigger["allowed_bots"], "trigger.allowed_bots");
+        if (!bots) return std::move(bots).error();
+        out.allowed_bots = std::move(bots).value();
+    }
+    return {};
+}
+
 bool valid_agent_name(const std::string& name) {
     // The name becomes part of a branch, a folder and a run id's neighbour: keep it simple,
     // and never something git refuses in a branch name (`..`, a trailing `.lock` or `.`).
@@ -585,7 +611,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
             doc, "",
             {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff", "ready_marker",
              "worktree_root", "branch_prefix", "base_branch", "worktree_setup", "agents",
-             "default_agents", "check", "publish", "sandbox", "output_cap", "$schema"});
+             "default_agents", "check", "publish", "trigger", "sandbox", "output_cap", "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -678,6 +704,10 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     }
     if (doc.contains("publish")) {
         if (auto ok = parse_publish(r, doc["publish"], config.publish); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("trigger")) {
+        if (auto ok = parse_trigger(r, doc["trigger"], config.trigger); !ok)
             return std::move(ok).error();
     }
     if (doc.contains("agents")) {

@@ -80,6 +80,15 @@ struct PublishConfig {
     bool pull_request = false;  // open or update a draft pull request (publish pushes first)
 };
 
+// `trigger`: what starts cocode from GitHub (the action, `plan --event`): the label that
+// dispatches an issue, the comment command, and the bots allowed to use them (people need write,
+// maintain or admin permission on the repository, asked of GitHub).
+struct TriggerConfig {
+    std::string label = "cocode";
+    std::string command = "/cocode";
+    std::vector<std::string> allowed_bots;  // logins, e.g. "renovate[bot]"
+};
+
 // Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:
 // a run that cannot have it fails), or only in their own process group (none).
 enum class SandboxMode { automatic, bwrap, none };
@@ -103,6 +112,7 @@ struct Config {
     WorktreeSetup setup;
     CheckConfig check;
     PublishConfig publish;
+    TriggerConfig trigger;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all
 

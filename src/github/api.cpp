@@ -233,6 +233,29 @@ Result<void> GitHub::add_reaction(long number, const std::string& content) {
     return {};
 }
 
+Result<void> GitHub::add_comment_reaction(long long comment_id, const std::string& content) {
+    const std::string path =
+        repo_path() + "/issues/comments/" + std::to_string(comment_id) + "/reactions";
+    auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
+                            http_.auth());
+    if (!result.ok()) return std::move(result).error();
+    return {};
+}
+
+Result<CollaboratorPermission> GitHub::collaborator_permission(const std::string& login) {
+    const std::string path =
+        repo_path() + "/collaborators/" + percent_encode(login) + "/permission";
+    auto response = http_.request("GET", path);
+    if (!response.ok()) return std::move(response).error();
+    if (response->status == 404) return CollaboratorPermission{"none", "none"};
+    auto body = json_body("GET", path, std::move(response), http_.auth());
+    if (!body.ok()) return std::move(body).error();
+    CollaboratorPermission out;
+    out.permission = body->value("permission", "none");
+    out.role_name = body->value("role_name", out.permission);
+    return out;
+}
+
 Result<CommitStatus> GitHub::create_status(const std::string& sha, const CommitStatus& status) {
     const std::string path = repo_path() + "/statuses/" + sha;
     json body = {{"state", status.state}, {"context", status.context}};

@@ -40,6 +40,12 @@ class GitHub {
     Result<void> remove_label(long number, const std::string& label);
     // content: +1, -1, laugh, confused, heart, hooray, rocket, eyes. GitHub keeps one per user.
     Result<void> add_reaction(long number, const std::string& content);
+    // On an issue comment (a command picked up: eyes). Safe to replay, as above.
+    Result<void> add_comment_reaction(long long comment_id, const std::string& content);
+    // What `login` may do in the repository: GitHub's role name (admin, maintain, write,
+    // triage, read, or a custom role's name) and its base permission (admin, write, read,
+    // none). A login GitHub does not know as a collaborator is {"none", "none"}.
+    Result<CollaboratorPermission> collaborator_permission(const std::string& login);
     Result<CommitStatus> create_status(const std::string& sha, const CommitStatus& status);
     // The statuses of a commit, newest first (the first page: GitHub keeps 1,000 per context).
     Result<std::vector<CommitStatus>> statuses(const std::string& sha);

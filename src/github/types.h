@@ -60,6 +60,11 @@ struct Comment {
     std::string updated_at;
 };
 
+struct CollaboratorPermission {
+    std::string permission;  // admin, write, read, none
+    std::string role_name;   // admin, maintain, write, triage, read, or a custom role
+};
+
 struct CommitStatus {
     std::string state;  // error, failure, pending, success
     std::string context;

@@ -16,6 +16,7 @@ class GitHubSource final : public IssueSource {
             http_->base().host == "api.github.com" ? "github.com" : http_->base().host;
         return "https://" + host + "/" + api_.repo().full() + "/issues/" + std::to_string(number);
     }
+    github::GitHub* github_api() override { return &api_; }
     std::string describe() const override {
         return "github " + api_.repo().full() + " (" + http_->base().str() + ")";
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "github/api.h"
 #include "github/types.h"
 
 namespace cocode::issues {
@@ -25,6 +26,9 @@ class IssueSource {
     virtual std::string describe() const = 0;
     // The local store: no remote, so a commit status needs no pushed commit.
     virtual bool local() const { return false; }
+    // The REST API behind a GitHub source, for what only GitHub has (permissions, reactions on
+    // comments); nullptr for the local store.
+    virtual github::GitHub* github_api() { return nullptr; }
     // Where a person finds issue `number` when the issue itself does not say (html_url):
     // the file of the local store, as a file:// URL.
     virtual std::string issue_url(long number) const = 0;

@@ -99,6 +99,9 @@ TEST(ConfigSchema, TheSchemaAndTheReaderAgree) {
             "timeout": "5m"}], "allowed_paths": ["src/**", "*.md"]}})",
          true},
         {R"({"publish": {"after_run": true, "pull_request": false}})", true},
+        {R"({"trigger": {"label": "agents", "command": "/agents",
+            "allowed_bots": ["renovate[bot]"]}})",
+         true},
         {R"({"concurrency": 0})", false},
         {R"({"concurency": 5})", false},
         {R"({"timeout": "5 minutes"})", false},
@@ -120,6 +123,11 @@ TEST(ConfigSchema, TheSchemaAndTheReaderAgree) {
         {R"({"check": {"allowed_paths": ["../outside"]}})", false},
         {R"({"check": {"verify": [{"name": "no command"}]}})", false},
         {R"({"publish": {"push": "yes"}})", false},
+        {R"({"trigger": {"command": "cocode"}})", false},
+        {R"({"trigger": {"command": "/co code"}})", false},
+        {R"({"trigger": {"label": ""}})", false},
+        {R"({"trigger": {"allowed_bots": "renovate[bot]"}})", false},
+        {R"({"trigger": {"users": []}})", false},
         {R"({"worktree_setup": {"copy": ["../secret"]}})", false},
     };
     TempDir dir;

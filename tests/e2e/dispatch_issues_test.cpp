@@ -204,7 +204,8 @@ TEST(DispatchIssues, PlanIsTheMatrixOfIssuesAndAgents) {
               "mean 'fixer'?)\n");
     Shell nothing = sh(env + dispatch() + " plan", dir / "repo");
     EXPECT_EQ(nothing.exit_code, 2);
-    EXPECT_EQ(nothing.err, "cocode-dispatch: error: plan: name at least one ISSUE or a --label\n");
+    EXPECT_EQ(nothing.err,
+              "cocode-dispatch: error: plan: name at least one ISSUE or a --label (or --event)\n");
 }
 
 }  // namespace

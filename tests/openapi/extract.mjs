@@ -16,6 +16,8 @@ export const operations = [
   "issues/remove-label",
   "issues/create-label",
   "reactions/create-for-issue",
+  "reactions/create-for-issue-comment",
+  "repos/get-collaborator-permission-level",
   "repos/create-commit-status",
   "repos/list-commit-statuses-for-ref",
   "pulls/create",

@@ -69,6 +69,8 @@ struct FakeGitHub::Server {
     long long comment_lists = 0;
     long long list_lag = 0;
     std::vector<json> statuses, pulls, reactions;
+    std::map<std::string, std::pair<std::string, std::string>>
+        permissions;  // login → (permission, role)
     std::vector<Fault> faults;
     std::vector<RecordedRequest> requests;
     std::vector<std::string> installation_tokens;
@@ -380,6 +382,38 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     return finish(404, {{"message", "Label does not exist"}});
                 return finish(200, labels, "issues/remove-label");
             }
+            if (is("POST", R"(/issues/comments/(\d+)/reactions)")) {
+                const long long comment_id = std::stoll(r[1]);
+                bool found = false;
+                for (const auto& [number, list] : st.comments)
+                    for (const auto& c : list) found = found || c["id"] == comment_id;
+                if (!found) return finish(404, {{"message", "Not Found"}});
+                std::string content = body.value("content", "");
+                for (const auto& existing : st.reactions)
+                    if (existing["content"] == content &&
+                        existing.value("comment_id", 0LL) == comment_id)
+                        return finish(200, existing, "reactions/create-for-issue-comment");
+                json reaction = example("reaction");
+                reaction["id"] = ++st.next_id;
+                reaction["content"] = content;
+                json stored = reaction;
+                stored["comment_id"] = comment_id;  // ours, for the test; not in the response
+                st.reactions.push_back(stored);
+                return finish(201, reaction, "reactions/create-for-issue-comment");
+            }
+            if (is("GET", R"(/collaborators/([^/]+)/permission)")) {
+                const std::string login = httplib::detail::decode_url(r[1], false);
+                auto it = st.permissions.find(login);
+                if (it == st.permissions.end()) return finish(404, {{"message", "Not Found"}});
+                json answer = example(
+                    "repository-collaborator-permission-response-if-user-has-admin-permissions");
+                answer["permission"] = it->second.first;
+                answer["role_name"] = it->second.second;
+                answer["user"]["login"] = login;
+                // GitHub's example leaves out user.role_name, which its schema requires.
+                answer["user"]["role_name"] = it->second.second;
+                return finish(200, answer, "repos/get-collaborator-permission-level");
+            }
             if (is("POST", R"(/issues/(\d+)/reactions)")) {
                 std::string content = body.value("content", "");
                 for (const auto& existing : st.reactions)
@@ -542,12 +576,14 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
     server_->issues[number] = issue;
 }
 
-void FakeGitHub::add_comment(long number, const std::string& body) {
+long long FakeGitHub::add_comment(long number, const std::string& body, const std::string& author) {
     std::lock_guard lock(server_->mutex);
     json comment = example("issue-comment");
     comment["id"] = ++server_->next_id;
     comment["body"] = body;
+    if (!author.empty()) comment["user"]["login"] = author;
     server_->comments[number].push_back(comment);
+    return comment["id"].get<long long>();
 }
 
 void FakeGitHub::inject(Fault fault) {
@@ -587,6 +623,12 @@ std::vector<json> FakeGitHub::pulls() const {
     std::lock_guard lock(server_->mutex);
     return server_->pulls;
 }
+void FakeGitHub::set_permission(const std::string& login, const std::string& permission,
+                                const std::string& role_name) {
+    std::lock_guard<std::mutex> lock(server_->mutex);
+    server_->permissions[login] = {permission, role_name};
+}
+
 std::vector<json> FakeGitHub::reactions() const {
     std::lock_guard lock(server_->mutex);
     return server_->reactions;

@@ -73,7 +73,8 @@ class FakeGitHub {
     void add_issue(long number, const std::string& title, const std::string& body,
                    const std::vector<std::string>& labels, const std::string& state = "open",
                    bool pull_request = false);
-    void add_comment(long number, const std::string& body);
+    // Returns the comment's id; `author` is its user's login (GitHub's example's otherwise).
+    long long add_comment(long number, const std::string& body, const std::string& author = "");
     void inject(Fault fault);
     // Listings of comments lag behind writes: a new comment shows only from the `lists`-th
     // listing after it was made (as GitHub's replicas can), never before an older one.
@@ -81,6 +82,9 @@ class FakeGitHub {
     // x-ratelimit-remaining drops to 0 until `reset_in` has passed.
     void exhaust_rate_limit(std::chrono::seconds reset_in);
 
+    // What GET /collaborators/{login}/permission answers; a login never set is 404.
+    void set_permission(const std::string& login, const std::string& permission,
+                        const std::string& role_name);
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;
     std::vector<nlohmann::json> statuses() const;

@@ -1,23 +1,76 @@
 // cocode-dispatch plan: the (issue, agent) pairs `run` would make, as the matrix a workflow fans
-// out over, and as step outputs inside GitHub Actions. It starts nothing and writes nothing in
-// the repository.
+// out over, and as step outputs inside GitHub Actions. From issue numbers and labels, or from
+// the event that started the workflow (--event): an issue labelled, or a comment command from
+// someone allowed to give it. It starts nothing and writes nothing in the repository.
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
+#include "core/files.h"
 #include "scale/plan.h"
+#include "scale/trigger.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
+namespace {
+
+using json = nlohmann::json;
+
+json read_event_file(const std::string& path) {
+    auto text = read_file(path);
+    if (!text) throw Failure(Error::usage("--event " + path + ": " + text.error().message));
+    json payload = json::parse(*text, nullptr, false);
+    if (payload.is_discarded())
+        throw Failure(Error::usage("--event " + path + ": not valid JSON (a webhook payload)"));
+    return payload;
+}
+
+}  // namespace
 
 int run_plan(const PlanArgs& args) {
-    if (args.issues.empty() && args.labels.empty())
-        throw Failure(Error::usage("plan: name at least one ISSUE or a --label"));
+    if (args.event && (!args.issues.empty() || !args.labels.empty()))
+        throw Failure(Error::usage("plan: give --event, or ISSUE numbers and --label, not both"));
+    if (!args.event && args.issues.empty() && args.labels.empty())
+        throw Failure(Error::usage("plan: name at least one ISSUE or a --label (or --event)"));
     Workspace ws = open_workspace();
-    const auto agents = config::choose_agents(ws.config, args.agents).value_or_throw();
     SourceFlags flags = args.source;
     flags.options.repo_dir = ws.root;
+
+    std::vector<long> numbers = args.issues;
+    std::vector<std::string> wanted_agents = args.agents;
+    std::optional<scale::EventRequest> request;
+    if (args.event) {
+        const char* name = std::getenv("GITHUB_EVENT_NAME");
+        request =
+            scale::read_event(name ? name : "", read_event_file(*args.event), ws.config.trigger)
+                .value_or_throw();
+        // The event's own repository, unless a source was named.
+        if (!flags.names_a_source() && !request->repository.empty())
+            flags.options.repo = request->repository;
+    }
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
-    const auto issues = issues::select_issues(*source, args.issues, args.labels).value_or_throw();
+    if (request) {
+        github::GitHub* api = source->github_api();
+        if (!api && request->kind == scale::EventRequest::Kind::command)
+            throw Failure(Error::usage(
+                "--event: a comment command is answered on GitHub; the local issue store has "
+                "no permissions to ask"));
+        const scale::Decision decision =
+            api ? scale::decide(*request, ws.config, *api).value_or_throw()
+                : scale::Decision{request->kind == scale::EventRequest::Kind::label,
+                                  request->issue,
+                                  {},
+                                  "issue labelled"};
+        notice(decision.notice);
+        if (decision.run) {
+            numbers = {decision.issue};
+            if (!decision.agents.empty()) wanted_agents = decision.agents;
+        } else {
+            numbers.clear();
+        }
+    }
+    const auto agents = config::choose_agents(ws.config, wanted_agents).value_or_throw();
+    const auto issues = issues::select_issues(*source, numbers, args.labels).value_or_throw();
     const auto plan = scale::make_plan(issues, agents);
 
     if (auto written = scale::write_plan_outputs(plan); !written)
@@ -29,7 +82,8 @@ int run_plan(const PlanArgs& args) {
     }
     // An empty plan is an outcome, not a failure: the workflow skips its matrix on count 0.
     if (plan.empty())
-        notice("nothing to plan: no open issues with those labels");
+        notice(args.event ? "nothing to plan"
+                          : "nothing to plan: no open issues with those labels");
     else
         notice(std::to_string(plan.size()) + (plan.size() == 1 ? " run: " : " runs: ") +
                std::to_string(issues.size()) + (issues.size() == 1 ? " issue × " : " issues × ") +

@@ -84,6 +84,7 @@ struct PlanArgs {
     std::vector<long> issues;
     std::vector<std::string> agents;
     std::vector<std::string> labels;
+    std::optional<std::string> event;  // a webhook payload file ($GITHUB_EVENT_PATH)
     bool json = false;
 };
 

@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
         ->check(cocode::tool::issue_number());
     plan_cmd->add_option("--agent", plan.agents, "an agent from .cocode/config.json (repeatable)");
     plan_cmd->add_option("--label", plan.labels, "also every open issue with this label");
+    plan_cmd->add_option("--event", plan.event,
+                         "a GitHub event's payload ($GITHUB_EVENT_PATH): an issue labelled, or a "
+                         "/cocode comment from someone with write access");
     plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
 
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).

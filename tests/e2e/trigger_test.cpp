@@ -1,0 +1,196 @@
+// Who may start cocode from GitHub: `plan --event` on GitHub's own example payloads
+// (@octokit/webhooks-examples: issues.labeled, issue_comment.created), against the loopback
+// GitHub. A label dispatches; a /cocode comment runs only for write, maintain or admin — asked
+// of GitHub — and gets 👀; read and none get one polite reply, however often the event is
+// replayed; bots are refused without a reply unless listed.
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fake_github.h"
+#include "test_support.h"
+
+namespace cocode::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The first example GitHub gives of `event` with `action`.
+json example_payload(const std::string& event, const std::string& action) {
+    std::ifstream in(fs::path(COCODE_PEERS_DIR) /
+                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
+    const json all = json::parse(in);
+    for (const auto& entry : all)
+        if (entry["name"] == event)
+            for (const auto& example : entry["examples"])
+                if (example.value("action", "") == action) return example;
+    ADD_FAILURE() << "no example of " << event << "." << action;
+    return json::object();
+}
+
+class Trigger : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        FakeGitHub::Options options = loopback_options();
+        options.owner = "Codertocat";  // the examples' repository
+        options.repo = "Hello-World";
+        github_ = std::make_unique<FakeGitHub>(options);
+        github_->add_issue(1, "Spelling error in the README file", "It says Helo.", {"bug"});
+        make_repo(dir_ / "repo");
+        fs::create_directories(dir_ / "repo/.cocode");
+        write_text(
+            dir_ / "repo/.cocode/config.json",
+            json{{"agents", {{"claude", {{"type", "claude"}}}, {"codex", {{"type", "codex"}}}}},
+                 {"trigger", {{"label", "bug"}, {"allowed_bots", {"helper[bot]"}}}}}
+                .dump());
+    }
+
+    // plan --event with the payload, as the action runs it: returns the matrix's entries.
+    Shell plan(const json& payload, const std::string& event_name) {
+        write_text(dir_ / "event.json", payload.dump());
+        return sh("GITHUB_TOKEN=" + std::string(kTestToken) +
+                      " GITHUB_API_URL=" + github_->base_url() +
+                      " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
+                      " GITHUB_EVENT_NAME=" + event_name + " " +
+                      quote(tool_path("cocode-dispatch").string()) + " plan --json --event " +
+                      quote((dir_ / "event.json").string()),
+                  dir_ / "repo");
+    }
+
+    json comment(const std::string& body, const std::string& login,
+                 const std::string& type = "User") {
+        json payload = example_payload("issue_comment", "created");
+        payload["comment"]["id"] = github_->add_comment(1, body, login);
+        payload["comment"]["body"] = body;
+        payload["comment"]["user"]["login"] = login;
+        payload["comment"]["user"]["type"] = type;
+        return payload;
+    }
+
+    std::vector<json> replies() const {
+        std::vector<json> out;
+        for (const auto& c : github_->comments_of(1))
+            if (c["body"].get<std::string>().find("<!-- cocode:refused/") != std::string::npos)
+                out.push_back(c);
+        return out;
+    }
+
+    TempDir dir_;
+    std::unique_ptr<FakeGitHub> github_;
+};
+
+TEST_F(Trigger, TheTriggerLabelDispatchesTheIssueToEveryAgent) {
+    Shell labelled = plan(example_payload("issues", "labeled"), "issues");  // label "bug"
+    ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
+    EXPECT_EQ(labelled.out,
+              R"({"include":[{"agent":"claude","issue":1},{"agent":"codex","issue":1}]})"
+              "\n");
+    json other = example_payload("issues", "labeled");
+    other["label"]["name"] = "question";
+    Shell ignored = plan(other, "issues");
+    EXPECT_EQ(ignored.exit_code, 0) << ignored.err;
+    EXPECT_EQ(ignored.out, "{\"include\":[]}\n");
+    EXPECT_NE(ignored.err.find("nothing to do: label 'question' is not 'bug'"), std::string::npos)
+        << ignored.err;
+    Shell opened = plan(example_payload("issues", "opened"), "issues");
+    EXPECT_EQ(opened.out, "{\"include\":[]}\n");
+}
+
+TEST_F(Trigger, WriteMaintainAndAdminMayCommandAndGetEyes) {
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("maintainer", "write", "maintain");
+    github_->set_permission("owner", "admin", "admin");
+    Shell writer = plan(comment("/cocode codex\nplease", "writer"), "issue_comment");
+    ASSERT_EQ(writer.exit_code, 0) << writer.err;
+    EXPECT_EQ(writer.out, R"({"include":[{"agent":"codex","issue":1}]})"
+                          "\n");
+    EXPECT_NE(writer.err.find("issue #1: /cocode from writer"), std::string::npos) << writer.err;
+    Shell maintainer = plan(comment("/cocode", "maintainer"), "issue_comment");
+    EXPECT_EQ(maintainer.out,
+              R"({"include":[{"agent":"claude","issue":1},{"agent":"codex","issue":1}]})"
+              "\n");
+    Shell owner = plan(comment("  \n/cocode claude", "owner"), "issue_comment");
+    EXPECT_EQ(owner.out, R"({"include":[{"agent":"claude","issue":1}]})"
+                         "\n");
+    int eyes = 0;
+    for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
+    EXPECT_EQ(eyes, 3);
+    EXPECT_TRUE(replies().empty());
+}
+
+TEST_F(Trigger, ReadAndStrangersAreRefusedWithOneReplyEvenWhenReplayed) {
+    github_->set_permission("reader", "read", "triage");
+    json payload = comment("/cocode", "reader");
+    for (int i = 0; i < 2; ++i) {  // GitHub redelivers; the workflow is re-run
+        Shell refused = plan(payload, "issue_comment");
+        EXPECT_EQ(refused.exit_code, 0) << refused.err;
+        EXPECT_EQ(refused.out, "{\"include\":[]}\n");
+        EXPECT_NE(refused.err.find("refused: reader has triage permission; write, maintain or "
+                                   "admin is needed"),
+                  std::string::npos)
+            << refused.err;
+    }
+    ASSERT_EQ(replies().size(), 1u);
+    EXPECT_NE(replies()[0]["body"].get<std::string>().find("@reader thanks"), std::string::npos);
+    Shell stranger = plan(comment("/cocode", "passer-by"), "issue_comment");  // 404: none
+    EXPECT_EQ(stranger.out, "{\"include\":[]}\n");
+    EXPECT_NE(stranger.err.find("refused: passer-by has none permission"), std::string::npos)
+        << stranger.err;
+    EXPECT_EQ(replies().size(), 2u);
+    EXPECT_TRUE(github_->reactions().empty());
+}
+
+TEST_F(Trigger, BotsAreRefusedSilentlyUnlessListed) {
+    github_->set_permission("ci-bot[bot]", "write", "write");  // even with write
+    Shell bot = plan(comment("/cocode", "ci-bot[bot]", "Bot"), "issue_comment");
+    EXPECT_EQ(bot.exit_code, 0) << bot.err;
+    EXPECT_EQ(bot.out, "{\"include\":[]}\n");
+    EXPECT_NE(bot.err.find("refused: ci-bot[bot] is a bot not listed in trigger.allowed_bots"),
+              std::string::npos)
+        << bot.err;
+    EXPECT_TRUE(replies().empty());
+    Shell listed = plan(comment("/cocode claude", "helper[bot]", "Bot"), "issue_comment");
+    EXPECT_EQ(listed.out, R"({"include":[{"agent":"claude","issue":1}]})"
+                          "\n");
+}
+
+TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
+    github_->set_permission("writer", "write", "write");
+    // An unknown agent: one reply naming the agents there are; a name that is not one is not
+    // echoed into the reply.
+    Shell unknown = plan(comment("/cocode gpt `@everyone`", "writer"), "issue_comment");
+    EXPECT_EQ(unknown.out, "{\"include\":[]}\n");
+    ASSERT_EQ(replies().size(), 1u);
+    const std::string reply = replies()[0]["body"];
+    EXPECT_NE(reply.find("there is no agent `gpt`"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("the agents are `claude`, `codex`."), std::string::npos) << reply;
+    for (const auto& [body, action] : std::vector<std::pair<std::string, std::string>>{
+             {"please /cocode", "created"}, {"/cocodex", "created"}, {"/cocode", "edited"}}) {
+        json payload = comment(body, "writer");
+        payload["action"] = action;
+        Shell none = plan(payload, "issue_comment");
+        EXPECT_EQ(none.exit_code, 0) << body;
+        EXPECT_EQ(none.out, "{\"include\":[]}\n") << body;
+    }
+    json on_pr = comment("/cocode", "writer");
+    on_pr["issue"]["pull_request"] = {{"url", "https://api.github.com/x"}};
+    EXPECT_EQ(plan(on_pr, "issue_comment").out, "{\"include\":[]}\n");
+    // Only the unknown agent's command was answered: nothing else was a command to refuse.
+    EXPECT_EQ(replies().size(), 1u);
+
+    Shell push = plan(example_payload("issues", "labeled"), "push");
+    EXPECT_EQ(push.exit_code, 2);
+    EXPECT_EQ(push.err,
+              "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled) and "
+              "'issue_comment' (created)\n");
+    write_text(dir_ / "broken.json", "{\"action\": ");
+    Shell broken = sh(quote(tool_path("cocode-dispatch").string()) + " plan --event ../broken.json",
+                      dir_ / "repo");
+    EXPECT_EQ(broken.exit_code, 2);
+    EXPECT_EQ(
+        broken.err,
+        "cocode-dispatch: error: --event ../broken.json: not valid JSON (a webhook payload)\n");
+}
+
+}  // namespace
+}  // namespace cocode::test
