@@ -106,8 +106,11 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
         result.notes.push_back("pushed " + v.branch + " to origin");
     }
 
-    auto comment = source.upsert_comment(
-        v.issue, github::comment_marker(comment_key(v.issue, v.agent)), request.markdown);
+    // The verdict as data too: the comparison can then be made where no run folder is (a
+    // fresh runner after a matrix of jobs).
+    auto comment =
+        source.upsert_comment(v.issue, github::comment_marker(comment_key(v.issue, v.agent)),
+                              request.markdown + "\n" + verdict_record(v) + "\n");
     if (!comment) return std::move(comment).error();
     result.comment_url = comment->html_url;
     result.notes.push_back(

@@ -205,6 +205,70 @@ std::vector<Verdict> rank(std::vector<Verdict> verdicts) {
     return verdicts;
 }
 
+namespace {
+
+constexpr std::size_t kRecordListCap = 300;
+constexpr std::string_view kRecordStart = "<!-- cocode:verdict ";
+
+std::size_t file_count(const Verdict& v) { return std::max(v.files.size(), v.files_total); }
+
+}  // namespace
+
+std::string verdict_record(const Verdict& v) {
+    nlohmann::json j = to_json(v);
+    j.erase("commits");
+    j.erase("report_dir");
+    if (j.contains("files") && j["files"].size() > kRecordListCap) {
+        j["files_total"] = j["files"].size();
+        j["files"].erase(j["files"].begin() + kRecordListCap, j["files"].end());
+    }
+    for (auto& c : j["checks"])
+        if (c.contains("files") && c["files"].size() > kRecordListCap) {
+            c["files_total"] = c["files"].size();
+            c["files"].erase(c["files"].begin() + kRecordListCap, c["files"].end());
+        }
+    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string out(kRecordStart);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        out += text[i];
+        // "--" can only be inside a JSON string, where "\u002d" reads back as '-'.
+        if (text[i] == '-' && i + 1 < text.size() && text[i + 1] == '-') {
+            out += "\\u002d";
+            ++i;
+        }
+    }
+    return out + " -->";
+}
+
+std::vector<Verdict> verdicts_from_comments(const std::vector<github::Comment>& comments,
+                                            long issue) {
+    std::vector<Verdict> out;
+    for (const auto& comment : comments) {
+        const std::string& body = comment.body;
+        // Whose comment is it: the marker names the agent.
+        const std::string open = "<!-- cocode:check/issue-" + std::to_string(issue) + "/";
+        if (body.rfind(open, 0) != 0) continue;
+        const std::size_t end = body.find(" -->", open.size());
+        if (end == std::string::npos) continue;
+        const std::string agent = body.substr(open.size(), end - open.size());
+        if (agent == "summary" ||
+            std::any_of(out.begin(), out.end(), [&](const Verdict& v) { return v.agent == agent; }))
+            continue;  // an older comment of this agent was read already
+        const std::size_t start = body.find(kRecordStart);
+        if (start == std::string::npos) continue;
+        const std::size_t stop = body.find(" -->", start + kRecordStart.size());
+        if (stop == std::string::npos) continue;
+        const auto parsed = nlohmann::json::parse(
+            body.substr(start + kRecordStart.size(), stop - start - kRecordStart.size()), nullptr,
+            false);
+        if (parsed.is_discarded() || !parsed.is_object()) continue;
+        Verdict v = verdict_from_json(parsed);
+        if (v.agent != agent || v.issue != issue) continue;  // a record copied into another comment
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
 std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
     std::string out = "### cocode · " + plural(ranked.size(), "agent", "agents") + " on #" +
                       std::to_string(issue);
@@ -218,7 +282,7 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
         std::string name = code(v.agent.empty() ? "?" : v.agent);
         if (i == 0 && any_pass) name = "**" + name + "** ⭐";
         out += "| " + name + " | " + (v.pass ? "✅ PASS" : "❌ FAIL") + " | " +
-               std::to_string(v.files.size()) + " | +" + std::to_string(v.insertions) + " −" +
+               std::to_string(file_count(v)) + " | +" + std::to_string(v.insertions) + " −" +
                std::to_string(v.deletions) + " | " + std::to_string(outside_plan(v)) + " | " +
                tests_cell(v) + " | " + (v.run_seconds ? format_seconds(*v.run_seconds) : "–") +
                " |\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check/verdict.h"
+#include "github/types.h"
 
 namespace cocode::check {
 
@@ -28,6 +29,18 @@ std::vector<Verdict> rank(std::vector<Verdict> verdicts);
 
 // The comparison across every agent's latest run on the issue, best candidate named.
 std::string render_summary(long issue, const std::vector<Verdict>& ranked);
+
+// The verdict as data, for a reader with no run folder (the comparison on a fresh runner, after
+// a matrix of jobs each published its own): `<!-- cocode:verdict {…} -->`, the verdict's JSON
+// without its commits, lists cut at 300 entries (their totals kept), and every "--" written
+// "-\u002d" so that nothing can end the comment early. Appended to each published comment.
+std::string verdict_record(const Verdict& verdict);
+
+// The verdicts the issue's comments carry for `issue`: per agent, the one in the oldest comment
+// with that agent's marker (the one publishing keeps and updates; a newer one with the same
+// marker, which anyone could post, is not read). A record that does not parse is left out.
+std::vector<Verdict> verdicts_from_comments(const std::vector<github::Comment>& comments,
+                                            long issue);
 
 // "1 file", "3 files".
 std::string plural(std::size_t n, const char* one, const char* many);

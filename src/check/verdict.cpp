@@ -1,4 +1,5 @@
 #include "check/verdict.h"
+
 #include "core/json_text.h"
 
 namespace cocode::check {
@@ -115,8 +116,8 @@ Verdict verdict_from_json(const json& j) {
     v.branch = str("branch");
     v.base = str("base");
     v.head = str("head");
-    if (j.contains("agent_exit_code") && j["agent_exit_code"].is_number())
-        v.agent_exit_code = j["agent_exit_code"].get<int>();
+    if (j.contains("agent_exit_code") && j["agent_exit_code"].is_number_integer())
+        v.agent_exit_code = json_value(j, "agent_exit_code", 0);
     if (j.contains("run_seconds") && j["run_seconds"].is_number())
         v.run_seconds = j["run_seconds"].get<double>();
     v.marker = str("marker");
@@ -134,6 +135,7 @@ Verdict verdict_from_json(const json& j) {
         change.binary = json_value(f, "binary", false);
         v.files.push_back(std::move(change));
     }
+    v.files_total = json_value(j, "files_total", std::size_t{0});
     v.insertions = json_value(j, "insertions", 0);
     v.deletions = json_value(j, "deletions", 0);
     for (const auto& c : json_value(j, "checks", json::array())) {
@@ -143,8 +145,8 @@ Verdict verdict_from_json(const json& j) {
         item.outcome = outcome_from(json_value(c, "result", ""));
         item.reason = json_value(c, "reason", "");
         item.files = string_list(c, "files");
-        if (c.contains("exit_code") && c["exit_code"].is_number())
-            item.exit_code = c["exit_code"].get<int>();
+        if (c.contains("exit_code") && c["exit_code"].is_number_integer())
+            item.exit_code = json_value(c, "exit_code", 0);
         item.timed_out = json_value(c, "timed_out", false);
         item.seconds = json_value(c, "seconds", 0.0);
         if (c.contains("output_path") && c["output_path"].is_string())

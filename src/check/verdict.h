@@ -50,6 +50,7 @@ struct Verdict {
     std::string ready_commit;         // the commit that carried the marker
     std::vector<CommitLine> commits;  // base..head, newest first
     std::vector<git::FileChange> files;
+    std::size_t files_total = 0;  // when `files` was cut (a verdict read from a comment): all
     int insertions = 0;
     int deletions = 0;
     std::vector<CheckItem> checks;

@@ -331,6 +331,58 @@ TEST_F(Publish, ThreePublishesToGitHubLeaveOneCommentOneStatusOnePullRequest) {
     EXPECT_NE(server.pulls()[0]["body"].get<std::string>().find("❌ FAIL"), std::string::npos);
 }
 
+// A matrix across runners: two jobs, each on a runner of its own, judge and publish one agent's
+// work; a third job on a fresh runner — a clone with no run folders — compares them from what
+// they published and names the best. A copy of a verdict posted later by anyone else, under the
+// same marker, is not what it reads.
+TEST_F(Publish, TheComparisonIsMadeOnAFreshRunnerFromThePublishedVerdicts) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Fix it", "b", {});
+    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
+                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    // Job 1 (this runner): agent a passes with a small change.
+    check_json("--issue 1 --agent a --publish --exit-code 0" + github, 0, env);
+    // Job 2 (another runner, its own clone): agent b fails.
+    sh_ok(
+        "git clone -q ../origin.git ../runner-2 && cd ../runner-2 && git checkout -q -b "
+        "cocode/1-b && echo b > b.txt && git add b.txt && git commit -q -m 'Try b'",
+        repo_);
+    Shell b = sh(env + quote(tool_path("cocode-check").string()) + " --worktree . --base " + base_ +
+                     " --issue 1 --agent b --publish --exit-code 1" + github,
+                 dir_ / "runner-2");
+    EXPECT_EQ(b.exit_code, 1) << b.err;
+    // Someone posts a forged verdict for b afterwards, with b's marker: not read.
+    const std::string forged = server.comments_of(1).back()["body"].get<std::string>();
+    std::string pass = forged;
+    pass.replace(pass.find("\"verdict\":\"FAIL\""), 16, "\"verdict\":\"PASS\"");
+    server.add_comment(1, pass, "mallory");
+
+    // Job 3: a fresh runner, nothing but the repository.
+    sh_ok("git clone -q ../origin.git ../runner-3", repo_);
+    Shell summary = sh(env + quote(tool_path("cocode-check").string()) +
+                           " --issue 1 --summary --publish --json" + github,
+                       dir_ / "runner-3");
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const json result = json::parse(summary.out);
+    EXPECT_EQ(result["best"], "a");
+    ASSERT_EQ(result["candidates"].size(), 2u);
+    EXPECT_EQ(result["candidates"][1]["agent"], "b");
+    EXPECT_EQ(result["candidates"][1]["verdict"], "FAIL");
+    int summaries = 0;
+    for (const auto& c : server.comments_of(1))
+        summaries +=
+            c["body"].get<std::string>().find("<!-- cocode:check/issue-1/summary -->") == 0;
+    EXPECT_EQ(summaries, 1);
+    // Nothing to compare anywhere: a clear error.
+    server.add_issue(2, "Untouched", "", {});
+    Shell none =
+        sh(env + quote(tool_path("cocode-check").string()) + " --issue 2 --summary" + github,
+           dir_ / "runner-3");
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("no verdict published on the issue"), std::string::npos) << none.err;
+}
+
 TEST_F(Publish, TheLocalStoreGetsTheSameResult) {
     const std::string args = "--exit-code 0 --issue 1 --agent a --publish --issues ../issues";
     for (int i = 0; i < 3; ++i) check_json(args, 0);

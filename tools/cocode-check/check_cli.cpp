@@ -211,9 +211,6 @@ int run_summary(const CheckArgs& args) {
         else
             latest.push_back(record);
     }
-    if (latest.empty())
-        throw Failure(Error::usage("--issue " + std::to_string(*args.issue) + ": no runs in " +
-                                   (root / run::kRunsDir).string()));
     std::vector<check::Verdict> verdicts;
     for (const auto& record : latest) {
         if (run::is_active(record.status)) {
@@ -233,13 +230,37 @@ int run_summary(const CheckArgs& args) {
         input->verify = !args.no_verify;
         verdicts.push_back(check::judge_and_record(*input).value_or_throw());
     }
-    if (verdicts.empty()) throw Failure(Error::general("no run of the issue has ended yet"));
+    // Agents whose runs are not here (each matrix job ran on a runner of its own) count by the
+    // verdict they published on the issue.
+    std::unique_ptr<issues::IssueSource> source;
+    try {
+        source = open_source(args.source, root, latest.empty() ? "" : latest.front().issue_url);
+        auto comments = source->comments(*args.issue);
+        if (!comments) throw Failure(comments.error());
+        for (auto& published : check::verdicts_from_comments(*comments, *args.issue)) {
+            if (std::any_of(latest.begin(), latest.end(),
+                            [&](const run::RunRecord& r) { return r.agent == published.agent; }))
+                continue;  // its run is here: judged from the run
+            verdicts.push_back(std::move(published));
+        }
+    } catch (const Failure& failure) {
+        if (latest.empty()) throw;
+        notice("warning: the verdicts published on the issue could not be read (" +
+               failure.error().message + "); comparing the runs here only");
+    }
+    if (verdicts.empty()) {
+        if (latest.empty())
+            throw Failure(Error::usage("--issue " + std::to_string(*args.issue) + ": no runs in " +
+                                       (root / run::kRunsDir).string() +
+                                       " and no verdict published on the issue"));
+        throw Failure(Error::general("no run of the issue has ended yet"));
+    }
     auto ranked = check::rank(std::move(verdicts));
     const std::string markdown = check::render_summary(*args.issue, ranked);
 
     std::string comment_url;
     if (args.publish) {
-        auto source = open_source(args.source, root, latest.front().issue_url);
+        if (!source) throw Failure(Error::general("publishing: no issue source"));
         auto comment = source->upsert_comment(
             *args.issue, github::comment_marker(check::summary_key(*args.issue)), markdown);
         if (!comment) throw Failure(Error::general("publishing: " + comment.error().message));
