@@ -764,4 +764,23 @@ Result<std::vector<AgentConfig>> choose_agents(const Config& config,
     return chosen;
 }
 
+Result<Config> with_overrides(const Config& config, const Overrides& overrides,
+                              const std::filesystem::path& repo_root) {
+    if (overrides.empty()) return config;
+    // Ordered, so that the agents keep the order the file gives them.
+    nlohmann::ordered_json doc = config.text.empty()
+                                     ? nlohmann::ordered_json::object()
+                                     : nlohmann::ordered_json::parse(config.text, nullptr, false);
+    if (!doc.is_object()) return Error::usage(std::string(kConfigFile) + ": not a JSON object");
+    if (overrides.ready_marker) doc["ready_marker"] = *overrides.ready_marker;
+    if (overrides.allowed_paths || overrides.verify) {
+        if (!doc.contains("check") || !doc["check"].is_object())
+            doc["check"] = nlohmann::ordered_json::object();
+        if (overrides.allowed_paths) doc["check"]["allowed_paths"] = *overrides.allowed_paths;
+        if (overrides.verify) doc["check"]["verify"] = *overrides.verify;
+    }
+    const fs::path source = config.source.empty() ? fs::path(kConfigFile) : config.source;
+    return parse_config(json_dump(doc, 2) + "\n", source, repo_root);
+}
+
 }  // namespace cocode::config

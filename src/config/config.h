@@ -146,6 +146,22 @@ Result<Config> load_config(const std::filesystem::path& repo_root);
 
 inline constexpr char kConfigFile[] = ".cocode/config.json";
 
+// What one batch sets over the configuration (`run --marker/--allowed-path/--verify`, the
+// action's inputs): the ready marker, and the check's allowed paths and verify commands
+// (replacing the configured ones). Applied to the configuration's text, so that the runs'
+// seals — the rules they are judged by — hold them.
+struct Overrides {
+    std::optional<std::string> ready_marker;
+    std::optional<std::vector<std::string>> allowed_paths;
+    std::optional<std::vector<std::string>> verify;  // commands, named after themselves
+    bool empty() const { return !ready_marker && !allowed_paths && !verify; }
+};
+
+// The configuration with `overrides` set in its text, read again (so a bad value is an error
+// naming the field, as in the file).
+Result<Config> with_overrides(const Config& config, const Overrides& overrides,
+                              const std::filesystem::path& repo_root);
+
 // The agents a command runs: those named (each once, in the order given), else the
 // configuration's default_agents, else all of them. A name the configuration does not have, or
 // no agents at all, is a usage error naming the file (and the agent that was likely meant).

@@ -1192,5 +1192,37 @@ TEST_F(DispatchRun, HiddenIssueTextNeverReachesTheAgent) {
     }
 }
 
+// What one batch sets over the configuration (the action's inputs): the marker the agent is
+// given, the paths its change must stay within and the commands that must pass. The run is
+// judged by them — they are in its seal — and the file is left as it was.
+TEST_F(DispatchRun, RunSetsTheMarkerAllowedPathsAndVerifyForItsBatch) {
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}},
+               {"check", {{"allowed_paths", {"src/**"}}}}});
+    const std::string before = read_text(repo_ / ".cocode/config.json");
+    Shell run = dispatch(
+        "run 1 --json --marker 'all done here' --allowed-path 'notes-*.md' --verify 'test -f "
+        "notes-1.md' --verify true");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json result = json::parse(run.out);
+    EXPECT_EQ(result["runs"][0]["verdict"], "PASS") << run.out;
+    EXPECT_EQ(read_text(repo_ / ".cocode/config.json"), before);
+    const json seal =
+        json::parse(read_text(repo_ / ".cocode/seals" / (only_run().run_id + ".json")));
+    EXPECT_EQ(seal["marker"], "all done here");
+    const json sealed = json::parse(seal["config"].get<std::string>());
+    EXPECT_EQ(sealed["check"]["allowed_paths"], json({"notes-*.md"}));
+    EXPECT_EQ(sealed["check"]["verify"], json({"test -f notes-1.md", "true"}));
+    // The agent was given that marker, and its commit carries it.
+    EXPECT_NE(sh_ok("git log -1 --format=%B cocode/1-seed", repo_).find("all done here"),
+              std::string::npos);
+
+    Shell bad = dispatch("run 2 --allowed-path ../outside");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(bad.err.rfind("cocode-dispatch: error: --marker, --allowed-path or --verify: ", 0),
+              0u)
+        << bad.err;
+    EXPECT_NE(bad.err.find("check.allowed_paths[0]"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace cocode::test

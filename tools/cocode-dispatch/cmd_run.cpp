@@ -188,6 +188,15 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
 
 int run_run(const RunArgs& args) {
     Workspace ws = open_workspace();
+    config::Overrides overrides;
+    overrides.ready_marker = args.marker;
+    if (!args.allowed_paths.empty()) overrides.allowed_paths = args.allowed_paths;
+    if (!args.verify.empty()) overrides.verify = args.verify;
+    auto overridden = config::with_overrides(ws.config, overrides, ws.root);
+    if (!overridden)
+        throw Failure(
+            Error::usage("--marker, --allowed-path or --verify: " + overridden.error().message));
+    ws.config = std::move(overridden).value();
     if (args.concurrency) ws.config.concurrency = *args.concurrency;
     std::optional<config::Duration> timeout;
     if (args.timeout) {

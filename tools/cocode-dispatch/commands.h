@@ -40,6 +40,9 @@ struct RunArgs {
     bool json = false;
     bool no_check = false;  // do not run cocode-check's judging after the runs
     bool publish = false;   // publish each verdict (also: publish.after_run in the config)
+    std::optional<std::string> marker;
+    std::vector<std::string> allowed_paths;
+    std::vector<std::string> verify;
 };
 
 // The detached half of `run --detach` (hidden).

@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--no-check", run.no_check, "do not judge the runs when they end");
     run_cmd->add_flag("--publish", run.publish,
                       "publish each verdict on its issue (comment, status, labels)");
+    run_cmd->add_option("--marker", run.marker, "the ready marker (over the config)");
+    run_cmd->add_option("--allowed-path", run.allowed_paths,
+                        "a path glob the change must stay within (repeatable; replaces "
+                        "check.allowed_paths)");
+    run_cmd->add_option("--verify", run.verify,
+                        "a command that must pass (repeatable; replaces check.verify)");
 
     PlanArgs plan;
     auto* plan_cmd = app.add_subcommand(
