@@ -1195,17 +1195,20 @@ TEST_F(DispatchRun, HiddenIssueTextNeverReachesTheAgent) {
 // What one batch sets over the configuration (the action's inputs): the marker the agent is
 // given, the paths its change must stay within and the commands that must pass. The run is
 // judged by them — they are in its seal — and the file is left as it was.
-TEST_F(DispatchRun, RunSetsTheMarkerAllowedPathsAndVerifyForItsBatch) {
+TEST_F(DispatchRun, RunSetsTheMarkerSandboxAllowedPathsAndVerifyForItsBatch) {
     configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}},
                {"check", {{"allowed_paths", {"src/**"}}}}});
     const std::string before = read_text(repo_ / ".cocode/config.json");
     Shell run = dispatch(
-        "run 1 --json --marker 'all done here' --allowed-path 'notes-*.md' --verify 'test -f "
-        "notes-1.md' --verify true");
+        "run 1 --json --sandbox none --marker 'all done here' --allowed-path 'notes-*.md' "
+        "--verify 'test -f notes-1.md' --verify true");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const json result = json::parse(run.out);
     EXPECT_EQ(result["runs"][0]["verdict"], "PASS") << run.out;
     EXPECT_EQ(read_text(repo_ / ".cocode/config.json"), before);
+    EXPECT_NE(
+        read_text(only_run().folder / "run-info.yaml").find("sandbox: \"none (sandbox: none)\""),
+        std::string::npos);
     const json seal =
         json::parse(read_text(repo_ / ".cocode/seals" / (only_run().run_id + ".json")));
     EXPECT_EQ(seal["marker"], "all done here");

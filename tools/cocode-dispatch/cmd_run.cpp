@@ -198,6 +198,10 @@ int run_run(const RunArgs& args) {
             Error::usage("--marker, --allowed-path or --verify: " + overridden.error().message));
     ws.config = std::move(overridden).value();
     if (args.concurrency) ws.config.concurrency = *args.concurrency;
+    if (args.sandbox)
+        ws.config.sandbox = *args.sandbox == "none"    ? config::SandboxMode::none
+                            : *args.sandbox == "bwrap" ? config::SandboxMode::bwrap
+                                                       : config::SandboxMode::automatic;
     std::optional<config::Duration> timeout;
     if (args.timeout) {
         auto parsed = config::parse_duration(*args.timeout);

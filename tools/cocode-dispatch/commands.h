@@ -41,6 +41,7 @@ struct RunArgs {
     bool no_check = false;  // do not run cocode-check's judging after the runs
     bool publish = false;   // publish each verdict (also: publish.after_run in the config)
     std::optional<std::string> marker;
+    std::optional<std::string> sandbox;  // auto, bwrap, none (over the config)
     std::vector<std::string> allowed_paths;
     std::vector<std::string> verify;
 };

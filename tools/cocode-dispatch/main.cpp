@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
     run_cmd->add_flag("--publish", run.publish,
                       "publish each verdict on its issue (comment, status, labels)");
     run_cmd->add_option("--marker", run.marker, "the ready marker (over the config)");
+    run_cmd->add_option("--sandbox", run.sandbox, "auto, bwrap or none (over the config)")
+        ->check(CLI::IsMember({"auto", "bwrap", "none"}));
     run_cmd->add_option("--allowed-path", run.allowed_paths,
                         "a path glob the change must stay within (repeatable; replaces "
                         "check.allowed_paths)");
