@@ -73,6 +73,8 @@ Result<void> write_actions_outputs(const std::string& markdown, const ActionsOut
           {"comment-url", outputs.comment_url},
           {"pr-url", outputs.pr_url}})
         if (auto w = append_actions_output(name, value); !w) return w;
+    for (const auto& [name, value] : outputs.more)
+        if (auto w = append_actions_output(name, value); !w) return w;
     return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/verdict.h"
@@ -19,6 +20,9 @@ struct ActionsOutputs {
     std::filesystem::path report_path;
     std::string comment_url;
     std::string pr_url;
+    // Written after the above: a run's `branch` and `run-id`; the comparison's `best-agent` and
+    // `verdicts` ({"agent": "PASS", …}).
+    std::vector<std::pair<std::string, std::string>> more;
 };
 
 // Appends one step output to $GITHUB_OUTPUT (under a lock): `name=value` when the value is one

@@ -360,7 +360,8 @@ TEST_F(Publish, TheComparisonIsMadeOnAFreshRunnerFromThePublishedVerdicts) {
 
     // Job 3: a fresh runner, nothing but the repository.
     sh_ok("git clone -q ../origin.git ../runner-3", repo_);
-    Shell summary = sh(env + quote(tool_path("cocode-check").string()) +
+    Shell summary = sh(env + "GITHUB_ACTIONS=true GITHUB_OUTPUT=../summary-outputs " +
+                           quote(tool_path("cocode-check").string()) +
                            " --issue 1 --summary --publish --json" + github,
                        dir_ / "runner-3");
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
@@ -369,6 +370,12 @@ TEST_F(Publish, TheComparisonIsMadeOnAFreshRunnerFromThePublishedVerdicts) {
     ASSERT_EQ(result["candidates"].size(), 2u);
     EXPECT_EQ(result["candidates"][1]["agent"], "b");
     EXPECT_EQ(result["candidates"][1]["verdict"], "FAIL");
+    // The step's outputs: the best agent and every agent's verdict.
+    const auto outputs = read_lines(dir_ / "summary-outputs");
+    EXPECT_NE(std::find(outputs.begin(), outputs.end(), "best-agent=a"), outputs.end());
+    EXPECT_NE(std::find(outputs.begin(), outputs.end(), R"(verdicts={"a":"PASS","b":"FAIL"})"),
+              outputs.end());
+    EXPECT_NE(std::find(outputs.begin(), outputs.end(), "verdict=PASS"), outputs.end());
     int summaries = 0;
     for (const auto& c : server.comments_of(1))
         summaries +=
@@ -418,7 +425,7 @@ TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
               std::string::npos)
         << r.out;
     auto outputs = read_lines(dir_ / "out.txt");
-    ASSERT_EQ(outputs.size(), 4u);
+    ASSERT_EQ(outputs.size(), 6u);
     EXPECT_EQ(outputs[0], "verdict=FAIL");
     ASSERT_EQ(outputs[1].rfind("report-path=", 0), 0u);
     const fs::path report = outputs[1].substr(12);
@@ -426,6 +433,8 @@ TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
               read_text(dir_ / "summary.md").substr(0, read_text(report).size()));
     EXPECT_EQ(outputs[2].rfind("comment-url=file://", 0), 0u) << outputs[2];
     EXPECT_EQ(outputs[3], "pr-url=");
+    EXPECT_EQ(outputs[4], "branch=cocode/1-a");
+    EXPECT_EQ(outputs[5], "run-id=");  // --worktree: no run
     EXPECT_NE(read_text(dir_ / "summary.md").find("❌ FAIL · cocode check · `a` on #1"),
               std::string::npos);
 }

@@ -181,11 +181,12 @@ int run_check(const CheckArgs& args) {
     if (check::in_github_actions()) {
         for (const auto& line : check::error_annotations(verdict))
             (args.json ? std::cerr : std::cout) << line << "\n";
-        if (auto w =
-                check::write_actions_outputs(markdown, {verdict.pass ? "PASS" : "FAIL",
-                                                        verdict.report_dir / check::kCheckMarkdown,
-                                                        published.comment_url, published.pr_url});
-            !w)
+        check::ActionsOutputs outputs{verdict.pass ? "PASS" : "FAIL",
+                                      verdict.report_dir / check::kCheckMarkdown,
+                                      published.comment_url,
+                                      published.pr_url,
+                                      {{"branch", verdict.branch}, {"run-id", verdict.run_id}}};
+        if (auto w = check::write_actions_outputs(markdown, outputs); !w)
             notice("warning: " + w.error().message);
     }
     if (publish_error) throw Failure(Error::general("publishing: " + publish_error->message));
@@ -279,11 +280,19 @@ int run_summary(const CheckArgs& args) {
     } else if (!args.quiet) {
         std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }
-    if (check::in_github_actions())
-        if (auto w = check::write_actions_outputs(
-                markdown, {ranked.front().pass ? "PASS" : "FAIL", {}, comment_url, ""});
-            !w)
+    if (check::in_github_actions()) {
+        json by_agent = json::object();
+        for (const auto& v : ranked) by_agent[v.agent] = v.pass ? "PASS" : "FAIL";
+        check::ActionsOutputs outputs{
+            ranked.front().pass ? "PASS" : "FAIL",
+            {},
+            comment_url,
+            "",
+            {{"best-agent", ranked.front().pass ? ranked.front().agent : ""},
+             {"verdicts", by_agent.dump()}}};
+        if (auto w = check::write_actions_outputs(markdown, outputs); !w)
             notice("warning: " + w.error().message);
+    }
     return ranked.front().pass ? 0 : 1;
 }
 
