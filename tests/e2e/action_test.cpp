@@ -1,0 +1,180 @@
+// The action and the example workflows, run for real in a simulated runner
+// (tests/actions/runner.mjs: GitHub's workflow parser and expression evaluator, a scratch runner
+// per job and per matrix entry) on GitHub's own example event payloads, against the loopback
+// GitHub: label → plan → one job per agent, each on a runner of its own → the comparison on a
+// fresh runner. What GitHub is left with is what a team would see.
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fake_github.h"
+#include "test_support.h"
+
+namespace cocode::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json example_payload(const std::string& event, const std::string& action) {
+    std::ifstream in(fs::path(COCODE_PEERS_DIR) /
+                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
+    const json all = json::parse(in);
+    for (const auto& entry : all)
+        if (entry["name"] == event)
+            for (const auto& example : entry["examples"])
+                if (example.value("action", "") == action) return example;
+    ADD_FAILURE() << "no example of " << event << "." << action;
+    return json::object();
+}
+
+class Action : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        FakeGitHub::Options options = loopback_options();
+        options.owner = "Codertocat";  // the example payloads' repository
+        options.repo = "Hello-World";
+        github_ = std::make_unique<FakeGitHub>(options);
+        github_->add_issue(1, "Spelling error in the README file", "It says Helo.", {"cocode"});
+
+        // The project: two script agents, its rules, on an origin the runners clone.
+        const fs::path work = dir_ / "project";
+        make_repo(work);
+        fs::create_directories(work / ".cocode");
+        write_text(work / ".cocode/fast.sh",
+                   "#!/bin/sh\necho fixed > README.md\ngit add README.md\n"
+                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
+        write_text(work / ".cocode/careful.sh",
+                   "#!/bin/sh\necho fixed > README.md\necho notes > NOTES.md\ngit add -A\n"
+                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
+        fs::permissions(work / ".cocode/fast.sh", fs::perms::owner_all);
+        fs::permissions(work / ".cocode/careful.sh", fs::perms::owner_all);
+        write_text(work / ".cocode/config.json",
+                   json{{"agents",
+                         {{"fast", {{"command", ".cocode/fast.sh"}}},
+                          {"careful", {{"command", ".cocode/careful.sh"}}}}},
+                        {"check", {{"allowed_paths", {"README.md", "NOTES.md"}}}}}
+                       .dump(2));
+        sh_ok(
+            "git add -A && git commit -q -m 'cocode' && git init -q --bare ../origin.git && "
+            "git push -q ../origin.git main:main",
+            work);
+        sh_ok("git symbolic-ref HEAD refs/heads/main", dir_ / "origin.git");
+    }
+
+    // Runs `workflow` for the event in the simulated runner; the JSON of its jobs.
+    json run_workflow(const std::string& workflow, const std::string& event, const json& payload,
+                      int expected_exit = 0) {
+        const fs::path payload_file = dir_ / ("event-" + std::to_string(++events_) + ".json");
+        write_text(payload_file, payload.dump());
+        const fs::path scratch = dir_ / ("runners-" + std::to_string(events_));
+        fs::create_directories(scratch);
+        Shell r =
+            sh("env -u GITHUB_ACTIONS -u GITHUB_OUTPUT -u GITHUB_TOKEN GITHUB_API_URL=" +
+                   github_->base_url() +
+                   " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) + " PATH=" +
+                   quote(tool_path("cocode-dispatch").parent_path().string()) + ":\"$PATH\" node " +
+                   quote(std::string(COCODE_SOURCE_DIR) + "/tests/actions/runner.mjs") +
+                   " --workflow " +
+                   quote(std::string(COCODE_SOURCE_DIR) + "/examples/workflows/" + workflow) +
+                   " --event " + event + " --payload " + quote(payload_file.string()) +
+                   " --origin " + quote((dir_ / "origin.git").string()) + " --scratch " +
+                   quote(scratch.string()) + " --source " + quote(COCODE_SOURCE_DIR) + " --peers " +
+                   quote(COCODE_PEERS_DIR) + " --secret GITHUB_TOKEN=" + kTestToken,
+               dir_.path());
+        EXPECT_EQ(r.exit_code, expected_exit) << r.err;
+        summaries_ =
+            fs::exists(scratch / "summaries.md") ? read_text(scratch / "summaries.md") : "";
+        const auto line = r.out.rfind("{\"jobs\"");
+        if (line == std::string::npos) {
+            ADD_FAILURE() << r.out << r.err;
+            return {{"jobs", json::object()}};
+        }
+        return json::parse(r.out.substr(line));
+    }
+
+    int comments_marked(const std::string& marker) const {
+        int n = 0;
+        for (const auto& c : github_->comments_of(1))
+            n += c["body"].get<std::string>().rfind("<!-- cocode:" + marker + " -->", 0) == 0;
+        return n;
+    }
+
+    TempDir dir_;
+    std::unique_ptr<FakeGitHub> github_;
+    std::string summaries_;
+    int events_ = 0;
+};
+
+TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
+
+    ASSERT_EQ(jobs["plan"].size(), 1u) << jobs.dump(2);
+    EXPECT_EQ(jobs["plan"][0]["outputs"]["count"], "2");
+    EXPECT_EQ(
+        json::parse(jobs["plan"][0]["outputs"]["matrix"].get<std::string>()),
+        json::parse(R"({"include":[{"agent":"careful","issue":1},{"agent":"fast","issue":1}]})"));
+    // One job per agent, each on a runner of its own, and the comparison on a third.
+    ASSERT_EQ(jobs["agent"].size(), 2u);
+    EXPECT_NE(jobs["agent"][0]["runner"], jobs["agent"][1]["runner"]);
+    ASSERT_EQ(jobs["compare"].size(), 1u);
+    for (const auto& job : {jobs["agent"][0], jobs["agent"][1], jobs["compare"][0]})
+        EXPECT_EQ(job["result"], "success") << job.dump();
+
+    // On GitHub: one verdict comment per agent, one comparison naming the best, a draft pull
+    // request per agent, and their branches pushed.
+    EXPECT_EQ(comments_marked("check/issue-1/fast"), 1);
+    EXPECT_EQ(comments_marked("check/issue-1/careful"), 1);
+    ASSERT_EQ(comments_marked("check/issue-1/summary"), 1);
+    for (const auto& c : github_->comments_of(1)) {
+        const std::string body = c["body"];
+        if (body.find("check/issue-1/summary") != std::string::npos) {
+            EXPECT_NE(body.find("2 agents on #1 · best: `fast`"), std::string::npos) << body;
+        }
+    }
+    ASSERT_EQ(github_->pulls().size(), 2u);
+    for (const auto& pull : github_->pulls()) EXPECT_EQ(pull["draft"], true);
+    for (const char* branch : {"cocode/1-fast", "cocode/1-careful"})
+        EXPECT_EQ(
+            sh("git rev-parse --verify -q refs/heads/" + std::string(branch), dir_ / "origin.git")
+                .exit_code,
+            0)
+            << branch;
+    // Each job's report went to its step summary.
+    EXPECT_NE(summaries_.find("cocode check · `fast` on #1"), std::string::npos) << summaries_;
+    EXPECT_NE(summaries_.find("cocode check · `careful` on #1"), std::string::npos);
+}
+
+TEST_F(Action, ACommentCommandRunsForWritersOnlyAndNamesItsAgents) {
+    github_->set_permission("writer", "write", "write");
+    json payload = example_payload("issue_comment", "created");
+    payload["comment"]["id"] = github_->add_comment(1, "/cocode careful", "writer");
+    payload["comment"]["body"] = "/cocode careful";
+    payload["comment"]["user"]["login"] = "writer";
+    const json jobs = run_workflow("comment.yml", "issue_comment", payload)["jobs"];
+    ASSERT_EQ(jobs["agent"].size(), 1u) << jobs.dump(2);
+    EXPECT_EQ(jobs["agent"][0]["matrix"]["agent"], "careful");
+    EXPECT_EQ(comments_marked("check/issue-1/careful"), 1);
+    EXPECT_EQ(comments_marked("check/issue-1/fast"), 0);
+    int eyes = 0;
+    for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
+    EXPECT_EQ(eyes, 1);
+
+    // A reader's command: planned into nothing, answered once, no agent job at all.
+    github_->set_permission("reader", "read", "read");
+    payload["comment"]["id"] = github_->add_comment(1, "/cocode", "reader");
+    payload["comment"]["body"] = "/cocode";
+    payload["comment"]["user"]["login"] = "reader";
+    const json refused = run_workflow("comment.yml", "issue_comment", payload)["jobs"];
+    EXPECT_EQ(refused["plan"][0]["outputs"]["count"], "0");
+    EXPECT_TRUE(refused["agent"].empty()) << refused.dump(2);
+    EXPECT_TRUE(refused["compare"].empty());
+    int replies = 0;
+    for (const auto& c : github_->comments_of(1))
+        replies += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
+    EXPECT_EQ(replies, 1);
+}
+
+}  // namespace
+}  // namespace cocode::test
