@@ -33,9 +33,10 @@ struct Check {
 };
 
 // What `program args…` prints, bounded by coreutils' timeout so a CLI that waits for input
-// or a login cannot hang the doctor. Empty when it fails.
+// or a login cannot hang the doctor. Empty when it fails. The bound is generous: a Node.js CLI
+// on a busy machine can take several seconds only to start.
 std::string output_of(const fs::path& program, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"timeout", "5", program.string()};
+    std::vector<std::string> argv = {"timeout", "15", program.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto result = run_command(argv);
     if (!result || result->exit_code != 0) return {};
