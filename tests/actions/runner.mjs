@@ -9,9 +9,11 @@
 // sources under test, run as the composite action it is.
 //
 //   node runner.mjs --workflow FILE --event NAME --payload FILE --origin GIT_URL --scratch DIR
-//                   --source DIR --peers DIR [--secret NAME=VALUE]…
-// Prints one JSON line: {"jobs": {"<job>": [{"matrix", "result", "outputs"}]}}; exit 0 when
-// every job that ran succeeded or was skipped.
+//                   --source DIR --peers DIR [--cache DIR] [--secret NAME=VALUE]…
+// --cache: where actions/cache keeps what it saves (default: under --scratch), so that one run
+// of the workflow can find what an earlier one saved, as on GitHub.
+// Prints one JSON line: {"jobs": {"<job>": [{"matrix", "result", "outputs", "runner",
+// "steps": [{"name", "seconds"}]}]}}; exit 0 when every job that ran succeeded or was skipped.
 import { readFileSync, writeFileSync, mkdirSync, existsSync, cpSync, appendFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -190,7 +192,7 @@ function runScript(runner, script, env, workdir) {
 }
 
 // ---- uses: ----------------------------------------------------------------------------------
-const cacheRoot = join(args.scratch, "actions-cache");
+const cacheRoot = args.cache ?? join(args.scratch, "actions-cache");
 const pendingSaves = [];
 function uses(runner, step, withValues, env, context) {
   const ref = step.uses;
@@ -285,9 +287,11 @@ for (const name of order) {
     const jobEnv = {};
     const context0 = { ...base, matrix, strategy: {}, runner: { os: "Linux", temp: runner.temp, tool_cache: runner.toolCache } };
     for (const [k, v] of Object.entries(job.env ?? {})) jobEnv[k] = String(expand(v, context0) ?? "");
+    const timings = [];
     for (const step of job.steps) {
       const context = { ...context0, steps, env: { ...jobEnv, ...runner.env }, github: githubContext(runner) };
       if (!condition(step.if, context, state)) continue;
+      const started = process.hrtime.bigint();
       const env = { ...jobEnv };
       for (const [k, v] of Object.entries(step.env ?? {})) env[k] = String(expand(v, context) ?? "");
       let result;
@@ -300,6 +304,8 @@ for (const name of order) {
       }
       if (step.id) steps[step.id] = { outputs: result.outputs, outcome: result.ok ? "success" : "failure" };
       if (!result.ok && !step["continue-on-error"]) state = "failure";
+      const name = step.id ?? step.name ?? step.uses ?? String(step.run).split("\n")[0];
+      timings.push({ name, seconds: Number(process.hrtime.bigint() - started) / 1e9 });
     }
     const context = { ...context0, steps, github: githubContext(runner) };
     for (const [k, v] of Object.entries(job.outputs ?? {})) outputs[k] = String(expand(v, context) ?? "");
@@ -308,7 +314,7 @@ for (const name of order) {
       if (state === "success" && existsSync(from)) cpSync(from, to, { recursive: true });
     }
     appendFileSync(join(args.scratch, "summaries.md"), existsSync(runner.summary) ? readFileSync(runner.summary, "utf8") : "");
-    results[name].push({ matrix, result: state, outputs, runner: runner.root });
+    results[name].push({ matrix, result: state, outputs, runner: runner.root, steps: timings });
   }
 }
 
