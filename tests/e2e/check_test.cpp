@@ -62,10 +62,12 @@ class Check : public ::testing::Test {
         return json::parse(r.out);
     }
 
-    static const json& item(const json& result, const std::string& id) {
+    // `id` is a C string, not a std::string: g++ 14 takes a reference returned from a call
+    // with a temporary argument for a possibly dangling one.
+    static const json& item(const json& result, const char* id) {
         for (const auto& c : result["checks"])
             if (c["id"] == id) return c;
-        throw std::runtime_error("no check " + id);
+        throw std::runtime_error(std::string("no check ") + id);
     }
 
     TempDir dir_;
