@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "core/files.h"
+#include "core/terminal_text.h"
 #include "scale/plan.h"
 #include "scale/trigger.h"
 #include "workspace.h"
@@ -55,12 +56,17 @@ int run_plan(const PlanArgs& args) {
             throw Failure(Error::usage(
                 "--event: a comment command is answered on GitHub; the local issue store has "
                 "no permissions to ask"));
+        // Without GitHub (a local store named with --issues) only a label can be acted on.
+        const bool labelled = request->kind == scale::EventRequest::Kind::label;
         const scale::Decision decision =
             api ? scale::decide(*request, ws.config, *api).value_or_throw()
-                : scale::Decision{request->kind == scale::EventRequest::Kind::label,
+                : scale::Decision{labelled,
                                   request->issue,
                                   {},
-                                  "issue labelled"};
+                                  labelled
+                                      ? "issue #" + std::to_string(request->issue) + " labelled '" +
+                                            ws.config.trigger.label + "'"
+                                      : "nothing to do: " + terminal_safe_line(request->why_not)};
         notice(decision.notice);
         if (decision.run) {
             numbers = {decision.issue};
