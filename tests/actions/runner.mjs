@@ -191,6 +191,23 @@ function runScript(runner, script, env, workdir) {
   return { ok: r.status === 0, outputs: readCommandFile(files.GITHUB_OUTPUT) };
 }
 
+// One step of a job or of a composite action: its env and with: evaluated in `context`, then
+// the action it uses or the script it runs. Records its outputs under its id in `steps`.
+function runStep(runner, step, context, baseEnv, steps) {
+  const env = { ...baseEnv };
+  for (const [k, v] of Object.entries(step.env ?? {})) env[k] = String(expand(v, context) ?? "");
+  let result;
+  if (step.uses) {
+    const w = {};
+    for (const [k, v] of Object.entries(step.with ?? {})) w[k] = expand(v, context);
+    result = uses(runner, step, w, env, context);
+  } else {
+    result = runScript(runner, expand(step.run, context), env);
+  }
+  if (step.id) steps[step.id] = { outputs: result.outputs, outcome: result.ok ? "success" : "failure" };
+  return result;
+}
+
 // ---- uses: ----------------------------------------------------------------------------------
 const cacheRoot = args.cache ?? join(args.scratch, "actions-cache");
 const pendingSaves = [];
@@ -230,17 +247,7 @@ function composite(runner, actionPath, withValues, env, outer) {
   for (const step of action.runs.steps) {
     const context = { ...outer, github, inputs, steps, env: { ...runner.env, ...env } };
     if (!condition(step.if, context, status)) continue;
-    const stepEnv = { ...env, GITHUB_ACTION_PATH: actionPath };
-    for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = String(expand(v, context) ?? "");
-    let result;
-    if (step.uses) {
-      const w = {};
-      for (const [k, v] of Object.entries(step.with ?? {})) w[k] = expand(v, context);
-      result = uses(runner, step, w, stepEnv, context);
-    } else {
-      result = runScript(runner, expand(step.run, context), stepEnv);
-    }
-    if (step.id) steps[step.id] = { outputs: result.outputs, outcome: result.ok ? "success" : "failure" };
+    const result = runStep(runner, step, context, { ...env, GITHUB_ACTION_PATH: actionPath }, steps);
     if (!result.ok) status = "failure";
   }
   const outputs = {};
@@ -292,17 +299,7 @@ for (const name of order) {
       const context = { ...context0, steps, env: { ...jobEnv, ...runner.env }, github: githubContext(runner) };
       if (!condition(step.if, context, state)) continue;
       const started = process.hrtime.bigint();
-      const env = { ...jobEnv };
-      for (const [k, v] of Object.entries(step.env ?? {})) env[k] = String(expand(v, context) ?? "");
-      let result;
-      if (step.uses) {
-        const w = {};
-        for (const [k, v] of Object.entries(step.with ?? {})) w[k] = expand(v, context);
-        result = uses(runner, step, w, env, context);
-      } else {
-        result = runScript(runner, expand(step.run, context), env);
-      }
-      if (step.id) steps[step.id] = { outputs: result.outputs, outcome: result.ok ? "success" : "failure" };
+      const result = runStep(runner, step, context, jobEnv, steps);
       if (!result.ok && !step["continue-on-error"]) state = "failure";
       const name = step.id ?? step.name ?? step.uses ?? String(step.run).split("\n")[0];
       timings.push({ name, seconds: Number(process.hrtime.bigint() - started) / 1e9 });

@@ -3,29 +3,17 @@
 // per job and per matrix entry) on GitHub's own example event payloads, against the loopback
 // GitHub: label → plan → one job per agent, each on a runner of its own → the comparison on a
 // fresh runner. What GitHub is left with is what a team would see.
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "fake_github.h"
 #include "test_support.h"
+#include "webhook_examples.h"
 
 namespace cocode::test {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-json example_payload(const std::string& event, const std::string& action) {
-    std::ifstream in(fs::path(COCODE_PEERS_DIR) /
-                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
-    const json all = json::parse(in);
-    for (const auto& entry : all)
-        if (entry["name"] == event)
-            for (const auto& example : entry["examples"])
-                if (example.value("action", "") == action) return example;
-    ADD_FAILURE() << "no example of " << event << "." << action;
-    return json::object();
-}
 
 class Action : public ::testing::Test {
   protected:

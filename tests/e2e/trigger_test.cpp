@@ -3,30 +3,17 @@
 // GitHub. A label dispatches; a /cocode comment runs only for write, maintain or admin — asked
 // of GitHub — and gets 👀; read and none get one polite reply, however often the event is
 // replayed; bots are refused without a reply unless listed.
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "fake_github.h"
 #include "test_support.h"
+#include "webhook_examples.h"
 
 namespace cocode::test {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-// The first example GitHub gives of `event` with `action`.
-json example_payload(const std::string& event, const std::string& action) {
-    std::ifstream in(fs::path(COCODE_PEERS_DIR) /
-                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
-    const json all = json::parse(in);
-    for (const auto& entry : all)
-        if (entry["name"] == event)
-            for (const auto& example : entry["examples"])
-                if (example.value("action", "") == action) return example;
-    ADD_FAILURE() << "no example of " << event << "." << action;
-    return json::object();
-}
 
 class Trigger : public ::testing::Test {
   protected:

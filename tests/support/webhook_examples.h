@@ -1,0 +1,27 @@
+// GitHub's own example webhook payloads (@octokit/webhooks-examples, a test peer installed in
+// COCODE_PEERS_DIR): what the trigger and action tests feed cocode as events.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace cocode::test {
+
+// The first example GitHub gives of `event` with `action`; a test failure when there is none.
+inline nlohmann::json example_payload(const std::string& event, const std::string& action) {
+    std::ifstream in(std::filesystem::path(COCODE_PEERS_DIR) /
+                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
+    const nlohmann::json all = nlohmann::json::parse(in);
+    for (const auto& entry : all)
+        if (entry["name"] == event)
+            for (const auto& example : entry["examples"])
+                if (example.value("action", "") == action) return example;
+    ADD_FAILURE() << "no example of " << event << "." << action;
+    return nlohmann::json::object();
+}
+
+}  // namespace cocode::test
