@@ -17,8 +17,11 @@ using json = nlohmann::json;
 
 class Action : public ::testing::Test {
   protected:
+    // "" for github.com; "/api/v3" for a GitHub Enterprise Server, whose API lives there.
+    virtual std::string api_prefix() const { return ""; }
+
     void SetUp() override {
-        FakeGitHub::Options options = loopback_options();
+        FakeGitHub::Options options = loopback_options(api_prefix());
         options.owner = "Codertocat";  // the example payloads' repository
         options.repo = "Hello-World";
         github_ = std::make_unique<FakeGitHub>(options);
@@ -58,7 +61,7 @@ class Action : public ::testing::Test {
         fs::create_directories(scratch);
         Shell r =
             sh("env -u GITHUB_ACTIONS -u GITHUB_OUTPUT -u GITHUB_TOKEN GITHUB_API_URL=" +
-                   github_->base_url() +
+                   github_->base_url() + " GITHUB_SERVER_URL=" + github_->origin() +
                    " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) + " PATH=" +
                    quote(tool_path("cocode-dispatch").parent_path().string()) + ":\"$PATH\" node " +
                    quote(std::string(COCODE_SOURCE_DIR) + "/tests/actions/runner.mjs") +
@@ -132,6 +135,32 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
     // Each job's report went to its step summary.
     EXPECT_NE(summaries_.find("cocode check · `fast` on #1"), std::string::npos) << summaries_;
     EXPECT_NE(summaries_.find("cocode check · `careful` on #1"), std::string::npos);
+}
+
+// On GitHub Enterprise Server the runner names the server in GITHUB_SERVER_URL and its API in
+// GITHUB_API_URL (<server>/api/v3); the loopback GitHub answers only under that prefix, so every
+// call the action's jobs made went where the runner said.
+class ActionOnEnterprise : public Action {
+  protected:
+    std::string api_prefix() const override { return "/api/v3"; }
+};
+
+TEST_F(ActionOnEnterprise, TheFanOutTalksOnlyToTheServersApi) {
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
+    ASSERT_EQ(jobs["agent"].size(), 2u) << jobs.dump(2);
+    for (const auto& job :
+         {jobs["plan"][0], jobs["agent"][0], jobs["agent"][1], jobs["compare"][0]})
+        EXPECT_EQ(job["result"], "success") << job.dump();
+    EXPECT_EQ(comments_marked("check/issue-1/fast"), 1);
+    EXPECT_EQ(comments_marked("check/issue-1/careful"), 1);
+    EXPECT_EQ(comments_marked("check/issue-1/summary"), 1);
+    EXPECT_EQ(github_->pulls().size(), 2u);
+    const auto requests = github_->requests();
+    ASSERT_FALSE(requests.empty());
+    // A request outside the prefix is answered 404 (and none of these jobs' calls expects one).
+    for (const auto& r : requests) EXPECT_NE(r.status, 404) << r.method << " " << r.path;
 }
 
 TEST_F(Action, ACommentCommandRunsForWritersOnlyAndNamesItsAgents) {
