@@ -5,7 +5,7 @@
 // workflow has minimal permissions, a concurrency group per issue or pull request, and a
 // timeout on every job.
 //   node tests/actions/lint.mjs SOURCE_DIR PEERS_DIR
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
@@ -68,6 +68,7 @@ for (const file of workflows) {
   }
 }
 
+rmSync(scratch, { recursive: true, force: true });
 for (const f of failures) console.error(f);
 console.log(`${1 + workflows.length} files: ${failures.length} problems`);
 process.exit(failures.length ? 1 : 0);
