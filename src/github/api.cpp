@@ -102,6 +102,47 @@ Result<std::vector<Comment>> GitHub::comments(long number) {
     return comments;
 }
 
+Result<std::optional<Comment>> GitHub::create_comment_or_unknown(long number,
+                                                                 const std::string& body,
+                                                                 std::string& failure) {
+    const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/comments";
+    auto response = http_.request("POST", path, json{{"body", body}}, Replay::unless_sent);
+    if (!response.ok()) return std::move(response).error();
+    if (response->outcome_unknown || response->status >= 500) {
+        failure = response->outcome_unknown
+                      ? response->failure
+                      : "GitHub: POST " + path + ": " + std::to_string(response->status);
+        return std::optional<Comment>();
+    }
+    auto created = json_body("POST", path, std::move(response), http_.auth());
+    if (!created.ok()) return std::move(created).error();
+    auto comment = comment_from_json(created.value(), "POST " + path);
+    if (!comment.ok()) return std::move(comment).error();
+    return std::optional<Comment>(std::move(comment).value());
+}
+
+Result<std::vector<IssueEvent>> GitHub::issue_events(long number) {
+    const std::string path =
+        repo_path() + "/issues/" + std::to_string(number) + "/events?per_page=100";
+    auto all = http_.get_all_pages(path);
+    if (!all.ok()) return std::move(all).error();
+    std::vector<IssueEvent> events;
+    for (const auto& item : all.value()) {
+        if (!item.is_object() || !item.contains("id") || !item["id"].is_number_integer() ||
+            !item.contains("event") || !item["event"].is_string())
+            return Error::general("GET " + path + ": an event without a numeric id and a kind");
+        IssueEvent e;
+        e.id = item["id"].get<long long>();
+        e.event = item["event"].get<std::string>();
+        if (item.contains("label") && item["label"].is_object())
+            e.label = item["label"].value("name", "");
+        if (item.contains("created_at") && item["created_at"].is_string())
+            e.created_at = item["created_at"].get<std::string>();
+        events.push_back(std::move(e));
+    }
+    return events;
+}
+
 Result<Comment> GitHub::create_comment(long number, const std::string& body) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/comments";
     auto created = json_body("POST", path,
@@ -112,11 +153,24 @@ Result<Comment> GitHub::create_comment(long number, const std::string& body) {
 }
 
 Result<Comment> GitHub::update_comment(long long comment_id, const std::string& body) {
-    const std::string path = repo_path() + "/issues/comments/" + std::to_string(comment_id);
-    auto updated =
-        json_body("PATCH", path, http_.request("PATCH", path, json{{"body", body}}), http_.auth());
+    auto updated = update_comment_if_present(comment_id, body);
     if (!updated.ok()) return std::move(updated).error();
-    return comment_from_json(updated.value(), "PATCH " + path);
+    if (!*updated)
+        return Error::general("GitHub: PATCH " + repo_path() + "/issues/comments/" +
+                              std::to_string(comment_id) + ": 404 the comment is gone");
+    return std::move(**updated);
+}
+
+Result<std::optional<Comment>> GitHub::update_comment_if_present(long long comment_id,
+                                                                 const std::string& body) {
+    const std::string path = repo_path() + "/issues/comments/" + std::to_string(comment_id);
+    auto response = http_.request("PATCH", path, json{{"body", body}});
+    if (response.ok() && response->status == 404) return std::optional<Comment>();
+    auto updated = json_body("PATCH", path, std::move(response), http_.auth());
+    if (!updated.ok()) return std::move(updated).error();
+    auto comment = comment_from_json(updated.value(), "PATCH " + path);
+    if (!comment.ok()) return std::move(comment).error();
+    return std::optional<Comment>(std::move(comment).value());
 }
 
 Result<void> GitHub::delete_comment(long long comment_id) {
@@ -161,24 +215,12 @@ Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
             if (++unseen < kUpsertRounds / 2) continue;
         }
         if (marked.empty()) {
-            auto response = http_.request("POST", path, json{{"body", content + "\n" + writer}},
-                                          Replay::unless_sent);
-            if (!response.ok()) return std::move(response).error();
+            auto created = create_comment_or_unknown(number, content + "\n" + writer, last_failure);
+            if (!created.ok()) return std::move(created).error();
             posted = true;
             unseen = 0;
             my_id.reset();
-            if (response->outcome_unknown || response->status >= 500) {
-                // It may have landed: the list will say.
-                last_failure = response->outcome_unknown ? response->failure
-                                                         : "GitHub: POST " + path + ": " +
-                                                               std::to_string(response->status);
-                continue;
-            }
-            auto created = json_body("POST", path, std::move(response), http_.auth());
-            if (!created.ok()) return std::move(created).error();
-            auto comment = comment_from_json(created.value(), "POST " + path);
-            if (!comment.ok()) return std::move(comment).error();
-            my_id = comment->id;
+            if (*created) my_id = (*created)->id;
             continue;  // look again: another writer may have been first
         }
         // The oldest marked comment is the one. Comment ids grow in the order comments are

@@ -21,8 +21,17 @@ class GitHub {
     // Every matching issue, all pages; pull requests are left out.
     Result<std::vector<Issue>> issues(const IssueQuery& query);
     Result<std::vector<Comment>> comments(long number);
+    // The issue's events, oldest first, all pages.
+    Result<std::vector<IssueEvent>> issue_events(long number);
     Result<Comment> create_comment(long number, const std::string& body);
+    // A create that may be lost: nullopt when it may or may not have landed (the connection
+    // failed after sending, or a 5xx), with `failure` saying why; only a list can tell then.
+    Result<std::optional<Comment>> create_comment_or_unknown(long number, const std::string& body,
+                                                             std::string& failure);
     Result<Comment> update_comment(long long comment_id, const std::string& body);
+    // nullopt when the comment is gone (404).
+    Result<std::optional<Comment>> update_comment_if_present(long long comment_id,
+                                                             const std::string& body);
     // The one comment carrying `marker` (see comment_marker) gets `body`; created when there
     // is none. Writers that race — on one machine or many, with no lock between them —
     // converge on exactly one: each creates only when it sees none, waits until the list

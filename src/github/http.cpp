@@ -320,6 +320,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             response.headers.emplace(ascii_lower(name), value);
         if (auto remaining = header_number(response, "x-ratelimit-remaining"))
             stats_.rate_remaining = *remaining;
+        if (auto date = response.header("date"); !date.empty()) stats_.server_date = date;
 
         if (response.status == 304 && cached) {
             ++stats_.not_modified;

@@ -67,6 +67,7 @@ struct HttpStats {
     std::uint64_t retries = 0;
     std::chrono::milliseconds waited{0};
     std::optional<long> rate_remaining;  // x-ratelimit-remaining of the last response
+    std::string server_date;             // its Date header: GitHub's clock, for leases
 };
 
 class HttpClient {

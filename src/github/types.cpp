@@ -152,6 +152,11 @@ Result<Comment> comment_from_json(const json& value, std::string_view where) {
     auto author = login_of(value, "user", where);
     if (!author.ok()) return std::move(author).error();
     comment.author = std::move(author).value();
+    auto association = optional_string(value, "author_association", where);
+    if (!association.ok()) return std::move(association).error();
+    comment.author_association = std::move(association).value();
+    if (auto user = value.find("user"); user != value.end() && user->is_object())
+        comment.author_is_bot = user->value("type", "") == "Bot";
     return comment;
 }
 

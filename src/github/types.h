@@ -58,6 +58,16 @@ struct Comment {
     std::string html_url;
     std::string created_at;
     std::string updated_at;
+    std::string author_association;  // OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …
+    bool author_is_bot = false;      // a GitHub App's or another bot's account
+};
+
+// One entry of an issue's events (GET /issues/{n}/events), the kinds cocode reads.
+struct IssueEvent {
+    long long id = 0;   // grows in the order events happen
+    std::string event;  // labeled, unlabeled, closed, …
+    std::string label;  // for labeled / unlabeled
+    std::string created_at;
 };
 
 struct CollaboratorPermission {

@@ -104,17 +104,6 @@ class DispatchRun : public ::testing::Test {
         return run_processes(RunMarks{{}, "JRUN_ID=" + r.run_id}).empty();
     }
 
-    // Waits until `done` holds, at most `limit`.
-    template <class Done>
-    static bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-        auto end = Clock::now() + limit;
-        while (Clock::now() < end) {
-            if (done()) return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        return done();
-    }
-
     TempDir dir_;
     fs::path repo_;
     std::vector<run::RunRecord> all_;

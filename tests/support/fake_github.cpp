@@ -49,6 +49,15 @@ std::string now_text(std::time_t offset = 0) {
     return text;
 }
 
+// An HTTP date (RFC 9110, IMF-fixdate), as GitHub's `Date` header.
+std::string http_date(std::time_t when) {
+    std::tm tm{};
+    gmtime_r(&when, &tm);
+    char text[40];
+    std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    return text;
+}
+
 std::string etag_of(const std::string& body) {
     char text[32];
     std::snprintf(text, sizeof text, "W/\"%016zx\"", std::hash<std::string>{}(body));
@@ -64,6 +73,8 @@ struct FakeGitHub::Server {
 
     std::map<long, json> issues;
     std::map<long, std::vector<json>> comments;
+    std::map<long, std::vector<json>> events;  // labeled / unlabeled, oldest first
+    std::time_t clock_offset = 0;              // advance_clock()
     // List lag: a comment shows in listings only once `comment_lists` reaches its entry here.
     std::map<long long, long long> visible_at;
     long long comment_lists = 0;
@@ -79,6 +90,20 @@ struct FakeGitHub::Server {
     long remaining = 5000;
     std::time_t reset_at = std::time(nullptr) + 3600;
     std::map<std::string, std::regex> routes;  // compiled once
+
+    std::string now() const { return now_text(clock_offset); }
+    // A labeled or unlabeled event on the issue, as GET /issues/{n}/events lists it.
+    void record_label_event(long number, const std::string& kind, const json& label) {
+        json event = example("issue-event-for-issue-items");
+        event["id"] = ++next_id;
+        event["event"] = kind;
+        event["created_at"] = now();
+        event["label"] = {{"name", label.value("name", "")}, {"color", label.value("color", "")}};
+        event.erase("commit_id");
+        event["commit_id"] = nullptr;
+        event["commit_url"] = nullptr;
+        events[number].push_back(event);
+    }
 };
 
 const LoopbackTls& loopback_tls() {
@@ -137,6 +162,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             res.set_header("x-ratelimit-remaining", std::to_string(st.remaining));
             res.set_header("x-ratelimit-reset", std::to_string(st.reset_at));
             res.set_header("x-ratelimit-resource", "core");
+            res.set_header("Date", http_date(std::time(nullptr) + st.clock_offset));
             record.status = status;
             if (!operation.empty() && options_.exchanges) {
                 json exchange = {{"operation", operation}, {"status", status}};
@@ -320,13 +346,24 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     return finish(304, json(), "", false);
                 return finish(200, items, "issues/list-comments");
             }
+            if (is("GET", R"(/issues/(\d+)/events)")) {
+                const long number = std::stol(r[1]);
+                if (!st.issues.count(number)) return finish(404, {{"message", "Not Found"}});
+                json items = json::array();
+                for (const auto& e : st.events[number]) items.push_back(e);
+                std::string etag = etag_of(items.dump());
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
+                return finish(200, items, "issues/list-events");
+            }
             if (is("POST", R"(/issues/(\d+)/comments)")) {
                 long number = std::stol(r[1]);
                 if (!st.issues.count(number)) return finish(404, {{"message", "Not Found"}});
                 json comment = example("issue-comment");
                 comment["id"] = ++st.next_id;
                 comment["body"] = body.value("body", "");
-                comment["created_at"] = comment["updated_at"] = now_text();
+                comment["created_at"] = comment["updated_at"] = st.now();
                 if (st.list_lag > 0)
                     st.visible_at[comment["id"].get<long long>()] = st.comment_lists + st.list_lag;
                 st.comments[number].push_back(comment);
@@ -338,7 +375,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     for (auto& c : list)
                         if (c["id"] == id) {
                             c["body"] = body.value("body", "");
-                            c["updated_at"] = now_text();
+                            c["updated_at"] = st.now();
                             return finish(200, c, "issues/update-comment");
                         }
                 return finish(404, {{"message", "Not Found"}});
@@ -365,6 +402,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         label["name"] = name;
                         label["id"] = ++st.next_id;
                         labels.push_back(label);
+                        st.record_label_event(it->first, "labeled", label);
                     }
                 }
                 return finish(200, it->second["labels"], "issues/add-labels");
@@ -374,12 +412,12 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 std::string name = httplib::detail::decode_url(r[2], false);
                 if (it == st.issues.end()) return finish(404, {{"message", "Not Found"}});
                 auto& labels = it->second["labels"];
-                auto before = labels.size();
-                labels.erase(std::remove_if(labels.begin(), labels.end(),
-                                            [&](const json& l) { return l["name"] == name; }),
-                             labels.end());
-                if (labels.size() == before)
+                auto found = std::find_if(labels.begin(), labels.end(),
+                                          [&](const json& l) { return l["name"] == name; });
+                if (found == labels.end())
                     return finish(404, {{"message", "Label does not exist"}});
+                st.record_label_event(it->first, "unlabeled", *found);
+                labels.erase(found);
                 return finish(200, labels, "issues/remove-label");
             }
             if (is("POST", R"(/issues/comments/(\d+)/reactions)")) {
@@ -564,6 +602,7 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
         label["name"] = name;
         label["id"] = ++server_->next_id;
         issue["labels"].push_back(label);
+        server_->record_label_event(number, "labeled", label);
     }
     if (pull_request) {
         issue["pull_request"] = {{"url", repo_url + "/pulls/" + std::to_string(number)},
@@ -576,14 +615,39 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
     server_->issues[number] = issue;
 }
 
-long long FakeGitHub::add_comment(long number, const std::string& body, const std::string& author) {
+long long FakeGitHub::add_comment(long number, const std::string& body, const std::string& author,
+                                  const std::string& association) {
     std::lock_guard lock(server_->mutex);
     json comment = example("issue-comment");
     comment["id"] = ++server_->next_id;
     comment["body"] = body;
+    comment["created_at"] = comment["updated_at"] = server_->now();
     if (!author.empty()) comment["user"]["login"] = author;
+    if (!association.empty()) comment["author_association"] = association;
     server_->comments[number].push_back(comment);
     return comment["id"].get<long long>();
+}
+
+void FakeGitHub::set_label(long number, const std::string& name, bool on) {
+    std::lock_guard lock(server_->mutex);
+    json& labels = server_->issues.at(number)["labels"];
+    auto found = std::find_if(labels.begin(), labels.end(),
+                              [&](const json& l) { return l["name"] == name; });
+    if (on && found == labels.end()) {
+        json label = example("label");
+        label["name"] = name;
+        label["id"] = ++server_->next_id;
+        labels.push_back(label);
+        server_->record_label_event(number, "labeled", label);
+    } else if (!on && found != labels.end()) {
+        server_->record_label_event(number, "unlabeled", *found);
+        labels.erase(found);
+    }
+}
+
+void FakeGitHub::advance_clock(std::chrono::seconds by) {
+    std::lock_guard lock(server_->mutex);
+    server_->clock_offset += static_cast<std::time_t>(by.count());
 }
 
 void FakeGitHub::inject(Fault fault) {
@@ -613,6 +677,12 @@ std::vector<std::string> FakeGitHub::labels_of(long number) const {
     std::vector<std::string> names;
     for (const auto& l : server_->issues.at(number)["labels"]) names.push_back(l["name"]);
     return names;
+}
+
+std::vector<json> FakeGitHub::events_of(long number) const {
+    std::lock_guard lock(server_->mutex);
+    auto it = server_->events.find(number);
+    return it == server_->events.end() ? std::vector<json>{} : it->second;
 }
 
 std::vector<json> FakeGitHub::statuses() const {

@@ -73,8 +73,15 @@ class FakeGitHub {
     void add_issue(long number, const std::string& title, const std::string& body,
                    const std::vector<std::string>& labels, const std::string& state = "open",
                    bool pull_request = false);
-    // Returns the comment's id; `author` is its user's login (GitHub's example's otherwise).
-    long long add_comment(long number, const std::string& body, const std::string& author = "");
+    // Returns the comment's id; `author` is its user's login (GitHub's example's otherwise),
+    // `association` its author_association (the example's, COLLABORATOR, otherwise).
+    long long add_comment(long number, const std::string& body, const std::string& author = "",
+                          const std::string& association = "");
+    // A person adds (on) or removes a label: the issue's labels and its events change.
+    void set_label(long number, const std::string& name, bool on);
+    // GitHub's clock (its `Date` header, the times it stamps on comments and events) moves
+    // ahead by `by`: leases expire without the test waiting for them.
+    void advance_clock(std::chrono::seconds by);
     void inject(Fault fault);
     // Listings of comments lag behind writes: a new comment shows only from the `lists`-th
     // listing after it was made (as GitHub's replicas can), never before an older one.
@@ -87,6 +94,7 @@ class FakeGitHub {
                         const std::string& role_name);
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;
+    std::vector<nlohmann::json> events_of(long number) const;  // labeled / unlabeled
     std::vector<nlohmann::json> statuses() const;
     std::vector<nlohmann::json> pulls() const;
     std::vector<nlohmann::json> reactions() const;

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cocode::test {
@@ -48,6 +50,17 @@ std::string quote(const std::string& s);  // single-quoted for sh
 std::filesystem::path hook_tool();
 std::filesystem::path hook_shim();
 std::filesystem::path tool_path(const std::string& name);
+
+// Waits until `done` holds (looking every 20 ms), at most `limit`; whether it came to hold.
+template <class Done>
+bool wait_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+}
 
 // The reliability campaign (ci/reliability) sets COCODE_CAMPAIGN=1: its cases run at the
 // campaign's scale then, and at a small one in the normal test run.

@@ -92,6 +92,16 @@ struct PlanArgs {
     bool json = false;
 };
 
+struct WatchArgs {
+    SourceFlags source;
+    std::optional<std::string> label;  // the configuration's trigger label unless given
+    std::vector<std::string> agents;
+    std::string interval = "60s";
+    std::string lease = "1h";
+    int max_parallel = 2;
+    bool once = false;
+};
+
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
@@ -102,5 +112,6 @@ int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);
 int run_plan(const PlanArgs& args);
+int run_watch(const WatchArgs& args);
 
 }  // namespace cocode::dispatch_cli

@@ -86,6 +86,25 @@ int main(int argc, char** argv) {
                          "/cocode comment from someone with write access");
     plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
 
+    WatchArgs watch;
+    auto* watch_cmd = app.add_subcommand(
+        "watch", "take labelled issues by polling GitHub: claim, run, judge, answer");
+    watch.source.add_to(*watch_cmd);
+    watch_cmd->add_option("--label", watch.label,
+                          "the label that asks for cocode (default: trigger.label, `cocode`)");
+    watch_cmd->add_option("--agent", watch.agents,
+                          "an agent from .cocode/config.json (repeatable; default: all)");
+    watch_cmd->add_option("--interval", watch.interval, "between polls (e.g. 60s, 5m)")
+        ->capture_default_str();
+    watch_cmd->add_option("--lease", watch.lease,
+                          "a claim left unrenewed this long is taken over by another watcher")
+        ->capture_default_str();
+    watch_cmd->add_option("--max-parallel", watch.max_parallel, "issues in flight at once")
+        ->check(cocode::tool::whole_number(1, 64))
+        ->capture_default_str();
+    watch_cmd->add_flag("--once", watch.once,
+                        "one poll: take what is labelled, see it through, then exit");
+
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).
     SuperviseArgs supervise;
     auto* supervise_cmd = app.add_subcommand("supervise", "");
@@ -152,6 +171,7 @@ int main(int argc, char** argv) {
         if (*clean_cmd) return run_clean(clean);
         if (*doctor_cmd) return run_doctor(doctor);
         if (*plan_cmd) return run_plan(plan);
+        if (*watch_cmd) return run_watch(watch);
         if (*completion_cmd) {
             std::fputs(cocode::tool::completion_script("cocode-dispatch", shell).c_str(), stdout);
             return 0;

@@ -1,0 +1,257 @@
+#include "scale/claim.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace cocode::scale {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kMetaPrefix = "<!-- cocode-claim ";
+constexpr std::string_view kMetaSuffix = " -->";
+// Looks at the list before giving up on seeing a comment just made (100 ms, doubling to 3.2 s:
+// about 30 s in all, the same patience as publishing).
+constexpr int kRounds = 12;
+
+std::time_t parse_time(const std::string& text, const char* format) {
+    std::tm tm{};
+    if (text.empty() || strptime(text.c_str(), format, &tm) == nullptr) return 0;
+    return timegm(&tm);
+}
+
+std::optional<ClaimState> state_named(std::string_view name) {
+    for (auto s : {ClaimState::claimed, ClaimState::running, ClaimState::done, ClaimState::failed})
+        if (claim_state_name(s) == name) return s;
+    return std::nullopt;
+}
+
+// The claim a comment holds, when it holds one.
+std::optional<Claim> claim_of(long issue, const github::Comment& comment) {
+    if (comment.body.rfind(claim_marker(issue), 0) != 0) return std::nullopt;
+    const auto at = comment.body.find(kMetaPrefix);
+    if (at == std::string::npos) return std::nullopt;
+    const auto start = at + kMetaPrefix.size();
+    const auto end = comment.body.find(kMetaSuffix, start);
+    if (end == std::string::npos) return std::nullopt;
+    const json meta = json::parse(comment.body.substr(start, end - start), nullptr, false);
+    if (!meta.is_object()) return std::nullopt;
+    Claim claim;
+    claim.issue = issue;
+    claim.comment_id = comment.id;
+    claim.updated_at = comment.updated_at;
+    try {
+        claim.request = meta.at("request").get<long long>();
+        claim.watcher = meta.at("watcher").get<std::string>();
+        claim.nonce = meta.at("nonce").get<std::string>();
+        auto state = state_named(meta.at("state").get<std::string>());
+        if (!state) return std::nullopt;
+        claim.state = *state;
+        claim.lease = std::chrono::seconds(meta.at("lease").get<long long>());
+        claim.beat = meta.value("beat", 0LL);
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+    return claim;
+}
+
+// Anyone can comment; only the repository's people and bots (a GitHub App's account, the
+// Actions bot) can claim.
+bool trusted(const github::Comment& comment) {
+    const auto& a = comment.author_association;
+    return comment.author_is_bot || a == "OWNER" || a == "MEMBER" || a == "COLLABORATOR";
+}
+
+std::string body_of(const Claim& claim, const std::string& text) {
+    const json meta = {{"request", claim.request},     {"watcher", claim.watcher},
+                       {"nonce", claim.nonce},         {"state", claim_state_name(claim.state)},
+                       {"lease", claim.lease.count()}, {"beat", claim.beat}};
+    return claim_marker(claim.issue) + "\n" + std::string(kMetaPrefix) + meta.dump() +
+           std::string(kMetaSuffix) + "\n" + text;
+}
+
+std::string taken_text(const Claim& claim, const std::string& note) {
+    return "🔒 cocode: taken by watcher `" + claim.watcher + "`" +
+           (note.empty() ? std::string() : " — " + note) + ".";
+}
+
+}  // namespace
+
+std::string_view claim_state_name(ClaimState state) {
+    switch (state) {
+        case ClaimState::claimed:
+            return "claimed";
+        case ClaimState::running:
+            return "running";
+        case ClaimState::done:
+            return "done";
+        case ClaimState::failed:
+            return "failed";
+    }
+    return "claimed";
+}
+
+std::string claim_marker(long issue) {
+    return github::comment_marker("claim/issue-" + std::to_string(issue));
+}
+
+std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& comments) {
+    std::vector<Claim> claims;
+    for (const auto& comment : comments)
+        if (trusted(comment))
+            if (auto claim = claim_of(issue, comment)) claims.push_back(std::move(*claim));
+    std::sort(claims.begin(), claims.end(),
+              [](const Claim& a, const Claim& b) { return a.comment_id < b.comment_id; });
+    return claims;
+}
+
+Result<long long> latest_request(github::GitHub& github, long issue, const std::string& label) {
+    auto events = github.issue_events(issue);
+    if (!events) return std::move(events).error();
+    long long latest = 0;
+    for (const auto& e : *events)
+        if (e.event == "labeled" && e.label == label) latest = std::max(latest, e.id);
+    return latest;
+}
+
+std::time_t server_now(const github::GitHub& github) {
+    auto& http = const_cast<github::GitHub&>(github).http();
+    const std::time_t date = parse_time(http.stats().server_date, "%a, %d %b %Y %H:%M:%S GMT");
+    return date != 0 ? date : std::time(nullptr);
+}
+
+bool lapsed(const Claim& claim, std::time_t now) {
+    if (claim.final()) return false;
+    const std::time_t stamped = parse_time(claim.updated_at, "%Y-%m-%dT%H:%M:%SZ");
+    // A claim whose time cannot be read is never taken as dead: never sooner than the lease.
+    return stamped != 0 && now > stamped + claim.lease.count();
+}
+
+std::string new_nonce() {
+    std::random_device random;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%08x%08x", random(), random());
+    return buf;
+}
+
+Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long request,
+                             const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
+                             const std::function<Result<void>()>& before_sending) {
+    Claim mine;
+    mine.issue = issue;
+    mine.request = request;
+    mine.watcher = terms.watcher;
+    mine.nonce = nonce;
+    mine.lease = terms.lease;
+    bool sent = maybe_sent;  // made, or maybe made (a lost answer, a crash)
+    int unseen = 0;          // looks since then that did not show it
+    std::string last_failure = "GitHub's list of comments never showed the claim just made";
+    for (int round = 0; round < kRounds; ++round) {
+        if (round > 0) {
+            const auto delay = std::chrono::milliseconds(100LL << std::min(round - 1, 5));
+            if (auto paused = github.http().pause(delay, last_failure); !paused)
+                return std::move(paused).error();
+        }
+        auto listed = github.comments(issue);
+        if (!listed) return std::move(listed).error();
+        const std::time_t now = server_now(github);
+        const auto claims = claims_in(issue, *listed);
+        auto is_mine = [&](const Claim& c) {
+            return c.nonce == nonce && c.watcher == terms.watcher;
+        };
+        const auto own = std::find_if(claims.begin(), claims.end(), is_mine);
+        // Ours was made (or may have been: a lost answer, a crash) but the list does not show
+        // it: a list behind the write is waited for; one that never shows it means it was
+        // never made, and it is made again.
+        if (sent && own == claims.end()) {
+            if (++unseen < kRounds / 2) continue;
+            sent = false;
+        }
+        // Made twice (the first one showed late): the younger goes.
+        if (own != claims.end())
+            for (auto c = std::next(own); c != claims.end(); ++c)
+                if (is_mine(*c))
+                    if (auto gone = github.delete_comment(c->comment_id); !gone)
+                        return std::move(gone).error();
+
+        // A newer request than ours: this one is over; the next poll takes the newer one.
+        if (std::any_of(claims.begin(), claims.end(),
+                        [&](const Claim& c) { return c.request > request; })) {
+            if (own != claims.end())
+                if (auto gone = github.delete_comment(own->comment_id); !gone)
+                    return std::move(gone).error();
+            return ClaimOutcome{ClaimOutcome::Kind::superseded, mine};
+        }
+        // Dead claims on this request are taken over: deleted, so the contest starts afresh.
+        std::vector<Claim> alive;
+        for (const auto& c : claims) {
+            if (c.request != request || (is_mine(c) && c.comment_id != own->comment_id)) continue;
+            if (lapsed(c, now) && c.nonce != nonce) {
+                if (auto gone = github.delete_comment(c.comment_id); !gone)
+                    return std::move(gone).error();
+                continue;
+            }
+            alive.push_back(c);
+        }
+        if (own == claims.end()) {
+            if (!alive.empty()) return ClaimOutcome{ClaimOutcome::Kind::taken, alive.front()};
+            if (auto kept = before_sending(); !kept) return std::move(kept).error();
+            auto made = github.create_comment_or_unknown(
+                issue, body_of(mine, taken_text(mine, terms.note)), last_failure);
+            if (!made) return std::move(made).error();
+            sent = true;
+            unseen = 0;
+            continue;
+        }
+        // Ours shows, and with it every claim made before it: the oldest alive one wins.
+        if (!alive.empty() && alive.front().nonce == nonce)
+            return ClaimOutcome{ClaimOutcome::Kind::won, alive.front()};
+        if (auto gone = github.delete_comment(own->comment_id); !gone)
+            return std::move(gone).error();
+        return ClaimOutcome{ClaimOutcome::Kind::taken, alive.empty() ? *own : alive.front()};
+    }
+    return Error::general(last_failure + " (gave up after " + std::to_string(kRounds) +
+                          " looks; the claim, if it was made, lapses after its lease)");
+}
+
+Result<void> renew(github::GitHub& github, Claim& claim, ClaimState state) {
+    Claim next = claim;
+    next.state = state;
+    ++next.beat;
+    const std::string text =
+        state == ClaimState::running
+            ? "🔒 cocode: watcher `" + claim.watcher + "` is running the agents on this issue."
+            : taken_text(claim, "");
+    auto updated = github.update_comment_if_present(claim.comment_id, body_of(next, text));
+    if (!updated) return std::move(updated).error();
+    if (!*updated)
+        return Error::general("claim lost on #" + std::to_string(claim.issue) +
+                              ": its comment is gone (another watcher took the issue over after "
+                              "the lease ran out)");
+    next.updated_at = (*updated)->updated_at;
+    claim = next;
+    return {};
+}
+
+Result<void> finish(github::GitHub& github, Claim& claim, ClaimState state,
+                    const std::string& outcome) {
+    Claim next = claim;
+    next.state = state;
+    ++next.beat;
+    auto updated = github.update_comment(
+        claim.comment_id,
+        body_of(next, "cocode: watcher `" + claim.watcher + "` answered this issue — " + outcome));
+    if (!updated) return std::move(updated).error();
+    next.updated_at = updated->updated_at;
+    claim = next;
+    return {};
+}
+
+Result<void> release(github::GitHub& github, const Claim& claim) {
+    return github.delete_comment(claim.comment_id);
+}
+
+}  // namespace cocode::scale

@@ -1,0 +1,100 @@
+// Claims: how watchers on any number of machines take each labelled issue exactly once, with
+// nothing between them but the issue's comments on GitHub (docs/self-hosted.md, "Taking an
+// issue exactly once", gives the argument).
+//
+// A request is one application of the trigger label: the id of the issue's newest `labeled`
+// event for it. Removing the label and adding it again is a new request; a stale listing that
+// still shows the label after the issue was done is the same request, already answered.
+//
+// A claim is a comment carrying cocode's claim marker and a line of JSON: the request it
+// answers, the watcher, the attempt's nonce, its state (claimed, running, done, failed), its
+// lease and a heartbeat. Of the claims on a request, the oldest one still alive wins. A claim
+// in state claimed or running whose lease has run out by GitHub's own clock (its `Date`
+// against the comment's `updated_at`) is dead: the next watcher deletes it and contends anew.
+// done and failed are final: the request was answered.
+//
+// Only claims GitHub attributes to the repository's people or to a bot count: anyone can
+// comment on an issue, and a forged claim must not hold an issue back.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "github/api.h"
+
+namespace cocode::scale {
+
+enum class ClaimState { claimed, running, done, failed };
+std::string_view claim_state_name(ClaimState state);
+
+struct Claim {
+    long issue = 0;
+    long long request = 0;     // the labeled event it answers
+    long long comment_id = 0;  // the comment that holds it
+    std::string watcher;
+    std::string nonce;  // the attempt that made it
+    ClaimState state = ClaimState::claimed;
+    std::chrono::seconds lease{0};
+    long long beat = 0;      // renewals so far
+    std::string updated_at;  // the comment's, as GitHub stamped it
+    bool final() const { return state == ClaimState::done || state == ClaimState::failed; }
+};
+
+// The hidden marker every claim on `issue` starts with.
+std::string claim_marker(long issue);
+
+// The claims among an issue's comments, oldest first; comments that are not claims, or that
+// no one trusted wrote, are left out.
+std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& comments);
+
+// The newest request for `label` on the issue (the id of its last `labeled` event), or 0 when
+// the label was never applied.
+Result<long long> latest_request(github::GitHub& github, long issue, const std::string& label);
+
+// GitHub's clock: the `Date` of its last answer (this machine's when there was none).
+std::time_t server_now(const github::GitHub& github);
+
+// A claim not final whose lease ran out before `now` (GitHub's clock).
+bool lapsed(const Claim& claim, std::time_t now);
+
+struct ClaimTerms {
+    std::string watcher;
+    std::chrono::seconds lease{3600};
+    std::string note;  // shown on the claim: what the watcher will do
+};
+
+struct ClaimOutcome {
+    enum class Kind {
+        won,         // the claim is ours: `claim`
+        taken,       // another's live or final claim holds the request: `claim` is that one
+        superseded,  // the issue was labelled again since: the newer request is for next time
+    };
+    Kind kind = Kind::taken;
+    Claim claim;
+};
+
+// Contends for `request` on `issue`. `nonce` names this attempt, and the caller keeps it (and
+// `maybe_sent`, which `before_sending` is called to record just before the claim is made), so
+// that an attempt cut short by a crash finds its own claim afterwards instead of making another.
+Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long request,
+                             const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
+                             const std::function<Result<void>()>& before_sending);
+
+// A new attempt's nonce.
+std::string new_nonce();
+
+// Renews the lease (one more beat) and records `state`; fails with "claim lost" when the claim
+// is gone (another watcher took it over after it lapsed).
+Result<void> renew(github::GitHub& github, Claim& claim, ClaimState state);
+// The request answered: the claim says so, and what came of it, for good.
+Result<void> finish(github::GitHub& github, Claim& claim, ClaimState state,
+                    const std::string& outcome);
+// Hands the claim back (deleted): another watcher may take the request.
+Result<void> release(github::GitHub& github, const Claim& claim);
+
+}  // namespace cocode::scale

@@ -1,0 +1,364 @@
+#include "scale/watch.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "check/run_check.h"
+#include "core/files.h"
+#include "core/run_id.h"
+#include "run/run_folder.h"
+
+namespace cocode::scale {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kPhaseNames[] = {"claiming", "claimed", "dispatching", "running"};
+
+std::string_view phase_name(WatchPhase phase) { return kPhaseNames[static_cast<int>(phase)]; }
+
+std::optional<WatchPhase> phase_named(std::string_view name) {
+    for (int i = 0; i < 4; ++i)
+        if (kPhaseNames[i] == name) return static_cast<WatchPhase>(i);
+    return std::nullopt;
+}
+
+json entry_json(const WatchEntry& e) {
+    return {{"issue", e.claim.issue},
+            {"request", e.claim.request},
+            {"nonce", e.claim.nonce},
+            {"comment", e.claim.comment_id},
+            {"state", claim_state_name(e.claim.state)},
+            {"lease", e.claim.lease.count()},
+            {"beat", e.claim.beat},
+            {"updated_at", e.claim.updated_at},
+            {"phase", phase_name(e.phase)},
+            {"sent", e.sent},
+            {"since", e.since},
+            {"runs", e.runs}};
+}
+
+Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const fs::path& file) {
+    WatchEntry e;
+    try {
+        e.claim.issue = j.at("issue").get<long>();
+        e.claim.request = j.at("request").get<long long>();
+        e.claim.nonce = j.at("nonce").get<std::string>();
+        e.claim.comment_id = j.at("comment").get<long long>();
+        const std::string state = j.at("state").get<std::string>();
+        e.claim.state = state == "running" ? ClaimState::running : ClaimState::claimed;
+        e.claim.lease = std::chrono::seconds(j.at("lease").get<long long>());
+        e.claim.beat = j.at("beat").get<long long>();
+        e.claim.updated_at = j.at("updated_at").get<std::string>();
+        e.claim.watcher = watcher;
+        auto phase = phase_named(j.at("phase").get<std::string>());
+        if (!phase) throw std::invalid_argument("phase");
+        e.phase = *phase;
+        e.sent = j.at("sent").get<bool>();
+        e.since = j.at("since").get<std::string>();
+        e.runs = j.at("runs").get<std::vector<std::string>>();
+        for (const auto& id : e.runs)
+            if (!is_run_id(id)) throw std::invalid_argument("runs");
+    } catch (const std::exception&) {
+        return Error::usage(file.string() +
+                            ": an entry of `issues` is not one a watcher wrote "
+                            "(expected issue, request, nonce, comment, state, "
+                            "lease, beat, updated_at, phase, sent, since, runs)");
+    }
+    return e;
+}
+
+std::string new_watcher_id() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+    std::string name;
+    for (const char* c = host; *c && name.size() < 40; ++c)
+        name += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' ? *c : '-';
+    return name + "-" + new_nonce().substr(0, 6);
+}
+
+bool has_label(const github::Issue& issue, std::string_view label) {
+    return std::find(issue.labels.begin(), issue.labels.end(), label) != issue.labels.end();
+}
+
+}  // namespace
+
+struct Watcher::Lock {
+    UniqueFd fd;
+};
+
+Watcher::Watcher(WatchOptions options) : options_(std::move(options)) {}
+Watcher::~Watcher() = default;
+
+Result<std::unique_ptr<Watcher>> Watcher::open(WatchOptions options) {
+    if (!options.source || !options.source->github_api())
+        return Error::usage(
+            "watch takes its issues from GitHub, where the claims that keep two machines from "
+            "taking one issue live; the local issue store has none (name --repo OWNER/NAME)");
+    std::unique_ptr<Watcher> w(new Watcher(std::move(options)));
+    w->github_ = w->options_.source->github_api();
+    const fs::path dir = w->options_.repo_root / kWatchDir;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Error::general("cannot create " + dir.string() + ": " + ec.message());
+
+    w->lock_ = std::make_unique<Lock>();
+    w->lock_->fd = UniqueFd(::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!w->lock_->fd.valid())
+        return Error::from_errno("cannot open " + (dir / "lock").string(), errno);
+    if (::flock(w->lock_->fd.get(), LOCK_EX | LOCK_NB) != 0)
+        return Error::general("another watcher is running in this repository (it holds " +
+                              (dir / "lock").string() + ")");
+
+    const fs::path file = dir / "state.json";
+    if (fs::exists(file)) {
+        auto text = read_file(file);
+        if (!text) return std::move(text).error();
+        const json state = json::parse(*text, nullptr, false);
+        if (!state.is_object() || !state.contains("watcher") || !state["watcher"].is_string() ||
+            !state.contains("issues") || !state["issues"].is_array())
+            return Error::usage(file.string() +
+                                ": not a watcher's state (expected an object with `watcher` and "
+                                "`issues`); move it aside to start afresh");
+        w->id_ = state["watcher"].get<std::string>();
+        for (const auto& item : state["issues"]) {
+            auto entry = entry_from(item, w->id_, file);
+            if (!entry) return std::move(entry).error();
+            w->entries_.push_back(std::move(*entry));
+        }
+    } else {
+        w->id_ = new_watcher_id();
+        if (auto saved = w->save(); !saved) return std::move(saved).error();
+    }
+    return w;
+}
+
+Result<void> Watcher::save() {
+    json issues = json::array();
+    for (const auto& e : entries_) issues.push_back(entry_json(e));
+    return write_file_atomic(options_.repo_root / kWatchDir / "state.json",
+                             json{{"watcher", id_}, {"issues", issues}}.dump(2) + "\n");
+}
+
+Result<void> Watcher::pass(bool poll) {
+    if (auto renewed = renew_due(); !renewed) return renewed;
+    if (poll)
+        if (auto claimed = claim_new(); !claimed) return claimed;
+    for (std::size_t i = 0; i < entries_.size();) {
+        auto done = advance(entries_[i]);
+        if (!done) {
+            options_.notice("#" + std::to_string(entries_[i].claim.issue) + ": " +
+                            done.error().message);
+            ++i;
+            continue;
+        }
+        if (*done) {
+            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+            if (auto saved = save(); !saved) return saved;
+        } else {
+            ++i;
+        }
+    }
+    return {};
+}
+
+Result<void> Watcher::claim_new() {
+    int room = options_.max_parallel - static_cast<int>(entries_.size());
+    if (room <= 0) return {};
+    github::IssueQuery query;
+    query.labels = {options_.label};
+    auto listed = options_.source->list(query);
+    if (!listed) return std::move(listed).error();
+    std::vector<github::Issue> issues = std::move(*listed);
+    std::sort(issues.begin(), issues.end(),
+              [](const auto& a, const auto& b) { return a.number < b.number; });
+    for (const auto& issue : issues) {
+        if (room == 0) break;
+        if (has_label(issue, kLabelRunning) || has_label(issue, kLabelDone) ||
+            has_label(issue, kLabelFailed))
+            continue;
+        if (std::any_of(entries_.begin(), entries_.end(),
+                        [&](const WatchEntry& e) { return e.claim.issue == issue.number; }))
+            continue;
+        auto request = latest_request(*github_, issue.number, options_.label);
+        if (!request) return std::move(request).error();
+        if (*request == 0) continue;
+        // A claim already made for this request (live or answered) is seen without making one.
+        auto comments = github_->comments(issue.number);
+        if (!comments) return std::move(comments).error();
+        const auto claims = claims_in(issue.number, *comments);
+        const std::time_t now = server_now(*github_);
+        const auto held = std::find_if(claims.begin(), claims.end(), [&](const Claim& c) {
+            return c.request >= *request && !lapsed(c, now);
+        });
+        if (held != claims.end()) {
+            if (told_.insert(held->comment_id).second)
+                options_.notice(
+                    "#" + std::to_string(issue.number) +
+                    (held->final() ? ": answered already by watcher " : ": taken by watcher ") +
+                    held->watcher);
+            continue;
+        }
+        WatchEntry entry;
+        entry.claim.issue = issue.number;
+        entry.claim.request = *request;
+        entry.claim.watcher = id_;
+        entry.claim.nonce = new_nonce();
+        entry.claim.lease = options_.lease;
+        entries_.push_back(std::move(entry));
+        if (auto saved = save(); !saved) return saved;  // the nonce is on disk before the claim
+        --room;
+    }
+    return {};
+}
+
+Result<void> Watcher::renew_due() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& e : entries_) {
+        if (e.phase == WatchPhase::claiming) continue;
+        if (e.renewed != std::chrono::steady_clock::time_point{} &&
+            now - e.renewed < options_.lease / 4)
+            continue;
+        auto renewed =
+            renew(*github_, e.claim,
+                  e.phase == WatchPhase::running ? ClaimState::running : ClaimState::claimed);
+        if (!renewed) {
+            options_.notice("#" + std::to_string(e.claim.issue) + ": " + renewed.error().message);
+            continue;
+        }
+        e.renewed = now;
+        if (auto saved = save(); !saved) return saved;
+    }
+    return {};
+}
+
+Result<bool> Watcher::advance(WatchEntry& e) {
+    const long n = e.claim.issue;
+    const std::string issue = "#" + std::to_string(n);
+    if (e.phase == WatchPhase::claiming) {
+        ClaimTerms terms{id_, options_.lease, options_.note};
+        auto outcome = contend(*github_, n, e.claim.request, terms, e.claim.nonce, e.sent, [&] {
+            e.sent = true;
+            return save();
+        });
+        if (!outcome) return std::move(outcome).error();
+        if (outcome->kind == ClaimOutcome::Kind::superseded) {
+            options_.notice(issue + ": labelled again since; the newer request comes next");
+            return true;
+        }
+        if (outcome->kind == ClaimOutcome::Kind::taken) {
+            options_.notice(issue + ": taken by watcher " + outcome->claim.watcher);
+            return true;
+        }
+        e.claim = outcome->claim;
+        e.phase = WatchPhase::claimed;
+        e.renewed = std::chrono::steady_clock::now();
+        if (auto saved = save(); !saved) return std::move(saved).error();
+        options_.notice(issue + ": claimed");
+    }
+    if (e.phase == WatchPhase::claimed) {
+        if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
+            options_.notice(issue + ": " + labelled.error().message);
+        e.phase = WatchPhase::dispatching;
+        e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
+        if (auto saved = save(); !saved) return std::move(saved).error();
+    }
+    const fs::path runs_dir = options_.repo_root / run::kRunsDir;
+    if (e.phase == WatchPhase::dispatching) {
+        // Runs started before a crash cut this step short are adopted, not started again.
+        for (const auto& record : run::list_runs(runs_dir).runs)
+            if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
+                e.runs.push_back(record.run_id);
+        if (e.runs.empty()) {
+            auto started = options_.dispatch(n);
+            if (!started) {
+                // Nothing ran: the issue is answered as failed, with why.
+                (void)github_->remove_label(n, kLabelRunning);
+                (void)github_->add_labels(n, {kLabelFailed});
+                auto finished = finish(*github_, e.claim, ClaimState::failed,
+                                       "the runs could not start: " + started.error().message);
+                if (!finished) return std::move(finished).error();
+                return true;
+            }
+            e.runs = std::move(*started);
+        }
+        e.phase = WatchPhase::running;
+        if (auto saved = save(); !saved) return std::move(saved).error();
+        options_.notice(issue + ": started " + std::to_string(e.runs.size()) +
+                        (e.runs.size() == 1 ? " run" : " runs"));
+        if (auto renewed = renew(*github_, e.claim, ClaimState::running); renewed)
+            e.renewed = std::chrono::steady_clock::now();
+    }
+
+    // Running: wait for every run to end and be judged by its dispatcher; judge those whose
+    // dispatcher is gone without a verdict.
+    std::vector<run::RunRecord> unjudged;
+    std::vector<check::Verdict> verdicts;
+    for (const auto& id : e.runs) {
+        auto info = run::read_run_info(runs_dir / id);
+        if (!info) return std::move(info).error();
+        run::RunRecord record = run::record_from(*info, runs_dir / id);
+        if (run::is_active(record.status)) {
+            if (run::dispatcher_alive(record)) return false;
+            if (auto settled = run::reconcile(record); !settled) return std::move(settled).error();
+        }
+        if (auto verdict = check::recorded_verdict(record.folder)) {
+            verdicts.push_back(std::move(*verdict));
+        } else {
+            if (run::dispatcher_alive(record)) return false;  // still judging
+            unjudged.push_back(std::move(record));
+        }
+    }
+    if (!unjudged.empty()) {
+        for (const auto& c : check::check_batch(unjudged, *options_.config, 2, options_.source)) {
+            if (c.verdict)
+                verdicts.push_back(*c.verdict);
+            else
+                options_.notice(issue + ": " + c.run_id + ": " + c.error);
+        }
+    }
+    std::string outcome;
+    bool any_pass = false;
+    for (const auto& v : verdicts) {
+        any_pass = any_pass || v.pass;
+        outcome +=
+            (outcome.empty() ? "" : ", ") + ("`" + v.agent + "` ") + (v.pass ? "PASS" : "FAIL");
+    }
+    if (outcome.empty()) outcome = "no verdict";
+    const ClaimState state = any_pass ? ClaimState::done : ClaimState::failed;
+    if (auto labelled = github_->add_labels(n, {any_pass ? kLabelDone : kLabelFailed}); !labelled)
+        return std::move(labelled).error();
+    if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)
+        return std::move(unlabelled).error();
+    if (auto finished = finish(*github_, e.claim, state, outcome + "."); !finished)
+        return std::move(finished).error();
+    options_.notice(issue + ": " + std::string(claim_state_name(state)) + " (" + outcome + ")");
+    return true;
+}
+
+Result<void> Watcher::hand_back() {
+    for (std::size_t i = 0; i < entries_.size();) {
+        WatchEntry& e = entries_[i];
+        if (e.phase == WatchPhase::claiming || e.phase == WatchPhase::claimed) {
+            if (e.claim.comment_id != 0) {
+                if (auto released = release(*github_, e.claim); !released) return released;
+            }
+            options_.notice("#" + std::to_string(e.claim.issue) + ": handed back");
+            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+            if (auto saved = save(); !saved) return saved;
+            continue;
+        }
+        ++i;
+    }
+    return {};
+}
+
+}  // namespace cocode::scale

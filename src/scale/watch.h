@@ -1,0 +1,98 @@
+// `cocode-dispatch watch`: a self-hosted machine that takes labelled issues by itself. Each
+// pass polls the repository's issues (conditional GETs: an unchanged repository costs no rate
+// limit), claims each newly labelled issue (claim.h: exactly once across machines), starts its
+// runs, and when they have ended and been judged, labels the issue done or failed and closes
+// its claim.
+//
+// Durable: every step is written to the watcher's state file (.cocode/watch/state.json,
+// atomically) before it is taken, so that after kill -9 a restarted watcher picks up where it
+// was — finding the claim its lost answer made, adopting the runs it started, judging those
+// that ended while it was down — and never starts an issue's runs twice.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "issues/source.h"
+#include "scale/claim.h"
+
+namespace cocode::scale {
+
+inline constexpr char kWatchDir[] = ".cocode/watch";
+// The labels a watcher sets: while the agents run, and what came of them.
+inline constexpr char kLabelRunning[] = "cocode:running";
+inline constexpr char kLabelDone[] = "cocode:done";
+inline constexpr char kLabelFailed[] = "cocode:failed";
+
+struct WatchOptions {
+    std::string label;  // the trigger label
+    std::chrono::seconds lease{3600};
+    int max_parallel = 2;  // issues in flight at once
+    std::filesystem::path repo_root;
+    const config::Config* config = nullptr;  // for judging runs no dispatcher judged
+    issues::IssueSource* source = nullptr;   // GitHub (source->github_api())
+    std::string note;                        // on each claim: what will run
+    // Starts the runs of an issue (`cocode-dispatch run N --detach`): their run ids.
+    std::function<Result<std::vector<std::string>>(long issue)> dispatch;
+    std::function<void(std::string_view)> notice;
+};
+
+// What a watcher holds, step by step (the state file's entries).
+enum class WatchPhase {
+    claiming,     // contending; the nonce is kept so a lost answer is found again
+    claimed,      // won, runs not started
+    dispatching,  // runs being started (since `since`)
+    running,      // runs started: `runs`
+};
+
+struct WatchEntry {
+    WatchPhase phase = WatchPhase::claiming;
+    Claim claim;        // issue, request, nonce; comment id once won
+    bool sent = false;  // claiming: the claim may have been made
+    std::string since;  // dispatching: the run id prefix no earlier run can have
+    std::vector<std::string> runs;
+    std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
+};
+
+class Watcher {
+  public:
+    // Takes the repository's watcher lock (one watcher per clone) and reads the state file;
+    // a new watcher gets an id of its own (host name and a random part), kept there.
+    static Result<std::unique_ptr<Watcher>> open(WatchOptions options);
+    ~Watcher();
+
+    const std::string& id() const { return id_; }
+    // Looks after what is in flight (claims to settle, runs to start or adopt, ended runs to
+    // judge and answer), then, with room, polls for newly labelled issues and claims them.
+    Result<void> pass(bool poll = true);
+    // Nothing claimed or running.
+    bool idle() const { return entries_.empty(); }
+    // For SIGTERM: claims whose runs have not started are handed back (deleted), so another
+    // watcher can take them at once; started ones stay, to be picked up after a restart.
+    Result<void> hand_back();
+
+  private:
+    explicit Watcher(WatchOptions options);
+    Result<void> save();
+    Result<bool> advance(WatchEntry& entry);  // true when the entry is done with
+    Result<void> claim_new();
+    Result<void> renew_due();
+
+    WatchOptions options_;
+    github::GitHub* github_ = nullptr;
+    std::string id_;
+    std::vector<WatchEntry> entries_;
+    std::set<long long> told_;  // claims of others already named in a notice
+    struct Lock;
+    std::unique_ptr<Lock> lock_;
+};
+
+}  // namespace cocode::scale
