@@ -217,7 +217,7 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long reque
                           " looks; the claim, if it was made, lapses after its lease)");
 }
 
-Result<void> renew(github::GitHub& github, Claim& claim, ClaimState state) {
+Result<bool> renew(github::GitHub& github, Claim& claim, ClaimState state) {
     Claim next = claim;
     next.state = state;
     ++next.beat;
@@ -227,13 +227,10 @@ Result<void> renew(github::GitHub& github, Claim& claim, ClaimState state) {
             : taken_text(claim, "");
     auto updated = github.update_comment_if_present(claim.comment_id, body_of(next, text));
     if (!updated) return std::move(updated).error();
-    if (!*updated)
-        return Error::general("claim lost on #" + std::to_string(claim.issue) +
-                              ": its comment is gone (another watcher took the issue over after "
-                              "the lease ran out)");
+    if (!*updated) return false;
     next.updated_at = (*updated)->updated_at;
     claim = next;
-    return {};
+    return true;
 }
 
 Result<void> finish(github::GitHub& github, Claim& claim, ClaimState state,

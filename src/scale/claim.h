@@ -88,9 +88,9 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long reque
 // A new attempt's nonce.
 std::string new_nonce();
 
-// Renews the lease (one more beat) and records `state`; fails with "claim lost" when the claim
-// is gone (another watcher took it over after it lapsed).
-Result<void> renew(github::GitHub& github, Claim& claim, ClaimState state);
+// Renews the lease (one more beat) and records `state`; false when the claim is gone: another
+// watcher took the issue over after the lease lapsed.
+Result<bool> renew(github::GitHub& github, Claim& claim, ClaimState state);
 // The request answered: the claim says so, and what came of it, for good.
 Result<void> finish(github::GitHub& github, Claim& claim, ClaimState state,
                     const std::string& outcome);

@@ -222,7 +222,8 @@ Result<void> Watcher::claim_new() {
 
 Result<void> Watcher::renew_due() {
     const auto now = std::chrono::steady_clock::now();
-    for (auto& e : entries_) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        WatchEntry& e = entries_[i];
         if (e.phase == WatchPhase::claiming) continue;
         if (e.renewed != std::chrono::steady_clock::time_point{} &&
             now - e.renewed < options_.lease / 4)
@@ -233,6 +234,16 @@ Result<void> Watcher::renew_due() {
         if (!renewed) {
             options_.notice("#" + std::to_string(e.claim.issue) + ": " + renewed.error().message);
             continue;
+        }
+        if (!*renewed) {
+            // Lapsed and taken over: the issue is another watcher's now. Runs already started
+            // here finish and publish their verdicts; this watcher answers nothing more on it.
+            options_.notice("#" + std::to_string(e.claim.issue) +
+                            ": claim lost (its lease ran out and another watcher took the issue "
+                            "over); leaving it to that one");
+            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+            if (auto saved = save(); !saved) return saved;
+            return renew_due();  // the rest, from the start: indices moved
         }
         e.renewed = now;
         if (auto saved = save(); !saved) return saved;
@@ -294,7 +305,7 @@ Result<bool> Watcher::advance(WatchEntry& e) {
         if (auto saved = save(); !saved) return std::move(saved).error();
         options_.notice(issue + ": started " + std::to_string(e.runs.size()) +
                         (e.runs.size() == 1 ? " run" : " runs"));
-        if (auto renewed = renew(*github_, e.claim, ClaimState::running); renewed)
+        if (auto renewed = renew(*github_, e.claim, ClaimState::running); renewed && *renewed)
             e.renewed = std::chrono::steady_clock::now();
     }
 

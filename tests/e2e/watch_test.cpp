@@ -203,6 +203,32 @@ TEST_F(Watch, APollThatFindsNothingNewCostsNoRateLimit) {
     EXPECT_TRUE(runs_per_issue({a}).empty());
 }
 
+TEST_F(Watch, SigtermEndsAWatcherBetweenStepsWithExitZero) {
+    for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    Shell stopped;
+    std::thread watcher([&] {
+        stopped = sh("echo $$ > watch.pid; exec env GITHUB_TOKEN=" + std::string(kTestToken) +
+                         " GITHUB_API_URL=" + github_->base_url() +
+                         " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
+                         " " + quote(tool_path("cocode-dispatch").string()) +
+                         " watch --interval 1h --repo octo-org/demo",
+                     a);
+    });
+    // Its first poll done, it waits for the next one (an hour away).
+    const bool polled = wait_until([&] {
+        for (const auto& r : github_->requests())
+            if (r.method == "GET" && r.path.find("/issues?") != std::string::npos) return true;
+        return false;
+    });
+    EXPECT_TRUE(wait_until([&] { return fs::exists(a / "watch.pid"); }));
+    ::kill(std::stoi(read_text(a / "watch.pid")), SIGTERM);
+    watcher.join();
+    ASSERT_TRUE(polled) << stopped.err;
+    EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_NE(stopped.err.find("stopping"), std::string::npos) << stopped.err;
+}
+
 TEST_F(Watch, ALocalIssueStoreIsRefusedWithTheReason) {
     const fs::path a = machine("a");
     fs::create_directories(a / "store");
