@@ -44,7 +44,9 @@ std::optional<Claim> claim_of(long issue, const github::Comment& comment) {
     claim.comment_id = comment.id;
     claim.updated_at = comment.updated_at;
     try {
-        claim.request = meta.at("request").get<long long>();
+        claim.request.id = meta.at("request").get<long long>();
+        claim.request.kind = meta.value("kind", "label") == "command" ? Request::Kind::command
+                                                                      : Request::Kind::label;
         claim.watcher = meta.at("watcher").get<std::string>();
         claim.nonce = meta.at("nonce").get<std::string>();
         auto state = state_named(meta.at("state").get<std::string>());
@@ -66,9 +68,13 @@ bool trusted(const github::Comment& comment) {
 }
 
 std::string body_of(const Claim& claim, const std::string& text) {
-    const json meta = {{"request", claim.request},     {"watcher", claim.watcher},
-                       {"nonce", claim.nonce},         {"state", claim_state_name(claim.state)},
-                       {"lease", claim.lease.count()}, {"beat", claim.beat}};
+    const json meta = {{"request", claim.request.id},
+                       {"kind", claim.request.kind == Request::Kind::command ? "command" : "label"},
+                       {"watcher", claim.watcher},
+                       {"nonce", claim.nonce},
+                       {"state", claim_state_name(claim.state)},
+                       {"lease", claim.lease.count()},
+                       {"beat", claim.beat}};
     return claim_marker(claim.issue) + "\n" + std::string(kMetaPrefix) + meta.dump() +
            std::string(kMetaSuffix) + "\n" + text;
 }
@@ -137,7 +143,7 @@ std::string new_nonce() {
     return buf;
 }
 
-Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long request,
+Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& request,
                              const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
                              const std::function<Result<void>()>& before_sending) {
     Claim mine;
@@ -179,7 +185,7 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long reque
 
         // A newer request than ours: this one is over; the next poll takes the newer one.
         if (std::any_of(claims.begin(), claims.end(),
-                        [&](const Claim& c) { return c.request > request; })) {
+                        [&](const Claim& c) { return c.request.supersedes(request); })) {
             if (own != claims.end())
                 if (auto gone = github.delete_comment(own->comment_id); !gone)
                     return std::move(gone).error();

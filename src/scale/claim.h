@@ -30,11 +30,24 @@
 namespace cocode::scale {
 
 enum class ClaimState { claimed, running, done, failed };
+
+// What a claim answers: one labelling (the `labeled` event's id), or one `/cocode` command (the
+// comment's id). A later labelling supersedes an earlier one; commands stand each on its own.
+struct Request {
+    enum class Kind { label, command };
+    Kind kind = Kind::label;
+    long long id = 0;
+    bool operator==(const Request&) const = default;
+    // A labelling after `other` (a labelling).
+    bool supersedes(const Request& other) const {
+        return kind == Kind::label && other.kind == Kind::label && id > other.id;
+    }
+};
 std::string_view claim_state_name(ClaimState state);
 
 struct Claim {
     long issue = 0;
-    long long request = 0;     // the labeled event it answers
+    Request request;
     long long comment_id = 0;  // the comment that holds it
     std::string watcher;
     std::string nonce;  // the attempt that made it
@@ -72,7 +85,7 @@ struct ClaimOutcome {
     enum class Kind {
         won,         // the claim is ours: `claim`
         taken,       // another's live or final claim holds the request: `claim` is that one
-        superseded,  // the issue was labelled again since: the newer request is for next time
+        superseded,  // the issue was labelled again since: the newer labelling is for next time
     };
     Kind kind = Kind::taken;
     Claim claim;
@@ -81,7 +94,7 @@ struct ClaimOutcome {
 // Contends for `request` on `issue`. `nonce` names this attempt, and the caller keeps it (and
 // `maybe_sent`, which `before_sending` is called to record just before the claim is made), so
 // that an attempt cut short by a crash finds its own claim afterwards instead of making another.
-Result<ClaimOutcome> contend(github::GitHub& github, long issue, long long request,
+Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& request,
                              const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
                              const std::function<Result<void>()>& before_sending);
 

@@ -33,7 +33,9 @@ std::optional<WatchPhase> phase_named(std::string_view name) {
 
 json entry_json(const WatchEntry& e) {
     return {{"issue", e.claim.issue},
-            {"request", e.claim.request},
+            {"request", e.claim.request.id},
+            {"kind", e.claim.request.kind == Request::Kind::command ? "command" : "label"},
+            {"agents", e.agents},
             {"nonce", e.claim.nonce},
             {"comment", e.claim.comment_id},
             {"state", claim_state_name(e.claim.state)},
@@ -50,7 +52,10 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
     WatchEntry e;
     try {
         e.claim.issue = j.at("issue").get<long>();
-        e.claim.request = j.at("request").get<long long>();
+        e.claim.request.id = j.at("request").get<long long>();
+        e.claim.request.kind = j.at("kind").get<std::string>() == "command" ? Request::Kind::command
+                                                                            : Request::Kind::label;
+        e.agents = j.at("agents").get<std::vector<std::string>>();
         e.claim.nonce = j.at("nonce").get<std::string>();
         e.claim.comment_id = j.at("comment").get<long long>();
         const std::string state = j.at("state").get<std::string>();
@@ -70,7 +75,7 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
     } catch (const std::exception&) {
         return Error::usage(file.string() +
                             ": an entry of `issues` is not one a watcher wrote "
-                            "(expected issue, request, nonce, comment, state, "
+                            "(expected issue, request, kind, agents, nonce, comment, state, "
                             "lease, beat, updated_at, phase, sent, since, runs)");
     }
     return e;
@@ -191,33 +196,45 @@ Result<void> Watcher::claim_new() {
         auto request = latest_request(*github_, issue.number, options_.label);
         if (!request) return std::move(request).error();
         if (*request == 0) continue;
-        // A claim already made for this request (live or answered) is seen without making one.
-        auto comments = github_->comments(issue.number);
-        if (!comments) return std::move(comments).error();
-        const auto claims = claims_in(issue.number, *comments);
-        const std::time_t now = server_now(*github_);
-        const auto held = std::find_if(claims.begin(), claims.end(), [&](const Claim& c) {
-            return c.request >= *request && !lapsed(c, now);
-        });
-        if (held != claims.end()) {
-            if (told_.insert(held->comment_id).second)
-                options_.notice(
-                    "#" + std::to_string(issue.number) +
-                    (held->final() ? ": answered already by watcher " : ": taken by watcher ") +
-                    held->watcher);
-            continue;
-        }
-        WatchEntry entry;
-        entry.claim.issue = issue.number;
-        entry.claim.request = *request;
-        entry.claim.watcher = id_;
-        entry.claim.nonce = new_nonce();
-        entry.claim.lease = options_.lease;
-        entries_.push_back(std::move(entry));
-        if (auto saved = save(); !saved) return saved;  // the nonce is on disk before the claim
-        --room;
+        auto taken = take(issue.number, Request{Request::Kind::label, *request}, {});
+        if (!taken) return std::move(taken).error();
+        if (*taken) --room;
     }
     return {};
+}
+
+Result<bool> Watcher::take(long issue, const Request& request,
+                           const std::vector<std::string>& agents) {
+    if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
+            return e.claim.issue == issue && e.claim.request == request;
+        }))
+        return false;
+    // A claim already made for this request (live or answered) is seen without making one.
+    auto comments = github_->comments(issue);
+    if (!comments) return std::move(comments).error();
+    const auto claims = claims_in(issue, *comments);
+    const std::time_t now = server_now(*github_);
+    const auto held = std::find_if(claims.begin(), claims.end(), [&](const Claim& c) {
+        return (c.request == request || c.request.supersedes(request)) && !lapsed(c, now);
+    });
+    if (held != claims.end()) {
+        if (told_.insert(held->comment_id).second)
+            options_.notice(
+                "#" + std::to_string(issue) +
+                (held->final() ? ": answered already by watcher " : ": taken by watcher ") +
+                held->watcher);
+        return false;
+    }
+    WatchEntry entry;
+    entry.claim.issue = issue;
+    entry.claim.request = request;
+    entry.claim.watcher = id_;
+    entry.claim.nonce = new_nonce();
+    entry.claim.lease = options_.lease;
+    entry.agents = agents;
+    entries_.push_back(std::move(entry));
+    if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
+    return true;
 }
 
 Result<void> Watcher::renew_due() {
@@ -289,7 +306,7 @@ Result<bool> Watcher::advance(WatchEntry& e) {
             if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
                 e.runs.push_back(record.run_id);
         if (e.runs.empty()) {
-            auto started = options_.dispatch(n);
+            auto started = options_.dispatch(n, e.agents);
             if (!started) {
                 // Nothing ran: the issue is answered as failed, with why.
                 (void)github_->remove_label(n, kLabelRunning);

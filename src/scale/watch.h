@@ -40,8 +40,11 @@ struct WatchOptions {
     const config::Config* config = nullptr;  // for judging runs no dispatcher judged
     issues::IssueSource* source = nullptr;   // GitHub (source->github_api())
     std::string note;                        // on each claim: what will run
-    // Starts the runs of an issue (`cocode-dispatch run N --detach`): their run ids.
-    std::function<Result<std::vector<std::string>>(long issue)> dispatch;
+    // Starts the runs of an issue (`cocode-dispatch run N --detach`) with `agents` (none: the
+    // watcher's own): their run ids.
+    std::function<Result<std::vector<std::string>>(long issue,
+                                                   const std::vector<std::string>& agents)>
+        dispatch;
     std::function<void(std::string_view)> notice;
 };
 
@@ -55,9 +58,10 @@ enum class WatchPhase {
 
 struct WatchEntry {
     WatchPhase phase = WatchPhase::claiming;
-    Claim claim;        // issue, request, nonce; comment id once won
-    bool sent = false;  // claiming: the claim may have been made
-    std::string since;  // dispatching: the run id prefix no earlier run can have
+    Claim claim;                      // issue, request, nonce; comment id once won
+    std::vector<std::string> agents;  // a command's; none: the watcher's
+    bool sent = false;                // claiming: the claim may have been made
+    std::string since;                // dispatching: the run id prefix no earlier run can have
     std::vector<std::string> runs;
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
@@ -75,6 +79,9 @@ class Watcher {
     Result<void> pass(bool poll = true);
     // Nothing claimed or running.
     bool idle() const { return entries_.empty(); }
+    // Takes on a request that came by another way (a webhook): claimed at the next pass.
+    // False when it is in hand already, or another watcher's claim holds or answered it.
+    Result<bool> take(long issue, const Request& request, const std::vector<std::string>& agents);
     // For SIGTERM: claims whose runs have not started are handed back (deleted), so another
     // watcher can take them at once; started ones stay, to be picked up after a restart.
     Result<void> hand_back();

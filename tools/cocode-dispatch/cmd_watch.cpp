@@ -27,16 +27,16 @@ std::chrono::milliseconds duration_flag(const std::string& flag, const std::stri
 
 // `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
 // by itself (a session of its own), so the runs outlive a watcher that is killed.
-Result<std::vector<std::string>> start_runs(const Workspace& ws, const WatchArgs& args,
-                                            long issue) {
+Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
+                                            long issue, const std::vector<std::string>& agents) {
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "run",
                                      std::to_string(issue),
                                      "--detach",
                                      "--publish",
                                      "--json"};
-    for (const auto& agent : args.agents) argv.insert(argv.end(), {"--agent", agent});
-    auto source = args.source.as_args();
+    for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
+    auto source = flags.as_args();
     argv.insert(argv.end(), source.begin(), source.end());
     CommandOptions options;
     options.cwd = ws.root;
@@ -80,7 +80,9 @@ int run_watch(const WatchArgs& args) {
     std::string names;
     for (const auto& a : agents) names += (names.empty() ? "" : ", ") + ("`" + a.name + "`");
     options.note = "agents: " + names;
-    options.dispatch = [&](long issue) { return start_runs(ws, args, issue); };
+    options.dispatch = [&](long issue, const std::vector<std::string>& named) {
+        return start_runs(ws, args.source, issue, named.empty() ? args.agents : named);
+    };
     options.notice = notice;
 
     // The signals that stop a watcher wait here, between steps, never in the middle of one.
