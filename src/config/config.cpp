@@ -206,9 +206,25 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
 
 Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
     if (!trigger.is_object())
-        return r.bad("trigger", "an object with label, command, allowed_bots");
-    if (auto ok = r.only_keys(trigger, "trigger", {"label", "command", "allowed_bots"}); !ok)
+        return r.bad("trigger", "an object with label, command, allowed_bots, secret_env");
+    if (auto ok = r.only_keys(trigger, "trigger",
+                              {"label", "command", "allowed_bots", "secret_env"});
+        !ok)
         return ok;
+    if (trigger.contains("secret_env")) {
+        const json& name = trigger["secret_env"];
+        const bool valid =
+            name.is_string() && !name.get<std::string>().empty() &&
+            std::all_of(name.get<std::string>().begin(), name.get<std::string>().end(), [](char c) {
+                return std::isupper(static_cast<unsigned char>(c)) ||
+                       std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+            });
+        if (!valid)
+            return r.bad("trigger.secret_env",
+                         "the name of an environment variable (e.g. \"COCODE_WEBHOOK_SECRET\"), "
+                         "never the secret itself");
+        out.secret_env = name.get<std::string>();
+    }
     if (trigger.contains("label")) {
         if (!trigger["label"].is_string() || trigger["label"].get<std::string>().empty())
             return r.bad("trigger.label", "a label name");

@@ -87,6 +87,9 @@ struct TriggerConfig {
     std::string label = "cocode";
     std::string command = "/cocode";
     std::vector<std::string> allowed_bots;  // logins, e.g. "renovate[bot]"
+    // The environment variable holding the webhook secret (`serve`); the secret is never in
+    // the configuration.
+    std::string secret_env = "COCODE_WEBHOOK_SECRET";
 };
 
 // Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:

@@ -179,11 +179,10 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"cocode-dispatch",
          "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, plan, watch, "
-         "status, "
-         "logs, init, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
+         "serve, status, logs, init, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
         {"cocode-dispatch rnu 1",
          "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
-         "'run'? Commands: issues, run, plan, watch, status, logs, init, clean, doctor, "
+         "'run'? Commands: issues, run, plan, watch, serve, status, logs, init, clean, doctor, "
          "completion.\n"},
         {"cocode-dispatch issues shwo 3",
          "cocode-dispatch: error: unknown command 'shwo' for `cocode-dispatch issues`; did you "

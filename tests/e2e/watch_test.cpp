@@ -4,113 +4,12 @@
 // killed with SIGKILL in the middle of claiming and started again — and none may be lost.
 #include <signal.h>
 
-#include <map>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 
-#include "fake_github.h"
-#include "run/run_folder.h"
-#include "test_support.h"
+#include "watch_fixture.h"
 
 namespace cocode::test {
 namespace {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-using namespace std::chrono_literals;
-
-constexpr int kIssues = 5;
-
-class Watch : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        github_ = std::make_unique<FakeGitHub>(loopback_options());
-        github_->lag_comment_lists(2);
-        for (int n = 1; n <= kIssues; ++n)
-            github_->add_issue(n, "Issue " + std::to_string(n), "Fix it.", {"cocode"});
-
-        const fs::path work = dir_ / "project";
-        make_repo(work);
-        fs::create_directories(work / ".cocode");
-        write_text(work / ".cocode/fast.sh",
-                   "#!/bin/sh\necho \"fixed $COCODE_ISSUE_NUMBER\" > fixed.txt\ngit add fixed.txt\n"
-                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
-        fs::permissions(work / ".cocode/fast.sh", fs::perms::owner_all);
-        write_text(work / ".cocode/config.json",
-                   json{{"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
-                        {"check", {{"allowed_paths", {"fixed.txt"}}}}}
-                       .dump(2));
-        sh_ok(
-            "git add -A && git commit -q -m 'cocode' && git init -q --bare ../origin.git && "
-            "git push -q ../origin.git main:main && git -C ../origin.git symbolic-ref HEAD "
-            "refs/heads/main",
-            work);
-    }
-
-    // A machine of its own: a clone of the project.
-    fs::path machine(const std::string& name) {
-        const fs::path clone = dir_ / name;
-        sh_ok("git clone -q origin.git " + name + " && cd " + name +
-                  " && git config user.name 'cocode agent' && git config user.email "
-                  "agent@cocode.invalid",
-              dir_.path());
-        return clone;
-    }
-
-    // `cocode-dispatch watch --once …` in `clone`; its pid goes to <clone>/watch.pid first.
-    Shell watch(const fs::path& clone, const std::string& flags = "") {
-        return sh("echo $$ > watch.pid; exec env GITHUB_TOKEN=" + std::string(kTestToken) +
-                      " GITHUB_API_URL=" + github_->base_url() +
-                      " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) + " " +
-                      quote(tool_path("cocode-dispatch").string()) +
-                      " watch --once --max-parallel 5 --repo octo-org/demo " + flags,
-                  clone);
-    }
-
-    // The runs every machine made, per issue.
-    std::map<long, int> runs_per_issue(const std::vector<fs::path>& clones) {
-        std::map<long, int> count;
-        for (const auto& clone : clones)
-            for (const auto& r : run::list_runs(clone / ".cocode/runs").runs) ++count[r.issue];
-        return count;
-    }
-
-    std::vector<json> claims_on(long issue) {
-        std::vector<json> out;
-        for (const auto& c : github_->comments_of(issue))
-            if (c["body"].get<std::string>().rfind(
-                    "<!-- cocode:claim/issue-" + std::to_string(issue) + " -->", 0) == 0)
-                out.push_back(c);
-        return out;
-    }
-
-    // Every issue run once, answered once: done, one claim saying so, one verdict comment.
-    void expect_each_issue_answered_once(const std::vector<fs::path>& clones) {
-        const auto runs = runs_per_issue(clones);
-        for (long n = 1; n <= kIssues; ++n) {
-            SCOPED_TRACE("issue " + std::to_string(n));
-            EXPECT_EQ(runs.count(n) ? runs.at(n) : 0, 1);
-            const auto labels = github_->labels_of(n);
-            EXPECT_NE(std::find(labels.begin(), labels.end(), "cocode:done"), labels.end());
-            EXPECT_EQ(std::find(labels.begin(), labels.end(), "cocode:running"), labels.end());
-            const auto claims = claims_on(n);
-            ASSERT_EQ(claims.size(), 1u);
-            EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""),
-                      std::string::npos)
-                << claims[0]["body"];
-            int verdicts = 0;
-            for (const auto& c : github_->comments_of(n))
-                verdicts +=
-                    c["body"].get<std::string>().rfind(
-                        "<!-- cocode:check/issue-" + std::to_string(n) + "/fast -->", 0) == 0;
-            EXPECT_EQ(verdicts, 1);
-        }
-    }
-
-    TempDir dir_;
-    std::unique_ptr<FakeGitHub> github_;
-};
 
 TEST_F(Watch, TwoMachinesRaceAndEachIssueRunsExactlyOnce) {
     const fs::path a = machine("a"), b = machine("b");
@@ -207,14 +106,7 @@ TEST_F(Watch, SigtermEndsAWatcherBetweenStepsWithExitZero) {
     for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
     const fs::path a = machine("a");
     Shell stopped;
-    std::thread watcher([&] {
-        stopped = sh("echo $$ > watch.pid; exec env GITHUB_TOKEN=" + std::string(kTestToken) +
-                         " GITHUB_API_URL=" + github_->base_url() +
-                         " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
-                         " " + quote(tool_path("cocode-dispatch").string()) +
-                         " watch --interval 1h --repo octo-org/demo",
-                     a);
-    });
+    std::thread watcher([&] { stopped = dispatch(a, "watch --interval 1h"); });
     // Its first poll done, it waits for the next one (an hour away).
     const bool polled = wait_until([&] {
         for (const auto& r : github_->requests())

@@ -102,6 +102,16 @@ struct WatchArgs {
     bool once = false;
 };
 
+struct ServeArgs {
+    SourceFlags source;
+    std::string listen;  // HOST:PORT
+    std::optional<std::string> tls_cert, tls_key;
+    std::optional<std::string> label;
+    std::vector<std::string> agents;
+    std::string lease = "1h";
+    int max_parallel = 2;
+};
+
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
@@ -113,5 +123,6 @@ int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);
 int run_plan(const PlanArgs& args);
 int run_watch(const WatchArgs& args);
+int run_serve(const ServeArgs& args);
 
 }  // namespace cocode::dispatch_cli

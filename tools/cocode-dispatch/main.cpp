@@ -96,14 +96,35 @@ int main(int argc, char** argv) {
                           "an agent from .cocode/config.json (repeatable; default: all)");
     watch_cmd->add_option("--interval", watch.interval, "between polls (e.g. 60s, 5m)")
         ->capture_default_str();
-    watch_cmd->add_option("--lease", watch.lease,
-                          "a claim left unrenewed this long is taken over by another watcher")
+    watch_cmd
+        ->add_option("--lease", watch.lease,
+                     "a claim left unrenewed this long is taken over by another watcher")
         ->capture_default_str();
     watch_cmd->add_option("--max-parallel", watch.max_parallel, "issues in flight at once")
         ->check(cocode::tool::whole_number(1, 64))
         ->capture_default_str();
     watch_cmd->add_flag("--once", watch.once,
                         "one poll: take what is labelled, see it through, then exit");
+
+    ServeArgs serve;
+    auto* serve_cmd = app.add_subcommand(
+        "serve", "take issues from GitHub's webhooks: verify, queue, claim, run, answer");
+    serve.source.add_to(*serve_cmd);
+    serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (e.g. 127.0.0.1:8080)")
+        ->required();
+    serve_cmd->add_option("--tls-cert", serve.tls_cert, "PEM certificate: serve HTTPS itself");
+    serve_cmd->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert");
+    serve_cmd->add_option("--label", serve.label,
+                          "the label that asks for cocode (default: trigger.label, `cocode`)");
+    serve_cmd->add_option("--agent", serve.agents,
+                          "an agent from .cocode/config.json (repeatable; default: all)");
+    serve_cmd
+        ->add_option("--lease", serve.lease,
+                     "a claim left unrenewed this long is taken over by another watcher")
+        ->capture_default_str();
+    serve_cmd->add_option("--max-parallel", serve.max_parallel, "issues in flight at once")
+        ->check(cocode::tool::whole_number(1, 64))
+        ->capture_default_str();
 
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).
     SuperviseArgs supervise;
@@ -172,6 +193,7 @@ int main(int argc, char** argv) {
         if (*doctor_cmd) return run_doctor(doctor);
         if (*plan_cmd) return run_plan(plan);
         if (*watch_cmd) return run_watch(watch);
+        if (*serve_cmd) return run_serve(serve);
         if (*completion_cmd) {
             std::fputs(cocode::tool::completion_script("cocode-dispatch", shell).c_str(), stdout);
             return 0;

@@ -1,0 +1,181 @@
+// cocode-dispatch serve: GitHub's webhooks (`issues` labeled, `issue_comment` created with the
+// command) feed the same claim → run → judge → answer path as `watch`. A delivery is verified
+// and queued on disk before it is answered 202 (src/scale/webhook); this loop takes it from
+// the queue, decides on it as the action does (a command only from someone with write access),
+// and hands what is to run to the watcher. SIGTERM stops taking deliveries, finishes the step
+// under way and exits 0; the queue keeps what has not been taken.
+#include <httplib.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/files.h"
+#include "scale/trigger.h"
+#include "scale/webhook.h"
+#include "watching.h"
+
+namespace cocode::dispatch_cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct Address {
+    std::string host;
+    int port = 0;
+};
+
+Address parse_listen(const std::string& text) {
+    const auto colon = text.rfind(':');
+    const std::string port = colon == std::string::npos ? "" : text.substr(colon + 1);
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        port.find_first_not_of("0123456789") == std::string::npos;
+    if (colon == std::string::npos || colon == 0 || !digits || std::stol(port) > 65535)
+        throw Failure(Error::usage("--listen " + text +
+                                   ": expected HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free)"));
+    return {text.substr(0, colon), std::stoi(port)};
+}
+
+// One queued delivery: what it asks for, handed to the watcher. An error is GitHub's (the
+// delivery stays queued for the next look); a delivery that asks for nothing is done.
+Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub& github) {
+    const json payload = json::parse(d.body, nullptr, false);
+    if (!payload.is_object()) {
+        notice("delivery " + d.id + ": not a JSON object; dropped");
+        return {};
+    }
+    config::TriggerConfig trigger = w.ws.config.trigger;
+    trigger.label = w.label;
+    auto request = scale::read_event(d.event, payload, trigger);
+    if (!request) {
+        notice("delivery " + d.id + ": " + request.error().message + "; dropped");
+        return {};
+    }
+    if (request->kind == scale::EventRequest::Kind::none) return {};
+    if (!request->repository.empty() && request->repository != github.repo().full()) {
+        notice("delivery " + d.id + ": for " + request->repository + ", not " +
+               github.repo().full() + "; dropped");
+        return {};
+    }
+    if (request->kind == scale::EventRequest::Kind::label) {
+        auto labelled = scale::latest_request(github, request->issue, w.label);
+        if (!labelled) return std::move(labelled).error();
+        if (*labelled == 0) return {};  // the label is gone again
+        auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, *labelled}, {});
+        if (!taken) return std::move(taken).error();
+        return {};
+    }
+    auto decision = scale::decide(*request, w.ws.config, github);
+    if (!decision) return std::move(decision).error();
+    notice(decision->notice);
+    if (!decision->run) return {};
+    auto taken = w.watcher->take(
+        request->issue, {scale::Request::Kind::command, request->comment_id}, decision->agents);
+    if (!taken) return std::move(taken).error();
+    return {};
+}
+
+}  // namespace
+
+int run_serve(const ServeArgs& args) {
+    const Address address = parse_listen(args.listen);
+    if (args.tls_cert.has_value() != args.tls_key.has_value())
+        throw Failure(Error::usage("--tls-cert and --tls-key go together"));
+    const sigset_t stops = block_stop_signals();
+    auto watching =
+        start_watching({&args.source, &args.label, &args.agents, &args.lease, args.max_parallel});
+    Watching& w = *watching;
+    github::GitHub* github = w.source->github_api();
+    const std::string& secret_env = w.ws.config.trigger.secret_env;
+    const char* secret_value = std::getenv(secret_env.c_str());
+    if (!secret_value || !*secret_value)
+        throw Failure(Error::usage("serve: $" + secret_env +
+                                   " is not set: the webhook's secret, as entered on GitHub "
+                                   "(trigger.secret_env names the variable)"));
+    const std::string secret = secret_value;
+    auto inbox = scale::Inbox::open(w.ws.root / scale::kServeDir).value_or_throw();
+
+    std::unique_ptr<httplib::Server> server;
+    if (args.tls_cert)
+        server =
+            std::make_unique<httplib::SSLServer>(args.tls_cert->c_str(), args.tls_key->c_str());
+    else
+        server = std::make_unique<httplib::Server>();
+    if (!server->is_valid())
+        throw Failure(Error::usage("--tls-cert/--tls-key: cannot load the certificate or key"));
+    // A slow or stalled client is cut off; a body over the cap is refused (413).
+    server->set_payload_max_length(scale::kMaxWebhookBody);
+    server->set_read_timeout(10, 0);
+    server->set_write_timeout(10, 0);
+
+    std::mutex mutex;
+    std::condition_variable arrived;
+    bool queued = false;
+    server->Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
+        const auto answer =
+            scale::receive(*inbox, secret, req.get_header_value("X-Hub-Signature-256"),
+                           req.get_header_value("X-GitHub-Event"),
+                           req.get_header_value("X-GitHub-Delivery"), req.body);
+        res.status = answer.status;
+        res.set_content(answer.body + "\n", "application/json");
+        if (answer.queued) {
+            std::lock_guard lock(mutex);
+            queued = true;
+            arrived.notify_one();
+        }
+    });
+    const int port = address.port == 0
+                         ? server->bind_to_any_port(address.host)
+                         : (server->bind_to_port(address.host, address.port) ? address.port : -1);
+    if (port < 0)
+        throw Failure(Error::general("cannot listen on " + args.listen +
+                                     " (in use, or not an address of this machine)"));
+    std::thread listener([&] { server->listen_after_bind(); });
+    const std::string where = address.host + ":" + std::to_string(port);
+    // Where it listens, for scripts and tests that asked for any free port.
+    if (auto written = write_file_atomic(w.ws.root / scale::kServeDir / "listening", where + "\n");
+        !written)
+        notice("warning: " + written.error().message);
+    notice(std::string("listening on ") + (args.tls_cert ? "https://" : "http://") + where +
+           " for GitHub's webhooks, as watcher " + w.watcher->id());
+
+    auto stop = [&] {
+        server->stop();
+        listener.join();
+    };
+    for (;;) {
+        for (const auto& path : inbox->pending()) {
+            auto delivery = inbox->read(path);
+            if (!delivery) {
+                notice(delivery.error().message + "; dropped");
+                (void)inbox->done(path);
+                continue;
+            }
+            if (auto taken = take_delivery(*delivery, w, *github); !taken) {
+                notice("delivery " + delivery->id + ": " + taken.error().message +
+                       "; kept for the next look");
+                break;
+            }
+            if (auto done = inbox->done(path); !done) notice(done.error().message);
+        }
+        if (auto passed = w.watcher->pass(false); !passed)
+            notice(passed.error().message + "; trying again");
+        {
+            std::unique_lock lock(mutex);
+            arrived.wait_for(lock, std::chrono::seconds(1), [&] { return queued; });
+            queued = false;
+        }
+        if (stop_requested(stops, std::chrono::milliseconds(0))) {
+            notice(
+                "stopping: no more deliveries taken; handing back the claims whose runs have "
+                "not started");
+            stop();
+            w.watcher->hand_back().value_or_throw();
+            return 0;
+        }
+    }
+}
+
+}  // namespace cocode::dispatch_cli

@@ -1,0 +1,101 @@
+#include "watching.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/executables.h"
+#include "proc/command.h"
+
+namespace cocode::dispatch_cli {
+namespace {
+
+using json = nlohmann::json;
+
+// `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
+// by itself (a session of its own), so the runs outlive a watcher that is killed.
+Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
+                                            long issue, const std::vector<std::string>& agents) {
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
+                                     "run",
+                                     std::to_string(issue),
+                                     "--detach",
+                                     "--publish",
+                                     "--json"};
+    for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
+    auto source = flags.as_args();
+    argv.insert(argv.end(), source.begin(), source.end());
+    CommandOptions options;
+    options.cwd = ws.root;
+    auto ran = run_command(argv, options);
+    if (!ran) return std::move(ran).error();
+    if (ran->exit_code != 0) {
+        std::string why = ran->err;
+        while (!why.empty() && why.back() == '\n') why.pop_back();
+        why = why.substr(why.rfind('\n') == std::string::npos ? 0 : why.rfind('\n') + 1);
+        return Error::general("cocode-dispatch run exited " + std::to_string(ran->exit_code) +
+                              (why.empty() ? std::string() : ": " + why));
+    }
+    const json out = json::parse(ran->out, nullptr, false);
+    std::vector<std::string> ids;
+    if (out.is_object() && out.contains("runs") && out["runs"].is_array())
+        for (const auto& r : out["runs"])
+            if (r.is_object() && r.contains("run_id") && r["run_id"].is_string())
+                ids.push_back(r["run_id"].get<std::string>());
+    if (ids.empty()) return Error::general("cocode-dispatch run --json named no runs");
+    return ids;
+}
+
+}  // namespace
+
+std::chrono::milliseconds duration_flag(const std::string& flag, const std::string& text) {
+    auto parsed = config::parse_duration(text);
+    if (!parsed) throw Failure(Error::usage(flag + " " + text + ": " + parsed.error().message));
+    if (parsed->count() < 1000) throw Failure(Error::usage(flag + " " + text + ": at least 1s"));
+    return *parsed;
+}
+
+std::unique_ptr<Watching> start_watching(const WatcherFlags& flags) {
+    const auto lease = duration_flag("--lease", *flags.lease);
+    auto held = std::make_unique<Watching>(Watching{open_workspace(), nullptr, nullptr, ""});
+    Watching& w = *held;
+    const auto agents = config::choose_agents(w.ws.config, *flags.agents).value_or_throw();
+    SourceFlags source_flags = *flags.source;
+    source_flags.options.repo_dir = w.ws.root;
+    w.source = issues::open_source(source_flags.resolve("cocode-dispatch")).value_or_throw();
+    w.label = flags.label->value_or(w.ws.config.trigger.label);
+
+    scale::WatchOptions options;
+    options.label = w.label;
+    options.lease = std::chrono::duration_cast<std::chrono::seconds>(lease);
+    options.max_parallel = flags.max_parallel;
+    options.repo_root = w.ws.root;
+    options.config = &w.ws.config;
+    options.source = w.source.get();
+    std::string names;
+    for (const auto& a : agents) names += (names.empty() ? "" : ", ") + ("`" + a.name + "`");
+    options.note = "agents: " + names;
+    const Workspace* ws = &w.ws;
+    options.dispatch = [ws, source = *flags.source, mine = *flags.agents](
+                           long issue, const std::vector<std::string>& named) {
+        return start_runs(*ws, source, issue, named.empty() ? mine : named);
+    };
+    options.notice = notice;
+    w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
+    return held;
+}
+
+sigset_t block_stop_signals() {
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stops, sig);
+    ::sigprocmask(SIG_BLOCK, &stops, nullptr);
+    return stops;
+}
+
+bool stop_requested(const sigset_t& stops, std::chrono::milliseconds limit) {
+    if (limit.count() < 0) limit = std::chrono::milliseconds(0);
+    timespec timeout{static_cast<time_t>(limit.count() / 1000),
+                     static_cast<long>(limit.count() % 1000) * 1000000L};
+    return ::sigtimedwait(&stops, nullptr, &timeout) > 0;
+}
+
+}  // namespace cocode::dispatch_cli

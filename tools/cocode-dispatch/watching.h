@@ -1,0 +1,48 @@
+// What `watch` and `serve` share: the watcher they feed (claims, runs, answers; src/scale/watch)
+// set up from their flags, and the signals that end them between steps.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "scale/watch.h"
+#include "workspace.h"
+
+namespace cocode::dispatch_cli {
+
+// The flags both take (WatchArgs and ServeArgs hold these).
+struct WatcherFlags {
+    const SourceFlags* source = nullptr;
+    const std::optional<std::string>* label = nullptr;
+    const std::vector<std::string>* agents = nullptr;
+    const std::string* lease = nullptr;
+    int max_parallel = 2;
+};
+
+// A duration flag of at least a second ("--interval 5m"); a usage error otherwise.
+std::chrono::milliseconds duration_flag(const std::string& flag, const std::string& text);
+
+// The issue source and the watcher, with its lock taken; runs are started as
+// `cocode-dispatch run N --detach --publish` with the flags' source.
+struct Watching {
+    Workspace ws;
+    std::unique_ptr<issues::IssueSource> source;
+    std::unique_ptr<scale::Watcher> watcher;
+    std::string label;
+};
+// Held by pointer: the watcher keeps pointers into the workspace and the source.
+std::unique_ptr<Watching> start_watching(const WatcherFlags& flags);
+
+// SIGTERM, SIGINT and SIGHUP, blocked so that they wait to be taken between steps (by
+// next_stop). Call before starting threads: they inherit the mask.
+sigset_t block_stop_signals();
+// Waits up to `limit` for a stop signal; true when one came.
+bool stop_requested(const sigset_t& stops, std::chrono::milliseconds limit);
+
+}  // namespace cocode::dispatch_cli
