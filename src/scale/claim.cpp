@@ -1,6 +1,7 @@
 #include "scale/claim.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,14 @@ std::optional<Claim> claim_of(long issue, const github::Comment& comment) {
         claim.request.kind = meta.value("kind", "label") == "command" ? Request::Kind::command
                                                                       : Request::Kind::label;
         claim.watcher = meta.at("watcher").get<std::string>();
+        // A watcher's id is a host name and a random part; anything else is not a claim (and
+        // never reaches a terminal).
+        if (claim.watcher.empty() || claim.watcher.size() > 80 ||
+            !std::all_of(claim.watcher.begin(), claim.watcher.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+                       c == '_';
+            }))
+            return std::nullopt;
         claim.nonce = meta.at("nonce").get<std::string>();
         auto state = state_named(meta.at("state").get<std::string>());
         if (!state) return std::nullopt;

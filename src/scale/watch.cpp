@@ -90,10 +90,6 @@ std::string new_watcher_id() {
     return name + "-" + new_nonce().substr(0, 6);
 }
 
-bool has_label(const github::Issue& issue, std::string_view label) {
-    return std::find(issue.labels.begin(), issue.labels.end(), label) != issue.labels.end();
-}
-
 }  // namespace
 
 struct Watcher::Lock {
@@ -187,28 +183,32 @@ Result<void> Watcher::claim_new() {
               [](const auto& a, const auto& b) { return a.number < b.number; });
     for (const auto& issue : issues) {
         if (room == 0) break;
-        if (has_label(issue, kLabelRunning) || has_label(issue, kLabelDone) ||
-            has_label(issue, kLabelFailed))
-            continue;
         if (std::any_of(entries_.begin(), entries_.end(),
                         [&](const WatchEntry& e) { return e.claim.issue == issue.number; }))
+            continue;
+        // Answered, and not touched since (a new labelling would have touched it): nothing to
+        // ask GitHub about. Issues held by another watcher are looked at every poll, so that a
+        // lapsed lease is noticed.
+        if (auto a = answered_.find(issue.number);
+            a != answered_.end() && a->second == issue.updated_at)
             continue;
         auto request = latest_request(*github_, issue.number, options_.label);
         if (!request) return std::move(request).error();
         if (*request == 0) continue;
         auto taken = take(issue.number, Request{Request::Kind::label, *request}, {});
         if (!taken) return std::move(taken).error();
-        if (*taken) --room;
+        if (*taken == Taking::started) --room;
+        if (*taken == Taking::answered) answered_[issue.number] = issue.updated_at;
     }
     return {};
 }
 
-Result<bool> Watcher::take(long issue, const Request& request,
-                           const std::vector<std::string>& agents) {
+Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
+                                      const std::vector<std::string>& agents) {
     if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
             return e.claim.issue == issue && e.claim.request == request;
         }))
-        return false;
+        return Taking::in_hand;
     // A claim already made for this request (live or answered) is seen without making one.
     auto comments = github_->comments(issue);
     if (!comments) return std::move(comments).error();
@@ -223,7 +223,7 @@ Result<bool> Watcher::take(long issue, const Request& request,
                 "#" + std::to_string(issue) +
                 (held->final() ? ": answered already by watcher " : ": taken by watcher ") +
                 held->watcher);
-        return false;
+        return held->final() ? Taking::answered : Taking::held;
     }
     WatchEntry entry;
     entry.claim.issue = issue;
@@ -234,7 +234,7 @@ Result<bool> Watcher::take(long issue, const Request& request,
     entry.agents = agents;
     entries_.push_back(std::move(entry));
     if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
-    return true;
+    return Taking::started;
 }
 
 Result<void> Watcher::renew_due() {
@@ -295,6 +295,10 @@ Result<bool> Watcher::advance(WatchEntry& e) {
     if (e.phase == WatchPhase::claimed) {
         if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
             options_.notice(issue + ": " + labelled.error().message);
+        // What an earlier request came to no longer stands.
+        for (const char* old : {kLabelDone, kLabelFailed})
+            if (auto unlabelled = github_->remove_label(n, old); !unlabelled)
+                options_.notice(issue + ": " + unlabelled.error().message);
         e.phase = WatchPhase::dispatching;
         e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
         if (auto saved = save(); !saved) return std::move(saved).error();
@@ -309,6 +313,7 @@ Result<bool> Watcher::advance(WatchEntry& e) {
             auto started = options_.dispatch(n, e.agents);
             if (!started) {
                 // Nothing ran: the issue is answered as failed, with why.
+                options_.notice(issue + ": the runs could not start: " + started.error().message);
                 (void)github_->remove_label(n, kLabelRunning);
                 (void)github_->add_labels(n, {kLabelFailed});
                 auto finished = finish(*github_, e.claim, ClaimState::failed,

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -79,9 +80,10 @@ class Watcher {
     Result<void> pass(bool poll = true);
     // Nothing claimed or running.
     bool idle() const { return entries_.empty(); }
-    // Takes on a request that came by another way (a webhook): claimed at the next pass.
-    // False when it is in hand already, or another watcher's claim holds or answered it.
-    Result<bool> take(long issue, const Request& request, const std::vector<std::string>& agents);
+    // Takes on a request (a poll's, or one that came by webhook): claimed at the next pass,
+    // unless it is in hand already, or another watcher's claim holds it or answered it.
+    enum class Taking { started, in_hand, held, answered };
+    Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents);
     // For SIGTERM: claims whose runs have not started are handed back (deleted), so another
     // watcher can take them at once; started ones stay, to be picked up after a restart.
     Result<void> hand_back();
@@ -97,7 +99,8 @@ class Watcher {
     github::GitHub* github_ = nullptr;
     std::string id_;
     std::vector<WatchEntry> entries_;
-    std::set<long long> told_;  // claims of others already named in a notice
+    std::set<long long> told_;              // claims of others already named in a notice
+    std::map<long, std::string> answered_;  // issue → its updated_at when found answered
     struct Lock;
     std::unique_ptr<Lock> lock_;
 };

@@ -43,7 +43,8 @@ class Watch : public ::testing::Test {
         fs::permissions(work / ".cocode/fast.sh", fs::perms::owner_all);
         write_text(work / ".cocode/config.json",
                    json{{"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
-                        {"check", {{"allowed_paths", {"fixed.txt"}}}}}
+                        {"check", {{"allowed_paths", {"fixed.txt"}}}},
+                        {"publish", {{"push", true}}}}
                        .dump(2));
         sh_ok(
             "git add -A && git commit -q -m 'cocode' && git init -q --bare ../origin.git && "

@@ -91,6 +91,27 @@ TEST_F(Watch, AClaimIsTakenOverOnlyAfterItsLeaseAndAForgedOneNotAtAll) {
     EXPECT_EQ(claims[0]["body"].get<std::string>().find("gone-host-1"), std::string::npos);
 }
 
+TEST_F(Watch, AnAnsweredIssueRunsAgainOnlyWhenLabelledAgain) {
+    for (int n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    ASSERT_EQ(watch(a).exit_code, 0);
+    ASSERT_EQ(watch(a).exit_code, 0);
+    EXPECT_EQ(runs_per_issue({a})[1], 1) << "answered: not run again";
+
+    github_->set_label(1, "cocode", false);
+    github_->set_label(1, "cocode", true);
+    Shell again = watch(a);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(runs_per_issue({a})[1], 2) << again.err;
+    const auto labels = github_->labels_of(1);
+    EXPECT_EQ(std::count(labels.begin(), labels.end(), "cocode:done"), 1);
+    int final_claims = 0;
+    for (const auto& c : claims_on(1))
+        final_claims +=
+            c["body"].get<std::string>().find("\"state\":\"done\"") != std::string::npos;
+    EXPECT_EQ(final_claims, 2) << "one answer per labelling";
+}
+
 TEST_F(Watch, APollThatFindsNothingNewCostsNoRateLimit) {
     for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
     const fs::path a = machine("a");

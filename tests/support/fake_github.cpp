@@ -99,6 +99,8 @@ struct FakeGitHub::Server {
         event["event"] = kind;
         event["created_at"] = now();
         event["label"] = {{"name", label.value("name", "")}, {"color", label.value("color", "")}};
+        if (auto issue = issues.find(number); issue != issues.end())
+            issue->second["updated_at"] = event["created_at"];  // as GitHub touches the issue
         event.erase("commit_id");
         event["commit_id"] = nullptr;
         event["commit_url"] = nullptr;

@@ -12,8 +12,23 @@ using json = nlohmann::json;
 
 // `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
 // by itself (a session of its own), so the runs outlive a watcher that is killed.
+// The last line a command wrote to stderr, for an error that says why.
+std::string last_line(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const auto newline = text.rfind('\n');
+    return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
                                             long issue, const std::vector<std::string>& agents) {
+    CommandOptions options;
+    options.cwd = ws.root;
+    // An issue labelled again still has the worktrees and branches of its last runs: they go
+    // first, as `clean` does it — never a branch with commits not pushed; then `run` says so.
+    auto cleaned = run_command(
+        {tool::self_executable("cocode-dispatch").string(), "clean", std::to_string(issue)},
+        options);
+    if (!cleaned) return std::move(cleaned).error();
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "run",
                                      std::to_string(issue),
@@ -23,14 +38,10 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
     for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
     auto source = flags.as_args();
     argv.insert(argv.end(), source.begin(), source.end());
-    CommandOptions options;
-    options.cwd = ws.root;
     auto ran = run_command(argv, options);
     if (!ran) return std::move(ran).error();
     if (ran->exit_code != 0) {
-        std::string why = ran->err;
-        while (!why.empty() && why.back() == '\n') why.pop_back();
-        why = why.substr(why.rfind('\n') == std::string::npos ? 0 : why.rfind('\n') + 1);
+        const std::string why = last_line(ran->err);
         return Error::general("cocode-dispatch run exited " + std::to_string(ran->exit_code) +
                               (why.empty() ? std::string() : ": " + why));
     }
