@@ -108,7 +108,7 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
     if (auto written = write_all(fd.get(), data, tmpl); !written) return fail(written.error());
     if (::fchmod(fd.get(), mode) != 0)
         return fail(Error::from_errno(describe("cannot chmod", tmpl), errno));
-    if (::fsync(fd.get()) != 0)
+    if (durability != Durability::none && ::fsync(fd.get()) != 0)
         return fail(Error::from_errno(describe("cannot fsync", tmpl), errno));
     if (::close(fd.release()) != 0)
         return fail(Error::from_errno(describe("cannot close", tmpl), errno));

@@ -57,6 +57,8 @@ std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes)
 enum class Durability {
     full,     // the folder is flushed after the rename too: the new content survives a power loss
     content,  // one flush fewer; a power loss may bring back the old content
+    none,     // nothing flushed, for what can be thrown away (a cache): after a power loss the
+              // file may be old, empty or gone, and its reader must take that as a miss
 };
 
 // Writes `data` to a temporary file beside `path`, fsyncs it and renames it over `path`: a

@@ -137,6 +137,33 @@ struct CacheEntry {
     std::string body;
 };
 
+// A cached page as stored: a header line, the ETag, the Link header, the body's length, then
+// the body as it came — no JSON around it to escape on write and scan again on read.
+constexpr std::string_view kCacheMagic = "cocode-etag-cache 2\n";
+
+std::string cache_text(const CacheEntry& e) {
+    return std::string(kCacheMagic) + e.etag + "\n" + e.link + "\n" + std::to_string(e.body.size()) +
+           "\n" + e.body;
+}
+
+// Anything torn, foreign or from another version is a miss.
+std::optional<CacheEntry> cache_entry(const std::string& text) {
+    if (text.compare(0, kCacheMagic.size(), kCacheMagic) != 0) return std::nullopt;
+    std::size_t at = kCacheMagic.size();
+    std::string lines[3];
+    for (auto& line : lines) {
+        const auto end = text.find('\n', at);
+        if (end == std::string::npos) return std::nullopt;
+        line = text.substr(at, end - at);
+        at = end + 1;
+    }
+    if (lines[0].empty() || lines[2].empty() ||
+        lines[2].find_first_not_of("0123456789") != std::string::npos || lines[2].size() > 12 ||
+        std::stoull(lines[2]) != text.size() - at)
+        return std::nullopt;
+    return CacheEntry{lines[0], lines[1], text.substr(at)};
+}
+
 }  // namespace
 
 std::string HttpResponse::header(std::string_view lower_name) const {
@@ -266,14 +293,8 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             cache_file =
                 *options_.cache_dir / (sha256_hex(authorization + "\n" + options_.base.origin() +
                                                   options_.base.path_prefix + path) +
-                                       ".json");
-            if (auto text = read_file(*cache_file); text.ok()) {
-                auto entry = json::parse(text.value(), nullptr, false);
-                if (entry.is_object() && json_value(entry, "etag", "") != "")
-                    cached =
-                        CacheEntry{json_value(entry, "etag", ""), json_value(entry, "link", ""),
-                                   json_value(entry, "body", "")};
-            }
+                                       ".page");
+            if (auto text = read_file(*cache_file); text.ok()) cached = cache_entry(*text);
         }
 
         httplib::Request req;
@@ -396,13 +417,15 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 
         if (cache_file && response.status == 200) {
             std::string etag = response.header("etag");
-            if (!etag.empty()) {
-                json entry = {
-                    {"etag", etag}, {"link", response.header("link")}, {"body", response.body}};
+            if (!etag.empty() && etag.find('\n') == std::string::npos &&
+                response.header("link").find('\n') == std::string::npos) {
                 std::error_code ec;
                 std::filesystem::create_directories(cache_file->parent_path(), ec);
-                // A cache that cannot be written only costs the next poll its 304.
-                (void)write_file_atomic(*cache_file, json_dump(entry), 0600);
+                // A cache that cannot be written, or is lost to a crash, only costs the next
+                // poll its 304: nothing is flushed.
+                (void)write_file_atomic(
+                    *cache_file, cache_text({etag, response.header("link"), response.body}), 0600,
+                    Durability::none);
             }
         }
         return response;
