@@ -12,6 +12,7 @@
 
 #include "check/run_check.h"
 #include "core/files.h"
+#include "core/redact.h"
 #include "core/run_id.h"
 #include "run/run_folder.h"
 
@@ -313,11 +314,14 @@ Result<bool> Watcher::advance(WatchEntry& e) {
             auto started = options_.dispatch(n, e.agents);
             if (!started) {
                 // Nothing ran: the issue is answered as failed, with why.
-                options_.notice(issue + ": the runs could not start: " + started.error().message);
-                (void)github_->remove_label(n, kLabelRunning);
-                (void)github_->add_labels(n, {kLabelFailed});
+                const std::string why = redact(started.error().message);
+                options_.notice(issue + ": the runs could not start: " + why);
+                if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)
+                    options_.notice(issue + ": " + unlabelled.error().message);
+                if (auto labelled = github_->add_labels(n, {kLabelFailed}); !labelled)
+                    options_.notice(issue + ": " + labelled.error().message);
                 auto finished = finish(*github_, e.claim, ClaimState::failed,
-                                       "the runs could not start: " + started.error().message);
+                                       "the runs could not start: " + why);
                 if (!finished) return std::move(finished).error();
                 return true;
             }
