@@ -94,15 +94,14 @@ int main(int argc, char** argv) {
                           "the label that asks for cocode (default: trigger.label, `cocode`)");
     watch_cmd->add_option("--agent", watch.agents,
                           "an agent from .cocode/config.json (repeatable; default: all)");
-    watch_cmd->add_option("--interval", watch.interval, "between polls (e.g. 60s, 5m)")
-        ->capture_default_str();
+    // Defaults go into the text: CLI11's own rendering of them differs between its versions.
+    watch_cmd->add_option("--interval", watch.interval, "between polls (default 60s; e.g. 5m)");
+    watch_cmd->add_option(
+        "--lease", watch.lease,
+        "a claim left unrenewed this long is taken over by another watcher (default 1h)");
     watch_cmd
-        ->add_option("--lease", watch.lease,
-                     "a claim left unrenewed this long is taken over by another watcher")
-        ->capture_default_str();
-    watch_cmd->add_option("--max-parallel", watch.max_parallel, "issues in flight at once")
-        ->check(cocode::tool::whole_number(1, 64))
-        ->capture_default_str();
+        ->add_option("--max-parallel", watch.max_parallel, "issues in flight at once (default 2)")
+        ->check(cocode::tool::whole_number(1, 64));
     watch_cmd->add_flag("--once", watch.once,
                         "one poll: take what is labelled, see it through, then exit");
 
@@ -118,13 +117,12 @@ int main(int argc, char** argv) {
                           "the label that asks for cocode (default: trigger.label, `cocode`)");
     serve_cmd->add_option("--agent", serve.agents,
                           "an agent from .cocode/config.json (repeatable; default: all)");
+    serve_cmd->add_option(
+        "--lease", serve.lease,
+        "a claim left unrenewed this long is taken over by another watcher (default 1h)");
     serve_cmd
-        ->add_option("--lease", serve.lease,
-                     "a claim left unrenewed this long is taken over by another watcher")
-        ->capture_default_str();
-    serve_cmd->add_option("--max-parallel", serve.max_parallel, "issues in flight at once")
-        ->check(cocode::tool::whole_number(1, 64))
-        ->capture_default_str();
+        ->add_option("--max-parallel", serve.max_parallel, "issues in flight at once (default 2)")
+        ->check(cocode::tool::whole_number(1, 64));
 
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).
     SuperviseArgs supervise;
