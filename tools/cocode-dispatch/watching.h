@@ -40,7 +40,7 @@ struct Watching {
 std::unique_ptr<Watching> start_watching(const WatcherFlags& flags);
 
 // SIGTERM, SIGINT and SIGHUP, blocked so that they wait to be taken between steps (by
-// next_stop). Call before starting threads: they inherit the mask.
+// stop_requested). Call before starting threads: they inherit the mask.
 sigset_t block_stop_signals();
 // Waits up to `limit` for a stop signal; true when one came.
 bool stop_requested(const sigset_t& stops, std::chrono::milliseconds limit);
