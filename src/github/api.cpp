@@ -128,17 +128,9 @@ Result<std::vector<IssueEvent>> GitHub::issue_events(long number) {
     if (!all.ok()) return std::move(all).error();
     std::vector<IssueEvent> events;
     for (const auto& item : all.value()) {
-        if (!item.is_object() || !item.contains("id") || !item["id"].is_number_integer() ||
-            !item.contains("event") || !item["event"].is_string())
-            return Error::general("GET " + path + ": an event without a numeric id and a kind");
-        IssueEvent e;
-        e.id = item["id"].get<long long>();
-        e.event = item["event"].get<std::string>();
-        if (item.contains("label") && item["label"].is_object())
-            e.label = item["label"].value("name", "");
-        if (item.contains("created_at") && item["created_at"].is_string())
-            e.created_at = item["created_at"].get<std::string>();
-        events.push_back(std::move(e));
+        auto event = issue_event_from_json(item, "GET " + path);
+        if (!event.ok()) return std::move(event).error();
+        events.push_back(std::move(event).value());
     }
     return events;
 }

@@ -15,6 +15,7 @@ class GitHub {
 
     const RepoRef& repo() const { return repo_; }
     HttpClient& http() { return http_; }
+    const HttpClient& http() const { return http_; }
 
     Result<Repository> repository();
     Result<Issue> issue(long number);

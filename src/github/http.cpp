@@ -142,8 +142,8 @@ struct CacheEntry {
 constexpr std::string_view kCacheMagic = "cocode-etag-cache 2\n";
 
 std::string cache_text(const CacheEntry& e) {
-    return std::string(kCacheMagic) + e.etag + "\n" + e.link + "\n" + std::to_string(e.body.size()) +
-           "\n" + e.body;
+    return std::string(kCacheMagic) + e.etag + "\n" + e.link + "\n" +
+           std::to_string(e.body.size()) + "\n" + e.body;
 }
 
 // Anything torn, foreign or from another version is a miss.
@@ -423,9 +423,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                 std::filesystem::create_directories(cache_file->parent_path(), ec);
                 // A cache that cannot be written, or is lost to a crash, only costs the next
                 // poll its 304: nothing is flushed.
-                (void)write_file_atomic(
-                    *cache_file, cache_text({etag, response.header("link"), response.body}), 0600,
-                    Durability::none);
+                (void)write_file_atomic(*cache_file,
+                                        cache_text({etag, response.header("link"), response.body}),
+                                        0600, Durability::none);
             }
         }
         return response;

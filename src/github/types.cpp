@@ -160,6 +160,27 @@ Result<Comment> comment_from_json(const json& value, std::string_view where) {
     return comment;
 }
 
+Result<IssueEvent> issue_event_from_json(const json& value, std::string_view where) {
+    if (!value.is_object()) return Error::general(std::string(where) + ": expected an event");
+    IssueEvent e;
+    auto id = value.find("id");
+    if (id == value.end() || !id->is_number_integer())
+        return field_error(where, "id", "an integer");
+    e.id = id->get<long long>();
+    auto kind = value.find("event");
+    if (kind == value.end() || !kind->is_string()) return field_error(where, "event", "a string");
+    e.event = kind->get<std::string>();
+    if (auto label = value.find("label"); label != value.end() && label->is_object()) {
+        auto name = optional_string(*label, "name", std::string(where) + ": label");
+        if (!name.ok()) return std::move(name).error();
+        e.label = std::move(name).value();
+    }
+    auto created = optional_string(value, "created_at", where);
+    if (!created.ok()) return std::move(created).error();
+    e.created_at = std::move(created).value();
+    return e;
+}
+
 Result<Repository> repository_from_json(const json& value, std::string_view where) {
     if (!value.is_object()) return Error::general(std::string(where) + ": expected a repository");
     Repository repo;

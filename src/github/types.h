@@ -110,6 +110,7 @@ struct IssueQuery {
 // `where` names the document in errors: "issues/12.json", "GET /repos/o/r/issues/12".
 Result<Issue> issue_from_json(const nlohmann::json& value, std::string_view where);
 Result<Comment> comment_from_json(const nlohmann::json& value, std::string_view where);
+Result<IssueEvent> issue_event_from_json(const nlohmann::json& value, std::string_view where);
 Result<Repository> repository_from_json(const nlohmann::json& value, std::string_view where);
 
 // The shape `issues list --json` prints: what cocode sees of an issue.

@@ -133,8 +133,8 @@ Result<long long> latest_request(github::GitHub& github, long issue, const std::
 }
 
 std::time_t server_now(const github::GitHub& github) {
-    auto& http = const_cast<github::GitHub&>(github).http();
-    const std::time_t date = parse_time(http.stats().server_date, "%a, %d %b %Y %H:%M:%S GMT");
+    const std::time_t date =
+        parse_time(github.http().stats().server_date, "%a, %d %b %Y %H:%M:%S GMT");
     return date != 0 ? date : std::time(nullptr);
 }
 

@@ -28,28 +28,10 @@ class Action : public ::testing::Test {
         github_->add_issue(1, "Spelling error in the README file", "It says Helo.", {"cocode"});
 
         // The project: two script agents, its rules, on an origin the runners clone.
-        const fs::path work = dir_ / "project";
-        make_repo(work);
-        fs::create_directories(work / ".cocode");
-        write_text(work / ".cocode/fast.sh",
-                   "#!/bin/sh\necho fixed > README.md\ngit add README.md\n"
-                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
-        write_text(work / ".cocode/careful.sh",
-                   "#!/bin/sh\necho fixed > README.md\necho notes > NOTES.md\ngit add -A\n"
-                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
-        fs::permissions(work / ".cocode/fast.sh", fs::perms::owner_all);
-        fs::permissions(work / ".cocode/careful.sh", fs::perms::owner_all);
-        write_text(work / ".cocode/config.json",
-                   json{{"agents",
-                         {{"fast", {{"command", ".cocode/fast.sh"}}},
-                          {"careful", {{"command", ".cocode/careful.sh"}}}}},
-                        {"check", {{"allowed_paths", {"README.md", "NOTES.md"}}}}}
-                       .dump(2));
-        sh_ok(
-            "git add -A && git commit -q -m 'cocode' && git init -q --bare ../origin.git && "
-            "git push -q ../origin.git main:main",
-            work);
-        sh_ok("git symbolic-ref HEAD refs/heads/main", dir_ / "origin.git");
+        make_project_on_origin(dir_ / "project",
+                               {{"fast", "echo fixed > README.md"},
+                                {"careful", "echo fixed > README.md\necho notes > NOTES.md"}},
+                               {{"check", {{"allowed_paths", {"README.md", "NOTES.md"}}}}});
     }
 
     // Runs `workflow` for the event in the simulated runner; the JSON of its jobs.

@@ -34,23 +34,9 @@ class Watch : public ::testing::Test {
         for (int n = 1; n <= kIssues; ++n)
             github_->add_issue(n, "Issue " + std::to_string(n), "Fix it.", {"cocode"});
 
-        const fs::path work = dir_ / "project";
-        make_repo(work);
-        fs::create_directories(work / ".cocode");
-        write_text(work / ".cocode/fast.sh",
-                   "#!/bin/sh\necho \"fixed $COCODE_ISSUE_NUMBER\" > fixed.txt\ngit add fixed.txt\n"
-                   "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
-        fs::permissions(work / ".cocode/fast.sh", fs::perms::owner_all);
-        write_text(work / ".cocode/config.json",
-                   json{{"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
-                        {"check", {{"allowed_paths", {"fixed.txt"}}}},
-                        {"publish", {{"push", true}}}}
-                       .dump(2));
-        sh_ok(
-            "git add -A && git commit -q -m 'cocode' && git init -q --bare ../origin.git && "
-            "git push -q ../origin.git main:main && git -C ../origin.git symbolic-ref HEAD "
-            "refs/heads/main",
-            work);
+        make_project_on_origin(
+            dir_ / "project", {{"fast", "echo \"fixed $COCODE_ISSUE_NUMBER\" > fixed.txt"}},
+            {{"check", {{"allowed_paths", {"fixed.txt"}}}}, {"publish", {{"push", true}}}});
     }
 
     // A machine of its own: a clone of the project.

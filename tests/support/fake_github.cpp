@@ -101,7 +101,6 @@ struct FakeGitHub::Server {
         event["label"] = {{"name", label.value("name", "")}, {"color", label.value("color", "")}};
         if (auto issue = issues.find(number); issue != issues.end())
             issue->second["updated_at"] = event["created_at"];  // as GitHub touches the issue
-        event.erase("commit_id");
         event["commit_id"] = nullptr;
         event["commit_url"] = nullptr;
         events[number].push_back(event);

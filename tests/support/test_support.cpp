@@ -61,6 +61,29 @@ void make_repo(const fs::path& dir) {
         dir);
 }
 
+void make_project_on_origin(const fs::path& dir,
+                            const std::vector<std::pair<std::string, std::string>>& agents,
+                            nlohmann::json config) {
+    make_repo(dir);
+    fs::create_directories(dir / ".cocode");
+    for (const auto& [name, work] : agents) {
+        const fs::path script = dir / ".cocode" / (name + ".sh");
+        write_text(script, "#!/bin/sh\n" + work +
+                               "\ngit add -A\n"
+                               "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m "
+                               "\"$COCODE_READY_MARKER\"\n");
+        fs::permissions(script, fs::perms::owner_all);
+        config["agents"][name] = {{"command", ".cocode/" + name + ".sh"}};
+    }
+    write_text(dir / ".cocode/config.json", config.dump(2));
+    const fs::path origin = dir.parent_path() / "origin.git";
+    sh_ok("git add -A && git commit -q -m 'cocode' && git init -q --bare " +
+              quote(origin.string()) + " && git push -q " + quote(origin.string()) +
+              " main:main && git -C " + quote(origin.string()) +
+              " symbolic-ref HEAD refs/heads/main",
+          dir);
+}
+
 std::string read_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream ss;

@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace cocode::test {
@@ -40,6 +42,15 @@ std::string sh_ok(const std::string& script, const std::filesystem::path& cwd);
 
 // `git init` with one commit ("base"), made with the CLI.
 void make_repo(const std::filesystem::path& dir);
+
+// A project on an origin, as the machines and runners of the watch and action tests clone it:
+// make_repo(dir), then for each (name, work) a script agent .cocode/<name>.sh that runs the
+// shell lines `work` and commits everything with the ready marker, a .cocode/config.json naming
+// those agents and holding the rest of `config`, all committed and pushed to a bare
+// `origin.git` beside `dir` whose HEAD is main.
+void make_project_on_origin(const std::filesystem::path& dir,
+                            const std::vector<std::pair<std::string, std::string>>& agents,
+                            nlohmann::json config);
 
 std::string read_text(const std::filesystem::path& path);
 void write_text(const std::filesystem::path& path, const std::string& text);

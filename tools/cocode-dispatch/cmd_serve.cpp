@@ -84,8 +84,7 @@ int run_serve(const ServeArgs& args) {
     if (args.tls_cert.has_value() != args.tls_key.has_value())
         throw Failure(Error::usage("--tls-cert and --tls-key go together"));
     const sigset_t stops = block_stop_signals();
-    auto watching =
-        start_watching({&args.source, &args.label, &args.agents, &args.lease, args.max_parallel});
+    auto watching = start_watching(args.watcher);
     Watching& w = *watching;
     github::GitHub* github = w.source->github_api();
     const std::string& secret_env = w.ws.config.trigger.secret_env;

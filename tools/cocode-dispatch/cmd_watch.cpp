@@ -10,8 +10,7 @@ int run_watch(const WatchArgs& args) {
     using Clock = std::chrono::steady_clock;
     const auto interval = duration_flag("--interval", args.interval);
     const sigset_t stops = block_stop_signals();
-    auto watching =
-        start_watching({&args.source, &args.label, &args.agents, &args.lease, args.max_parallel});
+    auto watching = start_watching(args.watcher);
     Watching& w = *watching;
     notice("watching " + w.source->describe() + " for label `" + w.label + "` as watcher " +
            w.watcher->id() + (args.once ? " (once)" : ", every " + args.interval));

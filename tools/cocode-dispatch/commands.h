@@ -92,24 +92,25 @@ struct PlanArgs {
     bool json = false;
 };
 
-struct WatchArgs {
+// What `watch` and `serve` share: where the issues come from, which to take, and how.
+struct WatcherArgs {
     SourceFlags source;
     std::optional<std::string> label;  // the configuration's trigger label unless given
     std::vector<std::string> agents;
-    std::string interval = "60s";
     std::string lease = "1h";
     int max_parallel = 2;
+};
+
+struct WatchArgs {
+    WatcherArgs watcher;
+    std::string interval = "60s";
     bool once = false;
 };
 
 struct ServeArgs {
-    SourceFlags source;
+    WatcherArgs watcher;
     std::string listen;  // HOST:PORT
     std::optional<std::string> tls_cert, tls_key;
-    std::optional<std::string> label;
-    std::vector<std::string> agents;
-    std::string lease = "1h";
-    int max_parallel = 2;
 };
 
 int run_issues_list(const IssuesListArgs& args);

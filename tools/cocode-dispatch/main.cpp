@@ -86,43 +86,36 @@ int main(int argc, char** argv) {
                          "/cocode comment from someone with write access");
     plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
 
+    // `watch` and `serve` take the same source and watcher options. Defaults go into the text:
+    // CLI11's own rendering of them differs between its versions.
+    auto add_watcher_options = [](CLI::App& cmd, WatcherArgs& args) {
+        args.source.add_to(cmd);
+        cmd.add_option("--label", args.label,
+                       "the label that asks for cocode (default: trigger.label, `cocode`)");
+        cmd.add_option("--agent", args.agents,
+                       "an agent from .cocode/config.json (repeatable; default: all)");
+        cmd.add_option(
+            "--lease", args.lease,
+            "a claim left unrenewed this long is taken over by another watcher (default 1h)");
+        cmd.add_option("--max-parallel", args.max_parallel, "issues in flight at once (default 2)")
+            ->check(cocode::tool::whole_number(1, 64));
+    };
     WatchArgs watch;
     auto* watch_cmd = app.add_subcommand(
         "watch", "take labelled issues by polling GitHub: claim, run, judge, answer");
-    watch.source.add_to(*watch_cmd);
-    watch_cmd->add_option("--label", watch.label,
-                          "the label that asks for cocode (default: trigger.label, `cocode`)");
-    watch_cmd->add_option("--agent", watch.agents,
-                          "an agent from .cocode/config.json (repeatable; default: all)");
-    // Defaults go into the text: CLI11's own rendering of them differs between its versions.
+    add_watcher_options(*watch_cmd, watch.watcher);
     watch_cmd->add_option("--interval", watch.interval, "between polls (default 60s; e.g. 5m)");
-    watch_cmd->add_option(
-        "--lease", watch.lease,
-        "a claim left unrenewed this long is taken over by another watcher (default 1h)");
-    watch_cmd
-        ->add_option("--max-parallel", watch.max_parallel, "issues in flight at once (default 2)")
-        ->check(cocode::tool::whole_number(1, 64));
     watch_cmd->add_flag("--once", watch.once,
                         "one poll: take what is labelled, see it through, then exit");
 
     ServeArgs serve;
     auto* serve_cmd = app.add_subcommand(
         "serve", "take issues from GitHub's webhooks: verify, queue, claim, run, answer");
-    serve.source.add_to(*serve_cmd);
+    add_watcher_options(*serve_cmd, serve.watcher);
     serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (e.g. 127.0.0.1:8080)")
         ->required();
     serve_cmd->add_option("--tls-cert", serve.tls_cert, "PEM certificate: serve HTTPS itself");
     serve_cmd->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert");
-    serve_cmd->add_option("--label", serve.label,
-                          "the label that asks for cocode (default: trigger.label, `cocode`)");
-    serve_cmd->add_option("--agent", serve.agents,
-                          "an agent from .cocode/config.json (repeatable; default: all)");
-    serve_cmd->add_option(
-        "--lease", serve.lease,
-        "a claim left unrenewed this long is taken over by another watcher (default 1h)");
-    serve_cmd
-        ->add_option("--max-parallel", serve.max_parallel, "issues in flight at once (default 2)")
-        ->check(cocode::tool::whole_number(1, 64));
 
     // Hidden: what `run --detach` starts (cmd_supervise.cpp).
     SuperviseArgs supervise;

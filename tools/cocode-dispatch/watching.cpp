@@ -64,20 +64,20 @@ std::chrono::milliseconds duration_flag(const std::string& flag, const std::stri
     return *parsed;
 }
 
-std::unique_ptr<Watching> start_watching(const WatcherFlags& flags) {
-    const auto lease = duration_flag("--lease", *flags.lease);
+std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
+    const auto lease = duration_flag("--lease", args.lease);
     auto held = std::make_unique<Watching>(Watching{open_workspace(), nullptr, nullptr, ""});
     Watching& w = *held;
-    const auto agents = config::choose_agents(w.ws.config, *flags.agents).value_or_throw();
-    SourceFlags source_flags = *flags.source;
+    const auto agents = config::choose_agents(w.ws.config, args.agents).value_or_throw();
+    SourceFlags source_flags = args.source;
     source_flags.options.repo_dir = w.ws.root;
     w.source = issues::open_source(source_flags.resolve("cocode-dispatch")).value_or_throw();
-    w.label = flags.label->value_or(w.ws.config.trigger.label);
+    w.label = args.label.value_or(w.ws.config.trigger.label);
 
     scale::WatchOptions options;
     options.label = w.label;
     options.lease = std::chrono::duration_cast<std::chrono::seconds>(lease);
-    options.max_parallel = flags.max_parallel;
+    options.max_parallel = args.max_parallel;
     options.repo_root = w.ws.root;
     options.config = &w.ws.config;
     options.source = w.source.get();
@@ -85,7 +85,7 @@ std::unique_ptr<Watching> start_watching(const WatcherFlags& flags) {
     for (const auto& a : agents) names += (names.empty() ? "" : ", ") + ("`" + a.name + "`");
     options.note = "agents: " + names;
     const Workspace* ws = &w.ws;
-    options.dispatch = [ws, source = *flags.source, mine = *flags.agents](
+    options.dispatch = [ws, source = args.source, mine = args.agents](
                            long issue, const std::vector<std::string>& named) {
         return start_runs(*ws, source, issue, named.empty() ? mine : named);
     };

@@ -16,15 +16,6 @@
 
 namespace cocode::dispatch_cli {
 
-// The flags both take (WatchArgs and ServeArgs hold these).
-struct WatcherFlags {
-    const SourceFlags* source = nullptr;
-    const std::optional<std::string>* label = nullptr;
-    const std::vector<std::string>* agents = nullptr;
-    const std::string* lease = nullptr;
-    int max_parallel = 2;
-};
-
 // A duration flag of at least a second ("--interval 5m"); a usage error otherwise.
 std::chrono::milliseconds duration_flag(const std::string& flag, const std::string& text);
 
@@ -37,7 +28,7 @@ struct Watching {
     std::string label;
 };
 // Held by pointer: the watcher keeps pointers into the workspace and the source.
-std::unique_ptr<Watching> start_watching(const WatcherFlags& flags);
+std::unique_ptr<Watching> start_watching(const WatcherArgs& args);
 
 // SIGTERM, SIGINT and SIGHUP, blocked so that they wait to be taken between steps (by
 // stop_requested). Call before starting threads: they inherit the mask.
