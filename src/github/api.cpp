@@ -77,7 +77,7 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
         params["labels"] = joined;
     }
     const std::string path = repo_path() + "/issues?" + query_string(params);
-    auto all = http_.get_all_pages(path);
+    auto all = http_.get_all_pages(path, kIssueKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Issue> issues;
     for (const auto& item : all.value()) {
@@ -91,7 +91,7 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
 Result<std::vector<Comment>> GitHub::comments(long number) {
     const std::string path =
         repo_path() + "/issues/" + std::to_string(number) + "/comments?per_page=100";
-    auto all = http_.get_all_pages(path);
+    auto all = http_.get_all_pages(path, kCommentKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Comment> comments;
     for (const auto& item : all.value()) {
@@ -124,7 +124,7 @@ Result<std::optional<Comment>> GitHub::create_comment_or_unknown(long number,
 Result<std::vector<IssueEvent>> GitHub::issue_events(long number) {
     const std::string path =
         repo_path() + "/issues/" + std::to_string(number) + "/events?per_page=100";
-    auto all = http_.get_all_pages(path);
+    auto all = http_.get_all_pages(path, kIssueEventKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<IssueEvent> events;
     for (const auto& item : all.value()) {

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cctype>
@@ -164,6 +165,70 @@ std::optional<CacheEntry> cache_entry(const std::string& text) {
     return CacheEntry{lines[0], lines[1], text.substr(at)};
 }
 
+// The CAs a connection trusts: the system's, plus SSL_CERT_FILE and --ca-bundle, which are
+// added rather than replacing them (an unreadable one is an error). The system's are read the
+// cheap way: where OpenSSL's certificate folder is hashed (update-ca-certificates, c_rehash:
+// Debian, Ubuntu, Alpine, Arch) the store looks there for the one issuer a server presents,
+// when it presents it; only where it is not (Fedora, RHEL) is the whole bundle file parsed, as
+// OpenSSL's default paths would. Parsing Debian's 140-certificate bundle took a quarter of a
+// start's CPU, twice over once httplib loaded it again.
+struct TrustStore {
+    X509_STORE* store = nullptr;
+    std::string system_folders;  // OpenSSL's list: folders separated by ':'
+};
+
+bool hashed_folder(const std::filesystem::path& folder) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename().string();  // e.g. 3513523f.0
+        const auto dot = name.find('.');
+        if (dot == 8 && dot + 1 < name.size() &&
+            std::all_of(name.begin(), name.begin() + 8,
+                        [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }) &&
+            std::all_of(name.begin() + 9, name.end(),
+                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return true;
+    }
+    return false;
+}
+
+Result<TrustStore> trust_store(const std::optional<std::filesystem::path>& ca_bundle) {
+    TrustStore trust;
+    trust.system_folders =
+        getenv_string(X509_get_default_cert_dir_env()).value_or(X509_get_default_cert_dir());
+    trust.store = X509_STORE_new();
+    if (trust.store == nullptr) return Error::general("TLS: out of memory");
+    X509_STORE_load_path(trust.store, trust.system_folders.c_str());
+    bool hashed = false;
+    for (std::size_t at = 0; at <= trust.system_folders.size() && !hashed;) {
+        auto end = std::min(trust.system_folders.find(':', at), trust.system_folders.size());
+        hashed = end > at && hashed_folder(trust.system_folders.substr(at, end - at));
+        at = end + 1;
+    }
+    // SSL_CERT_FILE naming the system bundle itself (CI images often set it) adds nothing
+    // the hashed folder does not hold.
+    const std::filesystem::path system_bundle = X509_get_default_cert_file();
+    std::vector<std::filesystem::path> bundles;
+    if (auto env = getenv_string(X509_get_default_cert_file_env())) {
+        std::error_code ec, system_ec;
+        const auto named = std::filesystem::canonical(*env, ec);
+        if (!hashed || ec || named != std::filesystem::canonical(system_bundle, system_ec))
+            bundles.emplace_back(*env);
+    } else if (!hashed) {
+        X509_STORE_load_file(trust.store, system_bundle.c_str());  // may be absent
+    }
+    if (ca_bundle) bundles.push_back(*ca_bundle);
+    for (const auto& bundle : bundles) {
+        if (X509_STORE_load_file(trust.store, bundle.c_str()) != 1) {
+            X509_STORE_free(trust.store);
+            return Error::usage("CA bundle " + bundle.string() +
+                                ": no PEM certificates could be read from it");
+        }
+    }
+    return trust;
+}
+
 }  // namespace
 
 std::string HttpResponse::header(std::string_view lower_name) const {
@@ -197,6 +262,9 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(HttpOptions options,
     client->set_read_timeout(duration_cast<std::chrono::microseconds>(o.read_timeout));
     client->set_write_timeout(duration_cast<std::chrono::microseconds>(o.read_timeout));
     client->set_keep_alive(true);
+    // As curl and Go do: a request's body, written after its headers, must not wait for the
+    // server's delayed ACK of them (Nagle), 40 ms on every POST over a kept-alive connection.
+    client->set_tcp_nodelay(true);
     client->set_follow_location(false);  // we follow same-origin redirects ourselves
     if (proxy->has_value()) {
         const Proxy& p = **proxy;
@@ -204,22 +272,12 @@ Result<std::unique_ptr<HttpClient>> HttpClient::create(HttpOptions options,
         if (!p.user.empty()) client->set_proxy_basic_auth(p.user, p.password);
     }
     if (o.base.scheme == "https") {
-        // The system CAs (OpenSSL's default paths, which honour SSL_CERT_FILE/SSL_CERT_DIR)
-        // plus the bundle the user named. The client's SSL context takes the store over.
-        X509_STORE* store = X509_STORE_new();
-        if (store == nullptr) return Error::general("TLS: out of memory");
-        X509_STORE_set_default_paths(store);
-        std::vector<std::filesystem::path> bundles;
-        if (auto env = getenv_string("SSL_CERT_FILE")) bundles.emplace_back(*env);
-        if (o.ca_bundle) bundles.push_back(*o.ca_bundle);
-        for (const auto& bundle : bundles) {
-            if (X509_STORE_load_file(store, bundle.c_str()) != 1) {
-                X509_STORE_free(store);
-                return Error::usage("CA bundle " + bundle.string() +
-                                    ": no PEM certificates could be read from it");
-            }
-        }
-        client->set_ca_cert_store(store);
+        auto store = trust_store(o.ca_bundle);
+        if (!store.ok()) return std::move(store).error();
+        client->set_ca_cert_store(store->store);  // the client's SSL context takes it over
+        // Without a path of its own, httplib would load OpenSSL's default bundle into that
+        // store a second time; the folder it is given is one the store already looks in.
+        client->set_ca_cert_path("", store->system_folders);
         client->enable_server_certificate_verification(true);
     }
     self->transport_->client = std::move(client);
@@ -448,7 +506,8 @@ Result<json> json_body(std::string_view method, const std::string& path,
     return parsed;
 }
 
-Result<json> HttpClient::get_all_pages(const std::string& first) {
+Result<json> HttpClient::get_all_pages(const std::string& first,
+                                       std::span<const std::string_view> fields) {
     json all = json::array();
     std::optional<std::string> path = first;
     std::set<std::string> seen;  // a server whose next page is one already read would loop
@@ -459,10 +518,9 @@ Result<json> HttpClient::get_all_pages(const std::string& first) {
         auto page = request("GET", *path);
         if (!page.ok()) return std::move(page).error();
         if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);
-        auto items = json::parse(page->body, nullptr, false);
-        if (!items.is_array())
-            return Error::general("GitHub: GET " + *path + ": expected a JSON array");
-        for (auto& item : items) all.push_back(std::move(item));
+        auto items = parse_list_page(page->body, fields);
+        if (!items) return Error::general("GitHub: GET " + *path + ": expected a JSON array");
+        for (auto& item : *items) all.push_back(std::move(item));
         path.reset();
         if (auto next = next_link(page->header("link"))) {
             auto relative = relative_to_origin(options_.base, *next);
@@ -476,6 +534,65 @@ Result<json> HttpClient::get_all_pages(const std::string& first) {
         }
     }
     return all;
+}
+
+namespace {
+
+json from_simdjson(simdjson::dom::element value) {
+    using Type = simdjson::dom::element_type;
+    switch (value.type()) {
+        case Type::ARRAY: {
+            simdjson::dom::array items;
+            if (value.get(items) != simdjson::SUCCESS) break;
+            json array = json::array();
+            for (simdjson::dom::element item : items) array.push_back(from_simdjson(item));
+            return array;
+        }
+        case Type::OBJECT: {
+            simdjson::dom::object fields;
+            if (value.get(fields) != simdjson::SUCCESS) break;
+            json object = json::object();
+            for (simdjson::dom::key_value_pair field : fields)
+                object[std::string(field.key)] = from_simdjson(field.value);
+            return object;
+        }
+        case Type::INT64:
+            return value.get_int64().value_unsafe();
+        case Type::UINT64:
+            return value.get_uint64().value_unsafe();
+        case Type::DOUBLE:
+            return value.get_double().value_unsafe();
+        case Type::STRING:
+            return std::string(value.get_string().value_unsafe());
+        case Type::BOOL:
+            return value.get_bool().value_unsafe();
+        case Type::NULL_VALUE:
+            break;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::optional<json> parse_list_page(const std::string& body,
+                                    std::span<const std::string_view> fields) {
+    thread_local simdjson::dom::parser parser;  // keeps its buffers from page to page
+    simdjson::dom::array items;
+    if (parser.parse(body).get(items) != simdjson::SUCCESS) return std::nullopt;
+    json out = json::array();
+    for (simdjson::dom::element item : items) {
+        simdjson::dom::object object;
+        if (fields.empty() || item.get(object) != simdjson::SUCCESS) {
+            out.push_back(from_simdjson(item));
+            continue;
+        }
+        json kept = json::object();
+        for (simdjson::dom::key_value_pair field : object)
+            if (std::find(fields.begin(), fields.end(), field.key) != fields.end())
+                kept[std::string(field.key)] = from_simdjson(field.value);
+        out.push_back(std::move(kept));
+    }
+    return out;
 }
 
 Error response_error(std::string_view method, const std::string& path, const HttpResponse& response,

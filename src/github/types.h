@@ -113,6 +113,17 @@ Result<Comment> comment_from_json(const nlohmann::json& value, std::string_view 
 Result<IssueEvent> issue_event_from_json(const nlohmann::json& value, std::string_view where);
 Result<Repository> repository_from_json(const nlohmann::json& value, std::string_view where);
 
+// The top-level keys each of the above reads: a list page keeps only these (parse_list_page).
+// A key read but missing here would read as absent; tests/unit/github_types_test.cpp holds
+// each list against GitHub's full example.
+inline constexpr std::string_view kIssueKeys[] = {
+    "number",     "title",      "body", "state",  "html_url",  "created_at",
+    "updated_at", "user",       "labels", "assignees", "comments", "pull_request"};
+inline constexpr std::string_view kCommentKeys[] = {"id",         "body",       "html_url",
+                                                    "created_at", "updated_at", "user",
+                                                    "author_association"};
+inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at"};
+
 // The shape `issues list --json` prints: what cocode sees of an issue.
 nlohmann::json to_json(const Issue& issue);
 nlohmann::json to_json(const Comment& comment);

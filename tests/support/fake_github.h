@@ -121,4 +121,8 @@ struct LoopbackTls {
 };
 const LoopbackTls& loopback_tls();
 
+// GitHub's own example of `name` from its OpenAPI description (tests/openapi/github-subset.json,
+// components/examples; the first item of a list), mended where it breaks GitHub's schema.
+nlohmann::json github_example(const std::string& name);
+
 }  // namespace cocode::test

@@ -3,7 +3,9 @@
 
 #include <map>
 
+#include "fake_github.h"
 #include "github/auth.h"
+#include "github/http.h"
 #include "github/types.h"
 #include "github/url.h"
 #include "tls.h"
@@ -149,6 +151,56 @@ TEST(IssueJson, ReadsGitHubsShapeAndNamesTheBadField) {
     // Bad data from GitHub is nothing the user typed: a general error (the local store, which
     // a person writes, makes it a usage error itself).
     EXPECT_EQ(bad.error().code, ExitCode::general);
+}
+
+// A list page keeps only the keys the readers read: held against GitHub's full examples, what
+// is read from the kept keys is what is read from the whole object, and the rest is dropped.
+TEST(ListPage, KeepsEveryKeyItsReaderReads) {
+    using nlohmann::json;
+    json issue = test::github_example("issue");
+    ASSERT_TRUE(issue.contains("pull_request") && issue.contains("milestone"));
+    issue["body"] = "caf\u00e9 \"quoted\"\n\u2603";
+    auto page = parse_list_page(json::array({issue}).dump(), kIssueKeys);
+    ASSERT_TRUE(page && page->size() == 1);
+    auto whole = issue_from_json(issue, "whole"), kept = issue_from_json(page->at(0), "kept");
+    ASSERT_TRUE(whole.ok() && kept.ok());
+    EXPECT_EQ(to_json(*kept), to_json(*whole));
+    EXPECT_TRUE(kept->is_pull_request);
+    EXPECT_EQ(kept->body, issue["body"].get<std::string>());
+    EXPECT_FALSE(page->at(0).contains("milestone"));
+    EXPECT_EQ(page->at(0)["user"], issue["user"]);  // a kept key keeps all below it
+
+    json comment = test::github_example("issue-comment");
+    comment["user"]["type"] = "Bot";
+    page = parse_list_page(json::array({comment}).dump(), kCommentKeys);
+    ASSERT_TRUE(page && page->size() == 1);
+    auto whole_comment = comment_from_json(comment, "whole");
+    auto kept_comment = comment_from_json(page->at(0), "kept");
+    ASSERT_TRUE(whole_comment.ok() && kept_comment.ok());
+    EXPECT_EQ(to_json(*kept_comment), to_json(*whole_comment));
+    EXPECT_EQ(kept_comment->author_association, whole_comment->author_association);
+    EXPECT_TRUE(kept_comment->author_is_bot);
+
+    json event = test::github_example("issue-event-for-issue-items");
+    event["event"] = "labeled";
+    event["label"] = {{"name", "cocode"}, {"color", "ededed"}};
+    event["id"] = 9007199254740993LL;  // past a double's 53 bits: must stay exact
+    page = parse_list_page(json::array({event}).dump(), kIssueEventKeys);
+    ASSERT_TRUE(page && page->size() == 1);
+    auto kept_event = issue_event_from_json(page->at(0), "kept");
+    ASSERT_TRUE(kept_event.ok()) << kept_event.error().message;
+    EXPECT_EQ(kept_event->id, 9007199254740993LL);
+    EXPECT_EQ(kept_event->label, "cocode");
+    EXPECT_EQ(kept_event->created_at, event["created_at"].get<std::string>());
+}
+
+TEST(ListPage, WithoutKeysKeepsAllAndRefusesWhatIsNotAnArray) {
+    const std::string text = R"([{"a": 1, "b": [true, null, 2.5, -3, 18446744073709551615]}, 7])";
+    auto page = parse_list_page(text, {});
+    ASSERT_TRUE(page);
+    EXPECT_EQ(*page, nlohmann::json::parse(text));
+    for (const char* bad : {R"({"a": 1})", "[1, 2", "", "[\"\xff\"]", "[1] x"})
+        EXPECT_FALSE(parse_list_page(bad, {})) << bad;
 }
 
 TEST(AppJwt, IsSignedRs256WithTheAppsKey) {
