@@ -291,6 +291,8 @@ Result<void> HttpClient::wait(milliseconds delay, const std::string& why) {
     return pause(delay, why);
 }
 
+void HttpClient::renew_wait_budget() { stats_.waited = milliseconds(0); }
+
 Result<void> HttpClient::pause(milliseconds delay, const std::string& why) {
     auto budget = std::chrono::duration_cast<milliseconds>(options_.max_wait) - stats_.waited;
     if (delay > budget)
@@ -335,6 +337,19 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     int secondary_hits = 0;
 
     for (int attempt = 1;; ++attempt) {
+        // GitHub asked for no requests until a time (Retry-After, an exhausted rate limit):
+        // none is sent before it, however many calls come; waited for within the budget, or
+        // refused at once.
+        if (stats_.quiet_until) {
+            const auto left = std::chrono::ceil<milliseconds>(*stats_.quiet_until -
+                                                              std::chrono::system_clock::now());
+            if (left.count() > 0) {
+                auto waited = wait(left, "GitHub: " + std::string(method) + " " +
+                                             options_.base.path_prefix + path + ": " + quiet_why_);
+                if (!waited.ok()) return std::move(waited).error();
+            }
+            stats_.quiet_until.reset();
+        }
         std::string authorization;
         if (fixed_authorization) {
             authorization = *fixed_authorization;
@@ -414,33 +429,34 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         // Rate limits. A rejected request was not processed: any request may be replayed.
         if (response.status == 403 || response.status == 429) {
             std::optional<milliseconds> delay;
-            std::string why;
+            std::string reason;
             auto retry_after = header_number(response, "retry-after");
             auto remaining = header_number(response, "x-ratelimit-remaining");
             auto reset = header_number(response, "x-ratelimit-reset");
             std::string message = ascii_lower(github_message(response.body));
             if (retry_after) {
                 delay = seconds(std::max(1L, *retry_after));
-                why = "GitHub: " + what + ": rate limited (" + std::to_string(response.status) +
-                      ", retry-after " + std::to_string(*retry_after) + ")";
+                reason = "rate limited (" + std::to_string(response.status) + ", retry-after " +
+                         std::to_string(*retry_after) + ")";
             } else if (remaining && *remaining == 0 && reset) {
                 auto now = std::chrono::system_clock::now();
                 auto reset_at = std::chrono::system_clock::from_time_t(*reset);
                 delay = std::max(
                     milliseconds(1000),
                     std::chrono::duration_cast<milliseconds>(reset_at - now) + milliseconds(1000));
-                why = "GitHub: " + what + ": rate limit exhausted for " + auth_->source() +
-                      "; it resets at " + format_clock(static_cast<std::time_t>(*reset));
+                reason = "rate limit exhausted for " + auth_->source() + "; it resets at " +
+                         format_clock(static_cast<std::time_t>(*reset));
             } else if (message.find("secondary rate limit") != std::string::npos ||
                        message.find("abuse") != std::string::npos) {
                 // Without a header GitHub asks for at least a minute, longer on repeats.
                 delay = seconds(60) * (1 << std::min(secondary_hits++, 4));
-                why = "GitHub: " + what + ": secondary rate limit";
+                reason = "secondary rate limit";
             }
             if (delay) {
                 ++stats_.retries;
-                if (auto waited = wait(*delay, why); !waited.ok()) return std::move(waited).error();
-                continue;
+                stats_.quiet_until = std::chrono::system_clock::now() + *delay;
+                quiet_why_ = reason;
+                continue;  // waited at the top, as for any request while GitHub asks for quiet
             }
         }
 

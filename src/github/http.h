@@ -69,6 +69,9 @@ struct HttpStats {
     std::chrono::milliseconds waited{0};
     std::optional<long> rate_remaining;  // x-ratelimit-remaining of the last response
     std::string server_date;             // its Date header: GitHub's clock, for leases
+    // Until when GitHub asked for no requests (Retry-After, an exhausted rate limit); none is
+    // sent before then. Set only while that time is ahead, as far as this client knows.
+    std::optional<std::chrono::system_clock::time_point> quiet_until;
 };
 
 class HttpClient {
@@ -104,6 +107,10 @@ class HttpClient {
     // for callers that must give GitHub time (a list that lags behind a write).
     Result<void> pause(std::chrono::milliseconds delay, const std::string& why);
 
+    // The wait budget (max_wait) whole again: a client that lives on (watch, serve) gives each
+    // of its passes the budget a command has.
+    void renew_wait_budget();
+
     const HttpStats& stats() const { return stats_; }
     const BaseUrl& base() const { return options_.base; }
     const Auth& auth() const { return *auth_; }
@@ -123,6 +130,7 @@ class HttpClient {
     std::unique_ptr<Auth> auth_;
     std::unique_ptr<Transport> transport_;
     HttpStats stats_;
+    std::string quiet_why_;  // "rate limited (403, retry-after 2)", for a request held back
 };
 
 // The JSON of a 2xx answer (null for an empty body); for anything else, response_error().

@@ -151,6 +151,7 @@ Result<void> Watcher::save() {
 }
 
 Result<void> Watcher::pass(bool poll) {
+    github_->http().renew_wait_budget();  // each pass may wait as long as one command may
     if (auto renewed = renew_due(); !renewed) return renewed;
     if (poll)
         if (auto claimed = claim_new(); !claimed) return claimed;

@@ -123,6 +123,37 @@ TEST_F(Watch, APollThatFindsNothingNewCostsNoRateLimit) {
     EXPECT_TRUE(runs_per_issue({a}).empty());
 }
 
+// An exhausted rate limit whose reset is further off than the client waits by itself: after
+// the one request GitHub refused, nothing is asked of it until the reset — not each interval —
+// and then every issue is taken as usual.
+TEST_F(Watch, AnExhaustedRateLimitIsWaitedOutWithoutAskingAgain) {
+    github_->exhaust_rate_limit(5s);
+    const fs::path a = machine("a");
+    Shell stopped;
+    std::thread watcher(
+        [&] { stopped = dispatch(a, "watch --interval 1s --max-parallel 5 --max-wait 2"); });
+    const bool answered = wait_until(
+        [&] {
+            for (long n = 1; n <= kIssues; ++n) {
+                const auto labels = github_->labels_of(n);
+                if (std::find(labels.begin(), labels.end(), "cocode:done") == labels.end())
+                    return false;
+            }
+            return true;
+        },
+        90s);
+    EXPECT_TRUE(wait_until([&] { return fs::exists(a / "watch.pid"); }));
+    ::kill(std::stoi(read_text(a / "watch.pid")), SIGTERM);
+    watcher.join();
+    ASSERT_TRUE(answered) << stopped.err;
+    int refused = 0;
+    for (const auto& r : github_->requests()) refused += r.status == 403;
+    EXPECT_EQ(refused, 1) << stopped.err;
+    EXPECT_NE(stopped.err.find("GitHub asked for no requests for "), std::string::npos)
+        << stopped.err;
+    expect_each_issue_answered_once({a});
+}
+
 TEST_F(Watch, SigtermEndsAWatcherBetweenStepsWithExitZero) {
     for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
     const fs::path a = machine("a");

@@ -144,7 +144,9 @@ int run_serve(const ServeArgs& args) {
         server->stop();
         listener.join();
     };
-    for (;;) {
+    // The queue in arrival order, then the watcher's step; a delivery it could not take yet
+    // (GitHub unreachable) stays queued for the next look.
+    auto look = [&] {
         for (const auto& path : inbox->pending()) {
             auto delivery = inbox->read(path);
             if (!delivery) {
@@ -161,6 +163,14 @@ int run_serve(const ServeArgs& args) {
         }
         if (auto passed = w.watcher->pass(false); !passed)
             notice(passed.error().message + "; trying again");
+    };
+    auto hold_until = std::chrono::steady_clock::now();
+    for (;;) {
+        if (std::chrono::steady_clock::now() >= hold_until) {
+            look();
+            if (auto quiet = hold_for_github(w))
+                hold_until = std::chrono::steady_clock::now() + *quiet;
+        }
         {
             std::unique_lock lock(mutex);
             arrived.wait_for(lock, std::chrono::seconds(1), [&] { return queued; });

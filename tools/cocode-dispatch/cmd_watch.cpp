@@ -31,8 +31,13 @@ int run_watch(const WatchArgs& args) {
         if (args.once && w.watcher->idle()) return 0;
 
         // Runs in flight are looked at every second; GitHub only at the interval.
-        const auto wait = w.watcher->idle() ? next_poll - Clock::now() : std::chrono::seconds(1);
-        if (stop_requested(stops, std::chrono::duration_cast<std::chrono::milliseconds>(wait))) {
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+            w.watcher->idle() ? next_poll - Clock::now() : std::chrono::seconds(1));
+        if (auto quiet = hold_for_github(w)) {
+            wait = std::max(wait, *quiet);
+            next_poll = std::max(next_poll, Clock::now() + *quiet);
+        }
+        if (stop_requested(stops, wait)) {
             notice("stopping: handing back the claims whose runs have not started");
             w.watcher->hand_back().value_or_throw();
             return 0;

@@ -30,6 +30,11 @@ struct Watching {
 // Held by pointer: the watcher keeps pointers into the workspace and the source.
 std::unique_ptr<Watching> start_watching(const WatcherArgs& args);
 
+// How long GitHub still asks for no requests (Retry-After, an exhausted rate limit) when that
+// is longer than its client waits by itself; said once as a notice. Watch and serve hold every
+// step for it: no request goes out before, so none is refused.
+std::optional<std::chrono::milliseconds> hold_for_github(const Watching& w);
+
 // SIGTERM, SIGINT and SIGHUP, blocked so that they wait to be taken between steps (by
 // stop_requested). Call before starting threads: they inherit the mask.
 sigset_t block_stop_signals();
