@@ -164,12 +164,14 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& 
     bool sent = maybe_sent;  // made, or maybe made (a lost answer, a crash)
     int unseen = 0;          // looks since then that did not show it
     std::string last_failure = "GitHub's list of comments never showed the claim just made";
+    bool look_at_once = false;  // just after our claim is made: the list often shows it already
     for (int round = 0; round < kRounds; ++round) {
-        if (round > 0) {
+        if (round > 0 && !look_at_once) {
             const auto delay = std::chrono::milliseconds(100LL << std::min(round - 1, 5));
             if (auto paused = github.http().pause(delay, last_failure); !paused)
                 return std::move(paused).error();
         }
+        look_at_once = false;
         auto listed = github.comments(issue);
         if (!listed) return std::move(listed).error();
         const std::time_t now = server_now(github);
@@ -219,6 +221,7 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& 
             if (!made) return std::move(made).error();
             sent = true;
             unseen = 0;
+            look_at_once = true;
             continue;
         }
         // Ours shows, and with it every claim made before it: the oldest alive one wins.

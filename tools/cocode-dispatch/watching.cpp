@@ -4,6 +4,7 @@
 
 #include "common/executables.h"
 #include "proc/command.h"
+#include "run/run_folder.h"
 
 namespace cocode::dispatch_cli {
 namespace {
@@ -25,10 +26,14 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
     options.cwd = ws.root;
     // An issue labelled again still has the worktrees and branches of its last runs: they go
     // first, as `clean` does it — never a branch with commits not pushed; then `run` says so.
-    auto cleaned = run_command(
-        {tool::self_executable("cocode-dispatch").string(), "clean", std::to_string(issue)},
-        options);
-    if (!cleaned) return std::move(cleaned).error();
+    const auto earlier = run::list_runs(ws.runs_dir()).runs;
+    if (std::any_of(earlier.begin(), earlier.end(),
+                    [&](const run::RunRecord& r) { return r.issue == issue; })) {
+        auto cleaned = run_command(
+            {tool::self_executable("cocode-dispatch").string(), "clean", std::to_string(issue)},
+            options);
+        if (!cleaned) return std::move(cleaned).error();
+    }
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "run",
                                      std::to_string(issue),
