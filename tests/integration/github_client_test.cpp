@@ -158,6 +158,16 @@ TEST_F(GitHubTest, PrimaryRateLimitResettingTooLateFailsClearly) {
     EXPECT_NE(message.find("resets at"), std::string::npos) << message;
     EXPECT_NE(message.find("--max-wait"), std::string::npos) << message;
     EXPECT_EQ(count_requests(server, "GET", "/issues/1"), 1);
+    // Asked again before the reset, the client does not ask GitHub: refused at once, the same
+    // reason, and still one request.
+    auto again = github::GitHub(*http, repo()).issue(1);
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.error().message.find("rate limit exhausted for GITHUB_TOKEN"),
+              std::string::npos)
+        << again.error().message;
+    EXPECT_TRUE(waits.empty());
+    EXPECT_EQ(count_requests(server, "GET", "/issues/1"), 1);
+    EXPECT_TRUE(http->stats().quiet_until.has_value());
 }
 
 TEST_F(GitHubTest, PrimaryRateLimitWaitsForAShortReset) {
