@@ -235,9 +235,19 @@ int main(int argc, char** argv) {
                std::find(labels.begin(), labels.end(), "cocode:failed") != labels.end();
     };
 
+    // From `t0` to the start of the run of `issue`, once that run is answered.
+    auto time_to_start = [&](long issue, double t0) {
+        std::optional<double> started;
+        await("the run of issue " + std::to_string(issue),
+              [&] { return (started = run_start(clone, issue)).has_value(); });
+        await("issue " + std::to_string(issue) + " answered", [&] { return answered(issue); });
+        return *started - t0;
+    };
+
     std::vector<Row> rows;
     std::mt19937 random(20261123);  // the same phases on every run of the bench
-    {                               // watch, every 5 s
+    {
+        // watch, every 5 s
         Row row{"cocode-dispatch watch --interval 5s", {}};
         const pid_t pid = spawn({dispatch, "watch", "--interval", "5s", "--repo", kRepo}, clone,
                                 work / "watch.log", env);
@@ -245,11 +255,7 @@ int main(int argc, char** argv) {
             somewhere_in_the_interval(random);
             const double t0 = now_ms();
             github.set_label(issue, "cocode", true);
-            std::optional<double> started;
-            await("the run of issue " + std::to_string(issue),
-                  [&] { return (started = run_start(clone, issue)).has_value(); });
-            row.ms.push_back(*started - t0);
-            await("issue " + std::to_string(issue) + " answered", [&] { return answered(issue); });
+            row.ms.push_back(time_to_start(issue, t0));
         }
         stop(pid);
         rows.push_back(row);
@@ -285,11 +291,7 @@ int main(int argc, char** argv) {
                 body, "application/json");
             if (!res || res->status != 202)
                 fail("the delivery for issue " + std::to_string(issue) + " was not accepted");
-            std::optional<double> started;
-            await("the run of issue " + std::to_string(issue),
-                  [&] { return (started = run_start(clone, issue)).has_value(); });
-            row.ms.push_back(*started - t0);
-            await("issue " + std::to_string(issue) + " answered", [&] { return answered(issue); });
+            row.ms.push_back(time_to_start(issue, t0));
         }
         stop(pid);
         rows.push_back(row);
