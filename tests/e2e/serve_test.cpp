@@ -57,11 +57,6 @@ class Serve : public Watch {
         return payload;
     }
 
-    bool answered(long issue) {
-        const auto labels = github_->labels_of(issue);
-        return std::find(labels.begin(), labels.end(), "cocode:done") != labels.end();
-    }
-
     std::thread server_;
     Shell served_;
     std::string url_;

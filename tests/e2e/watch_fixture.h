@@ -81,6 +81,12 @@ class Watch : public ::testing::Test {
         return out;
     }
 
+    // The issue is labelled cocode:done.
+    bool answered(long issue) {
+        const auto labels = github_->labels_of(issue);
+        return std::find(labels.begin(), labels.end(), "cocode:done") != labels.end();
+    }
+
     // Every issue run once, answered once: done, one claim saying so, one verdict comment.
     void expect_each_issue_answered_once(const std::vector<fs::path>& clones) {
         const auto runs = runs_per_issue(clones);

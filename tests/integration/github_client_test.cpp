@@ -11,6 +11,7 @@ namespace cocode::test {
 namespace {
 
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
 int count_requests(const FakeGitHub& server, const std::string& method, const std::string& part) {
     int n = 0;
@@ -389,6 +390,41 @@ TEST_F(GitHubTest, AnUntrustedCertificateIsRefusedWithoutRetrying) {
         << issue.error().message;
     EXPECT_EQ(http->stats().requests, 1u);
     EXPECT_TRUE(server.requests().empty());
+}
+
+// The system's CAs read from a hashed folder (what update-ca-certificates makes), one issuer
+// at a time: a CA found only there is trusted, with no bundle named anywhere; the same folder
+// without it is not.
+TEST_F(GitHubTest, TheSystemsHashedCertificateFolderIsTrusted) {
+    auto options = client_options();
+    options.ca_bundle.reset();
+    const fs::path trusted = dir / "system-certs", other = dir / "other-certs";
+    fs::create_directories(trusted);
+    fs::create_directories(other);
+    fs::create_directories(dir / "elsewhere");
+    fs::copy_file(loopback_tls().files.certificate, trusted / "loopback.pem");
+    fs::copy_file(make_self_signed_certificate(dir / "elsewhere").certificate,
+                  other / "elsewhere.pem");  // another key under the same name
+    for (const auto& folder : {trusted, other})
+        sh_ok("openssl rehash " + quote(folder.string()), dir.path());
+    auto attempt = [&](const fs::path& folder) {
+        const std::optional<std::string> file = github::getenv_string("SSL_CERT_FILE"),
+                                         dirs = github::getenv_string("SSL_CERT_DIR");
+        ::unsetenv("SSL_CERT_FILE");
+        ::setenv("SSL_CERT_DIR", folder.c_str(), 1);
+        auto issue = github::GitHub(*client(options), repo()).issue(1);
+        file ? ::setenv("SSL_CERT_FILE", file->c_str(), 1) : ::unsetenv("SSL_CERT_FILE");
+        dirs ? ::setenv("SSL_CERT_DIR", dirs->c_str(), 1) : ::unsetenv("SSL_CERT_DIR");
+        return issue;
+    };
+    server.add_issue(1, "one", "", {});
+    auto found = attempt(trusted);
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    EXPECT_EQ(found->title, "one");
+    auto refused = attempt(other);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("certificate not trusted"), std::string::npos)
+        << refused.error().message;
 }
 
 TEST_F(GitHubTest, BadCredentialsNameTheirSourceAndNeverTheToken) {
