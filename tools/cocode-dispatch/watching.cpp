@@ -11,8 +11,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
-// by itself (a session of its own), so the runs outlive a watcher that is killed.
 // The last line a command wrote to stderr, for an error that says why.
 std::string last_line(std::string text) {
     while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -20,6 +18,8 @@ std::string last_line(std::string text) {
     return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+// `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
+// by itself (a session of its own), so the runs outlive a watcher that is killed.
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
                                             long issue, const std::vector<std::string>& agents) {
     CommandOptions options;
