@@ -204,6 +204,14 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
     out += "\n---\n\n";
     out += "You are working on this issue in your own git worktree, " + run.worktree.string() +
            ", on branch " + run.branch + ".\n\n";
+    if (config::is_builtin(run.agent.type)) {
+        // A built-in agent's model does not commit: cocode commits its work when it says DONE.
+        out +=
+            "- Work only in this workspace. When the work is complete and tested, send DONE "
+            "with a summary: your changes are then committed with the ready marker for you "
+            "and checked.\n";
+        return out;
+    }
     out += "- Work only in this worktree. Commit as you go, with messages that say why.\n";
     out +=
         "- When the work is complete and tested, make a final commit whose message contains "
@@ -334,6 +342,15 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     run.idle_timeout = run.agent.idle_timeout;
     run.output_cap = run.agent.output_cap.value_or(context.config.output_cap);
     run.argv = run.agent.argv;
+    if (config::is_builtin(run.agent.type)) {
+        // cocode-dispatch runs the built-in agent itself: this very program when it is
+        // cocode-dispatch, else the one in PATH (a library caller, a test).
+        std::error_code ec;
+        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        if (!ec && self.filename() == "cocode-dispatch") run.argv[0] = self.string();
+        run.argv.insert(run.argv.end(), {"--repo", context.repo_root.string(), "--run", run.run_id,
+                                         "--agent", run.agent.name});
+    }
     if (auto program = find_in_path(run.argv.at(0))) {
         run.argv[0] = program->string();
     } else {

@@ -101,12 +101,15 @@ Result<AgentType> parse_type(const Reader& r, const json& value, const std::stri
     static const std::map<std::string, AgentType> kTypes = {{"command", AgentType::command},
                                                             {"claude", AgentType::claude},
                                                             {"codex", AgentType::codex},
-                                                            {"gemini", AgentType::gemini}};
+                                                            {"gemini", AgentType::gemini},
+                                                            {"textproto", AgentType::textproto},
+                                                            {"perplexity", AgentType::perplexity},
+                                                            {"xai", AgentType::xai}};
     if (value.is_string()) {
         auto it = kTypes.find(value.get<std::string>());
         if (it != kTypes.end()) return it->second;
     }
-    return r.bad(field, "one of command, claude, codex, gemini");
+    return r.bad(field, "one of command, claude, codex, gemini, textproto, perplexity, xai");
 }
 
 Result<void> parse_check(const Reader& r, const json& check, CheckConfig& out) {
@@ -207,8 +210,8 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
 Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
     if (!trigger.is_object())
         return r.bad("trigger", "an object with label, command, allowed_bots, secret_env");
-    if (auto ok = r.only_keys(trigger, "trigger",
-                              {"label", "command", "allowed_bots", "secret_env"});
+    if (auto ok =
+            r.only_keys(trigger, "trigger", {"label", "command", "allowed_bots", "secret_env"});
         !ok)
         return ok;
     if (trigger.contains("secret_env")) {
@@ -337,6 +340,108 @@ fs::path resolve_program(const std::string& program, const fs::path& repo_root) 
     return (repo_root / path).lexically_normal();
 }
 
+const std::vector<std::string> kProcessKeys = {"command", "args", "stdin"};
+const std::vector<std::string> kChatKeys = {"provider",        "key_env",         "transport",
+                                            "protocol",        "max_turns",       "token_budget",
+                                            "command_timeout", "request_timeout", "stream"};
+
+bool variable_name(const std::string& name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+// A built-in agent's provider, key, transport and limits (docs/configuration.md).
+Result<void> parse_chat(const Reader& r, const json& value, const std::string& field,
+                        AgentConfig& agent) {
+    ChatSettings& chat = *agent.chat;
+    if (value.contains("provider")) {
+        const json& p = value["provider"];
+        if (!p.is_string() || !chat_provider(p.get<std::string>()))
+            return r.bad(field + ".provider", "one of " + chat_provider_names());
+        chat.provider = p.get<std::string>();
+        const ChatProvider* provider = chat_provider(chat.provider);
+        if (provider->key_env.empty())
+            agent.token_env.reset();
+        else
+            agent.token_env = std::string(provider->key_env);
+    }
+    if (value.contains("key_env")) {
+        auto name = r.string(value["key_env"], field + ".key_env");
+        if (!name) return std::move(name).error();
+        if (!variable_name(*name))
+            return r.bad(field + ".key_env",
+                         "the name of the environment variable that holds the key, such as "
+                         "OPENAI_API_KEY (the key itself never goes in the configuration)");
+        if (name->rfind("COCODE_", 0) == 0 || name->rfind("JRUN_", 0) == 0)
+            return r.bad(field + ".key_env",
+                         "a variable of your own, not COCODE_* or JRUN_* (cocode sets those)");
+        if (is_github_credential(*name))
+            return r.bad(field + ".key_env",
+                         "a variable other than the GitHub token's: it is never given to an agent");
+        agent.token_env = *name;
+    }
+    if (value.contains("transport")) {
+        const json& t = value["transport"];
+        if (t == "http")
+            chat.transport = Transport::http;
+        else if (t == "file")
+            chat.transport = Transport::file;
+        else
+            return r.bad(field + ".transport",
+                         "\"http\" (the chat API) or \"file\" (copy-paste through the run folder)");
+    }
+    if (value.contains("protocol")) {
+        const json& p = value["protocol"];
+        if (p == "textproto")
+            chat.textproto = true;
+        else if (p == "chat" && agent.type != AgentType::textproto)
+            chat.textproto = false;
+        else
+            return r.bad(field + ".protocol",
+                         agent.type == AgentType::textproto
+                             ? "\"textproto\" (a textproto agent speaks only it)"
+                             : "\"chat\" (one request) or \"textproto\"");
+    }
+    if (chat.transport == Transport::file && !chat.textproto)
+        return r.bad(
+            field + ".transport",
+            "\"http\": the file transport carries the text protocol (protocol: textproto)");
+    if (value.contains("max_turns")) {
+        auto n = r.integer(value["max_turns"], field + ".max_turns", 1, 10000);
+        if (!n) return std::move(n).error();
+        chat.max_turns = *n;
+    }
+    if (value.contains("token_budget")) {
+        const json& b = value["token_budget"];
+        if (!b.is_number_unsigned() || b.get<std::uint64_t>() == 0)
+            return r.bad(field + ".token_budget", "a positive number of tokens");
+        chat.token_budget = b.get<std::uint64_t>();
+    }
+    for (const char* key : {"command_timeout", "request_timeout"}) {
+        if (!value.contains(key)) continue;
+        auto d = r.duration(value[key], field + "." + key);
+        if (!d) return std::move(d).error();
+        (std::string_view(key) == "command_timeout" ? chat.command_timeout : chat.request_timeout) =
+            *d;
+    }
+    if (value.contains("stream")) {
+        if (!value["stream"].is_boolean()) return r.bad(field + ".stream", "true or false");
+        chat.stream = value["stream"].get<bool>();
+    }
+    const ChatProvider* provider = chat_provider(chat.provider);
+    if (chat.transport == Transport::http && provider->base_url.empty() &&
+        !value.contains("base_url"))
+        return r.bad(field + ".base_url",
+                     "the server's URL, such as http://127.0.0.1:8080/v1 (provider " +
+                         chat.provider + " has none of its own)");
+    if (chat.transport == Transport::http && provider->model.empty() && !value.contains("model"))
+        return r.bad(field + ".model",
+                     "the model to ask for (provider " + chat.provider + " has no default)");
+    return {};
+}
+
 Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const json& value,
                                 const std::string& field, const fs::path& repo_root) {
     if (!valid_agent_name(name))
@@ -344,19 +449,34 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
                      "an agent name of letters, digits, '-', '_' or '.' (at most 40; no '..', not "
                      "ending in '.' or '.lock')");
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
-    if (auto ok = r.only_keys(value, field,
-                              {"type", "command", "args", "env", "base_url", "model", "timeout",
-                               "idle_timeout", "output_cap", "restarts", "stdin"});
-        !ok)
-        return std::move(ok).error();
-
     AgentType type = AgentType::command;
     if (value.contains("type")) {
         auto parsed = parse_type(r, value["type"], field + ".type");
         if (!parsed) return std::move(parsed).error();
         type = *parsed;
     }
+    std::vector<std::string> keys = {"type",    "env",          "base_url",   "model",
+                                     "timeout", "idle_timeout", "output_cap", "restarts"};
+    const std::vector<std::string>& own = is_builtin(type) ? kChatKeys : kProcessKeys;
+    keys.insert(keys.end(), own.begin(), own.end());
+    if (auto ok = r.only_keys(value, field, keys); !ok) {
+        // A key of the other kind of agent says which kind it belongs to.
+        for (const auto& [key, unused] : value.items()) {
+            const auto& other = is_builtin(type) ? kProcessKeys : kChatKeys;
+            if (std::find(other.begin(), other.end(), key) != other.end())
+                return r.bad(field + "." + key,
+                             is_builtin(type)
+                                 ? "nothing here: a built-in agent (" +
+                                       std::string(type_name(type)) +
+                                       ") runs inside cocode-dispatch, without a command"
+                                 : "nothing here: " + key +
+                                       " is for the built-in agents (textproto, perplexity, xai)");
+        }
+        return std::move(ok).error();
+    }
     AgentConfig agent = preset(type, name);
+    if (is_builtin(type))
+        if (auto ok = parse_chat(r, value, field, agent); !ok) return std::move(ok).error();
     if (value.contains("command")) {
         auto command = r.string(value["command"], field + ".command");
         if (!command) return std::move(command).error();
@@ -384,7 +504,7 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         const std::string where = field + "." + key;
         if (type == AgentType::command)
             return r.bad(where, std::string("nothing here: ") + key +
-                                    " is for the claude, codex and gemini presets (a command "
+                                    " is for the presets and built-in agents (a command "
                                     "agent gets its own through env)");
         auto text = r.string(value[key], where);
         if (!text) return std::move(text).error();
@@ -474,8 +594,18 @@ std::string_view type_name(AgentType type) {
             return "codex";
         case AgentType::gemini:
             return "gemini";
+        case AgentType::textproto:
+            return "textproto";
+        case AgentType::perplexity:
+            return "perplexity";
+        case AgentType::xai:
+            return "xai";
     }
     return "command";
+}
+
+bool is_builtin(AgentType type) {
+    return type == AgentType::textproto || type == AgentType::perplexity || type == AgentType::xai;
 }
 
 const AgentConfig* Config::find_agent(std::string_view name) const {
@@ -495,6 +625,16 @@ AgentConfig preset(AgentType type, std::string name) {
         agent.argv.insert(agent.argv.end(), cli->args.begin(), cli->args.end());
         agent.stdin_from = Stdin::prompt;
         agent.token_env = cli->token;
+    }
+    if (is_builtin(type)) {
+        // Run by cocode-dispatch itself (its hidden `agent` subcommand), as a process the
+        // supervisor starts like any other; prepare puts the program's path and the run in.
+        agent.argv = {"cocode-dispatch", "agent"};
+        ChatSettings chat;
+        chat.provider = type == AgentType::textproto ? "openai" : std::string(type_name(type));
+        chat.textproto = type == AgentType::textproto;
+        agent.token_env = std::string(chat_provider(chat.provider)->key_env);
+        agent.chat = chat;
     }
     return agent;
 }

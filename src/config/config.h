@@ -21,12 +21,31 @@ namespace cocode::config {
 
 using Duration = std::chrono::milliseconds;
 
-enum class AgentType { command, claude, codex, gemini };
+enum class AgentType { command, claude, codex, gemini, textproto, perplexity, xai };
 std::string_view type_name(AgentType type);
+// The agents cocode runs itself, over a chat-completions API (agent/builtin.h): textproto
+// (the CodingAgent text protocol), perplexity and xai (one request, or the text protocol).
+bool is_builtin(AgentType type);
 
 // What the agent's stdin is: /dev/null (the cocode protocol: the agent reads
 // COCODE_ISSUE_BODY_FILE), or prompt.md (the coding CLIs take their prompt on stdin).
 enum class Stdin { null, prompt };
+
+// How a built-in agent reaches its model and how long it may go on.
+enum class Transport {
+    http,  // the chat-completions API
+    file,  // copy-paste: the outbox in the run folder, the answer pasted into its inbox/
+};
+struct ChatSettings {
+    std::string provider;  // openai, perplexity, xai, openai-compatible (llm/chat.h)
+    Transport transport = Transport::http;
+    bool textproto = true;  // perplexity, xai: false sends the prompt as one request
+    int max_turns = 30;     // outboxes sent without DONE, then the session ends (exit 1)
+    std::uint64_t token_budget = 2'000'000;  // tokens spent without DONE, then it ends
+    Duration command_timeout = std::chrono::seconds(30);  // each RUN_COMMAND
+    Duration request_timeout = std::chrono::minutes(5);   // each chat request
+    bool stream = false;                                  // server-sent events
+};
 
 struct AgentConfig {
     std::string name;
@@ -46,6 +65,8 @@ struct AgentConfig {
     // OPENAI_API_KEY, gemini → GEMINI_API_KEY); the preset passes its other credentials too
     // (config/presets.h).
     std::optional<std::string> token_env;
+    // Built-in agents only: the provider, transport and limits. Their key is token_env.
+    std::optional<ChatSettings> chat;
 };
 
 struct WorktreeSetup {

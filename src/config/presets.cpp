@@ -93,6 +93,15 @@ const CliPreset kGemini{
     {".gemini"},
 };
 
+// The runner contract's token mapping: perplexity → PERPLEXITY_API_KEY, xai → XAI_API_KEY;
+// OpenAI's own variable (codex's) for OpenAI.
+constexpr ChatProvider kChatProviders[] = {
+    {"openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"},
+    {"perplexity", "https://api.perplexity.ai", "PERPLEXITY_API_KEY", "sonar"},
+    {"xai", "https://api.x.ai/v1", "XAI_API_KEY", "grok-3-mini"},
+    {"openai-compatible", "", "", ""},
+};
+
 // What a TOML basic string needs escaped: codex parses `-c key=value` values as TOML.
 std::string toml_string(std::string_view text) {
     std::string out = "\"";
@@ -109,6 +118,19 @@ bool env_true(EnvGetter env, const char* name) {
 }
 
 }  // namespace
+
+const ChatProvider* chat_provider(std::string_view name) {
+    for (const auto& provider : kChatProviders)
+        if (provider.name == name) return &provider;
+    return nullptr;
+}
+
+std::string chat_provider_names() {
+    std::string out;
+    for (const auto& provider : kChatProviders)
+        out += (out.empty() ? "" : ", ") + std::string(provider.name);
+    return out;
+}
 
 std::vector<std::string> passed_variables(const CliPreset& cli,
                                           const std::function<bool(const std::string&)>& is_set) {
@@ -128,6 +150,9 @@ const CliPreset* cli_preset(AgentType type) {
         case AgentType::gemini:
             return &kGemini;
         case AgentType::command:
+        case AgentType::textproto:
+        case AgentType::perplexity:
+        case AgentType::xai:
             break;
     }
     return nullptr;
@@ -171,6 +196,9 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
             }
             break;
         case AgentType::command:
+        case AgentType::textproto:
+        case AgentType::perplexity:
+        case AgentType::xai:
             break;
     }
     return out;
@@ -241,6 +269,10 @@ std::vector<std::string> secret_variables() {
                                     "GITHUB_ENTERPRISE_TOKEN"};
     for (const CliPreset* cli : {&kClaude, &kCodex, &kGemini})
         out.insert(out.end(), cli->secrets.begin(), cli->secrets.end());
+    for (const auto& provider : kChatProviders)
+        if (!provider.key_env.empty() &&
+            std::find(out.begin(), out.end(), provider.key_env) == out.end())
+            out.emplace_back(provider.key_env);
     return out;
 }
 

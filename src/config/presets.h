@@ -46,6 +46,17 @@ struct CliPreset {
     std::vector<std::string> config_paths;
 };
 
+// A chat-completions provider of the built-in agents: where it is, the variable of its key
+// (the runner contract's token mapping), and the model used when none is configured.
+struct ChatProvider {
+    std::string_view name;      // openai, perplexity, xai, openai-compatible
+    std::string_view base_url;  // "" for openai-compatible: the configuration gives it
+    std::string_view key_env;   // "" when no key is needed
+    std::string_view model;     // "" when the configuration must give it
+};
+const ChatProvider* chat_provider(std::string_view name);  // nullptr when unknown
+std::string chat_provider_names();  // "openai, perplexity, xai, openai-compatible"
+
 // The preset of a CLI type; nullptr for AgentType::command.
 const CliPreset* cli_preset(AgentType type);
 

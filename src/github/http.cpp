@@ -107,6 +107,11 @@ std::string github_message(const std::string& body) {
         return text;
     }
     std::string message = json_value(parsed, "message", std::string{});
+    // OpenAI-compatible APIs: {"error": {"message": …}}.
+    if (auto error = parsed.find("error"); message.empty() && error != parsed.end())
+        message = error->is_object()   ? json_value(*error, "message", std::string{})
+                  : error->is_string() ? error->get<std::string>()
+                                       : std::string{};
     if (auto errors = parsed.find("errors"); errors != parsed.end() && errors->is_array()) {
         std::string details;
         for (const auto& e : *errors) {
@@ -328,9 +333,15 @@ Result<HttpResponse> HttpClient::request_with_authorization(std::string_view met
     return send(method, path, body, Replay::safe, authorization);
 }
 
+Result<HttpResponse> HttpClient::request_streamed(std::string_view method, const std::string& path,
+                                                  const json& body, const Receiver& receive) {
+    return send(method, path, body, Replay::safe, std::nullopt, &receive);
+}
+
 Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& path_in,
                                       const std::optional<json>& body, Replay replay,
-                                      const std::optional<std::string>& fixed_authorization) {
+                                      const std::optional<std::string>& fixed_authorization,
+                                      const Receiver* receive) {
     std::string path = path_in;
     const bool is_get = method == "GET";
     int redirects = 0;
@@ -344,7 +355,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             const auto left = std::chrono::ceil<milliseconds>(*stats_.quiet_until -
                                                               std::chrono::system_clock::now());
             if (left.count() > 0) {
-                auto waited = wait(left, "GitHub: " + std::string(method) + " " +
+                auto waited = wait(left, options_.service + ": " + std::string(method) + " " +
                                              options_.base.path_prefix + path + ": " + quiet_why_);
                 if (!waited.ok()) return std::move(waited).error();
             }
@@ -373,8 +384,13 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         httplib::Request req;
         req.method = std::string(method);
         req.path = options_.base.path_prefix + path;
-        req.headers.emplace("Accept", std::string(kAccept));
-        req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));
+        if (options_.github_api) {
+            req.headers.emplace("Accept", std::string(kAccept));
+            req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));
+        } else {
+            req.headers.emplace(
+                "Accept", receive ? "text/event-stream, application/json" : "application/json");
+        }
         req.headers.emplace("User-Agent", "cocode/" COCODE_VERSION);
         if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
         if (cached) req.headers.emplace("If-None-Match", cached->etag);
@@ -383,13 +399,31 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             req.headers.emplace("Content-Type", "application/json; charset=utf-8");
         }
 
+        // A streamed answer: its 2xx body goes to the receiver as it comes, anything else is
+        // kept whole, to be read as an error.
+        int streamed_status = 0;
+        if (receive) {
+            req.response_handler = [&streamed_status](const httplib::Response& r) {
+                streamed_status = r.status;
+                return true;
+            };
+            req.content_receiver = [&, attempt](const char* data, std::size_t size, std::uint64_t,
+                                                std::uint64_t) {
+                if (streamed_status >= 200 && streamed_status < 300)
+                    return (*receive)(std::string_view(data, size), attempt);
+                streamed_error_body_.append(data, size);
+                return true;
+            };
+            streamed_error_body_.clear();
+        }
+
         ++stats_.requests;
         auto result = transport_->client->send(req);
         const std::string what = std::string(method) + " " + options_.base.path_prefix + path;
 
         if (!result) {
             httplib::Error error = result.error();
-            std::string failure = "GitHub: " + what + ": " + describe(error);
+            std::string failure = options_.service + ": " + what + ": " + describe(error);
             if (error == httplib::Error::SSLServerVerification ||
                 error == httplib::Error::SSLLoadingCerts)
                 return Error::general(failure);
@@ -409,7 +443,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 
         HttpResponse response;
         response.status = result->status;
-        response.body = std::move(result->body);
+        response.body = receive ? std::move(streamed_error_body_) : std::move(result->body);
         for (const auto& [name, value] : result->headers)
             response.headers.emplace(ascii_lower(name), value);
         if (auto remaining = header_number(response, "x-ratelimit-remaining"))
@@ -452,6 +486,14 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                 delay = seconds(60) * (1 << std::min(secondary_hits++, 4));
                 reason = "secondary rate limit";
             }
+            // A 429 that says nothing of when: backed off like a 5xx.
+            if (!delay && response.status == 429 && attempt < options_.max_attempts) {
+                if (auto waited = back_off(attempt, options_.service + ": " + what + ": 429 " +
+                                                        github_message(response.body));
+                    !waited.ok())
+                    return std::move(waited).error();
+                continue;
+            }
             if (delay) {
                 ++stats_.retries;
                 stats_.quiet_until = std::chrono::system_clock::now() + *delay;
@@ -461,7 +503,8 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         }
 
         if (response.status >= 500 && response.status <= 599) {
-            std::string failure = "GitHub: " + what + ": " + std::to_string(response.status) + " " +
+            std::string failure = options_.service + ": " + what + ": " +
+                                  std::to_string(response.status) + " " +
                                   github_message(response.body);
             if (replay == Replay::unless_sent) {
                 response.outcome_unknown = true;
@@ -612,16 +655,19 @@ std::optional<json> parse_list_page(const std::string& body,
 }
 
 Error response_error(std::string_view method, const std::string& path, const HttpResponse& response,
-                     const Auth& auth) {
+                     const Auth& auth, std::string_view service) {
     if (response.outcome_unknown) return Error::general(response.failure);
-    std::string message =
-        "GitHub: " + std::string(method) + " " + path + ": " + std::to_string(response.status);
+    std::string message = std::string(service) + ": " + std::string(method) + " " + path + ": " +
+                          std::to_string(response.status);
     std::string detail = github_message(response.body);
     if (!detail.empty()) message += " " + detail;
     if (response.status == 401 || response.status == 403 || response.status == 404) {
-        message += auth.source() == "anonymous"
+        message +=
+            auth.source() == "anonymous"
+                ? (service == "GitHub"
                        ? " (no credentials: set GITHUB_TOKEN or GH_TOKEN, or run gh auth login)"
-                       : " (as " + auth.source() + ")";
+                       : " (no key sent)")
+                : " (as " + auth.source() + ")";
     }
     return Error::general(message);
 }

@@ -25,6 +25,11 @@ namespace cocode::github {
 
 struct HttpOptions {
     BaseUrl base;
+    // Who answers, for messages ("GitHub: GET /repos/o/r: 404 …"); GitHub's own headers
+    // (Accept, X-GitHub-Api-Version) go only to GitHub. The chat client (llm/) uses this client
+    // for another service: same TLS, proxies, retries and Retry-After.
+    std::string service = "GitHub";
+    bool github_api = true;
     std::optional<std::filesystem::path> ca_bundle;  // added to the system CAs (and SSL_CERT_FILE)
     std::chrono::milliseconds connect_timeout{10'000};
     std::chrono::milliseconds read_timeout{30'000};
@@ -96,6 +101,13 @@ class HttpClient {
                                                     const std::optional<nlohmann::json>& body,
                                                     const std::string& authorization);
 
+    // A request whose 2xx answer is handed to `receive` as it arrives (server-sent events),
+    // with the attempt it belongs to: a retry after a broken stream starts again at a higher
+    // attempt. Any other answer comes back whole in the response's body.
+    using Receiver = std::function<bool(std::string_view chunk, int attempt)>;
+    Result<HttpResponse> request_streamed(std::string_view method, const std::string& path,
+                                          const nlohmann::json& body, const Receiver& receive);
+
     // GET that must succeed and return JSON.
     Result<nlohmann::json> get_json(const std::string& path);
     // GET of every page of a list, following Link rel="next" to the end: one array. Given
@@ -113,6 +125,7 @@ class HttpClient {
 
     const HttpStats& stats() const { return stats_; }
     const BaseUrl& base() const { return options_.base; }
+    const std::string& service() const { return options_.service; }
     const Auth& auth() const { return *auth_; }
 
   private:
@@ -120,7 +133,8 @@ class HttpClient {
     HttpClient(HttpOptions options, std::unique_ptr<Auth> auth);
     Result<HttpResponse> send(std::string_view method, const std::string& path,
                               const std::optional<nlohmann::json>& body, Replay replay,
-                              const std::optional<std::string>& authorization);
+                              const std::optional<std::string>& authorization,
+                              const Receiver* receive = nullptr);
     // Sleeps `delay` within what is left of options_.max_wait, or fails saying why.
     Result<void> wait(std::chrono::milliseconds delay, const std::string& why);
     // Exponential backoff with jitter before attempt `attempt + 1`.
@@ -131,6 +145,7 @@ class HttpClient {
     std::unique_ptr<Transport> transport_;
     HttpStats stats_;
     std::string quiet_why_;  // "rate limited (403, retry-after 2)", for a request held back
+    std::string streamed_error_body_;  // a streamed request's non-2xx answer
 };
 
 // The JSON of a 2xx answer (null for an empty body); for anything else, response_error().
@@ -147,6 +162,6 @@ std::optional<nlohmann::json> parse_list_page(const std::string& body,
 // An Error for a response GitHub did not answer with 2xx: "GitHub: POST /repos/o/r/labels:
 // 422 Validation Failed (Label color: invalid)". 401/403/404 say which credential was used.
 Error response_error(std::string_view method, const std::string& path, const HttpResponse& response,
-                     const Auth& auth);
+                     const Auth& auth, std::string_view service = "GitHub");
 
 }  // namespace cocode::github

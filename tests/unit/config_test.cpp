@@ -101,7 +101,7 @@ TEST(Config, AgentEnvAndEndpointsAreCheckedBeforeAnythingRuns) {
               "such as https://gateway.example/v1");
     EXPECT_EQ(message(R"({"agents": {"a": {"command": "x", "base_url": "http://h"}}})"),
               ".cocode/config.json: field 'agents.a.base_url': expected nothing here: base_url is "
-              "for the claude, codex and gemini presets (a command agent gets its own through "
+              "for the presets and built-in agents (a command agent gets its own through "
               "env)");
     EXPECT_EQ(message(R"({"agents": {"c": {"type": "codex", "model": "a b"}}})"),
               ".cocode/config.json: field 'agents.c.model': expected a model name without spaces "
@@ -137,7 +137,7 @@ TEST(Config, ErrorsNameTheFieldAndWhatWasExpected) {
               ".cocode/config.json: field 'concurrency': expected a whole number from 1 to 64");
     EXPECT_EQ(message(R"({"agents": {"a": {"type": "gpt"}}})"),
               ".cocode/config.json: field 'agents.a.type': expected one of command, claude, codex, "
-              "gemini");
+              "gemini, textproto, perplexity, xai");
     EXPECT_EQ(message(R"({"agents": {"a": {}}})"),
               ".cocode/config.json: field 'agents.a.command': expected the program to run (type "
               "command has no default)");

@@ -56,6 +56,13 @@ struct SuperviseArgs {
     bool publish = false;
 };
 
+// The built-in agent of one run (hidden): what prepare puts on a built-in agent's command line.
+struct AgentArgs {
+    std::string repo;  // the main worktree, whose .cocode/seals/ holds the run's configuration
+    std::string run;
+    std::string agent;
+};
+
 struct StatusArgs {
     std::optional<std::string> which;  // a run id, or an issue number
     bool json = false;
@@ -117,6 +124,7 @@ int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
 int run_supervise(const SuperviseArgs& args);
+int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
 int run_clean(const CleanArgs& args);

@@ -129,6 +129,14 @@ int main(int argc, char** argv) {
     supervise_cmd->add_flag("--no-check", supervise.no_check);
     supervise_cmd->add_flag("--publish", supervise.publish);
 
+    // Hidden: a built-in agent (textproto, perplexity, xai), as the supervisor starts it.
+    AgentArgs agent;
+    auto* agent_cmd = app.add_subcommand("agent", "");
+    agent_cmd->group("");
+    agent_cmd->add_option("--repo", agent.repo)->required();
+    agent_cmd->add_option("--run", agent.run)->required();
+    agent_cmd->add_option("--agent", agent.agent)->required();
+
     StatusArgs status;
     auto* status_cmd = app.add_subcommand("status", "the runs: state, commits, ready, exit");
     status_cmd->add_option("which", status.which, "a run id or an issue number");
@@ -177,6 +185,7 @@ int main(int argc, char** argv) {
         if (*show_cmd) return run_issues_show(show);
         if (*run_cmd) return run_run(run);
         if (*supervise_cmd) return run_supervise(supervise);
+        if (*agent_cmd) return run_agent(agent);
         if (*status_cmd) return run_status(status);
         if (*logs_cmd) return run_logs(logs);
         if (*init_cmd) return run_init(init);
