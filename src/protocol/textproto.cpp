@@ -222,6 +222,31 @@ std::vector<Command> parse_inbox(std::string_view text) {
     return out;
 }
 
+std::string escape_body(std::string_view content, std::string_view name) {
+    const std::string closing = "[/" + std::string(name) + "]";
+    std::string out;
+    out.reserve(content.size() + 16);
+    while (!content.empty()) {
+        const std::size_t nl = content.find('\n');
+        const std::string_view line = content.substr(0, nl);
+        const std::string_view t = trim(line);
+        const std::size_t slashes = t.find_first_not_of('\\');
+        if (t.size() >= closing.size() && slashes != std::string_view::npos &&
+            t.substr(slashes) == closing) {
+            const std::size_t at = static_cast<std::size_t>(t.data() - line.data());
+            out.append(line.substr(0, at));
+            out.push_back('\\');
+            out.append(line.substr(at));
+        } else {
+            out.append(line);
+        }
+        out.push_back('\n');
+        if (nl == std::string_view::npos) break;
+        content.remove_prefix(nl + 1);
+    }
+    return out;
+}
+
 std::string format_outcome(const Outcome& outcome) {
     std::string out = outcome.success ? "[OK] " : "[FAILED] ";
     out += outcome.command + ": " + outcome.summary + "\n";

@@ -49,6 +49,10 @@ struct Command {
 // a malformed block is a Command of kind error, which the model sees as a [FAILED] result.
 std::vector<Command> parse_inbox(std::string_view text);
 
+// `content` as the body of a block named `name` (CREATE_FILE…): each line that would read as
+// the block's closing tag gets the escape's backslash, so parse_inbox gives `content` back.
+std::string escape_body(std::string_view content, std::string_view name);
+
 // One command's outcome, as the seed's CommandResult and the next outbox show it.
 struct Outcome {
     bool success = false;

@@ -233,6 +233,11 @@ TEST_F(BuiltinAgent, TheRestBackendsSendThePromptOnceAndKeepTheAnswer) {
     EXPECT_NE(missing.error_summary.find("PERPLEXITY_API_KEY is not set"), std::string::npos)
         << missing.error_summary;
     EXPECT_EQ(chat.requests().size(), 1u);
+    // doctor says so before a run does.
+    Shell doctor = dispatch("doctor");
+    EXPECT_NE(doctor.exit_code, 0);
+    EXPECT_NE((doctor.out + doctor.err).find("PERPLEXITY_API_KEY is not set"), std::string::npos)
+        << doctor.out << doctor.err;
 }
 
 }  // namespace

@@ -58,6 +58,29 @@ std::optional<std::string> getenv_value(const char* name) {
 // The checks of a coding CLI agent: its version against the one its preset was tested with,
 // the preset's flags against its --help, whether it can reach its model and has a key —
 // nothing that spends a request.
+// A built-in agent runs inside cocode-dispatch: what it needs is its model's key (when its
+// provider takes one) and, for http, where the model is.
+void check_builtin_agent(const config::AgentConfig& agent, std::vector<Check>& checks) {
+    const config::ChatSettings& chat = *agent.chat;
+    const config::ChatProvider* provider = config::chat_provider(chat.provider);
+    std::string what = "built-in " + std::string(config::type_name(agent.type));
+    if (chat.transport == config::Transport::file) {
+        checks.push_back({"agent " + agent.name, "ok",
+                          what + ", copy-paste: answers are pasted into each run's inbox/"});
+        return;
+    }
+    what += " (" + std::string(chat.textproto ? "text protocol" : "one request") + "), " +
+            chat.provider + " model " + agent.model.value_or(std::string(provider->model)) +
+            " at " + agent.base_url.value_or(std::string(provider->base_url));
+    if (agent.token_env && getenv_value(agent.token_env->c_str()).value_or("").empty()) {
+        checks.push_back({"agent " + agent.name, "missing", what + "; " + *agent.token_env +
+                                                                " is not set (its key)"});
+        return;
+    }
+    checks.push_back({"agent " + agent.name, "ok",
+                      what + (agent.token_env ? "; key in " + *agent.token_env : "")});
+}
+
 void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                      std::vector<Check>& checks) {
     const config::CliPreset& cli = *config::cli_preset(agent.type);
@@ -201,6 +224,10 @@ int run_doctor(const DoctorArgs& args) {
             checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
         for (const auto& agent : ws->config.agents) {
             const std::string name = "agent " + agent.name;
+            if (config::is_builtin(agent.type)) {
+                check_builtin_agent(agent, checks);
+                continue;
+            }
             auto program = find_in_path(agent.argv.front());
             if (!program) {
                 checks.push_back({name, "missing",
