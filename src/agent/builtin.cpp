@@ -224,8 +224,7 @@ class TextProtoAgent final : public Agent {
                             "the token budget of " + std::to_string(chat.token_budget) +
                                 " was spent without DONE (" + std::to_string(s.tokens_used) +
                                 " used; token_budget)");
-            const std::string listing =
-                protocol::render_listing(protocol::list_workspace(root), kListingLimit);
+            const std::string listing = protocol::workspace_listing(root, kListingLimit);
             const std::string outbox =
                 protocol::render_outbox(s, listing, executor.read_requested(s.read_file_requests));
             const std::string name = protocol::outbox_name(s.session_id, s.sequence_number);

@@ -121,25 +121,18 @@ Result<fs::path> resolve_in_workspace(const fs::path& root, const std::string& r
     return current;
 }
 
-std::vector<ListedFile> list_workspace(const fs::path& root) {
-    std::vector<ListedFile> out;
-    auto add = [&](const std::string& rel) {
-        struct stat st {};
-        if (::lstat((root / rel).c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return;
-        out.push_back({rel, static_cast<std::uint64_t>(st.st_size)});
-    };
-    auto listed =
-        run_command({"git", "-C", root.string(), "ls-files", "-z", "-co", "--exclude-standard"});
+std::vector<std::string> list_workspace(const fs::path& root) {
+    std::vector<std::string> out;
+    auto listed = run_command(
+        {"git", "-C", root.string(), "ls-files", "-z", "-co", "--exclude-standard"});
     if (listed.ok() && listed->exit_code == 0) {
         std::string_view rest = listed->out;
-        std::string last;
         while (!rest.empty()) {
             const std::size_t nul = rest.find('\0');
-            std::string rel(rest.substr(0, nul));
+            std::string_view rel = rest.substr(0, nul);
             rest.remove_prefix(nul == std::string_view::npos ? rest.size() : nul + 1);
-            if (rel.empty() || rel == last) continue;  // a conflicted path is listed per stage
-            add(rel);
-            last = std::move(rel);
+            // A conflicted path is listed once per stage.
+            if (!rel.empty() && (out.empty() || out.back() != rel)) out.emplace_back(rel);
         }
         return out;
     }
@@ -149,9 +142,20 @@ std::vector<ListedFile> list_workspace(const fs::path& root) {
             it.disable_recursion_pending();
             continue;
         }
-        if (!it->is_directory(ec)) add(it->path().lexically_relative(root).string());
+        if (!it->is_directory(ec)) out.push_back(it->path().lexically_relative(root).string());
     }
     return out;
+}
+
+std::optional<std::uint64_t> size_in(const fs::path& root, const std::string& relative) {
+    struct stat st {};
+    if (::lstat((root / relative).c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return std::nullopt;
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::string workspace_listing(const fs::path& root, std::size_t limit) {
+    return render_listing(list_workspace(root), limit,
+                          [&](const std::string& relative) { return size_in(root, relative); });
 }
 
 ShellResult run_shell(const std::string& command, const fs::path& cwd,

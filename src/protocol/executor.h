@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,15 @@ namespace cocode::protocol {
 Result<std::filesystem::path> resolve_in_workspace(const std::filesystem::path& root,
                                                    const std::string& relative);
 
-// The workspace's files: git's view (tracked, and untracked but not ignored) when it is a git
-// worktree, else every file below it but .git; sizes from lstat.
-std::vector<ListedFile> list_workspace(const std::filesystem::path& root);
+// The workspace's files, relative: git's view (tracked, and untracked but not ignored) when it
+// is a git worktree, else every file below it but .git.
+std::vector<std::string> list_workspace(const std::filesystem::path& root);
+
+// A file's size by lstat, nullopt when it is not there: render_listing's size_of.
+std::optional<std::uint64_t> size_in(const std::filesystem::path& root, const std::string& relative);
+
+// The CONTEXT section's listing of the worktree at `root` (list_workspace, render_listing).
+std::string workspace_listing(const std::filesystem::path& root, std::size_t limit);
 
 struct ShellResult {
     int exit_code = -1;  // 128+N for signal N

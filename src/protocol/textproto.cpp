@@ -390,72 +390,70 @@ Rules:
     return kText;
 }
 
-std::string render_listing(std::vector<ListedFile> files, std::size_t limit) {
+std::string render_listing(std::vector<std::string> paths, std::size_t limit,
+                           const SizeOf& size_of) {
     std::string out = "## Workspace Files\n";
-    if (files.empty()) return out + "(empty workspace)\n";
-    std::sort(files.begin(), files.end(),
-              [](const ListedFile& a, const ListedFile& b) { return a.path < b.path; });
-    auto line = [](const std::string& path, std::uint64_t size) {
-        return "  " + path + " (" + std::to_string(size) + " bytes)\n";
+    if (paths.empty()) return out + "(empty workspace)\n";
+    if (!std::is_sorted(paths.begin(), paths.end())) std::sort(paths.begin(), paths.end());
+    auto file_line = [&](const std::string& path) {
+        const auto size = size_of(path);
+        return size ? "  " + path + " (" + std::to_string(*size) + " bytes)\n" : std::string();
     };
-    if (files.size() <= limit) {
-        for (const auto& f : files) out += line(f.path, f.size);
-        return out;
+    if (paths.size() <= limit) {
+        const std::size_t before = out.size();
+        for (const auto& p : paths) out += file_line(p);
+        return out.size() == before ? out + "(empty workspace)\n" : out;
     }
-    // The deepest level at which files above it plus folders at it fit in `limit` lines.
-    struct Folder {
-        std::uint64_t files = 0, bytes = 0;
+    // The folder of `path` `depth` levels deep ("a/b/"), or empty when it is less deep.
+    auto folder_at = [](std::string_view path, std::size_t depth) {
+        std::size_t at = 0;
+        for (std::size_t seen = 0; seen < depth; ++seen) {
+            at = path.find('/', at);
+            if (at == std::string_view::npos) return std::string_view();
+            ++at;
+        }
+        return path.substr(0, at);
     };
-    auto entries_at = [&](std::size_t depth, std::map<std::string, Folder>* folders,
-                          std::vector<const ListedFile*>* shallow) {
+    // Entries at a depth: the files above it, and its folders (contiguous in sorted order).
+    auto entries_at = [&](std::size_t depth) {
         std::size_t count = 0;
-        std::string last;
-        for (const auto& f : files) {
-            std::size_t slash = std::string::npos, seen = 0, at = 0;
-            while (seen < depth && (at = f.path.find('/', at)) != std::string::npos) {
-                slash = at++;
-                ++seen;
-            }
-            if (seen < depth) {
+        std::string_view last;
+        for (const auto& p : paths) {
+            const std::string_view folder = folder_at(p, depth);
+            if (folder.empty())
                 ++count;
-                if (shallow) shallow->push_back(&f);
-                continue;
-            }
-            std::string folder = f.path.substr(0, slash + 1);
-            if (folder != last) ++count, last = folder;
-            if (folders) {
-                auto& entry = (*folders)[folder];
-                ++entry.files;
-                entry.bytes += f.size;
-            }
+            else if (folder != last)
+                ++count, last = folder;
         }
         return count;
     };
     std::size_t depth = 1;
-    while (entries_at(depth + 1, nullptr, nullptr) <= limit) ++depth;
-    std::map<std::string, Folder> folders;
-    std::vector<const ListedFile*> shallow;
-    entries_at(depth, &folders, &shallow);
-    std::uint64_t bytes = 0;
-    for (const auto& f : files) bytes += f.size;
-    out += std::to_string(files.size()) + " files, " + std::to_string(bytes) +
-           " bytes: more than " + std::to_string(limit) + " to list, so folders " +
-           std::to_string(depth) +
+    while (entries_at(depth + 1) <= limit) ++depth;
+    out += std::to_string(paths.size()) + " files: more than " + std::to_string(limit) +
+           " to list, so folders " + std::to_string(depth) +
            " deep are summarised (RUN_COMMAND with ls or find shows inside one)\n";
     // Files and folders together, in path order.
-    std::vector<std::pair<std::string, std::string>> rows;
-    for (const auto* f : shallow) rows.emplace_back(f->path, line(f->path, f->size));
-    for (const auto& [name, folder] : folders)
-        rows.emplace_back(name, "  " + name + " (" + std::to_string(folder.files) + " files, " +
-                                    std::to_string(folder.bytes) + " bytes)\n");
+    std::vector<std::pair<std::string_view, std::size_t>> rows;  // name, files (0: a file)
+    for (const auto& p : paths) {
+        const std::string_view folder = folder_at(p, depth);
+        if (folder.empty())
+            rows.emplace_back(p, 0);
+        else if (!rows.empty() && rows.back().second > 0 && rows.back().first == folder)
+            ++rows.back().second;
+        else
+            rows.emplace_back(folder, 1);
+    }
     std::sort(rows.begin(), rows.end());
     std::size_t shown = 0;
-    for (const auto& row : rows) {
+    for (const auto& [name, files] : rows) {
         if (shown++ == limit) {
             out += "  … and " + std::to_string(rows.size() - limit) + " more\n";
             break;
         }
-        out += row.second;
+        if (files == 0)
+            out += file_line(std::string(name));
+        else
+            out += "  " + std::string(name) + " (" + std::to_string(files) + " files)\n";
     }
     return out;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -90,13 +91,13 @@ std::string outbox_name(const std::string& session_id, int sequence);
 std::string_view protocol_text();
 
 // The workspace as the CONTEXT section lists it: files with sizes, or, past `limit` lines, a
-// summary by folder (the deepest level that fits), so that a 20,000-file repository does not
-// make a 20,000-line outbox.
-struct ListedFile {
-    std::string path;  // relative, '/'-separated
-    std::uint64_t size = 0;
-};
-std::string render_listing(std::vector<ListedFile> files, std::size_t limit);
+// summary by folder with its number of files (the deepest level that fits), so that a
+// 20,000-file repository does not make a 20,000-line outbox. `size_of` is asked only for the
+// files shown one by one (a stat of every file of a big worktree would cost more than the rest
+// of the turn); a file it has no size for is gone, and not shown.
+using SizeOf = std::function<std::optional<std::uint64_t>(const std::string&)>;
+std::string render_listing(std::vector<std::string> paths, std::size_t limit,
+                           const SizeOf& size_of);
 
 // A file asked for with READ_FILE, as the next outbox shows it.
 struct RequestedFile {

@@ -115,7 +115,8 @@ TEST(TextProto, TheOutboxHasTheSeedsFourSectionsAndTheProtocolNeverChanges) {
     Session s;
     s.session_id = "a1b2c3d4";
     s.task = "Fix the parser.";
-    const std::string first = render_outbox(s, render_listing({}, 10), {});
+    const auto no_size = [](const std::string&) { return std::optional<std::uint64_t>(); };
+    const std::string first = render_outbox(s, render_listing({}, 10, no_size), {});
     EXPECT_EQ(
         first.rfind("=== HEADER ===\nSession: a1b2c3d4\nSequence: 1\nTask: Fix the parser.\n", 0),
         0u);
@@ -129,8 +130,14 @@ TEST(TextProto, TheOutboxHasTheSeedsFourSectionsAndTheProtocolNeverChanges) {
     s.last_results = {{true, "RUN_COMMAND", "Ran 'make' (exit code 0)", "built\nok"},
                       {false, "EDIT_FILE", "File 'x' not found", ""}};
     const std::string second =
-        render_outbox(s, render_listing({{"src/a.cc", 245}}, 10), {{"src/a.cc", "int a;\n", ""}});
+        render_outbox(s, render_listing({"src/a.cc", "gone.cc"}, 10,
+                                       [](const std::string& p) {
+                                           return p == "gone.cc" ? std::optional<std::uint64_t>()
+                                                                 : std::optional<std::uint64_t>(245);
+                                       }),
+                      {{"src/a.cc", "int a;\n", ""}});
     EXPECT_NE(second.find("  src/a.cc (245 bytes)\n"), std::string::npos);
+    EXPECT_EQ(second.find("gone.cc"), std::string::npos);  // listed by git, deleted since
     EXPECT_NE(second.find("## Previous Command Results\n[OK] RUN_COMMAND: Ran 'make' (exit code "
                           "0)\n  Output: built\n  ok\n[FAILED] EDIT_FILE: File 'x' not found\n"),
               std::string::npos);
@@ -144,20 +151,25 @@ TEST(TextProto, TheOutboxHasTheSeedsFourSectionsAndTheProtocolNeverChanges) {
 }
 
 TEST(TextProto, ABigWorkspaceIsSummarisedByFolder) {
-    std::vector<ListedFile> files;
+    std::vector<std::string> files;
     for (int i = 0; i < 20000; ++i)
-        files.push_back({"pkg" + std::to_string(i % 50) + "/sub" + std::to_string(i % 7) + "/f" +
-                             std::to_string(i) + ".c",
-                         10});
-    files.push_back({"README.md", 5});
-    const std::string listing = render_listing(files, 400);
+        files.push_back("pkg" + std::to_string(i % 50) + "/sub" + std::to_string(i % 7) + "/f" +
+                        std::to_string(i) + ".c");
+    files.push_back("README.md");
+    std::size_t sized = 0;
+    const std::string listing = render_listing(files, 400, [&](const std::string&) {
+        ++sized;
+        return std::optional<std::uint64_t>(5);
+    });
     const auto lines = std::count(listing.begin(), listing.end(), '\n');
     EXPECT_LE(lines, 402);
-    EXPECT_NE(listing.find("20001 files, 200005 bytes"), std::string::npos);
+    EXPECT_NE(listing.find("20001 files: more than 400 to list, so folders 2 deep"),
+              std::string::npos);
     // 50 × 7 folders two deep fit in 400 lines, and they are what is shown.
-    EXPECT_NE(listing.find("  pkg0/sub0/ ("), std::string::npos) << listing.substr(0, 500);
+    EXPECT_NE(listing.find("  pkg0/sub0/ (58 files)\n"), std::string::npos) << listing.substr(0, 500);
     EXPECT_NE(listing.find("  README.md (5 bytes)\n"), std::string::npos);
     EXPECT_EQ(listing.find(".c ("), std::string::npos);
+    EXPECT_EQ(sized, 1u);  // only the file shown was looked at
 }
 
 TEST(TextProto, SessionsRoundTripInTheSeedsNames) {
@@ -300,9 +312,7 @@ TEST_F(Workspace, TheListingIsGitsViewAndRequestedFilesAreCapped) {
     write_text(root_ / ".gitignore", "build/\n");
     fs::create_directories(root_ / "build");
     write_text(root_ / "build/out.o", "x");
-    auto files = list_workspace(root_);
-    std::vector<std::string> names;
-    for (const auto& f : files) names.push_back(f.path);
+    auto names = list_workspace(root_);
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{".gitignore", "src/a.txt"}));
 
