@@ -1,4 +1,4 @@
-// The agents cocode runs itself over a chat model (docs/agents.md): `textproto`, the
+// The agents cocode runs itself over a chat model (docs/configuration.md, docs/protocols.md): `textproto`, the
 // CodingAgent text protocol over the chat API or through files a person pastes into; and the
 // runner contract's REST backends `perplexity` and `xai`, one request whose answer is the
 // output. They implement the runner contract's Agent interface (execute with a RunContext,
