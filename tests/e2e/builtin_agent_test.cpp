@@ -189,20 +189,34 @@ TEST_F(BuiltinAgent, ACopyPasteSessionReadsTheInboxInWriteOrderEachFileOnce) {
     EXPECT_EQ(json::parse(read_text(done.folder / "check.json"))["verdict"], "PASS");
 }
 
-TEST_F(BuiltinAgent, ASessionThatNeverSaysDoneEndsAtItsTurnLimit) {
+TEST_F(BuiltinAgent, ASessionThatNeverSaysDoneEndsAtItsTurnLimitAndARestartResumesIt) {
     FakeChat chat({{"Thinking.", "[MESSAGE]\nstill thinking\n[/MESSAGE]\n"}, kKey, tls_, 0});
-    configure({{"agents", {{"tp", textproto_agent(chat, {{"max_turns", 2}})}}}});
+    configure({{"agents", {{"tp", textproto_agent(chat, {{"max_turns", 2}, {"restarts", 1}})}}}});
     Shell run = dispatch("run 1 --no-check", env());
     EXPECT_EQ(run.exit_code, 1);
     const auto& r = only_run();
     EXPECT_EQ(r.status, run::RunStatus::failed);
     EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.restarts, 1);
     EXPECT_NE(r.error_summary.find("the turn limit of 2 was reached without DONE (max_turns)"),
               std::string::npos)
         << r.error_summary;
     EXPECT_NE(read_text(r.folder / "output.md").find("ended without DONE"), std::string::npos);
+    // The restart resumed the session from its file: no turn was asked again.
     EXPECT_EQ(chat.requests().size(), 2u);
+    EXPECT_NE(read_text(r.folder / "agent-stdout.txt").find("resuming session"), std::string::npos);
     EXPECT_TRUE(r.ready_commit.empty());
+}
+
+TEST_F(BuiltinAgent, ASessionEndsWhenItsTokenBudgetIsSpent) {
+    FakeChat chat({{"Thinking."}, kKey, tls_, 0});
+    configure({{"agents", {{"tp", textproto_agent(chat, {{"token_budget", 100}})}}}});
+    EXPECT_EQ(dispatch("run 1 --no-check", env()).exit_code, 1);
+    const auto& r = only_run();
+    EXPECT_NE(r.error_summary.find("the token budget of 100 was spent without DONE"),
+              std::string::npos)
+        << r.error_summary;
+    EXPECT_EQ(chat.requests().size(), 1u);  // the outbox alone is over 100 tokens
 }
 
 TEST_F(BuiltinAgent, TheRestBackendsSendThePromptOnceAndKeepTheAnswer) {
