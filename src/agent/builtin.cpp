@@ -1,5 +1,6 @@
 #include "agent/builtin.h"
 
+#include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
