@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +23,27 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
+
+// Whether a dispatcher is still making runs dispatched since `since`: a `.making-<run id>`
+// folder whose maker — the pid in the run id — is alive. A watcher killed while its `run`
+// was starting left that `run` going; the watcher started again must wait for its runs and
+// adopt them, not start the pair a second time (its worktree and branch already exist).
+bool runs_being_made(const fs::path& runs_dir, const std::string& since) {
+    std::error_code ec;
+    const std::string prefix = run::kMakingPrefix;
+    for (fs::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::string id = name.substr(prefix.size());
+        if (!is_run_id(id) || id.substr(0, since.size()) < since) continue;
+        // YYYYMMDD-HHMMSSmmm-<pid>-<seq>
+        const std::size_t first = id.find('-'), second = id.find('-', first + 1),
+                          third = id.find('-', second + 1);
+        const long pid = std::atol(id.substr(second + 1, third - second - 1).c_str());
+        if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) return true;
+    }
+    return false;
+}
 
 constexpr std::string_view kPhaseNames[] = {"claiming", "claimed", "dispatching", "running"};
 
@@ -308,11 +331,19 @@ Result<bool> Watcher::advance(WatchEntry& e) {
     const fs::path runs_dir = options_.repo_root / run::kRunsDir;
     if (e.phase == WatchPhase::dispatching) {
         // Runs started before a crash cut this step short are adopted, not started again.
-        for (const auto& record : run::list_runs(runs_dir).runs)
-            if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
-                e.runs.push_back(record.run_id);
+        auto adopt = [&] {
+            for (const auto& record : run::list_runs(runs_dir).runs)
+                if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
+                    e.runs.push_back(record.run_id);
+        };
+        adopt();
+        if (e.runs.empty() && runs_being_made(runs_dir, e.since)) return false;
         if (e.runs.empty()) {
             auto started = options_.dispatch(n, e.agents);
+            // The `run` of a watcher killed mid-step may have made its runs meanwhile.
+            if (!started && runs_being_made(runs_dir, e.since)) return false;
+            if (!started) adopt();
+            if (!started && !e.runs.empty()) started = e.runs;
             if (!started) {
                 // Nothing ran: the issue is answered as failed, with why.
                 const std::string why = redact(started.error().message);
