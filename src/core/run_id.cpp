@@ -60,6 +60,15 @@ bool is_run_id(std::string_view text) {
     return all_digits(rest.substr(0, dash)) && all_digits(rest.substr(dash + 1));
 }
 
+pid_t run_id_pid(std::string_view id) {
+    if (!is_run_id(id)) return 0;
+    const std::string_view digits = id.substr(19, id.find('-', 19) - 19);
+    if (digits.size() > 9) return 0;  // no pid is that long
+    pid_t pid = 0;
+    for (char c : digits) pid = pid * 10 + (c - '0');
+    return pid;
+}
+
 std::string format_utc_timestamp(SystemTime time) {
     UtcParts p = split_utc(time);
     char buf[64];
@@ -86,8 +95,7 @@ std::optional<SystemTime> parse_utc_timestamp(std::string_view text) {
     const int y = number(0, 4), mo = number(5, 2), d = number(8, 2), h = number(11, 2),
               mi = number(14, 2), sec = number(17, 2);
     // Only years a nanosecond system_clock holds, whatever the offset.
-    if (y < 1678 || y > 2261 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0)
-        return std::nullopt;
+    if (y < 1678 || y > 2261 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0) return std::nullopt;
     std::string_view rest = text.substr(19);
     long long nanos = 0;
     if (!rest.empty() && rest.front() == '.') {

@@ -20,6 +20,8 @@ std::string make_run_id(SystemTime now, pid_t pid);
 std::string next_run_id();  // now, getpid()
 
 bool is_run_id(std::string_view text);
+// The pid of the process that made a run id; 0 when `id` is not one.
+pid_t run_id_pid(std::string_view id);
 
 // `2026-11-22T10:04:05.123Z`
 std::string format_utc_timestamp(SystemTime time);

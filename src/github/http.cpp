@@ -402,6 +402,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         // A streamed answer: its 2xx body goes to the receiver as it comes, anything else is
         // kept whole, to be read as an error.
         int streamed_status = 0;
+        std::string streamed_error_body;
         if (receive) {
             req.response_handler = [&streamed_status](const httplib::Response& r) {
                 streamed_status = r.status;
@@ -411,10 +412,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                                                 std::uint64_t) {
                 if (streamed_status >= 200 && streamed_status < 300)
                     return (*receive)(std::string_view(data, size), attempt);
-                streamed_error_body_.append(data, size);
+                streamed_error_body.append(data, size);
                 return true;
             };
-            streamed_error_body_.clear();
         }
 
         ++stats_.requests;
@@ -443,7 +443,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 
         HttpResponse response;
         response.status = result->status;
-        response.body = receive ? std::move(streamed_error_body_) : std::move(result->body);
+        response.body = receive ? std::move(streamed_error_body) : std::move(result->body);
         for (const auto& [name, value] : result->headers)
             response.headers.emplace(ascii_lower(name), value);
         if (auto remaining = header_number(response, "x-ratelimit-remaining"))

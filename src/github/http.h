@@ -145,7 +145,6 @@ class HttpClient {
     std::unique_ptr<Transport> transport_;
     HttpStats stats_;
     std::string quiet_why_;  // "rate limited (403, retry-after 2)", for a request held back
-    std::string streamed_error_body_;  // a streamed request's non-2xx answer
 };
 
 // The JSON of a 2xx answer (null for an empty body); for anything else, response_error().

@@ -36,11 +36,8 @@ bool runs_being_made(const fs::path& runs_dir, const std::string& since) {
         if (name.rfind(prefix, 0) != 0) continue;
         const std::string id = name.substr(prefix.size());
         if (!is_run_id(id) || id.substr(0, since.size()) < since) continue;
-        // YYYYMMDD-HHMMSSmmm-<pid>-<seq>
-        const std::size_t first = id.find('-'), second = id.find('-', first + 1),
-                          third = id.find('-', second + 1);
-        const long pid = std::atol(id.substr(second + 1, third - second - 1).c_str());
-        if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) return true;
+        const pid_t pid = run_id_pid(id);
+        if (pid > 0 && ::kill(pid, 0) == 0) return true;
     }
     return false;
 }

@@ -222,8 +222,10 @@ TEST_F(BuiltinAgent, ASessionEndsWhenItsTokenBudgetIsSpent) {
 TEST_F(BuiltinAgent, TheRestBackendsSendThePromptOnceAndKeepTheAnswer) {
     FakeChat chat(
         {{"The issue asks for thing 1; it is a two-line change."}, "pplx-key-0000000000", tls_, 0});
-    configure(
-        {{"agents", {{"research", {{"type", "perplexity"}, {"base_url", chat.base_url()}}}}}});
+    // Streamed: the answer reaches agent-stdout.txt piece by piece as the server sends it.
+    configure({{"agents",
+                {{"research",
+                  {{"type", "perplexity"}, {"base_url", chat.base_url()}, {"stream", true}}}}}});
     Shell run = dispatch("run 1 --no-check", "SSL_CERT_FILE=" + quote(tls_.certificate.string()) +
                                                  " PERPLEXITY_API_KEY=pplx-key-0000000000 ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -231,10 +233,13 @@ TEST_F(BuiltinAgent, TheRestBackendsSendThePromptOnceAndKeepTheAnswer) {
     EXPECT_EQ(r.status, run::RunStatus::completed);
     ASSERT_EQ(chat.requests().size(), 1u);
     EXPECT_EQ(chat.requests()[0].model, "sonar");  // perplexity's default model
+    EXPECT_TRUE(chat.requests()[0].stream);
     EXPECT_EQ(user_text(chat.requests()[0]), read_text(r.folder / "prompt.md"));
     EXPECT_EQ(read_text(r.folder / "output.md"),
               "The issue asks for thing 1; it is a two-line change.\n");
-    EXPECT_NE(read_text(r.folder / "agent-stdout.txt").find("two-line change"), std::string::npos);
+    EXPECT_NE(read_text(r.folder / "agent-stdout.txt")
+                  .find("The issue asks for thing 1; it is a two-line change.\n"),
+              std::string::npos);
     EXPECT_FALSE(found_below(r.folder, "pplx-key-0000000000"));
 
     // Without its key it does not start asking: the run exits 3, naming the variable.

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <regex>
 #include <set>
 
@@ -32,6 +34,13 @@ TEST(RunId, RecognisesOnlyItsFormat) {
     EXPECT_FALSE(is_run_id("2026112x-100405123-4242-1"));
     EXPECT_FALSE(is_run_id("20261122-100405123-42a2-1"));
     EXPECT_FALSE(is_run_id("../../etc-100405123-1-1"));
+}
+
+TEST(RunId, NamesThePidThatMadeIt) {
+    EXPECT_EQ(run_id_pid(make_run_id(std::chrono::system_clock::now(), 4242)), 4242);
+    EXPECT_EQ(run_id_pid(next_run_id()), ::getpid());
+    EXPECT_EQ(run_id_pid("20261122-100405123-99999999999999-1"), 0);
+    EXPECT_EQ(run_id_pid("not-a-run-id"), 0);
 }
 
 TEST(Timestamp, ParsesRfc3339AsWrittenAndNothingElse) {
