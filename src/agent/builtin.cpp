@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "agent/builtin_support.h"
+#include "agent/codali.h"
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -24,7 +26,7 @@
 namespace cocode::agent {
 namespace fs = std::filesystem;
 
-namespace {
+namespace detail {
 
 // What the agent writes to its stdout and stderr (the run folder's agent-stdout.txt and
 // agent-stderr.txt, opened by the supervisor), a line at a time so `logs --follow` sees it.
@@ -61,18 +63,13 @@ std::vector<std::string> command_environment(const RunContext& context,
     return out;
 }
 
-struct Model {
-    std::unique_ptr<llm::ChatClient> client;
-    std::string describe;  // "openai model gpt-4o-mini at https://…"
-};
-
-// The chat client of the agent's configuration; an exit code and why when it cannot be made.
-Result<Model> make_model(const config::AgentConfig& agent, const RunContext& context) {
+Result<Model> make_model(const config::AgentConfig& agent, const RunContext& context,
+                         const std::optional<std::string>& model_override) {
     const config::ChatSettings& chat = *agent.chat;
     const config::ChatProvider* provider = config::chat_provider(chat.provider);
     llm::ChatOptions options;
     options.base_url = agent.base_url.value_or(std::string(provider->base_url));
-    options.model = agent.model.value_or(std::string(provider->model));
+    options.model = model_override.value_or(agent.model.value_or(std::string(provider->model)));
     if (agent.token_env) {
         const std::string key = env_of(context, *agent.token_env);
         if (key.empty())
@@ -95,13 +92,44 @@ Result<Model> make_model(const config::AgentConfig& agent, const RunContext& con
     if (!client.ok()) return std::move(client).error();
     Model model;
     model.describe = chat.provider + " model " +
-                     agent.model.value_or(std::string(provider->model)) + " at " +
+                     model_override.value_or(agent.model.value_or(std::string(provider->model))) +
+                     " at " +
                      agent.base_url.value_or(std::string(provider->base_url));
     model.client = std::move(client).value();
     return model;
 }
 
 int exit_code_of(const Error& error) { return static_cast<int>(error.code); }
+
+Result<void> commit_all(const RunContext& context, const std::string& message) {
+    const std::string dir = context.working_dir.string();
+    auto added = run_command({"git", "-C", dir, "add", "-A"});
+    if (!added.ok() || added->exit_code != 0)
+        return Error::general("git add failed: " +
+                              (added.ok() ? first_line(added->err) : added.error().message));
+    auto committed =
+        run_command({"git", "-C", dir, "commit", "--allow-empty", "-q", "-F", "-"},
+                    {.cwd = std::nullopt, .environment = std::nullopt, .input = message});
+    if (!committed.ok() || committed->exit_code != 0)
+        return Error::general("git commit failed: " +
+                              (committed.ok() ? first_line(committed->err + committed->out)
+                                              : committed.error().message));
+    return {};
+}
+
+std::string commit_subject(const std::string& summary, long issue) {
+    std::string subject = first_line(summary);
+    if (subject.size() > 72) subject = subject.substr(0, 69) + "...";
+    if (subject.find_first_not_of(" \t") == std::string::npos)
+        subject = "Work on issue #" + std::to_string(issue);
+    return subject;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
 
 // The runner contract's REST backend: the prompt as one chat request, the answer as output.
 class ChatAgent final : public Agent {
@@ -337,28 +365,12 @@ class TextProtoAgent final : public Agent {
     // DONE: everything in the worktree committed with the ready marker (the hook records
     // READY, the check judges it), then the session closed.
     int finish(const RunContext& context, Session& s) {
-        const std::string dir = context.working_dir.string();
-        auto added = run_command({"git", "-C", dir, "add", "-A"});
-        if (!added.ok() || added->exit_code != 0)
-            return stop(
-                context, s,
-                "git add failed: " + (added.ok() ? first_line(added->err) : added.error().message));
-        std::string subject = first_line(s.summary);
-        if (subject.size() > 72) subject = subject.substr(0, 69) + "...";
-        if (subject.find_first_not_of(" \t") == std::string::npos)
-            subject = "Work on issue #" + std::to_string(context.issue);
-        std::string message = subject + "\n\n";
+        std::string message = commit_subject(s.summary, context.issue) + "\n\n";
         if (s.summary.find('\n') + 1 < s.summary.size()) message += s.summary + "\n";
         message += "Session " + s.session_id + ", " + std::to_string(s.sequence_number - 1) +
                    " turns, by cocode's " + type() + " agent.\n\n" + context.ready_marker + "\n";
-        auto committed =
-            run_command({"git", "-C", dir, "commit", "--allow-empty", "-q", "-F", "-"},
-                        {.cwd = std::nullopt, .environment = std::nullopt, .input = message});
-        if (!committed.ok() || committed->exit_code != 0)
-            return stop(context, s,
-                        "git commit failed: " + (committed.ok()
-                                                     ? first_line(committed->err + committed->out)
-                                                     : committed.error().message));
+        if (auto committed = commit_all(context, message); !committed)
+            return stop(context, s, committed.error().message);
         s.is_complete = true;
         if (auto saved = save(s); !saved.ok()) return fail(1, saved.error().message);
         std::string output = s.summary.empty() ? std::string("(no summary)\n") : s.summary;
@@ -375,11 +387,13 @@ class TextProtoAgent final : public Agent {
 
 }  // namespace
 
-Result<std::unique_ptr<Agent>> make_builtin_agent(const config::AgentConfig& agent) {
+Result<std::unique_ptr<Agent>> make_builtin_agent(const config::AgentConfig& agent, Critic critic) {
     if (!config::is_builtin(agent.type) || !agent.chat)
         return Error::usage("agent '" + agent.name + "' is of type " +
                             std::string(config::type_name(agent.type)) +
-                            ", not a built-in agent (textproto, perplexity, xai)");
+                            ", not a built-in agent (textproto, perplexity, xai, codali)");
+    if (agent.type == config::AgentType::codali)
+        return std::unique_ptr<Agent>(new CodaliAgent(agent, std::move(critic)));
     if (agent.chat->textproto) return std::unique_ptr<Agent>(new TextProtoAgent(agent));
     return std::unique_ptr<Agent>(new ChatAgent(agent));
 }

@@ -104,12 +104,14 @@ Result<AgentType> parse_type(const Reader& r, const json& value, const std::stri
                                                             {"gemini", AgentType::gemini},
                                                             {"textproto", AgentType::textproto},
                                                             {"perplexity", AgentType::perplexity},
-                                                            {"xai", AgentType::xai}};
+                                                            {"xai", AgentType::xai},
+                                                            {"codali", AgentType::codali}};
     if (value.is_string()) {
         auto it = kTypes.find(value.get<std::string>());
         if (it != kTypes.end()) return it->second;
     }
-    return r.bad(field, "one of command, claude, codex, gemini, textproto, perplexity, xai");
+    return r.bad(field,
+                 "one of command, claude, codex, gemini, textproto, perplexity, xai, codali");
 }
 
 Result<void> parse_check(const Reader& r, const json& check, CheckConfig& out) {
@@ -344,6 +346,7 @@ const std::vector<std::string> kProcessKeys = {"command", "args", "stdin"};
 const std::vector<std::string> kChatKeys = {"provider",        "key_env",         "transport",
                                             "protocol",        "max_turns",       "token_budget",
                                             "command_timeout", "request_timeout", "stream"};
+const std::vector<std::string> kCodaliKeys = {"context_window", "summary_model", "critic_rounds"};
 
 bool variable_name(const std::string& name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
@@ -394,16 +397,24 @@ Result<void> parse_chat(const Reader& r, const json& value, const std::string& f
     }
     if (value.contains("protocol")) {
         const json& p = value["protocol"];
-        if (p == "textproto")
+        if (agent.type == AgentType::codali) {
+            if (p != "codali")
+                return r.bad(field + ".protocol", "\"codali\" (a codali agent speaks only it)");
+        } else if (p == "textproto") {
             chat.textproto = true;
-        else if (p == "chat" && agent.type != AgentType::textproto)
+        } else if (p == "chat" && agent.type != AgentType::textproto) {
             chat.textproto = false;
-        else
+        } else {
             return r.bad(field + ".protocol",
                          agent.type == AgentType::textproto
                              ? "\"textproto\" (a textproto agent speaks only it)"
                              : "\"chat\" (one request) or \"textproto\"");
+        }
     }
+    if (chat.transport == Transport::file && agent.type == AgentType::codali)
+        return r.bad(field + ".transport",
+                     "\"http\": a codali session asks its model many times a turn (summaries), "
+                     "which copy-paste cannot carry");
     if (chat.transport == Transport::file && !chat.textproto)
         return r.bad(
             field + ".transport",
@@ -429,6 +440,25 @@ Result<void> parse_chat(const Reader& r, const json& value, const std::string& f
     if (value.contains("stream")) {
         if (!value["stream"].is_boolean()) return r.bad(field + ".stream", "true or false");
         chat.stream = value["stream"].get<bool>();
+    }
+    if (value.contains("context_window")) {
+        const json& w = value["context_window"];
+        if (!w.is_number_unsigned() || w.get<std::uint64_t>() < 1000)
+            return r.bad(field + ".context_window",
+                         "the model's context window in tokens, at least 1000 (such as 128000)");
+        chat.context_window = w.get<std::uint64_t>();
+    }
+    if (value.contains("summary_model")) {
+        auto model = r.string(value["summary_model"], field + ".summary_model");
+        if (!model) return std::move(model).error();
+        if (model->empty())
+            return r.bad(field + ".summary_model", "the name of a (cheaper) model of the provider");
+        chat.summary_model = *model;
+    }
+    if (value.contains("critic_rounds")) {
+        auto n = r.integer(value["critic_rounds"], field + ".critic_rounds", 0, 100);
+        if (!n) return std::move(n).error();
+        chat.critic_rounds = *n;
     }
     const ChatProvider* provider = chat_provider(chat.provider);
     if (chat.transport == Transport::http && provider->base_url.empty() &&
@@ -459,9 +489,14 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
                                      "timeout", "idle_timeout", "output_cap", "restarts"};
     const std::vector<std::string>& own = is_builtin(type) ? kChatKeys : kProcessKeys;
     keys.insert(keys.end(), own.begin(), own.end());
+    if (type == AgentType::codali) keys.insert(keys.end(), kCodaliKeys.begin(), kCodaliKeys.end());
     if (auto ok = r.only_keys(value, field, keys); !ok) {
         // A key of the other kind of agent says which kind it belongs to.
         for (const auto& [key, unused] : value.items()) {
+            if (type != AgentType::codali &&
+                std::find(kCodaliKeys.begin(), kCodaliKeys.end(), key) != kCodaliKeys.end())
+                return r.bad(field + "." + key, "nothing here: " + key +
+                                                    " is for codali agents (type codali)");
             const auto& other = is_builtin(type) ? kProcessKeys : kChatKeys;
             if (std::find(other.begin(), other.end(), key) != other.end())
                 return r.bad(field + "." + key,
@@ -470,7 +505,8 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
                                        std::string(type_name(type)) +
                                        ") runs inside cocode-dispatch, without a command"
                                  : "nothing here: " + key +
-                                       " is for the built-in agents (textproto, perplexity, xai)");
+                                       " is for the built-in agents (textproto, perplexity, xai, "
+                                       "codali)");
         }
         return std::move(ok).error();
     }
@@ -600,12 +636,15 @@ std::string_view type_name(AgentType type) {
             return "perplexity";
         case AgentType::xai:
             return "xai";
+        case AgentType::codali:
+            return "codali";
     }
     return "command";
 }
 
 bool is_builtin(AgentType type) {
-    return type == AgentType::textproto || type == AgentType::perplexity || type == AgentType::xai;
+    return type == AgentType::textproto || type == AgentType::perplexity ||
+           type == AgentType::xai || type == AgentType::codali;
 }
 
 const AgentConfig* Config::find_agent(std::string_view name) const {
@@ -631,7 +670,8 @@ AgentConfig preset(AgentType type, std::string name) {
         // supervisor starts like any other; prepare puts the program's path and the run in.
         agent.argv = {"cocode-dispatch", "agent"};
         ChatSettings chat;
-        chat.provider = type == AgentType::textproto ? "openai" : std::string(type_name(type));
+        const bool own_provider = type == AgentType::perplexity || type == AgentType::xai;
+        chat.provider = own_provider ? std::string(type_name(type)) : "openai";
         chat.textproto = type == AgentType::textproto;
         agent.token_env = std::string(chat_provider(chat.provider)->key_env);
         agent.chat = chat;

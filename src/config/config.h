@@ -21,10 +21,11 @@ namespace cocode::config {
 
 using Duration = std::chrono::milliseconds;
 
-enum class AgentType { command, claude, codex, gemini, textproto, perplexity, xai };
+enum class AgentType { command, claude, codex, gemini, textproto, perplexity, xai, codali };
 std::string_view type_name(AgentType type);
 // The agents cocode runs itself, over a chat-completions API (agent/builtin.h): textproto
-// (the CodingAgent text protocol), perplexity and xai (one request, or the text protocol).
+// (the CodingAgent text protocol), perplexity and xai (one request, or the text protocol),
+// codali (Codali envelopes answered from an index of the worktree, the check in the loop).
 bool is_builtin(AgentType type);
 
 // What the agent's stdin is: /dev/null (the cocode protocol: the agent reads
@@ -45,6 +46,12 @@ struct ChatSettings {
     Duration command_timeout = std::chrono::seconds(30);  // each RUN_COMMAND
     Duration request_timeout = std::chrono::minutes(5);   // each chat request
     bool stream = false;                                  // server-sent events
+    // codali only: the model's context window in tokens (history is summarised past 90 % of
+    // it), the model that summarises (default: the agent's own), and how many times the
+    // critic's FAIL goes back to the model before the session ends.
+    std::uint64_t context_window = 128'000;
+    std::optional<std::string> summary_model;
+    int critic_rounds = 3;
 };
 
 struct AgentConfig {

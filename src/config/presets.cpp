@@ -153,6 +153,7 @@ const CliPreset* cli_preset(AgentType type) {
         case AgentType::textproto:
         case AgentType::perplexity:
         case AgentType::xai:
+        case AgentType::codali:
             break;
     }
     return nullptr;
@@ -199,6 +200,7 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
         case AgentType::textproto:
         case AgentType::perplexity:
         case AgentType::xai:
+        case AgentType::codali:
             break;
     }
     return out;

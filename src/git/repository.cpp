@@ -38,6 +38,8 @@ using StatusListHandle = Handle<git_status_list, git_status_list_free>;
 using TreeHandle = Handle<git_tree, git_tree_free>;
 using DiffHandle = Handle<git_diff, git_diff_free>;
 using PatchHandle = Handle<git_patch, git_patch_free>;
+using IndexHandle = Handle<git_index, git_index_free>;
+using SignatureHandle = Handle<git_signature, git_signature_free>;
 
 struct StrArray {
     git_strarray array{};
@@ -142,6 +144,64 @@ Result<std::vector<std::string>> Repository::uncommitted_paths() const {
         if (delta && delta->new_file.path) out.emplace_back(delta->new_file.path);
     }
     return out;
+}
+
+Result<WorktreeSnapshot> Repository::snapshot_worktree() const {
+    // The repository's own index, changed in memory only and read again from disk before
+    // returning: its stat cache spares rereading unchanged files, and the file on disk, which
+    // an agent's git uses, is never written.
+    git_index* raw_index = nullptr;
+    if (git_repository_index(&raw_index, repo_.get()) != 0)
+        return libgit2_error("cannot read the index of " + work_dir().string());
+    IndexHandle index(raw_index);
+    struct Restore {
+        git_index* index;
+        ~Restore() { git_index_read(index, 1); }
+    } restore{index.get()};
+    char star[] = "*";
+    char* patterns[] = {star};
+    git_strarray all{patterns, 1};
+    if (git_index_add_all(index.get(), &all, GIT_INDEX_ADD_DEFAULT, nullptr, nullptr) != 0)
+        return libgit2_error("cannot read the files of " + work_dir().string());
+    if (git_index_update_all(index.get(), &all, nullptr, nullptr) != 0)
+        return libgit2_error("cannot read the files of " + work_dir().string());
+    git_oid tree;
+    if (git_index_write_tree(&tree, index.get()) != 0)
+        return libgit2_error("cannot write the tree of " + work_dir().string());
+    WorktreeSnapshot out;
+    out.tree = oid_hex(&tree);
+    const std::size_t count = git_index_entrycount(index.get());
+    out.files.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const git_index_entry* entry = git_index_get_byindex(index.get(), i);
+        if (!entry || git_index_entry_stage(entry) != 0) continue;
+        if ((entry->mode & 0170000) != 0100000) continue;  // links, submodules
+        out.files.push_back({entry->path, oid_hex(&entry->id)});
+    }
+    return out;
+}
+
+Result<std::string> Repository::commit_unreferenced(const std::string& tree,
+                                                    const std::string& parent,
+                                                    const std::string& message) const {
+    git_oid tree_id;
+    if (git_oid_fromstr(&tree_id, tree.c_str()) != 0) return libgit2_error("bad tree id " + tree);
+    git_tree* raw_tree = nullptr;
+    if (git_tree_lookup(&raw_tree, repo_.get(), &tree_id) != 0)
+        return libgit2_error("cannot find tree " + tree);
+    TreeHandle tree_handle(raw_tree);
+    auto parent_commit = peel_commit(repo_.get(), parent);
+    if (!parent_commit) return std::move(parent_commit).error();
+    git_signature* raw_signature = nullptr;
+    if (git_signature_now(&raw_signature, "cocode", "cocode@cocode.invalid") != 0)
+        return libgit2_error("cannot make a signature");
+    SignatureHandle signature(raw_signature);
+    const git_commit* parents[] = {parent_commit->get()};
+    git_oid id;
+    if (git_commit_create(&id, repo_.get(), nullptr, signature.get(), signature.get(), nullptr,
+                          message.c_str(), tree_handle.get(), 1, parents) != 0)
+        return libgit2_error("cannot write a commit");
+    return oid_hex(&id);
 }
 
 bool Repository::has_commits() const {

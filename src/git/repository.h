@@ -31,6 +31,21 @@ struct FileChange {
     bool binary = false;
 };
 
+// A file of a worktree as it stands, by git's reckoning: its blob id is what `git add` would
+// store for it now.
+struct SnapshotFile {
+    std::string path;  // relative, '/'-separated
+    std::string blob;  // hex id
+};
+
+// The worktree as it stands, tracked and untracked files alike (ignored ones and submodules
+// left out), written into the object store as a tree: what `git add -A && git write-tree`
+// would make, without touching the index on disk.
+struct WorktreeSnapshot {
+    std::string tree;                 // hex id
+    std::vector<SnapshotFile> files;  // regular files only (no links), sorted by path
+};
+
 struct WorktreeInfo {
     std::string name;
     std::filesystem::path path;
@@ -72,6 +87,14 @@ class Repository {
     // A file's content as commit `revision` has it; nullopt when it has no such file.
     Result<std::optional<std::string>> file_at(const std::string& revision,
                                                const std::string& path) const;
+    // The worktree as it stands (see WorktreeSnapshot). Files whose stat matches the index are
+    // not read again; others are hashed and stored as blobs, as `git add` would.
+    Result<WorktreeSnapshot> snapshot_worktree() const;
+    // A commit of `tree` on `parent` with `message`, which no ref points at (nothing moves, no
+    // hook runs): for judging a worktree as it stands with the tools that judge commits.
+    Result<std::string> commit_unreferenced(const std::string& tree, const std::string& parent,
+                                            const std::string& message) const;
+
     // Commits reachable from `head` and not from `base`, newest first: `git log base..head`.
     Result<std::vector<CommitInfo>> commits_between(const std::string& base,
                                                     const std::string& head) const;

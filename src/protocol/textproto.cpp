@@ -334,15 +334,9 @@ std::string outbox_name(const std::string& session_id, int sequence) {
     return session_id + "_seq" + number + ".txt";
 }
 
-std::string_view protocol_text() {
+std::string_view commands_text() {
     static constexpr std::string_view kText =
-        R"(CodingAgent protocol 1.0. You work on a task in a workspace you cannot see directly. Each
-message you get (like this one) holds everything: these instructions, the workspace's files,
-the results of your previous commands, the files you asked to read, and the task. You answer
-with commands in the blocks below; text outside the blocks is ignored, so you may explain.
-Commands run in the order you write them.
-
-Commands:
+        R"(Commands:
 
 [CREATE_FILE path="relative/path"]
 the whole file content
@@ -388,6 +382,16 @@ Rules:
 - Read a file before you edit it: line numbers are those of its current content.
 - A failed command does not stop the ones after it; read the results and correct.)";
     return kText;
+}
+
+std::string_view protocol_text() {
+    static const std::string text =
+        std::string(R"(CodingAgent protocol 1.0. You work on a task in a workspace you cannot see directly. Each
+message you get (like this one) holds everything: these instructions, the workspace's files,
+the results of your previous commands, the files you asked to read, and the task. You answer
+with commands in the blocks below; text outside the blocks is ignored, so you may explain.
+Commands run in the order you write them.)") + "\n\n" + std::string(commands_text());
+    return text;
 }
 
 std::string render_listing(std::vector<std::string> paths, std::size_t limit,

@@ -89,6 +89,9 @@ std::string outbox_name(const std::string& session_id, int sequence);
 
 // The PROTOCOL section: the full instructions, identical in every outbox.
 std::string_view protocol_text();
+// Its part from "Commands:" on: the command blocks and their rules, which the codali agent's
+// models use too.
+std::string_view commands_text();
 
 // The workspace as the CONTEXT section lists it: files with sizes, or, past `limit` lines, a
 // summary by folder with its number of files (the deepest level that fits), so that a

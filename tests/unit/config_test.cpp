@@ -137,7 +137,7 @@ TEST(Config, ErrorsNameTheFieldAndWhatWasExpected) {
               ".cocode/config.json: field 'concurrency': expected a whole number from 1 to 64");
     EXPECT_EQ(message(R"({"agents": {"a": {"type": "gpt"}}})"),
               ".cocode/config.json: field 'agents.a.type': expected one of command, claude, codex, "
-              "gemini, textproto, perplexity, xai");
+              "gemini, textproto, perplexity, xai, codali");
     EXPECT_EQ(message(R"({"agents": {"a": {}}})"),
               ".cocode/config.json: field 'agents.a.command': expected the program to run (type "
               "command has no default)");

@@ -3,6 +3,7 @@
 // configuration is the one the run was dispatched under, read from the run's seal, where the
 // agent cannot rewrite it; the run itself comes from the environment the dispatcher gave it.
 #include "agent/builtin.h"
+#include "check/critic.h"
 #include "commands.h"
 #include "proc/environment.h"
 #include "proc/process_tree.h"
@@ -24,7 +25,32 @@ int run_agent(const AgentArgs& args) {
         throw Failure(
             Error::usage("no agent '" + args.agent + "' in the configuration of run " + args.run));
     auto context = agent::context_from_environment(current_environment()).value_or_throw();
-    auto builtin = agent::make_builtin_agent(*agent).value_or_throw();
+    // A codali session's critic: the run's own check rules, base and marker, from the seal,
+    // applied to the worktree as it stands (check/critic.h).
+    agent::Critic critic;
+    if (seal && !seal->base_commit.empty()) {
+        check::CritiqueInput input;
+        input.base = seal->base_commit;
+        input.marker = context.ready_marker;
+        input.rules = config.check;
+        critic = [input, folder = context.run_folder](const std::filesystem::path& worktree,
+                                                      int round) mutable
+            -> Result<protocol::CriticResult> {
+            input.worktree = worktree;
+            input.report_dir = folder / "critic" / ("round-" + std::to_string(round));
+            std::error_code ec;
+            std::filesystem::create_directories(input.report_dir, ec);
+            auto judged = check::critique_worktree(input);
+            if (!judged) return std::move(judged).error();
+            protocol::CriticResult out;
+            out.pass = judged->pass;
+            out.reasons = std::move(judged->reasons);
+            out.suggested_fixes = std::move(judged->suggested_fixes);
+            out.touched_files = std::move(judged->touched_files);
+            return out;
+        };
+    }
+    auto builtin = agent::make_builtin_agent(*agent, std::move(critic)).value_or_throw();
     // Orphans of the commands it runs come back to it, to be ended and reaped.
     become_subreaper();
     return builtin->execute(context);
