@@ -38,6 +38,16 @@ Error index_error(const fs::path& dir, const Xapian::Error& e) {
     return Error::general("the index in " + dir.string() + ": " + e.get_description());
 }
 
+// A name as a query may spell it: lowercase, without underscores or spaces (parseConfig,
+// parse_config and "parse config" are one name).
+std::string squashed(std::string_view name) {
+    std::string out;
+    for (char c : name)
+        if (c != '_' && c != ' ' && c != '-')
+            out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    return out;
+}
+
 // A search's words, lowercased, with their identifier parts.
 std::vector<std::string> query_words(const std::string& query) {
     std::vector<std::string> words;
@@ -346,6 +356,16 @@ Result<std::vector<SearchHit>> WorktreeIndex::search(const std::string& query,
         if (words.size() > 1)
             extra.emplace_back(Xapian::Query::OP_SCALE_WEIGHT,
                                Xapian::Query(kDefinesPrefix + joined), 2.0);
+        // What a definition's name is compared with: the whole query, then each identifier.
+        std::vector<std::string> named_whole{squashed(query)}, named_each;
+        for (std::size_t at = 0; at < query.size();) {
+            std::size_t end = at;
+            while (end < query.size() &&
+                   (std::isalnum(static_cast<unsigned char>(query[end])) || query[end] == '_'))
+                ++end;
+            if (end > at) named_each.push_back(squashed(query.substr(at, end - at)));
+            at = end + 1;
+        }
         Xapian::Enquire enquire(m.db);  // BM25 is Xapian's default weighting
         enquire.set_query(Xapian::Query(Xapian::Query::OP_OR, extra.begin(), extra.end()));
         const Xapian::MSet mset = enquire.get_mset(0, static_cast<Xapian::doccount>(limit));
@@ -355,14 +375,20 @@ Result<std::vector<SearchHit>> WorktreeIndex::search(const std::string& query,
             hit.path = doc.get_value(kPathSlot);
             hit.percent = it.get_percent();
             const json data = json::parse(doc.get_data(), nullptr, false);
-            // The line: a definition the query names, else the line with most query words.
-            for (const auto& s : symbols_from(data.is_object() ? data : json::object())) {
-                const std::string name = lower(s.name);
-                if (name == joined || std::find(words.begin(), words.end(), name) != words.end()) {
+            // The line: a definition the query names (the whole query, else one of its
+            // identifiers, compared without case or underscores), else the line with most
+            // query words.
+            const auto symbols = symbols_from(data.is_object() ? data : json::object());
+            for (const auto* wanted : {&named_whole, &named_each}) {
+                for (const auto& s : symbols) {
+                    if (std::find(wanted->begin(), wanted->end(), squashed(s.name)) ==
+                        wanted->end())
+                        continue;
                     hit.line = s.line;
                     hit.defines = s.name;
                     break;
                 }
+                if (hit.line > 0) break;
             }
             auto text = read_file(m.root / hit.path, m.options.max_file_size);
             std::vector<std::string_view> lines;
