@@ -66,9 +66,11 @@ FakeChat::FakeChat(Options options) : options_(std::move(options)), server_(new 
         for (const auto& m : body.value("messages", json::array()))
             if (m.is_object() && m.contains("content") && m["content"].is_string())
                 prompt_chars += m["content"].get_ref<const std::string&>().size();
-        const json usage = {{"prompt_tokens", prompt_chars / 4},
+        const auto prompt_tokens = static_cast<std::uint64_t>(
+            static_cast<double>(prompt_chars) * options_.tokens_per_char);
+        const json usage = {{"prompt_tokens", prompt_tokens},
                             {"completion_tokens", content.size() / 4},
-                            {"total_tokens", prompt_chars / 4 + content.size() / 4}};
+                            {"total_tokens", prompt_tokens + content.size() / 4}};
         const std::string model = body.value("model", "");
         if (body.value("stream", false)) {
             // Pieces of ~40 characters, then the usage chunk, then [DONE].

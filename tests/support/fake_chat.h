@@ -30,6 +30,9 @@ class FakeChat {
         std::string key;                   // "" accepts any request
         CertificateFiles tls;              // empty certificate: plain HTTP
         int rate_limited = 0;              // the first N requests answered 429, Retry-After: 1
+        // Prompt tokens reported per character of the messages: 0.25 is 4 characters a token;
+        // more is a tokenizer that makes more tokens of the same text.
+        double tokens_per_char = 0.25;
     };
     explicit FakeChat(Options options);
     ~FakeChat();
