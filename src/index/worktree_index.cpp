@@ -106,6 +106,8 @@ std::vector<ImportRef> imports_from(const json& data) {
 
 }  // namespace
 
+std::string xapian_version() { return Xapian::version_string(); }
+
 std::string identifier_parts(std::string_view text) {
     std::string out;
     std::size_t i = 0;

@@ -83,6 +83,9 @@ class WorktreeIndex {
     std::unique_ptr<Impl> impl_;
 };
 
+// The Xapian library's version, "1.4.22".
+std::string xapian_version();
+
 // Identifiers in `text` split into their parts, as extra words to index: "parseConfig
 // parse_config HTTPServer" -> "parse Config parse config HTTP Server". Identifiers of one part
 // add nothing.

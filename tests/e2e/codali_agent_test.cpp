@@ -280,5 +280,28 @@ TEST_F(CodaliAgent, AMalformedRequestIsAnsweredSoTheModelCanCorrectIt) {
               std::string::npos);
 }
 
+TEST_F(CodaliAgent, DoctorNamesTheIndexAndWhatIsMissingForIt) {
+    FakeChat chat({{}, kKey, tls_, 0});
+    configure({{"agents", {{"cd", codali_agent(chat)}}}});
+    Shell doctor = dispatch("doctor", env());
+    EXPECT_NE(doctor.out.find("agent cd index"), std::string::npos) << doctor.out;
+    EXPECT_NE(doctor.out.find("(search); Universal Ctags "), std::string::npos) << doctor.out;
+    EXPECT_NE(doctor.out.find("built-in codali (Codali envelopes, critic in the loop), "
+                              "openai-compatible model scripted at " + chat.base_url()),
+              std::string::npos)
+        << doctor.out;
+    // Without ctags on PATH, search still works and the doctor says what does not.
+    const fs::path bin = dir_.path() / "bin-without-ctags";
+    fs::create_directories(bin);
+    for (const char* tool : {"git", "bwrap", "sh", "timeout"})
+        if (auto found = sh("command -v " + std::string(tool), repo_); found.exit_code == 0)
+            fs::create_symlink(found.out.substr(0, found.out.find('\n')), bin / tool);
+    Shell bare = dispatch("doctor", env() + "PATH=" + quote(bin.string()) + " ");
+    EXPECT_NE(bare.out.find("no Universal Ctags: docdex.symbols and docdex.impact answer with a "
+                            "warning"),
+              std::string::npos)
+        << bare.out << bare.err;
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -17,6 +17,7 @@
 #include "github/reach.h"
 #include "github/url.h"
 #include "hook/installer.h"
+#include "index/worktree_index.h"
 #include "proc/command.h"
 #include "proc/sandbox.h"
 #include "workspace.h"
@@ -69,7 +70,23 @@ void check_builtin_agent(const config::AgentConfig& agent, std::vector<Check>& c
                           what + ", copy-paste: answers are pasted into each run's inbox/"});
         return;
     }
-    what += " (" + std::string(chat.textproto ? "text protocol" : "one request") + "), " +
+    const bool codali = agent.type == config::AgentType::codali;
+    if (codali) {
+        // Its index: search is Xapian's, linked in; symbols and imports need Universal Ctags.
+        auto ctags = index::ctags_version();
+        checks.push_back(
+            {"agent " + agent.name + " index",
+             ctags ? "ok" : "warning",
+             "Xapian " + index::xapian_version() + " (search); " +
+                 (ctags ? *ctags + " (symbols, imports)"
+                        : "no Universal Ctags: docdex.symbols and docdex.impact answer with a "
+                          "warning (" + ctags.error().message + ")")});
+    }
+    what += " (" +
+            std::string(codali          ? "Codali envelopes, critic in the loop"
+                        : chat.textproto ? "text protocol"
+                                         : "one request") +
+            "), " +
             chat.provider + " model " + agent.model.value_or(std::string(provider->model)) +
             " at " + agent.base_url.value_or(std::string(provider->base_url));
     if (agent.token_env && getenv_value(agent.token_env->c_str()).value_or("").empty()) {
