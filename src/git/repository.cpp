@@ -2,8 +2,11 @@
 
 #include <git2.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "core/files.h"
@@ -178,6 +181,57 @@ Result<WorktreeSnapshot> Repository::snapshot_worktree() const {
         if ((entry->mode & 0170000) != 0100000) continue;  // links, submodules
         out.files.push_back({entry->path, oid_hex(&entry->id)});
     }
+    return out;
+}
+
+Result<std::vector<SnapshotFile>> Repository::worktree_files() const {
+    git_index* raw_index = nullptr;
+    if (git_repository_index(&raw_index, repo_.get()) != 0)
+        return libgit2_error("cannot read the index of " + work_dir().string());
+    IndexHandle index(raw_index);
+    std::map<std::string, std::string> files;
+    const std::size_t count = git_index_entrycount(index.get());
+    for (std::size_t i = 0; i < count; ++i) {
+        const git_index_entry* entry = git_index_get_byindex(index.get(), i);
+        if (!entry || git_index_entry_stage(entry) != 0) continue;
+        if ((entry->mode & 0170000) != 0100000) continue;  // links, submodules
+        files.emplace_hint(files.end(), entry->path, oid_hex(&entry->id));
+    }
+    // What differs from the index in the worktree, untracked files included (ignored ones not).
+    git_status_options so;
+    git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+    so.show = GIT_STATUS_SHOW_WORKDIR_ONLY;
+    so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+               GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+    git_status_list* sl = nullptr;
+    if (git_status_list_new(&sl, repo_.get(), &so) != 0)
+        return libgit2_error("cannot read the status of " + work_dir().string());
+    StatusListHandle status(sl);
+    const fs::path root = work_dir();
+    for (std::size_t i = 0; i < git_status_list_entrycount(status.get()); ++i) {
+        const git_status_entry* entry = git_status_byindex(status.get(), i);
+        const git_diff_delta* delta = entry->index_to_workdir;
+        if (!delta || !delta->new_file.path) continue;
+        const std::string path = delta->new_file.path;
+        if (entry->status & GIT_STATUS_WT_DELETED) {
+            files.erase(path);
+            continue;
+        }
+        struct stat st {};
+        if (::lstat((root / path).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            files.erase(path);  // gone meanwhile, or a link
+            continue;
+        }
+        git_oid blob;
+        if (git_odb_hashfile(&blob, (root / path).c_str(), GIT_OBJECT_BLOB) != 0) {
+            files.erase(path);  // unreadable now: not part of what can be judged or indexed
+            continue;
+        }
+        files[path] = oid_hex(&blob);
+    }
+    std::vector<SnapshotFile> out;
+    out.reserve(files.size());
+    for (auto& [path, blob] : files) out.push_back({path, std::move(blob)});
     return out;
 }
 

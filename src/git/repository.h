@@ -90,6 +90,10 @@ class Repository {
     // The worktree as it stands (see WorktreeSnapshot). Files whose stat matches the index are
     // not read again; others are hashed and stored as blobs, as `git add` would.
     Result<WorktreeSnapshot> snapshot_worktree() const;
+    // The same files with their blob ids, sorted by path, without a tree and without writing
+    // anything: one walk of the worktree against git's index (its stat data), hashing only
+    // the files that differ from it and the untracked ones.
+    Result<std::vector<SnapshotFile>> worktree_files() const;
     // A commit of `tree` on `parent` with `message`, which no ref points at (nothing moves, no
     // hook runs): for judging a worktree as it stands with the tools that judge commits.
     Result<std::string> commit_unreferenced(const std::string& tree, const std::string& parent,

@@ -212,10 +212,10 @@ Result<UpdateStats> WorktreeIndex::update() {
     const auto started = std::chrono::steady_clock::now();
     auto repo = git::Repository::open(m.root);
     if (!repo) return std::move(repo).error();
-    auto snapshot = repo->snapshot_worktree();
+    auto snapshot = repo->worktree_files();
     if (!snapshot) return std::move(snapshot).error();
     UpdateStats stats;
-    stats.files = snapshot->files.size();
+    stats.files = snapshot->size();
     try {
         // What the index holds: path -> blob.
         std::map<std::string, std::string> known;
@@ -227,7 +227,7 @@ Result<UpdateStats> WorktreeIndex::update() {
 
         std::vector<const git::SnapshotFile*> changed;
         std::set<std::string> present;
-        for (const auto& file : snapshot->files) {
+        for (const auto& file : *snapshot) {
             present.insert(file.path);
             auto k = known.find(file.path);
             if (k == known.end() || k->second != file.blob) changed.push_back(&file);
@@ -318,7 +318,7 @@ Result<UpdateStats> WorktreeIndex::update() {
         return index_error(m.dir, e);
     }
     m.files.clear();
-    for (const auto& file : snapshot->files) m.files.push_back(file.path);
+    for (const auto& file : *snapshot) m.files.push_back(file.path);
     m.resolver.reset();
     stats.milliseconds = std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - started)
