@@ -48,9 +48,9 @@ void run_or_die(const std::string& command) {
     }
 }
 
-const char* const kWords[] = {"parse",   "config", "render", "cache",  "order",  "invoice",
-                              "payment", "session", "token", "report", "upload", "schedule",
-                              "retry",   "buffer", "socket", "shard",  "ledger", "metric"};
+const char* const kWords[] = {"parse",   "config",  "render", "cache",  "order",  "invoice",
+                              "payment", "session", "token",  "report", "upload", "schedule",
+                              "retry",   "buffer",  "socket", "shard",  "ledger", "metric"};
 
 // One source file of the fixture, in one of four languages, ~1.5 KB, with functions named
 // after its place (so that every symbol is defined once) and imports of its neighbours.
@@ -173,8 +173,8 @@ int main(int argc, char** argv) {
     const fs::path changed = repo / "pkg1/dir36/f42.py";  // dir36 holds Python
     if (!fs::exists(changed)) return std::fprintf(stderr, "bench: no %s\n", changed.c_str()), 1;
     for (int r = 0; r < runs; ++r) {
-        std::ofstream(changed, std::ios::app) << "\ndef changed_" << r << "():\n    return " << r
-                                              << "\n";
+        std::ofstream(changed, std::ios::app)
+            << "\ndef changed_" << r << "():\n    return " << r << "\n";
         const auto start = Clock::now();
         auto stats = index->update();
         incremental.push_back(ms_since(start));
@@ -192,10 +192,10 @@ int main(int argc, char** argv) {
         const std::string w1 = kWords[(d + f) % 18], w2 = kWords[(d * 7 + f * 3) % 18];
         switch (q % 3) {
             case 0:
-                queries.push_back(d % 4 < 2 ? w1 + "_" + w2 + "_" + std::to_string(d) + "_" +
-                                                  std::to_string(f) + "_1"
-                                            : w1 + w2 + std::to_string(d) + "_" +
-                                                  std::to_string(f) + "x1");
+                queries.push_back(
+                    d % 4 < 2
+                        ? w1 + "_" + w2 + "_" + std::to_string(d) + "_" + std::to_string(f) + "_1"
+                        : w1 + w2 + std::to_string(d) + "_" + std::to_string(f) + "x1");
                 break;
             case 1:
                 queries.push_back(w1 + " " + w2);
@@ -222,11 +222,13 @@ int main(int argc, char** argv) {
     }
     fs::remove_all(base);
 
-    std::printf("index: %zu files, %.1f MB of source; cold %d runs, incremental %d runs, %zu "
-                "searches (%.1f hits each)\n\n",
-                files, static_cast<double>(bytes) / 1e6, cold_runs, runs, search.size(),
-                static_cast<double>(hits_seen) / static_cast<double>(search.size()));
-    std::printf("| measure | cocode median ms | git grep median ms | cocode / git grep | target |\n");
+    std::printf(
+        "index: %zu files, %.1f MB of source; cold %d runs, incremental %d runs, %zu "
+        "searches (%.1f hits each)\n\n",
+        files, static_cast<double>(bytes) / 1e6, cold_runs, runs, search.size(),
+        static_cast<double>(hits_seen) / static_cast<double>(search.size()));
+    std::printf(
+        "| measure | cocode median ms | git grep median ms | cocode / git grep | target |\n");
     std::printf("|---|---:|---:|---:|---:|\n");
     std::printf("| cold index of 20k files | %.0f | — | — | ≤ 20000 ms |\n", median(cold));
     std::printf("| re-index after one file changed | %.1f | — | — | ≤ 200 ms |\n",

@@ -93,8 +93,7 @@ Result<Model> make_model(const config::AgentConfig& agent, const RunContext& con
     Model model;
     model.describe = chat.provider + " model " +
                      model_override.value_or(agent.model.value_or(std::string(provider->model))) +
-                     " at " +
-                     agent.base_url.value_or(std::string(provider->base_url));
+                     " at " + agent.base_url.value_or(std::string(provider->base_url));
     model.client = std::move(client).value();
     return model;
 }

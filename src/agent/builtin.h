@@ -1,9 +1,10 @@
-// The agents cocode runs itself over a chat model (docs/configuration.md, docs/protocols.md): `textproto`, the
-// CodingAgent text protocol over the chat API or through files a person pastes into; the
-// runner contract's REST backends `perplexity` and `xai`, one request whose answer is the
-// output; and `codali` (agent/codali.h), Codali envelopes with the check in the loop. They implement the runner contract's Agent interface (execute with a RunContext,
-// type) and run as a process the supervisor starts (`cocode-dispatch agent`), so the sandbox,
-// the process group, the timeouts and the kill rules apply to them and to what they start.
+// The agents cocode runs itself over a chat model (docs/configuration.md, docs/protocols.md):
+// `textproto`, the CodingAgent text protocol over the chat API or through files a person pastes
+// into; the runner contract's REST backends `perplexity` and `xai`, one request whose answer is the
+// output; and `codali` (agent/codali.h), Codali envelopes with the check in the loop. They
+// implement the runner contract's Agent interface (execute with a RunContext, type) and run as a
+// process the supervisor starts (`cocode-dispatch agent`), so the sandbox, the process group, the
+// timeouts and the kill rules apply to them and to what they start.
 #pragma once
 
 #include <filesystem>
@@ -45,8 +46,8 @@ class Agent {
 
 // The check as a critic of the worktree as it stands (check/critic.h, given by the tool that
 // can reach it): a codali session hears its verdict on DONE. Without one, DONE commits.
-using Critic = std::function<Result<protocol::CriticResult>(const std::filesystem::path& worktree,
-                                                            int round)>;
+using Critic =
+    std::function<Result<protocol::CriticResult>(const std::filesystem::path& worktree, int round)>;
 
 // The agent for a built-in type (config::is_builtin), or a usage error.
 Result<std::unique_ptr<Agent>> make_builtin_agent(const config::AgentConfig& agent,

@@ -60,7 +60,8 @@ Result<State> parse_state(const std::string& text, const fs::path& source) {
     try {
         s.task = j.at("task").get<std::string>();
         for (const auto& m : j.at("messages"))
-            s.messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+            s.messages.push_back(
+                {m.at("role").get<std::string>(), m.at("content").get<std::string>()});
         s.summary = j.value("summary", "");
         s.turns = j.value("turns", 0);
         s.critic_rounds = j.value("criticRounds", 0);
@@ -225,18 +226,18 @@ int CodaliAgent::execute(const RunContext& context) {
     options.environment = command_environment(context, agent_.token_env);
     options.show = [](std::string_view line) { say(line); };
     protocol::Executor executor(options);
-    NeedsContext needs{root, index.get(), static_cast<std::size_t>(std::min<std::uint64_t>(
-                                              200'000, std::max<std::uint64_t>(
-                                                           4000, chat.context_window * 2)))};
+    NeedsContext needs{root, index.get(),
+                       static_cast<std::size_t>(std::min<std::uint64_t>(
+                           200'000, std::max<std::uint64_t>(4000, chat.context_window * 2)))};
     say("codali session over " + model->describe + ", context window " +
         std::to_string(chat.context_window) + " tokens");
 
     // The session ends without DONE: the reason on stderr and in output.md, exit 1.
     auto stop = [&](const std::string& why) {
         (void)save();
-        (void)write_file_atomic(folder / "output.md",
-                                "The codali session ended without passing its check: " + why +
-                                    "\n");
+        (void)write_file_atomic(
+            folder / "output.md",
+            "The codali session ended without passing its check: " + why + "\n");
         return fail(1, why);
     };
 
@@ -255,7 +256,8 @@ int CodaliAgent::execute(const RunContext& context) {
             s.messages.size() >= 3 + kRecentMessages) {
             const std::size_t keep_from = s.messages.size() - kRecentMessages;
             std::string history;
-            if (!s.summary.empty()) history += "## Summary of the earlier session\n\n" + s.summary + "\n\n";
+            if (!s.summary.empty())
+                history += "## Summary of the earlier session\n\n" + s.summary + "\n\n";
             for (std::size_t i = 2; i < keep_from; ++i)
                 history += "### " + s.messages[i].role + "\n\n" + s.messages[i].content + "\n\n";
             // What the summary model can read: the newest part of the history.
@@ -382,13 +384,15 @@ int CodaliAgent::execute(const RunContext& context) {
                     message += execution.summary + "\n";
                 message += std::to_string(s.turns) + " turns by cocode's codali agent";
                 if (critic_ && chat.critic_rounds > 0)
-                    message += ", the critic passing at round " + std::to_string(s.critic_rounds + 1);
+                    message +=
+                        ", the critic passing at round " + std::to_string(s.critic_rounds + 1);
                 message += ".\n\n" + context.ready_marker + "\n";
                 if (auto committed = commit_all(context, message); !committed)
                     return stop(committed.error().message);
                 s.complete = true;
                 if (auto saved = save(); !saved) return fail(1, saved.error().message);
-                std::string output = execution.summary.empty() ? "(no summary)\n" : execution.summary;
+                std::string output =
+                    execution.summary.empty() ? "(no summary)\n" : execution.summary;
                 if (output.back() != '\n') output += '\n';
                 (void)write_file_atomic(folder / "output.md", output);
                 say("DONE after " + std::to_string(s.turns) + " turns, " +

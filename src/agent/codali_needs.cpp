@@ -59,12 +59,11 @@ class Answerer {
         if (type == "file.read") return file_read(need);
         if (type == "file.list") return file_list(need);
         if (type.rfind("docdex.", 0) == 0) {
-            if (type == "docdex.web" || type == "docdex.ast" ||
-                type == "docdex.impact_diagnostics")
+            if (type == "docdex.web" || type == "docdex.ast" || type == "docdex.impact_diagnostics")
                 return warn("unsupported: " + type);
-            static const std::vector<std::string> kKnown = {
-                "docdex.search", "docdex.snippet", "docdex.open",
-                "docdex.tree",   "docdex.symbols", "docdex.impact"};
+            static const std::vector<std::string> kKnown = {"docdex.search",  "docdex.snippet",
+                                                            "docdex.open",    "docdex.tree",
+                                                            "docdex.symbols", "docdex.impact"};
             if (std::find(kKnown.begin(), kKnown.end(), type) == kKnown.end())
                 return warn("unsupported: " + type);
             if (!context_.index) return warn("docdex_unavailable: " + type);
@@ -159,7 +158,9 @@ class Answerer {
             if (!glob_match(pattern, path.substr(prefix.size()))) continue;
             if (++matched <= kMaxListed) files.push_back(path);
         }
-        ojson result = {{"type", "file.list"}, {"root", root}, {"pattern", pattern},
+        ojson result = {{"type", "file.list"},
+                        {"root", root},
+                        {"pattern", pattern},
                         {"files", std::move(files)}};
         if (matched > kMaxListed) {
             result["truncated"] = true;

@@ -14,7 +14,7 @@
 namespace cocode::agent {
 
 struct NeedsContext {
-    std::filesystem::path root;  // the worktree, canonical
+    std::filesystem::path root;             // the worktree, canonical
     index::WorktreeIndex* index = nullptr;  // nullptr: docdex needs are answered with a warning
     // Characters of file content one response may carry; past it, content is cut and the cut
     // is said in the result (truncated, total_bytes) and in meta.warnings.

@@ -20,9 +20,9 @@ Result<Critique> critique_worktree(const CritiqueInput& input) {
     if (!repo) return std::move(repo).error();
     auto snapshot = repo->snapshot_worktree();
     if (!snapshot) return std::move(snapshot).error();
-    auto head = repo->commit_unreferenced(snapshot->tree, "HEAD",
-                                          "The worktree as it stands, for the critic\n\n" +
-                                              input.marker + "\n");
+    auto head = repo->commit_unreferenced(
+        snapshot->tree, "HEAD",
+        "The worktree as it stands, for the critic\n\n" + input.marker + "\n");
     if (!head) return std::move(head).error();
 
     JudgeInput judge_input;

@@ -18,7 +18,7 @@ struct CritiqueInput {
     std::filesystem::path worktree;
     std::string base;  // the run's base commit
     std::string marker;
-    config::CheckConfig rules;  // the run's, from its seal
+    config::CheckConfig rules;         // the run's, from its seal
     std::filesystem::path report_dir;  // verify logs
 };
 

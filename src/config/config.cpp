@@ -495,8 +495,8 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         for (const auto& [key, unused] : value.items()) {
             if (type != AgentType::codali &&
                 std::find(kCodaliKeys.begin(), kCodaliKeys.end(), key) != kCodaliKeys.end())
-                return r.bad(field + "." + key, "nothing here: " + key +
-                                                    " is for codali agents (type codali)");
+                return r.bad(field + "." + key,
+                             "nothing here: " + key + " is for codali agents (type codali)");
             const auto& other = is_builtin(type) ? kProcessKeys : kChatKeys;
             if (std::find(other.begin(), other.end(), key) != other.end())
                 return r.bad(field + "." + key,

@@ -42,7 +42,7 @@ struct ChatSettings {
     Transport transport = Transport::http;
     bool textproto = true;  // perplexity, xai: false sends the prompt as one request
     int max_turns = 30;     // outboxes sent without DONE, then the session ends (exit 1)
-    std::uint64_t token_budget = 2'000'000;  // tokens spent without DONE, then it ends
+    std::uint64_t token_budget = 2'000'000;               // tokens spent without DONE, then it ends
     Duration command_timeout = std::chrono::seconds(30);  // each RUN_COMMAND
     Duration request_timeout = std::chrono::minutes(5);   // each chat request
     bool stream = false;                                  // server-sent events

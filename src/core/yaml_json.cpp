@@ -129,9 +129,9 @@ Result<json> yaml_to_json(std::string_view text, std::string_view source) {
                 if (!stack.empty() && stack.back().value.is_object() && !stack.back().key)
                     return fail(line, "a key must be a plain value, not a list or mapping");
                 if (stack.size() > 64) return fail(line, "nested more than 64 levels deep");
-                stack.push_back({e.event.type == YAML_MAPPING_START_EVENT ? json::object()
-                                                                          : json::array(),
-                                 std::nullopt});
+                stack.push_back(
+                    {e.event.type == YAML_MAPPING_START_EVENT ? json::object() : json::array(),
+                     std::nullopt});
                 break;
             }
             case YAML_MAPPING_END_EVENT:

@@ -1,7 +1,6 @@
 #include "git/repository.h"
 
 #include <git2.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>

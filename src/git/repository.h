@@ -76,8 +76,8 @@ class Repository {
     // lists them): what an agent, starting from the last commit, will not see.
     Result<std::vector<std::string>> uncommitted_paths() const;
     // How many commits of local branch `branch` after `base` neither a remote-tracking ref nor
-    // another local branch holds: what would be lost with the branch. An error when it cannot be told (no such base, a
-    // repository that cannot be walked): never read an error as zero.
+    // another local branch holds: what would be lost with the branch. An error when it cannot be
+    // told (no such base, a repository that cannot be walked): never read an error as zero.
     Result<std::size_t> unpushed_commits(const std::string& branch, const std::string& base) const;
     // Deletes a local branch that no worktree has checked out.
     Result<void> delete_branch(const std::string& branch);

@@ -43,7 +43,8 @@ void read_ctags_json(std::string_view output, Tags& tags) {
         const std::string roles = field(tag, "roles");
         const long line_no = number(tag, "line");
         if (roles.empty() || roles == "def") {
-            if (kind == "packageName" || (kind == "unknown" && language_of(path) == Language::python))
+            if (kind == "packageName" ||
+                (kind == "unknown" && language_of(path) == Language::python))
                 continue;  // an alias of an import, not a definition
             tags.symbols[path].push_back({name, kind, line_no, number(tag, "end"),
                                           field(tag, "scope"), field(tag, "signature")});

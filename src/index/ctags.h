@@ -16,7 +16,7 @@ namespace cocode::index {
 
 struct Symbol {
     std::string name;
-    std::string kind;       // "function", "class", "macro"… as ctags names it
+    std::string kind;  // "function", "class", "macro"… as ctags names it
     long line = 0;
     long end = 0;           // last line, when ctags knows it
     std::string scope;      // "Foo" for a member of class Foo

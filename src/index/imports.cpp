@@ -264,7 +264,8 @@ std::optional<std::string> Resolver::resolve(const std::string& from, const Impo
         case Language::go: {
             for (const auto& [module, root] : go_modules_) {
                 if (spec != module && spec.rfind(module + "/", 0) != 0) continue;
-                const std::string rest = spec.size() > module.size() ? spec.substr(module.size() + 1) : "";
+                const std::string rest =
+                    spec.size() > module.size() ? spec.substr(module.size() + 1) : "";
                 auto dir = join(root, rest);
                 if (dir && (dir->empty() || folders_.count(*dir))) return *dir + "/";
                 return std::nullopt;
@@ -272,7 +273,8 @@ std::optional<std::string> Resolver::resolve(const std::string& from, const Impo
             return std::nullopt;
         }
         case Language::javascript: {
-            if (spec.rfind("./", 0) != 0 && spec.rfind("../", 0) != 0 && spec != "." && spec != "..")
+            if (spec.rfind("./", 0) != 0 && spec.rfind("../", 0) != 0 && spec != "." &&
+                spec != "..")
                 return std::nullopt;  // a package
             auto base = join(folder, spec);
             if (!base) return std::nullopt;
@@ -289,7 +291,8 @@ std::optional<std::string> Resolver::resolve(const std::string& from, const Impo
                     if (has(stem + std::string(ts))) return stem + std::string(ts);
             }
             for (std::string_view ext : kJsExtensions) {
-                const std::string index = (base->empty() ? "" : *base + "/") + "index" + std::string(ext);
+                const std::string index =
+                    (base->empty() ? "" : *base + "/") + "index" + std::string(ext);
                 if (has(index)) return index;
             }
             return std::nullopt;

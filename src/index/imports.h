@@ -50,7 +50,7 @@ class Resolver {
     std::optional<std::string> by_suffix(const std::string& tail) const;
     std::set<std::string> files_;
     std::set<std::string> folders_;
-    std::map<std::string, std::vector<std::string>> by_name_;  // file name -> paths
+    std::map<std::string, std::vector<std::string>> by_name_;      // file name -> paths
     std::vector<std::pair<std::string, std::string>> go_modules_;  // module path, folder
 };
 

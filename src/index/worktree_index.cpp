@@ -117,8 +117,8 @@ std::string identifier_parts(std::string_view text) {
             continue;
         }
         std::size_t end = i;
-        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) ||
-                                     text[end] == '_'))
+        while (end < text.size() &&
+               (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
             ++end;
         const std::string_view id = text.substr(i, end - i);
         i = end;
@@ -139,8 +139,8 @@ std::string identifier_parts(std::string_view text) {
             const bool upper = std::isupper(static_cast<unsigned char>(c));
             if (upper && std::islower(static_cast<unsigned char>(prev)))
                 cut(k);  // parseConfig
-            else if (upper && std::isupper(static_cast<unsigned char>(prev)) &&
-                     k + 1 < id.size() && std::islower(static_cast<unsigned char>(id[k + 1])))
+            else if (upper && std::isupper(static_cast<unsigned char>(prev)) && k + 1 < id.size() &&
+                     std::islower(static_cast<unsigned char>(id[k + 1])))
                 cut(k);  // HTTPServer
             else if (std::isdigit(static_cast<unsigned char>(c)) !=
                          std::isdigit(static_cast<unsigned char>(prev)) &&
@@ -199,8 +199,8 @@ Result<std::unique_ptr<WorktreeIndex>> WorktreeIndex::open(const fs::path& index
     fs::create_directories(index_dir, ec);
     if (ec) return Error::general("cannot make " + index_dir.string() + ": " + ec.message());
     try {
-        impl->db = Xapian::WritableDatabase((index_dir / "xapian").string(),
-                                            Xapian::DB_CREATE_OR_OPEN);
+        impl->db =
+            Xapian::WritableDatabase((index_dir / "xapian").string(), Xapian::DB_CREATE_OR_OPEN);
     } catch (const Xapian::Error& e) {
         return index_error(index_dir, e);
     }
@@ -220,9 +220,11 @@ Result<UpdateStats> WorktreeIndex::update() {
         // What the index holds: path -> blob.
         std::map<std::string, std::string> known;
         std::map<Xapian::docid, std::string> paths;
-        for (auto it = m.db.valuestream_begin(kPathSlot); it != m.db.valuestream_end(kPathSlot); ++it)
+        for (auto it = m.db.valuestream_begin(kPathSlot); it != m.db.valuestream_end(kPathSlot);
+             ++it)
             paths[it.get_docid()] = *it;
-        for (auto it = m.db.valuestream_begin(kBlobSlot); it != m.db.valuestream_end(kBlobSlot); ++it)
+        for (auto it = m.db.valuestream_begin(kBlobSlot); it != m.db.valuestream_end(kBlobSlot);
+             ++it)
             if (auto p = paths.find(it.get_docid()); p != paths.end()) known[p->second] = *it;
 
         std::vector<const git::SnapshotFile*> changed;
@@ -280,8 +282,9 @@ Result<UpdateStats> WorktreeIndex::update() {
             doc.add_value(kBlobSlot, p.file->blob);
             generator.set_document(doc);
             std::string path_words = path;
-            std::replace_if(path_words.begin(), path_words.end(),
-                            [](char c) { return c == '/' || c == '.' || c == '-'; }, ' ');
+            std::replace_if(
+                path_words.begin(), path_words.end(),
+                [](char c) { return c == '/' || c == '.' || c == '-'; }, ' ');
             generator.index_text_without_positions(path_words, 2);
             generator.index_text_without_positions(path_words, 1, kPathPrefix);
             json data = json::object();
@@ -320,9 +323,9 @@ Result<UpdateStats> WorktreeIndex::update() {
     m.files.clear();
     for (const auto& file : *snapshot) m.files.push_back(file.path);
     m.resolver.reset();
-    stats.milliseconds = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - started)
-                             .count();
+    stats.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     return stats;
 }
 

@@ -32,10 +32,10 @@ struct UpdateStats {
 
 struct SearchHit {
     std::string path;
-    long line = 0;         // 1-based: the definition searched for, or the best matching line
-    std::string snippet;   // the lines around it
-    int percent = 0;       // Xapian's relevance, 0-100
-    std::string defines;   // the symbol it defines that the query named, if any
+    long line = 0;        // 1-based: the definition searched for, or the best matching line
+    std::string snippet;  // the lines around it
+    int percent = 0;      // Xapian's relevance, 0-100
+    std::string defines;  // the symbol it defines that the query named, if any
 };
 
 struct ImportEdge {

@@ -49,8 +49,8 @@ Result<ojson> envelope_body(std::string_view text, std::string_view kind, std::s
     // cut, so that the YAML reader's line numbers are the envelope's.
     std::string yaml(text);
     const std::size_t eol = yaml.find('\n', start);
-    const std::string_view first =
-        trimmed(std::string_view(yaml).substr(start, (eol == std::string::npos ? yaml.size() : eol) - start));
+    const std::string_view first = trimmed(std::string_view(yaml).substr(
+        start, (eol == std::string::npos ? yaml.size() : eol) - start));
     if (first != header) {
         if (first.rfind(kind, 0) == 0)
             return Error::usage(name + " line 1: \"" + std::string(first) +
@@ -63,8 +63,8 @@ Result<ojson> envelope_body(std::string_view text, std::string_view kind, std::s
     auto body = yaml_to_json(yaml, name);
     if (!body) return std::move(body).error();
     if (!body->is_object())
-        return Error::usage(name + ": expected `key: value` lines after \"" +
-                            std::string(header) + "\"");
+        return Error::usage(name + ": expected `key: value` lines after \"" + std::string(header) +
+                            "\"");
     return std::move(body).value();
 }
 
@@ -107,9 +107,8 @@ bool looks_like_yaml_line(std::string_view line) {
         return true;
     std::size_t i = 0;
     if (!(std::isalpha(static_cast<unsigned char>(line[0])) || line[0] == '_')) return false;
-    while (i < line.size() &&
-           (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' || line[i] == '.' ||
-            line[i] == '-'))
+    while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) ||
+                               line[i] == '_' || line[i] == '.' || line[i] == '-'))
         ++i;
     while (i < line.size() && line[i] == ' ') ++i;
     return i < line.size() && line[i] == ':';
@@ -288,10 +287,10 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view t = trimmed(lines[i].text);
         if (!t.empty() && t.front() == '{') {
-            const std::size_t end = json_object_end(reply, lines[i].begin + lines[i].text.find('{'));
+            const std::size_t end =
+                json_object_end(reply, lines[i].begin + lines[i].text.find('{'));
             if (end == std::string_view::npos) continue;
-            const std::string_view object =
-                reply.substr(lines[i].begin, end - lines[i].begin);
+            const std::string_view object = reply.substr(lines[i].begin, end - lines[i].begin);
             if (object.find("\"AGENT_REQUEST") == std::string_view::npos) continue;
             out.push_back({std::string(object), EnvelopeForm::json, i + 1, lines[i].begin, end});
             while (i + 1 < lines.size() && lines[i + 1].begin < end) ++i;

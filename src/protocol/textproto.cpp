@@ -386,11 +386,13 @@ Rules:
 
 std::string_view protocol_text() {
     static const std::string text =
-        std::string(R"(CodingAgent protocol 1.0. You work on a task in a workspace you cannot see directly. Each
+        std::string(
+            R"(CodingAgent protocol 1.0. You work on a task in a workspace you cannot see directly. Each
 message you get (like this one) holds everything: these instructions, the workspace's files,
 the results of your previous commands, the files you asked to read, and the task. You answer
 with commands in the blocks below; text outside the blocks is ignored, so you may explain.
-Commands run in the order you write them.)") + "\n\n" + std::string(commands_text());
+Commands run in the order you write them.)") +
+        "\n\n" + std::string(commands_text());
     return text;
 }
 

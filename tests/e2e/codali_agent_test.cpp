@@ -45,7 +45,8 @@ class CodaliAgent : public DispatchRun {
 
     static bool found_below(const fs::path& folder, const std::string& needle) {
         for (const auto& entry : fs::recursive_directory_iterator(folder))
-            if (entry.is_regular_file() && read_text(entry.path()).find(needle) != std::string::npos)
+            if (entry.is_regular_file() &&
+                read_text(entry.path()).find(needle) != std::string::npos)
                 return true;
         return false;
     }
@@ -102,7 +103,8 @@ TEST_F(CodaliAgent, SearchOpenEditCriticFailFixPassAndTheCheckPasses) {
     EXPECT_EQ(message.rfind("add() adds its two arguments.\n", 0), 0u) << message;
     EXPECT_NE(message.find("the critic passing at round 2"), std::string::npos) << message;
     EXPECT_NE(message.find("cocode ready for check"), std::string::npos);
-    EXPECT_EQ(sh_ok("git show cocode/1-cd:lib/math.sh", repo_), "add() {\n  echo $(($1 + $2))\n}\n");
+    EXPECT_EQ(sh_ok("git show cocode/1-cd:lib/math.sh", repo_),
+              "add() {\n  echo $(($1 + $2))\n}\n");
     EXPECT_EQ(sh_ok("git ls-tree -r --name-only cocode/1-cd", repo_).find("notes.md"),
               std::string::npos);
     EXPECT_EQ(sh_ok("git rev-list --count main..cocode/1-cd", repo_), "1\n");
@@ -126,11 +128,12 @@ TEST_F(CodaliAgent, SearchOpenEditCriticFailFixPassAndTheCheckPasses) {
 
     // 1: the search's answer, the defining file first; the web need refused with a warning.
     const std::string first = last_message(requests[1]);
-    EXPECT_EQ(first.rfind("CODALI_RESPONSE v1\nrequest_id: r1\nresults:\n- type: docdex.search\n"
-                          "  query: add\n  hits:\n  - doc_id: lib/math.sh:1\n    path: lib/math.sh\n"
-                          "    line: 1\n",
-                          0),
-              0u)
+    EXPECT_EQ(
+        first.rfind("CODALI_RESPONSE v1\nrequest_id: r1\nresults:\n- type: docdex.search\n"
+                    "  query: add\n  hits:\n  - doc_id: lib/math.sh:1\n    path: lib/math.sh\n"
+                    "    line: 1\n",
+                    0),
+        0u)
         << first;
     EXPECT_NE(first.find("    defines: add\n"), std::string::npos);
     EXPECT_NE(first.find("meta:\n  repo_root: .\n  warnings:\n  - 'unsupported: docdex.web'\n"
@@ -287,7 +290,8 @@ TEST_F(CodaliAgent, DoctorNamesTheIndexAndWhatIsMissingForIt) {
     EXPECT_NE(doctor.out.find("agent cd index"), std::string::npos) << doctor.out;
     EXPECT_NE(doctor.out.find("(search); Universal Ctags "), std::string::npos) << doctor.out;
     EXPECT_NE(doctor.out.find("built-in codali (Codali envelopes, critic in the loop), "
-                              "openai-compatible model scripted at " + chat.base_url()),
+                              "openai-compatible model scripted at " +
+                              chat.base_url()),
               std::string::npos)
         << doctor.out;
     // Without ctags on PATH, search still works and the doctor says what does not.

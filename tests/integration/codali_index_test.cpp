@@ -43,26 +43,27 @@ class CodaliIndex : public ::testing::Test {
         // written in config.py, so plain term frequency alone would rank app.py first.
         put(repo_ / "pkg/__init__.py", "");
         put(repo_ / "pkg/config.py",
-                   "import os\n\n\nclass Config:\n    pass\n\n\n"
-                   "def parse_config(path):\n    \"\"\"Read the configuration.\"\"\"\n"
-                   "    return Config()\n");
+            "import os\n\n\nclass Config:\n    pass\n\n\n"
+            "def parse_config(path):\n    \"\"\"Read the configuration.\"\"\"\n"
+            "    return Config()\n");
         put(repo_ / "pkg/app.py",
-                   "from .config import parse_config\n\n\ndef main():\n"
-                   "    a = parse_config('a')\n    b = parse_config('b')\n"
-                   "    c = parse_config('c')\n    return parse_config('d')\n");
+            "from .config import parse_config\n\n\ndef main():\n"
+            "    a = parse_config('a')\n    b = parse_config('b')\n"
+            "    c = parse_config('c')\n    return parse_config('d')\n");
         put(repo_ / "pkg/cli.py", "import pkg.config\n\nrun = pkg.config.parse_config\n");
         put(repo_ / "tools/report.py", "from pkg import config\n\nconfig.parse_config(1)\n");
         put(repo_ / "unrelated.py", "# parse_config is mentioned, never imported\n");
         // C: an include folder found by suffix, a relative include, a system header.
         put(repo_ / "include/auth/login.h", "int login_user(const char *name);\n");
         put(repo_ / "src/auth/login.c",
-                   "#include \"auth/login.h\"\n#include <string.h>\n"
-                   "int login_user(const char *name) { return strlen(name) > 0; }\n");
-        put(repo_ / "src/main.c", "#include \"auth/login.h\"\nint main(void) { return login_user(\"x\"); }\n");
+            "#include \"auth/login.h\"\n#include <string.h>\n"
+            "int login_user(const char *name) { return strlen(name) > 0; }\n");
+        put(repo_ / "src/main.c",
+            "#include \"auth/login.h\"\nint main(void) { return login_user(\"x\"); }\n");
         put(repo_ / "src/auth/session.c", "#include \"login.h\"\nint session;\n");
         // JavaScript and TypeScript: relative imports in every form, and a package.
         put(repo_ / "web/auth/login.ts",
-                   "export function loginUser(name: string): boolean {\n  return name.length > 0;\n}\n");
+            "export function loginUser(name: string): boolean {\n  return name.length > 0;\n}\n");
         put(repo_ / "web/app.ts", "import { loginUser } from './auth/login';\nloginUser('a');\n");
         put(repo_ / "web/esm.ts", "import {\n  loginUser,\n} from \"./auth/login.js\";\n");
         put(repo_ / "web/legacy.js", "const { loginUser } = require(\"./auth/login\");\n");
@@ -71,8 +72,8 @@ class CodaliIndex : public ::testing::Test {
         put(repo_ / "go.mod", "module example.com/shop\n\ngo 1.21\n");
         put(repo_ / "pkg/cart/cart.go", "package cart\n\nfunc Total() int { return 0 }\n");
         put(repo_ / "cmd/shop/main.go",
-                   "package main\n\nimport (\n\t\"fmt\"\n\t\"example.com/shop/pkg/cart\"\n)\n\n"
-                   "func main() { fmt.Println(cart.Total()) }\n");
+            "package main\n\nimport (\n\t\"fmt\"\n\t\"example.com/shop/pkg/cart\"\n)\n\n"
+            "func main() { fmt.Println(cart.Total()) }\n");
         // Never indexed: a binary file, and an ignored one that defines the symbol too.
         put(repo_ / "assets/logo.bin", std::string("PNG\0parse_config\0", 17));
         put(repo_ / "build/generated.py", "def parse_config():\n    pass\n");
@@ -97,7 +98,7 @@ class CodaliIndex : public ::testing::Test {
 TEST_F(CodaliIndex, HoldsTheWorktreeAsItStandsButNotIgnoredOrBinaryFiles) {
     EXPECT_TRUE(first_.warning.empty()) << first_.warning;
     const auto& files = index_->files();
-    EXPECT_TRUE(std::count(files.begin(), files.end(), "notes/todo.md"));  // untracked
+    EXPECT_TRUE(std::count(files.begin(), files.end(), "notes/todo.md"));        // untracked
     EXPECT_FALSE(std::count(files.begin(), files.end(), "build/generated.py"));  // ignored
     EXPECT_EQ(first_.files, files.size());
     EXPECT_EQ(first_.indexed, files.size());
@@ -129,8 +130,8 @@ TEST_F(CodaliIndex, TheFileThatDefinesTheSymbolRanksFirst) {
     auto hits = index_->search("login user", 3);
     ASSERT_TRUE(hits.ok());
     ASSERT_FALSE(hits->empty());
-    EXPECT_TRUE((*hits)[0].path == "src/auth/login.c" || (*hits)[0].path == "include/auth/login.h" ||
-                (*hits)[0].path == "web/auth/login.ts")
+    EXPECT_TRUE((*hits)[0].path == "src/auth/login.c" ||
+                (*hits)[0].path == "include/auth/login.h" || (*hits)[0].path == "web/auth/login.ts")
         << (*hits)[0].path;
 }
 
@@ -138,7 +139,8 @@ TEST_F(CodaliIndex, SymbolsComeFromCtagsWithTheirLines) {
     auto symbols = index_->symbols("pkg/config.py");
     ASSERT_TRUE(symbols.ok()) << symbols.error().message;
     std::vector<std::string> seen;
-    for (const auto& s : *symbols) seen.push_back(s.name + " " + s.kind + " " + std::to_string(s.line));
+    for (const auto& s : *symbols)
+        seen.push_back(s.name + " " + s.kind + " " + std::to_string(s.line));
     EXPECT_EQ(seen, (std::vector<std::string>{"Config class 4", "parse_config function 8"}));
     auto go = index_->symbols("pkg/cart/cart.go");
     ASSERT_TRUE(go.ok());
@@ -200,7 +202,7 @@ TEST_F(CodaliIndex, UpdatesReadOnlyChangedBlobsAndLeaveGitsIndexAlone) {
     EXPECT_EQ(again->removed, 0u);
 
     put(repo_ / "pkg/cart/cart.go",
-               "package cart\n\nfunc Total() int { return 0 }\n\nfunc Discount() int { return 1 }\n");
+        "package cart\n\nfunc Total() int { return 0 }\n\nfunc Discount() int { return 1 }\n");
     fs::remove(repo_ / "unrelated.py");
     auto changed = index_->update();
     ASSERT_TRUE(changed.ok());
@@ -284,11 +286,12 @@ needs:
     EXPECT_EQ(r.results[0]["hits"].size(), 2u);
     EXPECT_EQ(r.results[0]["hits"][0]["doc_id"], "pkg/config.py:8");
     EXPECT_EQ(r.results[1]["content"], read_text(repo_ / "pkg/config.py"));
-    EXPECT_EQ(r.results[2]["files"],
-              nlohmann::ordered_json({"pkg/__init__.py", "pkg/app.py", "pkg/cli.py", "pkg/config.py"}));
+    EXPECT_EQ(r.results[2]["files"], nlohmann::ordered_json({"pkg/__init__.py", "pkg/app.py",
+                                                             "pkg/cli.py", "pkg/config.py"}));
     EXPECT_EQ(r.results[3]["content"], "def main():\n    a = parse_config('a')\n");
     EXPECT_EQ(r.results[3]["total_lines"], 8);
-    EXPECT_EQ(r.results[4]["content"], "\ndef parse_config(path):\n    \"\"\"Read the configuration.\"\"\"\n");
+    EXPECT_EQ(r.results[4]["content"],
+              "\ndef parse_config(path):\n    \"\"\"Read the configuration.\"\"\"\n");
     EXPECT_EQ(r.results[4]["start_line"], 7);
     EXPECT_EQ(r.results[5]["files"], index_->files().size());
     EXPECT_EQ(r.results[6]["symbols"][1]["name"], "parse_config");
@@ -329,7 +332,8 @@ needs:
     EXPECT_EQ(r.warnings[0], "unsupported: docdex.web");
     EXPECT_EQ(r.warnings[1], "unsupported: docdex.ast");
     EXPECT_EQ(r.warnings[2], "unsupported: git.blame");
-    EXPECT_EQ(r.warnings[3].rfind("rejected: ../secret.txt: REJECTED: Path is outside workspace", 0), 0u)
+    EXPECT_EQ(
+        r.warnings[3].rfind("rejected: ../secret.txt: REJECTED: Path is outside workspace", 0), 0u)
         << r.warnings[3];
     EXPECT_EQ(r.warnings[4].rfind("rejected: .git/config: REJECTED: Path is inside .git", 0), 0u);
     EXPECT_EQ(r.warnings[5], "file_not_found: no/such/file.py");
@@ -357,10 +361,10 @@ TEST_F(CodaliNeeds, ContentPastTheBudgetIsCutAndTheCutSaid) {
     EXPECT_EQ(r.results[1]["truncated"], true);
     EXPECT_EQ(r.results[1]["content"], app.substr(0, 150 - config.size()));
     EXPECT_EQ(r.results[1]["total_bytes"], app.size());
-    EXPECT_EQ(r.warnings, std::vector<std::string>{
-                              "truncated: pkg/app.py: " + std::to_string(150 - config.size()) +
-                              " of " + std::to_string(app.size()) +
-                              " bytes shown (response budget 150 characters)"});
+    EXPECT_EQ(r.warnings,
+              std::vector<std::string>{
+                  "truncated: pkg/app.py: " + std::to_string(150 - config.size()) + " of " +
+                  std::to_string(app.size()) + " bytes shown (response budget 150 characters)"});
 }
 
 TEST_F(CodaliNeeds, AMalformedRequestIsAnsweredWithWhatWasWrong) {
@@ -368,8 +372,8 @@ TEST_F(CodaliNeeds, AMalformedRequestIsAnsweredWithWhatWasWrong) {
                                       "AGENT_REQUEST: role: expected one of …");
     EXPECT_EQ(r.request_id, "q-9");
     EXPECT_TRUE(r.results.empty());
-    EXPECT_EQ(r.warnings,
-              std::vector<std::string>{"malformed_request: AGENT_REQUEST: role: expected one of …"});
+    EXPECT_EQ(r.warnings, std::vector<std::string>{
+                              "malformed_request: AGENT_REQUEST: role: expected one of …"});
 }
 
 TEST_F(CodaliIndex, TheCriticJudgesTheWorktreeAsItStandsAndCommitsNothing) {

@@ -66,8 +66,8 @@ FakeChat::FakeChat(Options options) : options_(std::move(options)), server_(new 
         for (const auto& m : body.value("messages", json::array()))
             if (m.is_object() && m.contains("content") && m["content"].is_string())
                 prompt_chars += m["content"].get_ref<const std::string&>().size();
-        const auto prompt_tokens = static_cast<std::uint64_t>(
-            static_cast<double>(prompt_chars) * options_.tokens_per_char);
+        const auto prompt_tokens = static_cast<std::uint64_t>(static_cast<double>(prompt_chars) *
+                                                              options_.tokens_per_char);
         const json usage = {{"prompt_tokens", prompt_tokens},
                             {"completion_tokens", content.size() / 4},
                             {"total_tokens", prompt_tokens + content.size() / 4}};

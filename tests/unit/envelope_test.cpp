@@ -188,7 +188,8 @@ TEST(Envelope, FoundAmongProseFencesAndCommands) {
         "    path: a.py\n"
         "That is all for now.\n"
         "{\"envelope\": \"AGENT_REQUEST v1\", \"role\": \"critic\", \"request_id\": \"r3\",\n"
-        " \"needs\": [{\"type\": \"docdex.tree\", \"maxDepth\": 1, \"note\": \"a } in a string\"}]}\n"
+        " \"needs\": [{\"type\": \"docdex.tree\", \"maxDepth\": 1, \"note\": \"a } in a "
+        "string\"}]}\n"
         "{\"unrelated\": true}\n";
     const auto found = find_agent_requests(reply);
     ASSERT_EQ(found.size(), 3u);
@@ -244,9 +245,10 @@ TEST(Envelope, TheCriticResultIsTheSeeds) {
 }
 
 TEST(YamlJson, PlainScalarsResolveAsYamlCoreSchemaAndQuotedStayStrings) {
-    auto v = yaml_to_json("a: 1\nb: -2\nc: 1.5e3\nd: true\ne: ~\nf: '1'\ng: \"true\"\nh: 0x10\n"
-                          "i: 99999999999999999999999\nj: .inf\nk: !!str 12\n",
-                          "t");
+    auto v = yaml_to_json(
+        "a: 1\nb: -2\nc: 1.5e3\nd: true\ne: ~\nf: '1'\ng: \"true\"\nh: 0x10\n"
+        "i: 99999999999999999999999\nj: .inf\nk: !!str 12\n",
+        "t");
     ASSERT_TRUE(v.ok()) << v.error().message;
     EXPECT_EQ((*v)["a"], 1);
     EXPECT_EQ((*v)["b"], -2);
@@ -260,8 +262,13 @@ TEST(YamlJson, PlainScalarsResolveAsYamlCoreSchemaAndQuotedStayStrings) {
     EXPECT_TRUE((*v)["j"].is_number_float());
     EXPECT_EQ((*v)["k"], "12");
     // What could read as something else is written quoted, and comes back the same.
-    const ojson tricky = {{"n", "1"}, {"b", "false"}, {"z", "null"}, {"e", ""}, {"s", "- x"},
-                          {"bad", std::string("a\xff" "b")}};
+    const ojson tricky = {{"n", "1"},
+                          {"b", "false"},
+                          {"z", "null"},
+                          {"e", ""},
+                          {"s", "- x"},
+                          {"bad", std::string("a\xff"
+                                              "b")}};
     auto back = yaml_to_json(json_to_yaml(tricky), "t");
     ASSERT_TRUE(back.ok()) << json_to_yaml(tricky);
     EXPECT_EQ((*back)["n"], "1");
@@ -269,7 +276,9 @@ TEST(YamlJson, PlainScalarsResolveAsYamlCoreSchemaAndQuotedStayStrings) {
     EXPECT_EQ((*back)["z"], "null");
     EXPECT_EQ((*back)["e"], "");
     EXPECT_EQ((*back)["s"], "- x");
-    EXPECT_EQ((*back)["bad"], "a\xEF\xBF\xBD" "b");  // not UTF-8: replaced, never refused
+    EXPECT_EQ((*back)["bad"],
+              "a\xEF\xBF\xBD"
+              "b");  // not UTF-8: replaced, never refused
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ int run_agent(const AgentArgs& args) {
         input.base = seal->base_commit;
         input.marker = context.ready_marker;
         input.rules = config.check;
-        critic = [input, folder = context.run_folder](const std::filesystem::path& worktree,
-                                                      int round) mutable
-            -> Result<protocol::CriticResult> {
+        critic = [input, folder = context.run_folder](
+                     const std::filesystem::path& worktree,
+                     int round) mutable -> Result<protocol::CriticResult> {
             input.worktree = worktree;
             input.report_dir = folder / "critic" / ("round-" + std::to_string(round));
             std::error_code ec;

@@ -75,23 +75,22 @@ void check_builtin_agent(const config::AgentConfig& agent, std::vector<Check>& c
         // Its index: search is Xapian's, linked in; symbols and imports need Universal Ctags.
         auto ctags = index::ctags_version();
         checks.push_back(
-            {"agent " + agent.name + " index",
-             ctags ? "ok" : "warning",
+            {"agent " + agent.name + " index", ctags ? "ok" : "warning",
              "Xapian " + index::xapian_version() + " (search); " +
                  (ctags ? *ctags + " (symbols, imports)"
                         : "no Universal Ctags: docdex.symbols and docdex.impact answer with a "
-                          "warning (" + ctags.error().message + ")")});
+                          "warning (" +
+                              ctags.error().message + ")")});
     }
     what += " (" +
-            std::string(codali          ? "Codali envelopes, critic in the loop"
+            std::string(codali           ? "Codali envelopes, critic in the loop"
                         : chat.textproto ? "text protocol"
                                          : "one request") +
-            "), " +
-            chat.provider + " model " + agent.model.value_or(std::string(provider->model)) +
+            "), " + chat.provider + " model " + agent.model.value_or(std::string(provider->model)) +
             " at " + agent.base_url.value_or(std::string(provider->base_url));
     if (agent.token_env && getenv_value(agent.token_env->c_str()).value_or("").empty()) {
-        checks.push_back({"agent " + agent.name, "missing", what + "; " + *agent.token_env +
-                                                                " is not set (its key)"});
+        checks.push_back({"agent " + agent.name, "missing",
+                          what + "; " + *agent.token_env + " is not set (its key)"});
         return;
     }
     checks.push_back({"agent " + agent.name, "ok",
