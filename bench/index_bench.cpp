@@ -19,34 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "index/worktree_index.h"
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using namespace cocode::bench;
 
 namespace {
-
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-void run_or_die(const std::string& command) {
-    if (std::system(command.c_str()) != 0) {
-        std::fprintf(stderr, "bench: failed: %s\n", command.c_str());
-        std::exit(1);
-    }
-}
 
 const char* const kWords[] = {"parse",   "config",  "render", "cache",  "order",  "invoice",
                               "payment", "session", "token",  "report", "upload", "schedule",

@@ -48,19 +48,20 @@ std::string env_of(const RunContext& context, const std::string& name) {
     return it == context.environment.end() ? std::string() : it->second;
 }
 
-// What the commands the model runs get: the agent's environment without any secret (its own
-// key, whatever name it has, and every variable cocode knows to hold one).
-std::vector<std::string> command_environment(const RunContext& context,
-                                             const std::optional<std::string>& key_env) {
+protocol::ExecutorOptions executor_options(const config::AgentConfig& agent,
+                                           const RunContext& context, const fs::path& root) {
     const auto secrets = config::secret_variables();
-    std::vector<std::string> out;
+    protocol::ExecutorOptions options;
+    options.root = root;
+    options.command_timeout = agent.chat->command_timeout;
     for (const auto& [name, value] : context.environment) {
-        if ((key_env && name == *key_env) || config::is_github_credential(name) ||
+        if ((agent.token_env && name == *agent.token_env) || config::is_github_credential(name) ||
             std::find(secrets.begin(), secrets.end(), name) != secrets.end())
             continue;
-        out.push_back(name + "=" + value);
+        options.environment.push_back(name + "=" + value);
     }
-    return out;
+    options.show = [](std::string_view line) { say(line); };
+    return options;
 }
 
 Result<Model> make_model(const config::AgentConfig& agent, const RunContext& context,
@@ -231,12 +232,7 @@ class TextProtoAgent final : public Agent {
         if (canonical_ec)
             return fail(
                 1, "the worktree " + context.working_dir.string() + ": " + canonical_ec.message());
-        protocol::ExecutorOptions options;
-        options.root = root;
-        options.command_timeout = chat.command_timeout;
-        options.environment = command_environment(context, agent_.token_env);
-        options.show = [](std::string_view line) { say(line); };
-        protocol::Executor executor(options);
+        protocol::Executor executor(executor_options(agent_, context, root));
         say("textproto session " + s.session_id + " over " +
             (model ? model->describe
                    : "files: paste answers into " + (folder / kInboxDir).string()));

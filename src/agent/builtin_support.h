@@ -11,6 +11,7 @@
 
 #include "agent/builtin.h"
 #include "llm/chat.h"
+#include "protocol/executor.h"
 
 namespace cocode::agent::detail {
 
@@ -21,10 +22,12 @@ int fail(int code, const std::string& why);
 
 std::string env_of(const RunContext& context, const std::string& name);
 
-// The agent's environment without any secret (its own key, whatever name it has, and every
-// variable cocode knows to hold one): what the commands the model runs get.
-std::vector<std::string> command_environment(const RunContext& context,
-                                             const std::optional<std::string>& key_env);
+// How the model's commands are carried out in the worktree `root` (canonical): the agent's
+// command timeout, each line shown on stdout, and the agent's environment without any secret
+// (its own key, whatever name it has, and every variable cocode knows to hold one).
+protocol::ExecutorOptions executor_options(const config::AgentConfig& agent,
+                                           const RunContext& context,
+                                           const std::filesystem::path& root);
 
 struct Model {
     std::unique_ptr<llm::ChatClient> client;

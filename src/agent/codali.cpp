@@ -220,12 +220,7 @@ int CodaliAgent::execute(const RunContext& context) {
     };
     if (auto saved = save(); !saved) return fail(1, saved.error().message);
 
-    protocol::ExecutorOptions options;
-    options.root = root;
-    options.command_timeout = chat.command_timeout;
-    options.environment = command_environment(context, agent_.token_env);
-    options.show = [](std::string_view line) { say(line); };
-    protocol::Executor executor(options);
+    protocol::Executor executor(executor_options(agent_, context, root));
     NeedsContext needs{root, index.get(),
                        static_cast<std::size_t>(std::min<std::uint64_t>(
                            200'000, std::max<std::uint64_t>(4000, chat.context_window * 2)))};
