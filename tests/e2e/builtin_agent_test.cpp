@@ -148,7 +148,9 @@ TEST_F(BuiltinAgent, ACopyPasteSessionReadsTheInboxInWriteOrderEachFileOnce) {
     fs::path first;
     ASSERT_TRUE(wait_until([&] {
         if (!fs::exists(r.folder / "outbox")) return false;
-        for (const auto& e : fs::directory_iterator(r.folder / "outbox")) first = e.path();
+        // The outbox under its own name: written atomically, its temporary file is not it.
+        for (const auto& e : fs::directory_iterator(r.folder / "outbox"))
+            if (e.path().extension() == ".txt") first = e.path();
         return !first.empty();
     }));
     EXPECT_EQ(first.filename().string().substr(8), "_seq0001.txt");
