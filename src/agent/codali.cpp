@@ -247,8 +247,10 @@ int CodaliAgent::execute(const RunContext& context) {
 
         // History past 90 % of the window: older turns become a summary.
         const double estimate = static_cast<double>(characters(s.messages)) * s.tokens_per_char;
+        // (The system message and the task are kept, and so are the last exchanges; there
+        // must be at least one exchange before those to summarise.)
         if (estimate > kSummariseAt * static_cast<double>(chat.context_window) &&
-            s.messages.size() >= 3 + kRecentMessages) {
+            s.messages.size() >= 2 + 2 + kRecentMessages) {
             const std::size_t keep_from = s.messages.size() - kRecentMessages;
             std::string history;
             if (!s.summary.empty())

@@ -114,11 +114,15 @@ bool looks_like_yaml_line(std::string_view line) {
     return i < line.size() && line[i] == ':';
 }
 
-// The end of the JSON object opening at `open` (just past its closing brace), or npos.
-std::size_t json_object_end(std::string_view text, std::size_t open) {
+// The end of the JSON object opening at `open` (just past its closing brace), or npos. Each
+// character looked at is taken from `budget`, so that an answer of many lines opening with
+// a brace costs a bounded amount of scanning, not the square of its length.
+std::size_t json_object_end(std::string_view text, std::size_t open, std::size_t& budget) {
     int depth = 0;
     bool in_string = false;
     for (std::size_t i = open; i < text.size(); ++i) {
+        if (budget == 0) return std::string_view::npos;
+        --budget;
         const char c = text[i];
         if (in_string) {
             if (c == '\\')
@@ -284,11 +288,18 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
         at = lines.back().end;
     }
     auto fence = [](std::string_view line) { return trimmed(line).rfind("```", 0) == 0; };
+    // Enough for any answer a model writes (an unclosed brace only costs one scan to the end);
+    // an answer of thousands of unclosed braces is pathological, and its JSON envelopes after
+    // the budget are not found (the model hears that none was).
+    std::size_t json_budget = 4 * reply.size() + (std::size_t{1} << 20);
+    std::vector<std::size_t> fences_before(lines.size() + 1, 0);  // fence lines before line i
+    for (std::size_t k = 0; k < lines.size(); ++k)
+        fences_before[k + 1] = fences_before[k] + (fence(lines[k].text) ? 1 : 0);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string_view t = trimmed(lines[i].text);
         if (!t.empty() && t.front() == '{') {
             const std::size_t end =
-                json_object_end(reply, lines[i].begin + lines[i].text.find('{'));
+                json_object_end(reply, lines[i].begin + lines[i].text.find('{'), json_budget);
             if (end == std::string_view::npos) continue;
             const std::string_view object = reply.substr(lines[i].begin, end - lines[i].begin);
             if (object.find("\"AGENT_REQUEST") == std::string_view::npos) continue;
@@ -300,9 +311,7 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
         // Inside a code fence it ends at the closing fence; else at the first line that is
         // not part of a YAML mapping (prose, a command block, a fence).
         const std::size_t indent = lines[i].text.find_first_not_of(" \t");
-        std::size_t fences_before = 0;
-        for (std::size_t k = 0; k < i; ++k) fences_before += fence(lines[k].text) ? 1 : 0;
-        const bool fenced = fences_before % 2 == 1;
+        const bool fenced = fences_before[i] % 2 == 1;
         std::size_t j = i + 1;
         for (; j < lines.size(); ++j) {
             if (fence(lines[j].text)) break;

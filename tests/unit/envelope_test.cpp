@@ -213,6 +213,19 @@ TEST(Envelope, FoundAmongProseFencesAndCommands) {
     EXPECT_TRUE(find_agent_requests("no envelope here\n[DONE]\nok\n[/DONE]\n").empty());
 }
 
+TEST(Envelope, UnclosedBracesBeforeAJsonRequestDoNotHideIt) {
+    // Lines opening with a brace that never closes (a half-written JSON file, say) cost one
+    // scan each; the request after them is still found.
+    std::string reply;
+    for (int i = 0; i < 20; ++i) reply += "{ \"unclosed\": [\n";
+    reply +=
+        "{\"envelope\": \"AGENT_REQUEST v1\", \"role\": \"builder\", \"request_id\": \"x\", "
+        "\"needs\": [{\"type\": \"docdex.tree\"}]}\n";
+    const auto found = find_agent_requests(reply);
+    ASSERT_FALSE(found.empty());
+    EXPECT_TRUE(parse_agent_request(found.back().text).ok()) << found.back().text;
+}
+
 TEST(Envelope, TheCriticResultIsTheSeeds) {
     CriticResult critic{false,
                         {"scope: outside the allowed paths: notes.txt"},
