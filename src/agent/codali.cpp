@@ -191,6 +191,12 @@ int CodaliAgent::execute(const RunContext& context) {
     } else {
         index_warnings.push_back("docdex_index_failed: " + opened.error().message);
     }
+    // Said once here rather than by the update that first misses it: a restarted session,
+    // whose index is built already, must say it too.
+    auto about_ctags = [](const std::string& w) { return w.rfind("ctags_unavailable", 0) == 0; };
+    if (auto ctags = index::ctags_version();
+        !ctags && std::none_of(index_warnings.begin(), index_warnings.end(), about_ctags))
+        index_warnings.push_back("ctags_unavailable: " + ctags.error().message);
     for (const auto& w : index_warnings) say("warning: " + w);
 
     // A restart resumes the conversation; a new session starts from the task.
@@ -349,7 +355,10 @@ int CodaliAgent::execute(const RunContext& context) {
                     auto stats = index->update();
                     if (!stats)
                         warnings.push_back("docdex_index_stale: " + stats.error().message);
-                    else if (!stats->warning.empty())
+                    else if (!stats->warning.empty() &&
+                             !(about_ctags(stats->warning) &&
+                               std::any_of(index_warnings.begin(), index_warnings.end(),
+                                           about_ctags)))
                         warnings.push_back(stats->warning);
                     index_fresh = true;
                 }

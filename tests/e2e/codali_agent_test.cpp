@@ -283,6 +283,40 @@ TEST_F(CodaliAgent, AMalformedRequestIsAnsweredSoTheModelCanCorrectIt) {
               std::string::npos);
 }
 
+TEST_F(CodaliAgent, WithoutCtagsSearchStillWorksAndEveryResponseSaysWhatIsMissing) {
+    FakeChat chat({{
+                       "AGENT_REQUEST v1\nrole: builder\nrequest_id: r1\nneeds:\n"
+                       "  - type: docdex.search\n    query: subtract\n"
+                       "  - type: docdex.symbols\n    file: lib/math.sh\n",
+                       "[EDIT_FILE path=\"lib/math.sh\" start_line=\"3\" end_line=\"3\"]\n"
+                       "  echo $(($1 + $2))\n[/EDIT_FILE]\n[DONE]\nFixed.\n[/DONE]\n",
+                   },
+                   kKey,
+                   tls_,
+                   0});
+    write_text(repo_ / "lib/math.sh", "# subtract? no: add\nadd() {\n  echo $(($1 - $2))\n}\n");
+    sh_ok("git commit -qam 'a comment'", repo_);
+    configure({{"agents", {{"cd", codali_agent(chat, {{"env", {"PATH"}}})}}},
+               {"check", {{"verify", {"sh test.sh"}}}}});
+    const fs::path bin = dir_.path() / "bin-without-ctags";
+    fs::create_directories(bin);
+    for (const char* tool : {"git", "bwrap", "sh", "timeout", "env", "cat", "test"})
+        if (auto found = sh("command -v " + std::string(tool), repo_);
+            found.exit_code == 0 && found.out[0] == '/')
+            fs::create_symlink(found.out.substr(0, found.out.find('\n')), bin / tool);
+    Shell run = dispatch("run 1", env() + "PATH=" + quote(bin.string()) + " ");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto requests = chat.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    const std::string answer = last_message(requests[1]);
+    EXPECT_NE(answer.find("    path: lib/math.sh\n"), std::string::npos) << answer;
+    EXPECT_NE(answer.find("- type: docdex.symbols\n  file: lib/math.sh\n  symbols: []\n"),
+              std::string::npos)
+        << answer;
+    EXPECT_NE(answer.find("  - 'ctags_unavailable: "), std::string::npos) << answer;
+    EXPECT_EQ(json::parse(read_text(only_run().folder / "check.json"))["verdict"], "PASS");
+}
+
 TEST_F(CodaliAgent, DoctorNamesTheIndexAndWhatIsMissingForIt) {
     FakeChat chat({{}, kKey, tls_, 0});
     configure({{"agents", {{"cd", codali_agent(chat)}}}});
