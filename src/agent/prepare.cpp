@@ -477,6 +477,24 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                            std::to_string(characters) +
                            " invisible character(s) left out of what the agents read");
     }
+    // Two dispatchers of one (issue, agent) pair — a watcher restarted while the `run` it had
+    // started was still starting, or two people — must not both find no worktree and both
+    // make a run: each pair is looked at and made under a lock of its own, held to the end,
+    // taken by everyone in the same order. Dispatches of other pairs do not wait.
+    std::error_code lock_ec;
+    fs::create_directories(context.runs_dir(), lock_ec);
+    std::vector<std::string> pair_names;
+    for (const auto& issue : issues)
+        for (const auto& agent : agents) pair_names.push_back(pair_name(issue.number, agent.name));
+    std::sort(pair_names.begin(), pair_names.end());
+    pair_names.erase(std::unique(pair_names.begin(), pair_names.end()), pair_names.end());
+    std::vector<FileLock> pair_locks;
+    for (const auto& name : pair_names) {
+        auto lock = FileLock::acquire(context.runs_dir() / (".pair-" + name + ".lock"));
+        if (!lock) return std::move(lock).error();
+        pair_locks.push_back(std::move(lock).value());
+    }
+
     auto repo = git::Repository::open(context.repo_root);
     if (!repo) return std::move(repo).error();
     const auto existing = run::list_runs(context.runs_dir()).runs;

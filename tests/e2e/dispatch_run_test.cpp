@@ -114,6 +114,24 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     EXPECT_TRUE(nothing_left(r));
 }
 
+TEST_F(DispatchRun, TwoDispatchersOfOnePairAtOnceMakeOneRun) {
+    // A watcher restarted while the `run` it had started was still starting, or two people:
+    // whichever is second finds the pair's worktree and makes nothing.
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    const std::string tool = quote(tool_path("cocode-dispatch").string());
+    sh_ok("(" + tool + " run 1 >../a.out 2>../a.err; echo $? >../a.rc) & (" + tool +
+              " run 1 >../b.out 2>../b.err; echo $? >../b.rc) & wait",
+          repo_);
+    std::vector<std::string> codes = {read_text(dir_.path() / "a.rc"),
+                                      read_text(dir_.path() / "b.rc")};
+    std::sort(codes.begin(), codes.end());
+    EXPECT_EQ(codes, (std::vector<std::string>{"0\n", "2\n"}));
+    const std::string errors = read_text(dir_.path() / "a.err") + read_text(dir_.path() / "b.err");
+    EXPECT_NE(errors.find("already exists; --resume continues it"), std::string::npos) << errors;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::completed);
+}
+
 TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
     configure({{"agents",
                 {{"plain", {{"command", agent_path("env-agent.sh")}, {"env", {"EXTRA_ONE"}}}},
