@@ -18,11 +18,10 @@ std::string globs(const std::vector<std::string>& list) {
 Result<Critique> critique_worktree(const CritiqueInput& input) {
     auto repo = git::Repository::open(input.worktree);
     if (!repo) return std::move(repo).error();
-    auto snapshot = repo->snapshot_worktree();
-    if (!snapshot) return std::move(snapshot).error();
+    auto tree = repo->worktree_tree();
+    if (!tree) return std::move(tree).error();
     auto head = repo->commit_unreferenced(
-        snapshot->tree, "HEAD",
-        "The worktree as it stands, for the critic\n\n" + input.marker + "\n");
+        *tree, "HEAD", "The worktree as it stands, for the critic\n\n" + input.marker + "\n");
     if (!head) return std::move(head).error();
 
     JudgeInput judge_input;

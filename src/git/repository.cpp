@@ -148,7 +148,7 @@ Result<std::vector<std::string>> Repository::uncommitted_paths() const {
     return out;
 }
 
-Result<WorktreeSnapshot> Repository::snapshot_worktree() const {
+Result<std::string> Repository::worktree_tree() const {
     // The repository's own index, changed in memory only and read again from disk before
     // returning: its stat cache spares rereading unchanged files, and the file on disk, which
     // an agent's git uses, is never written.
@@ -170,17 +170,7 @@ Result<WorktreeSnapshot> Repository::snapshot_worktree() const {
     git_oid tree;
     if (git_index_write_tree(&tree, index.get()) != 0)
         return libgit2_error("cannot write the tree of " + work_dir().string());
-    WorktreeSnapshot out;
-    out.tree = oid_hex(&tree);
-    const std::size_t count = git_index_entrycount(index.get());
-    out.files.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const git_index_entry* entry = git_index_get_byindex(index.get(), i);
-        if (!entry || git_index_entry_stage(entry) != 0) continue;
-        if ((entry->mode & 0170000) != 0100000) continue;  // links, submodules
-        out.files.push_back({entry->path, oid_hex(&entry->id)});
-    }
-    return out;
+    return oid_hex(&tree);
 }
 
 Result<std::vector<SnapshotFile>> Repository::worktree_files() const {

@@ -38,14 +38,6 @@ struct SnapshotFile {
     std::string blob;  // hex id
 };
 
-// The worktree as it stands, tracked and untracked files alike (ignored ones and submodules
-// left out), written into the object store as a tree: what `git add -A && git write-tree`
-// would make, without touching the index on disk.
-struct WorktreeSnapshot {
-    std::string tree;                 // hex id
-    std::vector<SnapshotFile> files;  // regular files only (no links), sorted by path
-};
-
 struct WorktreeInfo {
     std::string name;
     std::filesystem::path path;
@@ -87,12 +79,14 @@ class Repository {
     // A file's content as commit `revision` has it; nullopt when it has no such file.
     Result<std::optional<std::string>> file_at(const std::string& revision,
                                                const std::string& path) const;
-    // The worktree as it stands (see WorktreeSnapshot). Files whose stat matches the index are
-    // not read again; others are hashed and stored as blobs, as `git add` would.
-    Result<WorktreeSnapshot> snapshot_worktree() const;
-    // The same files with their blob ids, sorted by path, without a tree and without writing
-    // anything: one walk of the worktree against git's index (its stat data), hashing only
-    // the files that differ from it and the untracked ones.
+    // The worktree as it stands — tracked and untracked files alike, ignored ones and
+    // submodules left out — written into the object store as a tree (hex id): what
+    // `git add -A && git write-tree` would make, without touching the index on disk. Files
+    // whose stat matches the index are not read again; others are stored as blobs.
+    Result<std::string> worktree_tree() const;
+    // The same files (regular files only, no links), with their blob ids, sorted by path,
+    // without a tree and without writing anything: one walk of the worktree against git's
+    // index (its stat data), hashing only the files that differ from it and untracked ones.
     Result<std::vector<SnapshotFile>> worktree_files() const;
     // A commit of `tree` on `parent` with `message`, which no ref points at (nothing moves, no
     // hook runs): for judging a worktree as it stands with the tools that judge commits.
