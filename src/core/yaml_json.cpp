@@ -96,7 +96,6 @@ Result<json> yaml_to_json(std::string_view text, std::string_view source) {
     };
     std::vector<Frame> stack;
     std::optional<json> document;
-    bool in_document = false;
     while (true) {
         Event e;
         if (!yaml_parser_parse(&p.parser, &e.event)) {
@@ -114,10 +113,6 @@ Result<json> yaml_to_json(std::string_view text, std::string_view source) {
                 return document.value_or(json(nullptr));
             case YAML_DOCUMENT_START_EVENT:
                 if (document) return *document;  // the first document is the envelope
-                in_document = true;
-                break;
-            case YAML_DOCUMENT_END_EVENT:
-                in_document = false;
                 break;
             case YAML_ALIAS_EVENT:
                 return fail(line, "aliases (*name) are not read here; write the value out");
@@ -160,17 +155,14 @@ Result<json> yaml_to_json(std::string_view text, std::string_view source) {
                 break;
         }
         if (!have_value) continue;
-        if (stack.empty()) {
-            if (!in_document && document) continue;
+        if (stack.empty()) {  // the document's root
             document = std::move(scalar);
             continue;
         }
         Frame& top = stack.back();
         if (top.value.is_array()) {
             top.value.push_back(std::move(scalar));
-        } else if (!top.key) {
-            if (!scalar.is_primitive())
-                return fail(line, "a key must be a plain value, not a list or mapping");
+        } else if (!top.key) {  // a list or mapping as a key was refused where it opened
             std::string key = scalar.is_string() ? scalar.get<std::string>() : scalar.dump();
             if (top.value.contains(key)) return fail(line, "the key '" + key + "' is given twice");
             top.key = std::move(key);

@@ -5,6 +5,7 @@
 
 #include "core/json_text.h"
 #include "core/yaml_json.h"
+#include "protocol/textproto.h"
 
 namespace cocode::protocol {
 namespace {
@@ -13,14 +14,6 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::array<std::string_view, 5> kRoles = {"librarian", "architect", "builder", "critic",
                                                     "interpreter"};
-
-std::string_view trimmed(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
 
 // The envelope's body as JSON, from either form; `kind` is "AGENT_REQUEST" or "CODALI_RESPONSE".
 Result<ojson> envelope_body(std::string_view text, std::string_view kind, std::string_view header) {
@@ -49,7 +42,7 @@ Result<ojson> envelope_body(std::string_view text, std::string_view kind, std::s
     // cut, so that the YAML reader's line numbers are the envelope's.
     std::string yaml(text);
     const std::size_t eol = yaml.find('\n', start);
-    const std::string_view first = trimmed(std::string_view(yaml).substr(
+    const std::string_view first = trim_blanks(std::string_view(yaml).substr(
         start, (eol == std::string::npos ? yaml.size() : eol) - start));
     if (first != header) {
         if (first.rfind(kind, 0) == 0)
@@ -287,7 +280,7 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
                          reply.substr(at, stop - at)});
         at = lines.back().end;
     }
-    auto fence = [](std::string_view line) { return trimmed(line).rfind("```", 0) == 0; };
+    auto fence = [](std::string_view line) { return trim_blanks(line).rfind("```", 0) == 0; };
     // Enough for any answer a model writes (an unclosed brace only costs one scan to the end);
     // an answer of thousands of unclosed braces is pathological, and its JSON envelopes after
     // the budget are not found (the model hears that none was).
@@ -296,7 +289,7 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
     for (std::size_t k = 0; k < lines.size(); ++k)
         fences_before[k + 1] = fences_before[k] + (fence(lines[k].text) ? 1 : 0);
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        const std::string_view t = trimmed(lines[i].text);
+        const std::string_view t = trim_blanks(lines[i].text);
         if (!t.empty() && t.front() == '{') {
             const std::size_t end =
                 json_object_end(reply, lines[i].begin + lines[i].text.find('{'), json_budget);
@@ -317,7 +310,7 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
             if (fence(lines[j].text)) break;
             if (fenced) continue;
             std::string_view body = lines[j].text;
-            if (body.size() >= indent && trimmed(body.substr(0, indent)).empty())
+            if (body.size() >= indent && trim_blanks(body.substr(0, indent)).empty())
                 body.remove_prefix(indent);
             if (!body.empty() && body[0] == '[') break;
             if (!looks_like_yaml_line(body)) break;
@@ -325,7 +318,7 @@ std::vector<FoundRequest> find_agent_requests(std::string_view reply) {
         std::string text;
         for (std::size_t k = i; k < j; ++k) {
             std::string_view body = lines[k].text;
-            if (body.size() >= indent && trimmed(body.substr(0, indent)).empty())
+            if (body.size() >= indent && trim_blanks(body.substr(0, indent)).empty())
                 body.remove_prefix(indent);
             text.append(body);
             text.push_back('\n');

@@ -123,8 +123,8 @@ Result<fs::path> resolve_in_workspace(const fs::path& root, const std::string& r
 
 std::vector<std::string> list_workspace(const fs::path& root) {
     std::vector<std::string> out;
-    auto listed = run_command(
-        {"git", "-C", root.string(), "ls-files", "-z", "-co", "--exclude-standard"});
+    auto listed =
+        run_command({"git", "-C", root.string(), "ls-files", "-z", "-co", "--exclude-standard"});
     if (listed.ok() && listed->exit_code == 0) {
         std::string_view rest = listed->out;
         while (!rest.empty()) {

@@ -27,14 +27,6 @@ constexpr Known kCommands[] = {
     {"DONE", CommandKind::done, true},
 };
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
-
 bool is_name_char(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -74,7 +66,7 @@ std::optional<long> line_number(std::string_view text) {
 // A body line that is its own closing tag behind one or more backslashes loses one backslash:
 // `\[/CREATE_FILE]` writes `[/CREATE_FILE]`, `\\[/CREATE_FILE]` writes `\[/CREATE_FILE]`.
 std::string_view unescape_line(std::string_view line, std::string_view closing, std::string& buf) {
-    const std::string_view t = trim(line);
+    const std::string_view t = trim_blanks(line);
     if (t.size() <= closing.size() || t.front() != '\\' ||
         t.substr(t.size() - closing.size()) != closing)
         return line;
@@ -96,6 +88,14 @@ Command error_command(std::string_view name, std::size_t line, std::string messa
 }
 
 }  // namespace
+
+std::string_view trim_blanks(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return s;
+}
 
 std::string_view command_name(CommandKind kind) {
     for (const auto& known : kCommands)
@@ -120,7 +120,7 @@ std::vector<Command> parse_inbox(std::string_view text) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
         // Rule 1: `[NAME` at the start of a trimmed line opens a command; rule 7: anything
         // else between blocks is text.
-        const std::string_view t = trim(lines[i]);
+        const std::string_view t = trim_blanks(lines[i]);
         if (t.size() < 2 || t[0] != '[' || t[1] == '/') continue;
         std::size_t name_end = 1;
         while (name_end < t.size() && is_name_char(t[name_end])) ++name_end;
@@ -152,7 +152,7 @@ std::vector<Command> parse_inbox(std::string_view text) {
             std::size_t j = i + 1;
             bool closed = false;
             for (; j < lines.size(); ++j) {
-                if (trim(lines[j]) == closing) {
+                if (trim_blanks(lines[j]) == closing) {
                     closed = true;
                     break;
                 }
@@ -169,7 +169,7 @@ std::vector<Command> parse_inbox(std::string_view text) {
                 break;
             }
             i = j;
-        } else if (i + 1 < lines.size() && trim(lines[i + 1]) == closing) {
+        } else if (i + 1 < lines.size() && trim_blanks(lines[i + 1]) == closing) {
             ++i;  // a self-closing command closed anyway: harmless
         }
 
@@ -178,7 +178,7 @@ std::vector<Command> parse_inbox(std::string_view text) {
             c.kind == CommandKind::delete_file || c.kind == CommandKind::read_file;
         if (needs_path) {
             auto path = attrs.find("path");
-            if (path == attrs.end() || trim(path->second).empty()) {
+            if (path == attrs.end() || trim_blanks(path->second).empty()) {
                 out.push_back(error_command(name, at,
                                             std::string(name) + " on line " + std::to_string(at) +
                                                 ": missing required attribute path=\"…\""));
@@ -191,7 +191,8 @@ std::vector<Command> parse_inbox(std::string_view text) {
             for (auto [key, slot] :
                  {std::pair{"start_line", &c.start_line}, {"end_line", &c.end_line}}) {
                 auto it = attrs.find(key);
-                auto value = it == attrs.end() ? std::nullopt : line_number(trim(it->second));
+                auto value =
+                    it == attrs.end() ? std::nullopt : line_number(trim_blanks(it->second));
                 if (!value || *value < (std::string_view(key) == "end_line" ? 0 : 1)) {
                     out.push_back(error_command(
                         name, at,
@@ -210,7 +211,7 @@ std::vector<Command> parse_inbox(std::string_view text) {
         if (c.kind == CommandKind::run_command) {
             while (!c.body.empty() && (c.body.back() == '\n' || c.body.back() == '\r'))
                 c.body.pop_back();
-            if (trim(c.body).empty()) {
+            if (trim_blanks(c.body).empty()) {
                 out.push_back(error_command(
                     name, at,
                     "RUN_COMMAND on line " + std::to_string(at) + ": no command between the tags"));
@@ -229,7 +230,7 @@ std::string escape_body(std::string_view content, std::string_view name) {
     while (!content.empty()) {
         const std::size_t nl = content.find('\n');
         const std::string_view line = content.substr(0, nl);
-        const std::string_view t = trim(line);
+        const std::string_view t = trim_blanks(line);
         const std::size_t slashes = t.find_first_not_of('\\');
         if (t.size() >= closing.size() && slashes != std::string_view::npos &&
             t.substr(slashes) == closing) {

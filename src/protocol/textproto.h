@@ -46,6 +46,10 @@ struct Command {
     std::size_t line = 0;  // 1-based line of the opening tag
 };
 
+// A line without the blanks around it (spaces, tabs, a CR): how both protocols read a line —
+// the text protocol's tags and the Codali envelopes' headers alike.
+std::string_view trim_blanks(std::string_view line);
+
 // The commands of an inbox in order of appearance, by the seed's seven rules. Never fails:
 // a malformed block is a Command of kind error, which the model sees as a [FAILED] result.
 std::vector<Command> parse_inbox(std::string_view text);

@@ -39,15 +39,6 @@ class BuiltinAgent : public DispatchRun {
         return agent;
     }
 
-    // Whether `needle` is in any file below `folder`.
-    static bool found_below(const fs::path& folder, const std::string& needle) {
-        for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-            if (!entry.is_regular_file()) continue;
-            if (read_text(entry.path()).find(needle) != std::string::npos) return true;
-        }
-        return false;
-    }
-
     CertificateFiles tls_;
 };
 

@@ -43,14 +43,6 @@ class CodaliAgent : public DispatchRun {
         return request.messages.back().value("content", "");
     }
 
-    static bool found_below(const fs::path& folder, const std::string& needle) {
-        for (const auto& entry : fs::recursive_directory_iterator(folder))
-            if (entry.is_regular_file() &&
-                read_text(entry.path()).find(needle) != std::string::npos)
-                return true;
-        return false;
-    }
-
     CertificateFiles tls_;
 };
 

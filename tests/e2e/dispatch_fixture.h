@@ -39,6 +39,14 @@ inline std::vector<pid_t> processes_marked(const std::string& mark) {
     return out;
 }
 
+// Whether `needle` (a key, a token) is in any file below `folder`.
+inline bool found_below(const fs::path& folder, const std::string& needle) {
+    for (const auto& entry : fs::recursive_directory_iterator(folder))
+        if (entry.is_regular_file() && read_text(entry.path()).find(needle) != std::string::npos)
+            return true;
+    return false;
+}
+
 class DispatchRun : public ::testing::Test {
   protected:
     using json = nlohmann::json;

@@ -152,6 +152,8 @@ TEST(Envelope, MalformedRequestsSayWhatToCorrect) {
     EXPECT_EQ(error("AGENT_REQUEST v1\nrole: builder\nrequest_id: a\nneeds:\n  - type: x\n"
                     "context:\n  constraints: nope\n"),
               "AGENT_REQUEST: context.constraints: expected a list of strings");
+    EXPECT_EQ(error("AGENT_REQUEST v1\n? [role]\n: builder\n"),
+              "AGENT_REQUEST line 2: a key must be a plain value, not a list or mapping");
     EXPECT_EQ(error("AGENT_REQUEST v1\nrole: builder\nrequest_id: a\nneeds: &n [1]\n"),
               "AGENT_REQUEST line 4: anchors (&name) are not read here");
 }
