@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "check/publish.h"
@@ -17,6 +18,7 @@
 
 namespace cocode::check {
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 namespace {
 
@@ -138,6 +140,40 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
     return verdict_from_json(*parsed);
 }
 
+Result<PublishResult> publish_run_verdict(issues::IssueSource& source,
+                                          const config::Config& config,
+                                          const run::RunRecord& record, const Verdict& verdict) {
+    auto published =
+        publish(source, verdict, configured_request(config, record.worktree, verdict));
+    if (!published) return published;
+    if (auto noted = run::append_event(record.folder, record.run_id, "PUBLISH",
+                                       {{"comment", published->comment_url}});
+        !noted)
+        return Error::general("published, but could not note it in " +
+                              run::RunFiles{record.folder}.events().string() + ": " +
+                              noted.error().message);
+    return published;
+}
+
+bool verdict_published(const fs::path& run_folder) {
+    auto text = read_file(run::RunFiles{run_folder}.events());
+    if (!text) return false;
+    bool published = false;
+    std::size_t start = 0;
+    while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        const json event =
+            json::parse(std::string_view(*text).substr(start, end - start), nullptr, false);
+        start = end + 1;
+        if (!event.is_object() || !event.contains("type") || !event["type"].is_string()) continue;
+        const std::string type = event["type"].get<std::string>();
+        if (type == "CHECK") published = false;
+        if (type == "PUBLISH") published = true;
+    }
+    return published;
+}
+
 std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                                     const config::Config& config, int parallel,
                                     issues::IssueSource* publish_to,
@@ -170,8 +206,7 @@ std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
     if (publish_to) {
         for (std::size_t i = 0; i < runs.size(); ++i) {
             if (!out[i].verdict) continue;
-            auto request = configured_request(config, runs[i].worktree, *out[i].verdict);
-            auto published = publish(*publish_to, *out[i].verdict, request);
+            auto published = publish_run_verdict(*publish_to, config, runs[i], *out[i].verdict);
             if (published)
                 out[i].comment_url = published->comment_url;
             else

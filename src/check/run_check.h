@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "check/judge.h"
+#include "check/publish.h"
 #include "check/verdict.h"
 #include "config/config.h"
 #include "core/result.h"
@@ -36,6 +37,15 @@ Result<Verdict> judge_and_record(const JudgeInput& input);
 
 // The verdict recorded in a run folder, if any.
 std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder);
+
+// Publishes a run's verdict on its issue as the configuration asks (publish.h), then appends
+// a PUBLISH event (the comment's address) to the run's events.
+Result<PublishResult> publish_run_verdict(issues::IssueSource& source,
+                                          const config::Config& config,
+                                          const run::RunRecord& record, const Verdict& verdict);
+// Whether the run's latest verdict was published: a PUBLISH event after its last CHECK event.
+// Events the agent wrote while it ran all come before that CHECK, so none of them counts.
+bool verdict_published(const std::filesystem::path& run_folder);
 
 // After a batch of cocode-dispatch: every ended run judged (up to `parallel` at once; verify
 // commands are the project's tests), then, with `publish_to`, each verdict published in turn.

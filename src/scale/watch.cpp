@@ -333,8 +333,11 @@ Result<bool> Watcher::advance(WatchEntry& e) {
                 if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
                     e.runs.push_back(record.run_id);
         };
+        // Looked at before the runs are listed: a run folder is renamed from its `.making-`
+        // name in one step, so one made meanwhile is seen either way.
+        const bool making = runs_being_made(runs_dir, e.since);
         adopt();
-        if (e.runs.empty() && runs_being_made(runs_dir, e.since)) return false;
+        if (e.runs.empty() && making) return false;
         if (e.runs.empty()) {
             auto started = options_.dispatch(n, e.agents);
             // The `run` of a watcher killed mid-step may have made its runs meanwhile.
@@ -364,24 +367,30 @@ Result<bool> Watcher::advance(WatchEntry& e) {
             e.renewed = std::chrono::steady_clock::now();
     }
 
-    // Running: wait for every run to end and be judged by its dispatcher; judge those whose
-    // dispatcher is gone without a verdict.
+    // Running: wait for every run's dispatcher to end — the run, its verdict and the verdict's
+    // publishing are its work — then judge the runs it left without a verdict and publish the
+    // verdicts it left unpublished.
     std::vector<run::RunRecord> unjudged;
     std::vector<check::Verdict> verdicts;
     for (const auto& id : e.runs) {
         auto info = run::read_run_info(runs_dir / id);
         if (!info) return std::move(info).error();
         run::RunRecord record = run::record_from(*info, runs_dir / id);
-        if (run::is_active(record.status)) {
-            if (run::dispatcher_alive(record)) return false;
+        if (run::dispatcher_alive(record)) return false;
+        if (run::is_active(record.status))
             if (auto settled = run::reconcile(record); !settled) return std::move(settled).error();
-        }
-        if (auto verdict = check::recorded_verdict(record.folder)) {
-            verdicts.push_back(std::move(*verdict));
-        } else {
-            if (run::dispatcher_alive(record)) return false;  // still judging
+        auto verdict = check::recorded_verdict(record.folder);
+        if (!verdict) {
             unjudged.push_back(std::move(record));
+            continue;
         }
+        if (!check::verdict_published(record.folder)) {
+            auto published =
+                check::publish_run_verdict(*options_.source, *options_.config, record, *verdict);
+            if (!published)
+                options_.notice(issue + ": " + id + ": publishing: " + published.error().message);
+        }
+        verdicts.push_back(std::move(*verdict));
     }
     if (!unjudged.empty()) {
         for (const auto& c : check::check_batch(unjudged, *options_.config, 2, options_.source)) {

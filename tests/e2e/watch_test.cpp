@@ -151,6 +151,38 @@ TEST_F(Watch, AnExhaustedRateLimitIsWaitedOutWithoutAskingAgain) {
     expect_each_issue_answered_once({a});
 }
 
+// The run's dispatcher judges and publishes; the watcher answers the issue only once that is
+// over, and publishes itself what the dispatcher could not (here origin refuses its push).
+TEST_F(Watch, AVerdictItsDispatcherCouldNotPublishIsPublishedBeforeTheAnswer) {
+    for (int n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path refuse = dir_ / "refuse-next-push";
+    write_text(refuse, "");
+    write_text(dir_ / "origin.git/hooks/pre-receive",
+               "#!/bin/sh\nif [ -e " + quote(refuse.string()) + " ]; then rm -f " +
+                   quote(refuse.string()) + "; echo 'refused for the test' >&2; exit 1; fi\n");
+    fs::permissions(dir_ / "origin.git/hooks/pre-receive", fs::perms::owner_all);
+    const fs::path a = machine("a");
+
+    Shell watched = watch(a);
+    EXPECT_EQ(watched.exit_code, 0) << watched.err;
+    EXPECT_FALSE(fs::exists(refuse)) << "the dispatcher's push was never refused";
+    const auto runs = run::list_runs(a / ".cocode/runs").runs;
+    ASSERT_EQ(runs.size(), 1u);
+    const std::string events = read_text(runs[0].folder / "events.jsonl");
+    const auto check = events.rfind("\"type\":\"CHECK\"");
+    ASSERT_NE(check, std::string::npos) << events;
+    EXPECT_NE(events.find("\"type\":\"PUBLISH\"", check), std::string::npos) << events;
+
+    EXPECT_TRUE(answered(1)) << watched.err;
+    int verdicts = 0;
+    for (const auto& c : github_->comments_of(1))
+        verdicts += c["body"].get<std::string>().rfind("<!-- cocode:check/issue-1/fast -->", 0) == 0;
+    EXPECT_EQ(verdicts, 1) << watched.err;
+    EXPECT_NE(sh_ok("git ls-remote origin.git", dir_.path()).find(runs[0].branch),
+              std::string::npos)
+        << "the branch is pushed";
+}
+
 TEST_F(Watch, SigtermEndsAWatcherBetweenStepsWithExitZero) {
     for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
     const fs::path a = machine("a");
