@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -102,6 +103,9 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
     const config::CliPreset& cli = *config::cli_preset(agent.type);
     const std::string name = "agent " + agent.name;
 
+    // A Node.js CLI can take seconds to start: its --version and --help run at once.
+    auto help_output = std::async(std::launch::async,
+                                  [&] { return output_of(program, cli.help_args); });
     const std::string version_line = version_of(program);
     auto version = config::version_in(version_line);
     if (!version)
@@ -120,7 +124,7 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                               cli.tested_version + ")"});
 
     // Flags the configured command line uses that this version does not list.
-    const std::string help = output_of(program, cli.help_args);
+    const std::string help = help_output.get();
     std::vector<std::string> unknown;
     for (std::size_t i = 1; i < agent.argv.size(); ++i) {
         const std::string& arg = agent.argv[i];
@@ -238,23 +242,30 @@ int run_doctor(const DoctorArgs& args) {
         }
         if (ws->config.agents.empty())
             checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
+        // Each agent is looked at in a thread of its own (the CLIs' start-up is most of a
+        // doctor's time); their checks are listed in the configuration's order.
+        std::vector<std::future<std::vector<Check>>> per_agent;
         for (const auto& agent : ws->config.agents) {
-            const std::string name = "agent " + agent.name;
-            if (config::is_builtin(agent.type)) {
-                check_builtin_agent(agent, checks);
-                continue;
-            }
-            auto program = find_in_path(agent.argv.front());
-            if (!program) {
-                checks.push_back({name, "missing",
-                                  agent.argv.front() + " " + why_not_found(agent.argv.front())});
-                continue;
-            }
-            if (agent.type == config::AgentType::command)
-                checks.push_back({name, "ok", program->string()});
-            else
-                check_cli_agent(agent, *program, checks);
+            per_agent.push_back(std::async(std::launch::async, [&agent] {
+                std::vector<Check> found;
+                const std::string name = "agent " + agent.name;
+                if (config::is_builtin(agent.type)) {
+                    check_builtin_agent(agent, found);
+                    return found;
+                }
+                auto program = find_in_path(agent.argv.front());
+                if (!program)
+                    found.push_back({name, "missing",
+                                     agent.argv.front() + " " + why_not_found(agent.argv.front())});
+                else if (agent.type == config::AgentType::command)
+                    found.push_back({name, "ok", program->string()});
+                else
+                    check_cli_agent(agent, *program, found);
+                return found;
+            }));
         }
+        for (auto& agent_checks : per_agent)
+            for (auto& check : agent_checks.get()) checks.push_back(std::move(check));
         if (ws->config.sandbox == config::SandboxMode::none) {
             checks.push_back({"sandbox", "warning",
                               "off (sandbox: none): agents run in their own process group only"});
