@@ -119,7 +119,11 @@ TEST_F(GitHubTest, SecondaryRateLimitWaitsForRetryAfter) {
     auto http = waiting_client(client_options());
     auto issue = github::GitHub(*http, repo()).issue(9);
     ASSERT_TRUE(issue.ok()) << issue.error().message;
-    EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{2s}));
+    // Retry-After counts from the answer: what is left of it is waited, never more — on a
+    // busy machine a few milliseconds pass between the answer and the wait.
+    ASSERT_EQ(waits.size(), 1u);
+    EXPECT_LE(waits[0], 2s);
+    EXPECT_GE(waits[0], 1500ms);
     EXPECT_EQ(count_requests(server, "GET", "/issues/9"), 2);
     ASSERT_EQ(notices.size(), 1u);
     EXPECT_NE(notices[0].find("retry-after 2"), std::string::npos) << notices[0];

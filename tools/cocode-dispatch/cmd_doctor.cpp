@@ -36,9 +36,10 @@ struct Check {
 
 // What `program args…` prints, bounded by coreutils' timeout so a CLI that waits for input
 // or a login cannot hang the doctor. Empty when it fails. The bound is generous: a Node.js CLI
-// on a busy machine can take several seconds only to start.
+// takes seconds only to start (gemini 0.61: 2.9 s on an idle 2-core machine), and several
+// times that on a busy one.
 std::string output_of(const fs::path& program, const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"timeout", "15", program.string()};
+    std::vector<std::string> argv = {"timeout", "30", program.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     auto result = run_command(argv);
     if (!result || result->exit_code != 0) return {};
@@ -103,7 +104,8 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
     const config::CliPreset& cli = *config::cli_preset(agent.type);
     const std::string name = "agent " + agent.name;
 
-    // A Node.js CLI can take seconds to start: its --version and --help run at once.
+    // A Node.js CLI can take seconds to start: its --version and --help run at once (two
+    // processes; the agents one after another, so a small machine is not swamped).
     auto help_output = std::async(std::launch::async,
                                   [&] { return output_of(program, cli.help_args); });
     const std::string version_line = version_of(program);
@@ -242,30 +244,23 @@ int run_doctor(const DoctorArgs& args) {
         }
         if (ws->config.agents.empty())
             checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
-        // Each agent is looked at in a thread of its own (the CLIs' start-up is most of a
-        // doctor's time); their checks are listed in the configuration's order.
-        std::vector<std::future<std::vector<Check>>> per_agent;
         for (const auto& agent : ws->config.agents) {
-            per_agent.push_back(std::async(std::launch::async, [&agent] {
-                std::vector<Check> found;
-                const std::string name = "agent " + agent.name;
-                if (config::is_builtin(agent.type)) {
-                    check_builtin_agent(agent, found);
-                    return found;
-                }
-                auto program = find_in_path(agent.argv.front());
-                if (!program)
-                    found.push_back({name, "missing",
-                                     agent.argv.front() + " " + why_not_found(agent.argv.front())});
-                else if (agent.type == config::AgentType::command)
-                    found.push_back({name, "ok", program->string()});
-                else
-                    check_cli_agent(agent, *program, found);
-                return found;
-            }));
+            const std::string name = "agent " + agent.name;
+            if (config::is_builtin(agent.type)) {
+                check_builtin_agent(agent, checks);
+                continue;
+            }
+            auto program = find_in_path(agent.argv.front());
+            if (!program) {
+                checks.push_back({name, "missing",
+                                  agent.argv.front() + " " + why_not_found(agent.argv.front())});
+                continue;
+            }
+            if (agent.type == config::AgentType::command)
+                checks.push_back({name, "ok", program->string()});
+            else
+                check_cli_agent(agent, *program, checks);
         }
-        for (auto& agent_checks : per_agent)
-            for (auto& check : agent_checks.get()) checks.push_back(std::move(check));
         if (ws->config.sandbox == config::SandboxMode::none) {
             checks.push_back({"sandbox", "warning",
                               "off (sandbox: none): agents run in their own process group only"});
