@@ -140,11 +140,9 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
     return verdict_from_json(*parsed);
 }
 
-Result<PublishResult> publish_run_verdict(issues::IssueSource& source,
-                                          const config::Config& config,
+Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict) {
-    auto published =
-        publish(source, verdict, configured_request(config, record.worktree, verdict));
+    auto published = publish(source, verdict, configured_request(config, record.worktree, verdict));
     if (!published) return published;
     if (auto noted = run::append_event(record.folder, record.run_id, "PUBLISH",
                                        {{"comment", published->comment_url}});

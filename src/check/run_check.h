@@ -40,8 +40,7 @@ std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder)
 
 // Publishes a run's verdict on its issue as the configuration asks (publish.h), then appends
 // a PUBLISH event (the comment's address) to the run's events.
-Result<PublishResult> publish_run_verdict(issues::IssueSource& source,
-                                          const config::Config& config,
+Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict);
 // Whether the run's latest verdict was published: a PUBLISH event after its last CHECK event.
 // Events the agent wrote while it ran all come before that CHECK, so none of them counts.

@@ -176,7 +176,8 @@ TEST_F(Watch, AVerdictItsDispatcherCouldNotPublishIsPublishedBeforeTheAnswer) {
     EXPECT_TRUE(answered(1)) << watched.err;
     int verdicts = 0;
     for (const auto& c : github_->comments_of(1))
-        verdicts += c["body"].get<std::string>().rfind("<!-- cocode:check/issue-1/fast -->", 0) == 0;
+        verdicts +=
+            c["body"].get<std::string>().rfind("<!-- cocode:check/issue-1/fast -->", 0) == 0;
     EXPECT_EQ(verdicts, 1) << watched.err;
     EXPECT_NE(sh_ok("git ls-remote origin.git", dir_.path()).find(runs[0].branch),
               std::string::npos)

@@ -106,8 +106,8 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 
     // A Node.js CLI can take seconds to start: its --version and --help run at once (two
     // processes; the agents one after another, so a small machine is not swamped).
-    auto help_output = std::async(std::launch::async,
-                                  [&] { return output_of(program, cli.help_args); });
+    auto help_output =
+        std::async(std::launch::async, [&] { return output_of(program, cli.help_args); });
     const std::string version_line = version_of(program);
     auto version = config::version_in(version_line);
     if (!version)
