@@ -140,16 +140,22 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
     return verdict_from_json(*parsed);
 }
 
+Result<void> note_published(const fs::path& run_folder, const std::string& run_id,
+                            const std::string& comment_url) {
+    auto noted = run::append_event(run_folder, run_id, "PUBLISH", {{"comment", comment_url}});
+    if (!noted)
+        return Error::general("published, but could not note it in " +
+                              run::RunFiles{run_folder}.events().string() + ": " +
+                              noted.error().message);
+    return {};
+}
+
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict) {
     auto published = publish(source, verdict, configured_request(config, record.worktree, verdict));
     if (!published) return published;
-    if (auto noted = run::append_event(record.folder, record.run_id, "PUBLISH",
-                                       {{"comment", published->comment_url}});
-        !noted)
-        return Error::general("published, but could not note it in " +
-                              run::RunFiles{record.folder}.events().string() + ": " +
-                              noted.error().message);
+    if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)
+        return std::move(noted).error();
     return published;
 }
 

@@ -38,8 +38,11 @@ Result<Verdict> judge_and_record(const JudgeInput& input);
 // The verdict recorded in a run folder, if any.
 std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder);
 
-// Publishes a run's verdict on its issue as the configuration asks (publish.h), then appends
-// a PUBLISH event (the comment's address) to the run's events.
+// A run's verdict is on its issue: a PUBLISH event (the comment's address) on the run's events
+// and the bus, after the CHECK event judge_and_record appended.
+Result<void> note_published(const std::filesystem::path& run_folder, const std::string& run_id,
+                            const std::string& comment_url);
+// Publishes a run's verdict on its issue as the configuration asks (publish.h), then notes it.
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict);
 // Whether the run's latest verdict was published: a PUBLISH event after its last CHECK event.

@@ -1010,9 +1010,23 @@ TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
 
     const std::string check = quote(tool_path("cocode-check").string());
     const std::string seed_id = result_of("seed")["run_id"];
+    // A published verdict says so on its run's events, after the verdict: what tells a watcher
+    // whether a dispatcher that died after judging had published.
+    run::RunRecord seed;
+    for (const auto& r : runs())
+        if (r.run_id == seed_id) seed = r;
+    auto last_two = [&] {
+        const auto types = event_types(seed);
+        return std::vector<std::string>(types.end() - 2, types.end());
+    };
+    EXPECT_EQ(last_two(), (std::vector<std::string>{"CHECK", "PUBLISH"}));
     Shell one = sh(check + " --run " + seed_id + " --json", repo_);
     EXPECT_EQ(one.exit_code, 0) << one.err;
     EXPECT_EQ(json::parse(one.out)["run_id"], seed_id);
+    EXPECT_EQ(last_two(), (std::vector<std::string>{"PUBLISH", "CHECK"}))
+        << "judged again, unpublished";
+    EXPECT_EQ(sh(check + " --run " + seed_id + " --publish --quiet", repo_).exit_code, 0);
+    EXPECT_EQ(last_two(), (std::vector<std::string>{"CHECK", "PUBLISH"}));
 
     Shell summary = sh(check + " --issue 1 --summary --publish", repo_);
     EXPECT_EQ(summary.exit_code, 0) << summary.err;

@@ -159,6 +159,12 @@ int run_check(const CheckArgs& args) {
             published = {result->comment_url, result->pr_url};
             if (!args.quiet && !args.json)
                 for (const auto& line : result->notes) notice(line);
+            // A run's events say its verdict is on the issue, as after cocode-dispatch run.
+            if (!input.run_id.empty())
+                if (auto noted =
+                        check::note_published(input.report_dir, input.run_id, result->comment_url);
+                    !noted)
+                    notice("warning: " + noted.error().message);
         } else {
             publish_error = result.error();
         }
