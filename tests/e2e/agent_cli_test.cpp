@@ -10,6 +10,7 @@
 #include "connect_proxy.h"
 #include "core/files.h"
 #include "fake_models.h"
+#include "proc/command.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
 #include "test_support.h"
@@ -191,6 +192,17 @@ TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {
     EXPECT_TRUE(find(agent + " flags").is_null()) << checks.dump(2);  // every flag is known
     EXPECT_EQ(find(agent + " endpoint")["state"], "ok") << checks.dump(2);
     EXPECT_EQ(find(agent + " key")["detail"], cli.key_variable + " set");
+    // codex and gemini are Node.js scripts: the Node.js that runs them is named with what
+    // their package asks for; claude is a native binary and needs none.
+    if (cli.name == "claude") {
+        EXPECT_TRUE(find(agent + " runtime").is_null()) << checks.dump(2);
+    } else {
+        EXPECT_EQ(find(agent + " runtime")["state"], "ok") << checks.dump(2);
+        EXPECT_NE(find(agent + " runtime")["detail"].get<std::string>().find(
+                      cli.name == "gemini" ? "needs ≥ 20" : "needs ≥ 16"),
+                  std::string::npos)
+            << checks.dump(2);
+    }
     if (cli.name == "claude" && ::geteuid() == 0) {
         EXPECT_NE(find(agent + " root")["detail"].get<std::string>().find("IS_SANDBOX=1"),
                   std::string::npos);
@@ -209,9 +221,45 @@ TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {
         << checks.dump(2);
 }
 
+// A CLI whose package asks for a newer Node.js than the one on PATH (Gemini CLI 0.61 on
+// Debian 12's Node.js 18.20 dies before it prints its version): doctor names what it needs and
+// what it found, as a missing dependency (exit 3), instead of "its version is unknown".
+class GeminiOnAnOlderNode : public AgentCli {};
+
+TEST_P(GeminiOnAnOlderNode, DoctorNamesTheNodeJsItNeedsAndTheOneItFound) {
+    const Cli& cli = GetParam();
+    const fs::path package = dir_ / "newer/node_modules/@google/gemini-cli";
+    fs::create_directories(package / "bundle");
+    fs::create_directories(dir_ / "newer/node_modules/.bin");
+    write_text(package / "package.json",
+               R"({"name": "@google/gemini-cli", "version": "99.1.0",
+                   "engines": {"node": ">=99"}})");
+    write_text(package / "bundle/gemini.js", "#!/usr/bin/env node\nconsole.log('99.1.0')\n");
+    fs::permissions(package / "bundle/gemini.js", fs::perms::owner_all, fs::perm_options::add);
+    fs::create_symlink("../@google/gemini-cli/bundle/gemini.js",
+                       dir_ / "newer/node_modules/.bin/gemini");
+    FakeModels models(script());
+    init_with_base_url(models.origin());
+    const std::string path = "PATH=" + quote((dir_ / "newer/node_modules/.bin").string()) + ":" +
+                             quote(kClis.string()) + ":\"$PATH\"";
+    const std::string node = sh_ok(env() + path + " sh -c 'command -v node'", repo_);
+    const std::string version = sh_ok(env() + path + " node -p process.versions.node", repo_);
+    Shell doctor = dispatch("doctor --json", path);
+    EXPECT_EQ(doctor.exit_code, 3) << doctor.out << doctor.err;
+    json checks = json::parse(doctor.out);
+    json agent;
+    for (const auto& c : checks)
+        if (c["check"] == "agent " + cli.name) agent = c;
+    EXPECT_EQ(agent["state"], "missing") << checks.dump(2);
+    EXPECT_EQ(agent["detail"], "gemini 99.1.0 needs Node.js ≥ 99; " + cocode::first_line(node) +
+                                   " is " + cocode::first_line(version))
+        << checks.dump(2);
+}
+
 std::string cli_name(const ::testing::TestParamInfo<Cli>& param) { return param.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(Presets, AgentCli, ::testing::ValuesIn(kCliList), cli_name);
+INSTANTIATE_TEST_SUITE_P(Gemini, GeminiOnAnOlderNode, ::testing::Values(kCliList[2]), cli_name);
 
 // An endpoint behind an HTTP CONNECT proxy: claude gets HTTPS_PROXY and the CA it needs
 // (NODE_EXTRA_CA_CERTS), as cocode passes them by default, and reaches its model through it.

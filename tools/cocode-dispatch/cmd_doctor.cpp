@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "agent/cli_runtime.h"
 #include "commands.h"
 #include "common/executables.h"
 #include "config/presets.h"
@@ -103,6 +104,23 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                      std::vector<Check>& checks) {
     const config::CliPreset& cli = *config::cli_preset(agent.type);
     const std::string name = "agent " + agent.name;
+
+    // A Node.js CLI on a Node.js it does not accept dies before it can print its version:
+    // say what it needs and what was found, and ask it nothing more.
+    if (auto need = agent::node_need_of(program)) {
+        std::error_code ec;
+        auto node = need->interpreter.find('/') == std::string::npos
+                        ? find_in_path(need->interpreter)
+                    : fs::exists(need->interpreter, ec) ? std::optional<fs::path>(need->interpreter)
+                                                        : std::nullopt;
+        auto runtime = agent::judge_node_runtime(*need, cli.program, node,
+                                                 node ? output_of(*node, {"--version"}) : "");
+        if (!runtime.met) {
+            checks.push_back({name, "missing", runtime.detail});
+            return;
+        }
+        checks.push_back({name + " runtime", "ok", runtime.detail});
+    }
 
     // A Node.js CLI can take seconds to start: its --version and --help run at once (two
     // processes; the agents one after another, so a small machine is not swamped).
