@@ -36,6 +36,12 @@ std::string writer_line_of(const std::string& body) {
     return at == std::string::npos ? std::string() : body.substr(at);
 }
 
+// Two readings of a list of comments hold the same comments, in the same order.
+bool same_comments(const std::vector<Comment>& a, const std::vector<Comment>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const Comment& x, const Comment& y) { return x.id == y.id; });
+}
+
 PullRequest pull_request_from_json(const json& value) {
     PullRequest pr;
     pr.number = json_value(value, "number", 0L);
@@ -68,7 +74,7 @@ Result<Issue> GitHub::issue(long number) {
 
 Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
     std::map<std::string, std::string> params;
-    params["per_page"] = std::to_string(query.per_page);
+    params["per_page"] = std::to_string(query.per_page.value_or(page_size_));
     if (query.state) params["state"] = *query.state;
     if (query.assignee) params["assignee"] = *query.assignee;
     if (!query.labels.empty()) {
@@ -89,17 +95,30 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
 }
 
 Result<std::vector<Comment>> GitHub::comments(long number) {
-    const std::string path =
-        repo_path() + "/issues/" + std::to_string(number) + "/comments?per_page=100";
-    auto all = http_.get_all_pages(path, kCommentKeys);
-    if (!all.ok()) return std::move(all).error();
-    std::vector<Comment> comments;
-    for (const auto& item : all.value()) {
-        auto comment = comment_from_json(item, "GET " + path);
-        if (!comment.ok()) return Error::general(comment.error().message);
-        comments.push_back(std::move(comment).value());
+    const std::string path = repo_path() + "/issues/" + std::to_string(number) +
+                             "/comments?per_page=" + std::to_string(page_size_);
+    // Deletions stop (a claim is deleted once, when it lapses or is handed back), so a few
+    // readings settle; more than that is a list that will not hold still.
+    constexpr int kReadings = 8;
+    std::vector<Comment> previous;
+    for (int reading = 1; reading <= kReadings; ++reading) {
+        int pages = 0;
+        auto all = http_.get_all_pages(path, kCommentKeys, &pages);
+        if (!all.ok()) return std::move(all).error();
+        std::vector<Comment> comments;
+        for (const auto& item : all.value()) {
+            auto comment = comment_from_json(item, "GET " + path);
+            if (!comment.ok()) return Error::general(comment.error().message);
+            comments.push_back(std::move(comment).value());
+        }
+        // One page is one view; several agree with the reading before when the same comments
+        // are listed in the same order.
+        if (pages <= 1 || (reading > 1 && same_comments(comments, previous))) return comments;
+        previous = std::move(comments);
     }
-    return comments;
+    return Error::general("GitHub: GET " + path + ": the comments changed under each of " +
+                          std::to_string(kReadings) +
+                          " readings of their pages; no reading can be trusted to hold them all");
 }
 
 Result<std::optional<Comment>> GitHub::create_comment_or_unknown(long number,
@@ -122,8 +141,8 @@ Result<std::optional<Comment>> GitHub::create_comment_or_unknown(long number,
 }
 
 Result<std::vector<IssueEvent>> GitHub::issue_events(long number) {
-    const std::string path =
-        repo_path() + "/issues/" + std::to_string(number) + "/events?per_page=100";
+    const std::string path = repo_path() + "/issues/" + std::to_string(number) +
+                             "/events?per_page=" + std::to_string(page_size_);
     auto all = http_.get_all_pages(path, kIssueEventKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<IssueEvent> events;

@@ -14,6 +14,10 @@ class GitHub {
     GitHub(HttpClient& http, RepoRef repo) : http_(http), repo_(std::move(repo)) {}
 
     const RepoRef& repo() const { return repo_; }
+    // Items per page of every list of issues, comments and events (1-100; `--per-page`).
+    // A commit's statuses are read newest first, one page of 100: the newest is what counts.
+    void set_page_size(int items) { page_size_ = items; }
+    int page_size() const { return page_size_; }
     HttpClient& http() { return http_; }
     const HttpClient& http() const { return http_; }
 
@@ -21,6 +25,10 @@ class GitHub {
     Result<Issue> issue(long number);
     // Every matching issue, all pages; pull requests are left out.
     Result<std::vector<Issue>> issues(const IssueQuery& query);
+    // Every comment, oldest first, as one view of the issue at one moment: a list of more
+    // than one page is read again until two readings in a row agree, so that a comment
+    // deleted from an earlier page between page reads (which moves the next page's first
+    // comment onto the page already read) cannot hide one (docs/self-hosted.md).
     Result<std::vector<Comment>> comments(long number);
     // The issue's events, oldest first, all pages.
     Result<std::vector<IssueEvent>> issue_events(long number);
@@ -72,6 +80,7 @@ class GitHub {
 
     HttpClient& http_;
     RepoRef repo_;
+    int page_size_ = 100;
 };
 
 }  // namespace cocode::github

@@ -566,11 +566,12 @@ Result<json> json_body(std::string_view method, const std::string& path,
 }
 
 Result<json> HttpClient::get_all_pages(const std::string& first,
-                                       std::span<const std::string_view> fields) {
+                                       std::span<const std::string_view> fields, int* pages) {
     json all = json::array();
     std::optional<std::string> path = first;
     std::set<std::string> seen;  // a server whose next page is one already read would loop
     while (path) {
+        if (pages) *pages = static_cast<int>(seen.size()) + 1;
         if (!seen.insert(*path).second)
             return Error::general("GitHub: GET " + first + ": the next page link returns to " +
                                   *path + ", a page already read");

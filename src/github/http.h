@@ -111,9 +111,11 @@ class HttpClient {
     // GET that must succeed and return JSON.
     Result<nlohmann::json> get_json(const std::string& path);
     // GET of every page of a list, following Link rel="next" to the end: one array. Given
-    // `fields`, each item keeps only those top-level keys (see parse_list_page).
+    // `fields`, each item keeps only those top-level keys (see parse_list_page); given
+    // `pages`, it is set to the number of pages read.
     Result<nlohmann::json> get_all_pages(const std::string& path,
-                                         std::span<const std::string_view> fields = {});
+                                         std::span<const std::string_view> fields = {},
+                                         int* pages = nullptr);
 
     // Waits `delay` within what is left of the wait budget (max_wait), or fails saying why:
     // for callers that must give GitHub time (a list that lags behind a write).

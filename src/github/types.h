@@ -104,7 +104,7 @@ struct IssueQuery {
     std::vector<std::string> labels;      // all must match
     std::optional<std::string> state;     // open, closed, all
     std::optional<std::string> assignee;  // a login, "none" or "*"
-    int per_page = 100;
+    std::optional<int> per_page;          // unset: the client's page size (GitHub::page_size)
 };
 
 // `where` names the document in errors: "issues/12.json", "GET /repos/o/r/issues/12".
@@ -117,11 +117,10 @@ Result<Repository> repository_from_json(const nlohmann::json& value, std::string
 // A key read but missing here would read as absent; tests/unit/github_types_test.cpp holds
 // each list against GitHub's full example.
 inline constexpr std::string_view kIssueKeys[] = {
-    "number",     "title",      "body", "state",  "html_url",  "created_at",
-    "updated_at", "user",       "labels", "assignees", "comments", "pull_request"};
-inline constexpr std::string_view kCommentKeys[] = {"id",         "body",       "html_url",
-                                                    "created_at", "updated_at", "user",
-                                                    "author_association"};
+    "number",     "title", "body",   "state",     "html_url", "created_at",
+    "updated_at", "user",  "labels", "assignees", "comments", "pull_request"};
+inline constexpr std::string_view kCommentKeys[] = {
+    "id", "body", "html_url", "created_at", "updated_at", "user", "author_association"};
 inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at"};
 
 // The shape `issues list --json` prints: what cocode sees of an issue.

@@ -65,7 +65,9 @@ Result<std::unique_ptr<IssueSource>> open_source(const SourceOptions& options) {
     if (!auth.ok()) return std::move(auth).error();
     auto client = github::HttpClient::create(std::move(http), std::move(auth).value());
     if (!client.ok()) return std::move(client).error();
-    return github_source(std::move(client).value(), *ref);
+    auto source = github_source(std::move(client).value(), *ref);
+    source->github_api()->set_page_size(options.per_page);
+    return source;
 }
 
 Result<std::vector<github::Issue>> select_issues(IssueSource& source,

@@ -65,6 +65,7 @@ struct SourceOptions {
     std::optional<int> connect_timeout_s;
     std::optional<int> read_timeout_s;
     std::optional<int> max_wait_s;
+    int per_page = 100;  // items per page of every list GitHub is asked for (1-100)
     bool no_cache = false;
     std::function<void(std::string_view)> notice;
 };

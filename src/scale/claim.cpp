@@ -152,17 +152,80 @@ std::string new_nonce() {
     return buf;
 }
 
+ClaimDecision decide_claim(const std::vector<Claim>& claims, const Request& request,
+                           const std::string& watcher, const std::string& nonce, bool awaiting_own,
+                           std::time_t now) {
+    using Kind = ClaimDecision::Kind;
+    ClaimDecision d;
+    auto is_mine = [&](const Claim& c) { return c.nonce == nonce && c.watcher == watcher; };
+    const auto own = std::find_if(claims.begin(), claims.end(), is_mine);
+    // Ours may have been made but the list does not show it: a list behind the write is given
+    // time (the caller stops waiting when it never shows, and the claim is made again).
+    if (awaiting_own && own == claims.end()) return d;
+    // Made twice (the first one showed late): the younger goes.
+    if (own != claims.end())
+        for (auto c = std::next(own); c != claims.end(); ++c)
+            if (is_mine(*c)) d.remove.push_back(c->comment_id);
+    // A newer request than ours: this one is over; the next poll takes the newer one.
+    if (std::any_of(claims.begin(), claims.end(),
+                    [&](const Claim& c) { return c.request.supersedes(request); })) {
+        if (own != claims.end()) d.remove.push_back(own->comment_id);
+        d.kind = Kind::superseded;
+        return d;
+    }
+    // Dead claims on this request are taken over, and this watcher's orphans let go: deleted,
+    // so the contest starts afresh.
+    std::vector<Claim> alive;
+    for (auto c = claims.begin(); c != claims.end(); ++c) {
+        if (c->request != request || (is_mine(*c) && c != own)) continue;
+        const bool orphan = c->watcher == watcher && c->nonce != nonce && !c->final();
+        if (orphan || (lapsed(*c, now) && c->nonce != nonce)) {
+            d.remove.push_back(c->comment_id);
+            continue;
+        }
+        alive.push_back(*c);
+    }
+    if (own == claims.end()) {
+        d.kind = alive.empty() ? Kind::make : Kind::taken;
+        if (!alive.empty()) d.claim = alive.front();
+        return d;
+    }
+    // Ours shows, and with it every claim made before it: the oldest alive one wins.
+    if (!alive.empty() && is_mine(alive.front())) {
+        d.kind = Kind::won;
+        d.claim = alive.front();
+        return d;
+    }
+    d.remove.push_back(own->comment_id);
+    d.kind = Kind::taken;
+    d.claim = alive.empty() ? *own : alive.front();
+    return d;
+}
+
+std::optional<Claim> holder_of(const std::vector<Claim>& claims, const Request& request,
+                               const std::string& watcher,
+                               const std::vector<std::string>& known_nonces, std::time_t now) {
+    for (const auto& c : claims) {
+        if (c.request != request && !c.request.supersedes(request)) continue;
+        if (lapsed(c, now)) continue;
+        const bool orphan =
+            c.watcher == watcher && !c.final() &&
+            std::find(known_nonces.begin(), known_nonces.end(), c.nonce) == known_nonces.end();
+        if (!orphan) return c;
+    }
+    return std::nullopt;
+}
+
 Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& request,
-                             const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
-                             const std::function<Result<void>()>& before_sending) {
+                             const ClaimTerms& terms, ClaimAttempt& attempt,
+                             const std::function<Result<void>()>& record) {
     Claim mine;
     mine.issue = issue;
     mine.request = request;
     mine.watcher = terms.watcher;
-    mine.nonce = nonce;
+    mine.nonce = attempt.nonce;
     mine.lease = terms.lease;
-    bool sent = maybe_sent;  // made, or maybe made (a lost answer, a crash)
-    int unseen = 0;          // looks since then that did not show it
+    int unseen = 0;  // looks since ours was (maybe) made that did not show it
     std::string last_failure = "GitHub's list of comments never showed the claim just made";
     bool look_at_once = false;  // just after our claim is made: the list often shows it already
     for (int round = 0; round < kRounds; ++round) {
@@ -174,65 +237,73 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& 
         look_at_once = false;
         auto listed = github.comments(issue);
         if (!listed) return std::move(listed).error();
-        const std::time_t now = server_now(github);
         const auto claims = claims_in(issue, *listed);
-        auto is_mine = [&](const Claim& c) {
-            return c.nonce == nonce && c.watcher == terms.watcher;
-        };
-        const auto own = std::find_if(claims.begin(), claims.end(), is_mine);
-        // Ours was made (or may have been: a lost answer, a crash) but the list does not show
-        // it: a list behind the write is waited for; one that never shows it means it was
-        // never made, and it is made again.
-        if (sent && own == claims.end()) {
-            if (++unseen < kRounds / 2) continue;
-            sent = false;
+        const bool awaiting = attempt.sent && unseen < kRounds / 2;
+        const ClaimDecision d = decide_claim(claims, request, terms.watcher, attempt.nonce,
+                                             awaiting, server_now(github));
+        for (long long id : d.remove) {
+            if (auto gone = github.delete_comment(id); !gone) return std::move(gone).error();
+            if (id != attempt.comment_id) continue;
+            // Ours went: what is left to hand back is another of ours still listed, if any.
+            attempt.comment_id = 0;
+            attempt.sent = false;
+            for (const auto& c : claims)
+                if (c.watcher == terms.watcher && c.nonce == attempt.nonce &&
+                    std::find(d.remove.begin(), d.remove.end(), c.comment_id) == d.remove.end())
+                    attempt = ClaimAttempt{attempt.nonce, true, c.comment_id};
+            if (auto kept = record(); !kept) return std::move(kept).error();
         }
-        // Made twice (the first one showed late): the younger goes.
-        if (own != claims.end())
-            for (auto c = std::next(own); c != claims.end(); ++c)
-                if (is_mine(*c))
-                    if (auto gone = github.delete_comment(c->comment_id); !gone)
-                        return std::move(gone).error();
-
-        // A newer request than ours: this one is over; the next poll takes the newer one.
-        if (std::any_of(claims.begin(), claims.end(),
-                        [&](const Claim& c) { return c.request.supersedes(request); })) {
-            if (own != claims.end())
-                if (auto gone = github.delete_comment(own->comment_id); !gone)
-                    return std::move(gone).error();
-            return ClaimOutcome{ClaimOutcome::Kind::superseded, mine};
-        }
-        // Dead claims on this request are taken over: deleted, so the contest starts afresh.
-        std::vector<Claim> alive;
-        for (const auto& c : claims) {
-            if (c.request != request || (is_mine(c) && c.comment_id != own->comment_id)) continue;
-            if (lapsed(c, now) && c.nonce != nonce) {
-                if (auto gone = github.delete_comment(c.comment_id); !gone)
-                    return std::move(gone).error();
+        switch (d.kind) {
+            case ClaimDecision::Kind::wait:
+                ++unseen;
+                continue;
+            case ClaimDecision::Kind::make: {
+                // Ours never showed (or was never made): made now, the nonce on disk first.
+                attempt.sent = true;
+                attempt.comment_id = 0;
+                if (auto kept = record(); !kept) return std::move(kept).error();
+                auto made = github.create_comment_or_unknown(
+                    issue, body_of(mine, taken_text(mine, terms.note)), last_failure);
+                if (!made) return std::move(made).error();
+                if (*made) {  // the 201: its id is ours to hand back from now on
+                    attempt.comment_id = (*made)->id;
+                    if (auto kept = record(); !kept) return std::move(kept).error();
+                }
+                unseen = 0;
+                look_at_once = true;
                 continue;
             }
-            alive.push_back(c);
+            case ClaimDecision::Kind::won:
+                if (attempt.comment_id != d.claim.comment_id) {
+                    attempt.comment_id = d.claim.comment_id;
+                    if (auto kept = record(); !kept) return std::move(kept).error();
+                }
+                return ClaimOutcome{ClaimOutcome::Kind::won, d.claim};
+            case ClaimDecision::Kind::taken:
+                return ClaimOutcome{ClaimOutcome::Kind::taken, d.claim};
+            case ClaimDecision::Kind::superseded:
+                return ClaimOutcome{ClaimOutcome::Kind::superseded, mine};
         }
-        if (own == claims.end()) {
-            if (!alive.empty()) return ClaimOutcome{ClaimOutcome::Kind::taken, alive.front()};
-            if (auto kept = before_sending(); !kept) return std::move(kept).error();
-            auto made = github.create_comment_or_unknown(
-                issue, body_of(mine, taken_text(mine, terms.note)), last_failure);
-            if (!made) return std::move(made).error();
-            sent = true;
-            unseen = 0;
-            look_at_once = true;
-            continue;
-        }
-        // Ours shows, and with it every claim made before it: the oldest alive one wins.
-        if (!alive.empty() && alive.front().nonce == nonce)
-            return ClaimOutcome{ClaimOutcome::Kind::won, alive.front()};
-        if (auto gone = github.delete_comment(own->comment_id); !gone)
-            return std::move(gone).error();
-        return ClaimOutcome{ClaimOutcome::Kind::taken, alive.empty() ? *own : alive.front()};
     }
     return Error::general(last_failure + " (gave up after " + std::to_string(kRounds) +
                           " looks; the claim, if it was made, lapses after its lease)");
+}
+
+Result<std::optional<Claim>> find_claim(github::GitHub& github, long issue,
+                                        const std::string& watcher, const std::string& nonce) {
+    std::string why = "GitHub's list of comments does not show the claim yet";
+    for (int look = 0; look < kRounds / 2; ++look) {
+        if (look > 0)
+            if (auto paused =
+                    github.http().pause(std::chrono::milliseconds(100LL << (look - 1)), why);
+                !paused)
+                return std::move(paused).error();
+        auto listed = github.comments(issue);
+        if (!listed) return std::move(listed).error();
+        for (const auto& c : claims_in(issue, *listed))
+            if (c.watcher == watcher && c.nonce == nonce) return std::optional<Claim>(c);
+    }
+    return std::optional<Claim>();
 }
 
 Result<bool> renew(github::GitHub& github, Claim& claim, ClaimState state) {

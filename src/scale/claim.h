@@ -91,12 +91,56 @@ struct ClaimOutcome {
     Claim claim;
 };
 
-// Contends for `request` on `issue`. `nonce` names this attempt, and the caller keeps it (and
-// `maybe_sent`, which `before_sending` is called to record just before the claim is made), so
-// that an attempt cut short by a crash finds its own claim afterwards instead of making another.
+// One attempt at a claim, as the watcher's state file keeps it. The nonce names it; `sent`
+// says the claim may have been made (its POST went out, whatever came back); `comment_id` is
+// its comment once known — the 201's id, kept the moment it arrives, or found by the nonce.
+struct ClaimAttempt {
+    std::string nonce;
+    bool sent = false;
+    long long comment_id = 0;
+};
+
+// What the claims listed on an issue decide for one attempt at a request: a pure function of
+// the claims, the attempt and GitHub's clock (docs/self-hosted.md gives the argument).
+struct ClaimDecision {
+    enum class Kind {
+        wait,        // ours may have been made and the list does not show it yet: look again
+        make,        // nothing holds the request: make ours
+        won,         // ours is the oldest live claim: `claim`
+        taken,       // an older live claim, or a final one, holds it: `claim`
+        superseded,  // the issue was labelled again since
+    };
+    Kind kind = Kind::wait;
+    // Deleted before anything else: lapsed claims of others; this watcher's orphans (live
+    // claims with its id and a nonce not this attempt's: a claim its state file lost); a
+    // second claim of this attempt; ours when it lost or was superseded.
+    std::vector<long long> remove;
+    Claim claim;
+};
+// `awaiting_own`: ours may have been made and the list is still given time to show it.
+ClaimDecision decide_claim(const std::vector<Claim>& claims, const Request& request,
+                           const std::string& watcher, const std::string& nonce, bool awaiting_own,
+                           std::time_t now);
+
+// The claim that holds `request` before this watcher contends for it: a live or final claim
+// for it or for a newer request. A live claim with this watcher's id whose nonce is not among
+// `known_nonces` (its state file's) is an orphan of this watcher, and holds nothing.
+std::optional<Claim> holder_of(const std::vector<Claim>& claims, const Request& request,
+                               const std::string& watcher,
+                               const std::vector<std::string>& known_nonces, std::time_t now);
+
+// Contends for `request` on `issue` with `attempt`, which the caller keeps: `record` is called
+// whenever it changes — just before the claim is made, the moment the 201's id arrives, when
+// the list shows it — so that an attempt cut short by a crash or a signal finds its own claim
+// afterwards instead of making another, and can hand it back.
 Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& request,
-                             const ClaimTerms& terms, const std::string& nonce, bool maybe_sent,
-                             const std::function<Result<void>()>& before_sending);
+                             const ClaimTerms& terms, ClaimAttempt& attempt,
+                             const std::function<Result<void>()>& record);
+
+// This watcher's claim made by the attempt with `nonce`, looked for while the list may lag
+// behind the write (the patience contend gives it); nullopt when it never shows: not made.
+Result<std::optional<Claim>> find_claim(github::GitHub& github, long issue,
+                                        const std::string& watcher, const std::string& nonce);
 
 // A new attempt's nonce.
 std::string new_nonce();

@@ -234,12 +234,11 @@ Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
     // A claim already made for this request (live or answered) is seen without making one.
     auto comments = github_->comments(issue);
     if (!comments) return std::move(comments).error();
-    const auto claims = claims_in(issue, *comments);
-    const std::time_t now = server_now(*github_);
-    const auto held = std::find_if(claims.begin(), claims.end(), [&](const Claim& c) {
-        return (c.request == request || c.request.supersedes(request)) && !lapsed(c, now);
-    });
-    if (held != claims.end()) {
+    std::vector<std::string> known;
+    for (const auto& e : entries_) known.push_back(e.claim.nonce);
+    const auto held =
+        holder_of(claims_in(issue, *comments), request, id_, known, server_now(*github_));
+    if (held) {
         if (told_.insert(held->comment_id).second)
             options_.notice(
                 "#" + std::to_string(issue) +
@@ -295,8 +294,10 @@ Result<bool> Watcher::advance(WatchEntry& e) {
     const std::string issue = "#" + std::to_string(n);
     if (e.phase == WatchPhase::claiming) {
         ClaimTerms terms{id_, options_.lease, options_.note};
-        auto outcome = contend(*github_, n, e.claim.request, terms, e.claim.nonce, e.sent, [&] {
-            e.sent = true;
+        ClaimAttempt attempt{e.claim.nonce, e.sent, e.claim.comment_id};
+        auto outcome = contend(*github_, n, e.claim.request, terms, attempt, [&] {
+            e.sent = attempt.sent;
+            e.claim.comment_id = attempt.comment_id;
             return save();
         });
         if (!outcome) return std::move(outcome).error();
@@ -419,19 +420,45 @@ Result<bool> Watcher::advance(WatchEntry& e) {
     return true;
 }
 
+HandBack hand_back_step(const WatchEntry& e) {
+    if (e.phase == WatchPhase::dispatching || e.phase == WatchPhase::running)
+        return HandBack::keep_running;
+    if (e.claim.comment_id != 0) return HandBack::delete_claim;
+    if (e.phase == WatchPhase::claiming && !e.sent) return HandBack::forget;
+    return HandBack::find_then_delete;
+}
+
 Result<void> Watcher::hand_back() {
     for (std::size_t i = 0; i < entries_.size();) {
         WatchEntry& e = entries_[i];
-        if (e.phase == WatchPhase::claiming || e.phase == WatchPhase::claimed) {
-            if (e.claim.comment_id != 0) {
-                if (auto released = release(*github_, e.claim); !released) return released;
-            }
-            options_.notice("#" + std::to_string(e.claim.issue) + ": handed back");
-            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
-            if (auto saved = save(); !saved) return saved;
+        const std::string issue = "#" + std::to_string(e.claim.issue);
+        const HandBack step = hand_back_step(e);
+        if (step == HandBack::keep_running) {
+            ++i;
             continue;
         }
-        ++i;
+        Result<void> handed;
+        if (step == HandBack::find_then_delete) {
+            auto found = find_claim(*github_, e.claim.issue, id_, e.claim.nonce);
+            if (!found)
+                handed = std::move(found).error();
+            else if (*found)
+                e.claim.comment_id = (*found)->comment_id;
+        }
+        if (handed && e.claim.comment_id != 0) handed = release(*github_, e.claim);
+        if (!handed) {
+            // GitHub cannot be asked now (an outage): the entry stays, with its nonce and any
+            // id, and the next start settles it before anything else.
+            options_.notice(issue + ": its claim could not be handed back (" +
+                            handed.error().message + "); kept in " + kWatchDir +
+                            "/state.json for the next start to settle");
+            ++i;
+            continue;
+        }
+        options_.notice(
+            issue + (step == HandBack::forget ? ": let go (no claim was made)" : ": handed back"));
+        entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+        if (auto saved = save(); !saved) return saved;
     }
     return {};
 }

@@ -67,6 +67,19 @@ struct WatchEntry {
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 
+// What stopping (SIGTERM) does with an entry — a pure function of it. Runs started stay, to be
+// picked up after a restart; a claim whose runs have not started is handed back: deleted by its
+// id when known, else found by its nonce first; an attempt that never sent its claim is
+// forgotten. When GitHub cannot be reached for it, the entry stays in the state file and the
+// next start settles it.
+enum class HandBack {
+    keep_running,      // dispatching or running: kept for the restart
+    forget,            // claiming, never sent: nothing on GitHub
+    delete_claim,      // its comment is known: deleted
+    find_then_delete,  // sent, its id unknown (the answer was lost): found by the nonce
+};
+HandBack hand_back_step(const WatchEntry& entry);
+
 class Watcher {
   public:
     // Takes the repository's watcher lock (one watcher per clone) and reads the state file;
@@ -85,7 +98,9 @@ class Watcher {
     enum class Taking { started, in_hand, held, answered };
     Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents);
     // For SIGTERM: claims whose runs have not started are handed back (deleted), so another
-    // watcher can take them at once; started ones stay, to be picked up after a restart.
+    // watcher can take them at once; started ones stay, to be picked up after a restart, and
+    // so does any claim GitHub could not be asked about (each said in a notice). An error only
+    // when the state file cannot be written.
     Result<void> hand_back();
 
   private:

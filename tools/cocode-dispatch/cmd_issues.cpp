@@ -35,7 +35,6 @@ int run_issues_list(const IssuesListArgs& args) {
     query.labels = args.labels;
     query.state = args.state;
     query.assignee = args.assignee;
-    query.per_page = args.source.per_page;
     auto list = source->list(query).value_or_throw();
     if (args.json) {
         json out = json::array();

@@ -24,7 +24,9 @@ void SourceFlags::add_to(CLI::App& command) {
         .add_option("--max-wait", options.max_wait_s,
                     "seconds all retries and rate-limit waits may add up to (default 300)")
         ->check(tool::whole_number(0, 86400));
-    command.add_option("--per-page", per_page, "items per page when listing (1-100, default 100)")
+    command
+        .add_option("--per-page", options.per_page,
+                    "items per page when listing (1-100, default 100)")
         ->check(tool::whole_number(1, 100));
     command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/");
 }
@@ -44,7 +46,7 @@ std::vector<std::string> SourceFlags::as_args() const {
     add_number("--connect-timeout", options.connect_timeout_s);
     add_number("--read-timeout", options.read_timeout_s);
     add_number("--max-wait", options.max_wait_s);
-    out.insert(out.end(), {"--per-page", std::to_string(per_page)});
+    out.insert(out.end(), {"--per-page", std::to_string(options.per_page)});
     if (options.no_cache) out.push_back("--no-cache");
     return out;
 }

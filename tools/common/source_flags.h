@@ -16,7 +16,6 @@ struct SourceFlags {
     issues::SourceOptions options;
     std::optional<std::string> issues_dir;
     std::optional<std::string> ca_bundle;
-    int per_page = 100;
 
     void add_to(CLI::App& command);
     // `tool` prefixes the notices the source prints (retries, rate-limit waits).
