@@ -4,6 +4,7 @@
 // killed with SIGKILL in the middle of claiming and started again — and none may be lost.
 #include <signal.h>
 
+#include <set>
 #include <thread>
 
 #include "watch_fixture.h"
@@ -56,6 +57,144 @@ TEST_F(Watch, AMachineKilledWhileClaimingLosesNothingAndRunsNothingTwice) {
     // The restarted watcher is the same watcher: it found its own claim again.
     EXPECT_NE(restarted.err.find("as watcher " + a_id), std::string::npos) << restarted.err;
     expect_each_issue_answered_once({a, b});
+}
+
+// The live claims on an issue whose nonce no watcher's state file holds: claims held by nobody,
+// which would hold the issue until their lease ran out.
+std::vector<std::string> claims_held_by_nobody(const std::vector<json>& claims,
+                                               const std::vector<fs::path>& clones) {
+    std::set<std::string> kept;
+    for (const auto& clone : clones) {
+        const json state =
+            json::parse(read_text(clone / ".cocode/watch/state.json"), nullptr, false);
+        for (const auto& e : state.value("issues", json::array())) kept.insert(e.value("nonce", ""));
+    }
+    std::vector<std::string> nobodys;
+    for (const auto& c : claims) {
+        const std::string body = c["body"];
+        const auto at = body.find("\"nonce\":\"");
+        if (at == std::string::npos) continue;
+        const std::string nonce = body.substr(at + 9, body.find('"', at + 9) - at - 9);
+        const bool live = body.find("\"state\":\"claimed\"") != std::string::npos ||
+                          body.find("\"state\":\"running\"") != std::string::npos;
+        if (live && !kept.count(nonce)) nobodys.push_back(body);
+    }
+    return nobodys;
+}
+
+// GitHub goes down right after a claim's POST is applied and answered (201, then 502 for every
+// request), and both machines are stopped with SIGTERM during the outage. Each exits 0; a claim
+// that could not be handed back stays in its watcher's state file, so no live claim is held by
+// nobody; and once GitHub is back, the restarted machines answer every issue exactly once,
+// at once — GitHub's clock never moves, so no lease runs out.
+TEST_F(Watch, AClaimMadeDuringAnOutageIsSettledByTheNextStartNotByItsLease) {
+    const fs::path a = machine("a"), b = machine("b");
+    github_->go_down_after("POST", "/comments", "cocode-claim");
+    Shell on_a, on_b;
+    const std::string flags = "watch --interval 1s --max-parallel 5 --max-wait 2";
+    std::thread ta([&] { on_a = dispatch(a, flags); });
+    std::thread tb([&] { on_b = dispatch(b, flags); });
+    const bool went_down = wait_until([&] { return github_->down(); }, 60s);
+    EXPECT_TRUE(wait_until([&] { return fs::exists(a / "watch.pid") && fs::exists(b / "watch.pid"); }));
+    ::kill(std::stoi(read_text(a / "watch.pid")), SIGTERM);
+    ::kill(std::stoi(read_text(b / "watch.pid")), SIGTERM);
+    ta.join();
+    tb.join();
+    ASSERT_TRUE(went_down) << on_a.err << on_b.err;
+    EXPECT_EQ(on_a.exit_code, 0) << on_a.err;
+    EXPECT_EQ(on_b.exit_code, 0) << on_b.err;
+    EXPECT_NE((on_a.err + on_b.err).find("kept in .cocode/watch/state.json"), std::string::npos)
+        << on_a.err << on_b.err;
+    for (long n = 1; n <= kIssues; ++n) {
+        SCOPED_TRACE("issue " + std::to_string(n));
+        EXPECT_TRUE(claims_held_by_nobody(claims_on(n), {a, b}).empty());
+    }
+
+    github_->come_back();
+    Shell again_a, again_b;
+    std::thread ra([&] { again_a = watch(a); });
+    std::thread rb([&] { again_b = watch(b); });
+    ra.join();
+    rb.join();
+    EXPECT_EQ(again_a.exit_code, 0) << again_a.err;
+    EXPECT_EQ(again_b.exit_code, 0) << again_b.err;
+    expect_each_issue_answered_once({a, b});
+}
+
+// A live claim carrying this watcher's own id and a nonce its state file does not know (what an
+// earlier version left after an outage) is this machine's orphan: deleted and contended afresh,
+// not waited out for its lease.
+TEST_F(Watch, AnOrphanOfThisWatcherIsDeletedAndTheIssueTakenAtOnce) {
+    for (int n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    github_->set_label(1, "cocode", false);
+    const fs::path a = machine("a");
+    ASSERT_EQ(watch(a).exit_code, 0);  // nothing labelled: the watcher only gets its id
+    const std::string id =
+        json::parse(read_text(a / ".cocode/watch/state.json"))["watcher"].get<std::string>();
+    github_->set_label(1, "cocode", true);
+    const long long request = github_->events_of(1).back()["id"];
+    github_->add_comment(1, "<!-- cocode:claim/issue-1 -->\n<!-- cocode-claim {\"request\":" +
+                                std::to_string(request) + ",\"watcher\":\"" + id +
+                                "\",\"nonce\":\"0badc0de\",\"state\":\"claimed\","
+                                "\"lease\":3600,\"beat\":0} -->\n🔒 taken");
+    Shell watched = watch(a);
+    EXPECT_EQ(watched.exit_code, 0) << watched.err;
+    EXPECT_EQ(watched.err.find("taken by watcher"), std::string::npos) << watched.err;
+    EXPECT_EQ(runs_per_issue({a})[1], 1) << watched.err;
+    const auto claims = claims_on(1);
+    ASSERT_EQ(claims.size(), 1u);
+    EXPECT_EQ(claims[0]["body"].get<std::string>().find("0badc0de"), std::string::npos);
+}
+
+// On an issue with more than a page of comments, a comment of page 1 is deleted between the
+// reads of page 1 and page 2 — on every reading, until the fake runs out of its count — while
+// two machines race for it; round after round, on one issue after another: one run each,
+// never two.
+TEST_F(Watch, ShiftingPagesOfCommentsNeverMakeTwoWinners) {
+    for (int n = 1; n <= kIssues; ++n) {
+        github_->set_label(n, "cocode", false);
+        for (int i = 0; i < 100 + 7 * n; ++i) github_->add_comment(n, "people talking");
+    }
+    const fs::path a = machine("a"), b = machine("b");
+    for (int n = 1; n <= kIssues; ++n) {
+        SCOPED_TRACE("issue " + std::to_string(n));
+        github_->set_label(n, "cocode", true);
+        github_->delete_between_pages(n, 6);
+        Shell on_a, on_b;
+        std::thread ta([&] { on_a = watch(a, "--per-page 30"); });
+        std::thread tb([&] { on_b = watch(b, "--per-page 30"); });
+        ta.join();
+        tb.join();
+        EXPECT_EQ(on_a.exit_code, 0) << on_a.err;
+        EXPECT_EQ(on_b.exit_code, 0) << on_b.err;
+        EXPECT_EQ(runs_per_issue({a, b})[n], 1) << on_a.err << on_b.err;
+        EXPECT_EQ(claims_on(n).size(), 1u);
+    }
+    expect_each_issue_answered_once({a, b});
+}
+
+// `watch --per-page 2` makes pages of 2 of every list it asks for: issues, events, comments.
+TEST_F(Watch, PerPageIsHonouredForEveryList) {
+    const fs::path a = machine("a");
+    Shell watched = watch(a, "--per-page 2");
+    EXPECT_EQ(watched.exit_code, 0) << watched.err;
+    expect_each_issue_answered_once({a});
+    std::set<std::string> lists;
+    for (const auto& r : github_->requests()) {
+        if (r.method != "GET") continue;
+        for (const char* list : {"/issues?", "/events?", "/comments?"})
+            if (r.path.find(list) != std::string::npos) {
+                EXPECT_NE(r.path.find("per_page=2"), std::string::npos) << r.path;
+                lists.insert(list);
+            }
+    }
+    EXPECT_EQ(lists.size(), 3u);
+    // Five issues in pages of 2: the poll follows three pages.
+    int issue_pages = 0;
+    for (const auto& r : github_->requests())
+        issue_pages += r.method == "GET" && r.path.find("/issues?") != std::string::npos &&
+                       r.path.find("page=3") != std::string::npos;
+    EXPECT_GE(issue_pages, 1);
 }
 
 TEST_F(Watch, AClaimIsTakenOverOnlyAfterItsLeaseAndAForgedOneNotAtAll) {

@@ -34,6 +34,41 @@ TEST_F(GitHubTest, ListsEveryPageAndLeavesPullRequestsOut) {
     EXPECT_EQ(count_requests(server, "GET", "/issues"), 3);  // 100 + 100 + 51, no silent cap
 }
 
+// GitHub pages comments by offset: a comment of page 1 deleted between the reads of page 1 and
+// page 2 moves page 2's first comment onto page 1, and a single reading never sees it. The list
+// is read until two readings agree, so the comment is there; a list of one page is read once.
+TEST_F(GitHubTest, ACommentListThatShiftsBetweenPagesStillHoldsEveryComment) {
+    server.add_issue(1, "busy", "", {});
+    for (int i = 1; i <= 100; ++i) server.add_comment(1, "comment " + std::to_string(i));
+    const long long first_of_page_two = server.add_comment(1, "the 101st");
+    for (int i = 102; i <= 121; ++i) server.add_comment(1, "comment " + std::to_string(i));
+    server.delete_between_pages(1, 2);
+    auto http = client();
+    github::GitHub api(*http, repo());
+    auto comments = api.comments(1);
+    ASSERT_TRUE(comments.ok()) << comments.error().message;
+    EXPECT_EQ(server.shifts_left(), 0);  // the first two readings were shifted under them
+    ASSERT_EQ(comments->size(), 119u);    // two of page 1 deleted meanwhile, none missed
+    EXPECT_EQ((*comments)[98].id, first_of_page_two);
+    // Four readings of two pages: two shifted (each missing a comment), two that agree.
+    EXPECT_EQ(count_requests(server, "GET", "/issues/1/comments"), 8);
+
+    // One page is one view: read once.
+    server.add_issue(2, "quiet", "", {});
+    server.add_comment(2, "only");
+    ASSERT_TRUE(api.comments(2).ok());
+    EXPECT_EQ(count_requests(server, "GET", "/issues/2/comments"), 1);
+
+    // --per-page reaches the list: pages of 40.
+    api.set_page_size(40);
+    ASSERT_EQ(api.comments(1).value().size(), 119u);
+    int pages_of_40 = 0;
+    for (const auto& r : server.requests())
+        pages_of_40 += r.path.find("/issues/1/comments?") != std::string::npos &&
+                       r.path.find("per_page=40") != std::string::npos;
+    EXPECT_EQ(pages_of_40, 6);  // 40 + 40 + 39, read twice (several pages): they agree
+}
+
 TEST_F(GitHubTest, ANextPageLinkThatLoopsIsAnErrorNotAnEndlessList) {
     const std::string page = server.base_url() + "/repos/octo-org/demo/issues?page=1";
     server.inject({"GET",

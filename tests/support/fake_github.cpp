@@ -83,6 +83,13 @@ struct FakeGitHub::Server {
     std::map<std::string, std::pair<std::string, std::string>>
         permissions;  // login → (permission, role)
     std::vector<Fault> faults;
+    // go_down_after(): the request that starts an outage, and whether GitHub is down.
+    std::optional<Fault> outage_trigger;
+    std::string outage_body;
+    bool down = false;
+    // delete_between_pages(): the issue, and how many more times.
+    long shifting_issue = 0;
+    int shifts_left = 0;
     std::vector<RecordedRequest> requests;
     std::vector<std::string> installation_tokens;
     std::string last_jwt_claims;
@@ -246,6 +253,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                           "", false);
         }
 
+        if (st.down) return finish(502, {{"message", "Server Error"}}, "", false);
         std::optional<Fault> fault;
         for (auto it = st.faults.begin(); it != st.faults.end(); ++it) {
             if ((it->method.empty() || it->method == req.method) &&
@@ -272,6 +280,40 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             json body = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
             if (!req.body.empty() && body.is_discarded())
                 return finish(400, {{"message", "Problems parsing JSON"}});
+
+            // The page `page` (default 1) of `per_page` (default 30) items, as GitHub pages a
+            // list: by offset, with a Link header to the next, last, first and previous pages.
+            // Written item by item: a copy of 100 issues and a second dump were most of this
+            // server's time in bench/run github, charged to both clients.
+            auto page_of = [&](const std::vector<const json*>& all) {
+                const std::size_t per_page =
+                    req.has_param("per_page") ? std::stoul(req.get_param_value("per_page")) : 30;
+                const std::size_t page =
+                    req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
+                const std::size_t pages =
+                    std::max<std::size_t>(1, (all.size() + per_page - 1) / per_page);
+                std::string items = "[";
+                for (std::size_t i = (page - 1) * per_page;
+                     i < std::min(all.size(), page * per_page); ++i)
+                    items += (items.size() > 1 ? "," : "") + all[i]->dump();
+                items += "]";
+                auto link_to = [&](std::size_t p) {
+                    std::string query;
+                    for (const auto& [k, v] : req.params)
+                        if (k != "page") query += k + "=" + v + "&";
+                    return "<" + base_url() + path + "?" + query + "page=" + std::to_string(p) +
+                           ">";
+                };
+                std::string link;
+                if (page < pages)
+                    link =
+                        link_to(page + 1) + "; rel=\"next\", " + link_to(pages) + "; rel=\"last\"";
+                if (page > 1)
+                    link += std::string(link.empty() ? "" : ", ") + link_to(1) +
+                            "; rel=\"first\", " + link_to(page - 1) + "; rel=\"prev\"";
+                if (!link.empty()) res.set_header("Link", link);
+                return items;
+            };
 
             if (is("GET", "")) {
                 json repo = github_example("full-repository-default-response");
@@ -303,35 +345,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     }
                     if (ok) matching.push_back(&issue);
                 }
-                std::size_t per_page =
-                    req.has_param("per_page") ? std::stoul(req.get_param_value("per_page")) : 30;
-                std::size_t page =
-                    req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
-                std::size_t pages =
-                    std::max<std::size_t>(1, (matching.size() + per_page - 1) / per_page);
-                // The page written item by item: a copy of 100 issues and a second dump
-                // were most of this server's time in bench/run github, charged to both clients.
-                std::string items = "[";
-                for (std::size_t i = (page - 1) * per_page;
-                     i < std::min(matching.size(), page * per_page); ++i)
-                    items += (items.size() > 1 ? "," : "") + matching[i]->dump();
-                items += "]";
-                auto link_to = [&](std::size_t p) {
-                    std::string query;
-                    for (const auto& [k, v] : req.params)
-                        if (k != "page") query += k + "=" + v + "&";
-                    return "<" + base_url() + repo_path + "/issues?" + query +
-                           "page=" + std::to_string(p) + ">";
-                };
-                std::string link;
-                if (page < pages)
-                    link =
-                        link_to(page + 1) + "; rel=\"next\", " + link_to(pages) + "; rel=\"last\"";
-                if (page > 1)
-                    link += std::string(link.empty() ? "" : ", ") + link_to(1) +
-                            "; rel=\"first\", " + link_to(page - 1) + "; rel=\"prev\"";
-                if (!link.empty()) res.set_header("Link", link);
-                std::string etag = etag_of(items + link);
+                const std::string items = page_of(matching);
+                std::string etag = etag_of(items + res.get_header_value("Link"));
                 res.set_header("ETag", etag);
                 if (req.get_header_value("If-None-Match") == etag)
                     return finish(304, json(), "", false);
@@ -347,29 +362,46 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 return finish(200, it->second, "issues/get");
             }
             if (is("GET", R"(/issues/(\d+)/comments)")) {
-                json items = json::array();
+                const long number = std::stol(r[1]);
+                std::vector<const json*> visible;
                 ++st.comment_lists;
-                for (const auto& c : st.comments[std::stol(r[1])]) {
+                for (const auto& c : st.comments[number]) {
                     auto lag = st.visible_at.find(c["id"].get<long long>());
                     if (lag != st.visible_at.end() && lag->second > st.comment_lists) continue;
-                    items.push_back(c);
+                    visible.push_back(&c);
                 }
-                std::string etag = etag_of(items.dump());
+                std::string items = page_of(visible);
+                std::string etag = etag_of(items + res.get_header_value("Link"));
                 res.set_header("ETag", etag);
+                // A comment of page 1 deleted once the page is served, before the next is
+                // asked for: the next page's first comment moves onto page 1.
+                const bool first_page = !req.has_param("page") || req.get_param_value("page") == "1";
+                if (number == st.shifting_issue && st.shifts_left > 0 && first_page &&
+                    res.has_header("Link")) {
+                    auto& list = st.comments[number];
+                    auto filler = std::find_if(list.begin(), list.end(), [](const json& c) {
+                        return c["body"].get<std::string>().rfind("<!-- cocode:claim", 0) != 0;
+                    });
+                    if (filler != list.end()) {
+                        list.erase(filler);
+                        --st.shifts_left;
+                    }
+                }
                 if (req.get_header_value("If-None-Match") == etag)
                     return finish(304, json(), "", false);
-                return finish(200, items, "issues/list-comments");
+                return finish_text(200, std::move(items), nullptr, "issues/list-comments");
             }
             if (is("GET", R"(/issues/(\d+)/events)")) {
                 const long number = std::stol(r[1]);
                 if (!st.issues.count(number)) return finish(404, {{"message", "Not Found"}});
-                json items = json::array();
-                for (const auto& e : st.events[number]) items.push_back(e);
-                std::string etag = etag_of(items.dump());
+                std::vector<const json*> all;
+                for (const auto& e : st.events[number]) all.push_back(&e);
+                std::string items = page_of(all);
+                std::string etag = etag_of(items + res.get_header_value("Link"));
                 res.set_header("ETag", etag);
                 if (req.get_header_value("If-None-Match") == etag)
                     return finish(304, json(), "", false);
-                return finish(200, items, "issues/list-events");
+                return finish_text(200, std::move(items), nullptr, "issues/list-events");
             }
             if (is("POST", R"(/issues/(\d+)/comments)")) {
                 long number = std::stol(r[1]);
@@ -556,6 +588,15 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         };
         route();
 
+        // The request that starts an outage is answered as usual; every one after it is not.
+        if (st.outage_trigger && (st.outage_trigger->method.empty() ||
+                                  st.outage_trigger->method == req.method) &&
+            full_path.find(st.outage_trigger->path_contains) != std::string::npos &&
+            req.body.find(st.outage_body) != std::string::npos && res.status < 400) {
+            st.outage_trigger.reset();
+            st.down = true;
+        }
+
         if (fault && fault->kind == Fault::Kind::apply_then_respond) {
             res.headers.clear();
             for (const auto& [k, v] : fault->headers) res.set_header(k, v);
@@ -673,6 +714,37 @@ void FakeGitHub::advance_clock(std::chrono::seconds by) {
 void FakeGitHub::inject(Fault fault) {
     std::lock_guard lock(server_->mutex);
     server_->faults.push_back(std::move(fault));
+}
+
+void FakeGitHub::go_down_after(const std::string& method, const std::string& path_contains,
+                               const std::string& body_contains) {
+    std::lock_guard lock(server_->mutex);
+    Fault trigger;
+    trigger.method = method;
+    trigger.path_contains = path_contains;
+    server_->outage_trigger = trigger;
+    server_->outage_body = body_contains;
+}
+
+bool FakeGitHub::down() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->down;
+}
+
+void FakeGitHub::come_back() {
+    std::lock_guard lock(server_->mutex);
+    server_->down = false;
+}
+
+void FakeGitHub::delete_between_pages(long number, int times) {
+    std::lock_guard lock(server_->mutex);
+    server_->shifting_issue = number;
+    server_->shifts_left = times;
+}
+
+int FakeGitHub::shifts_left() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->shifts_left;
 }
 
 void FakeGitHub::lag_comment_lists(int lists) {

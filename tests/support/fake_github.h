@@ -86,6 +86,18 @@ class FakeGitHub {
     // Listings of comments lag behind writes: a new comment shows only from the `lists`-th
     // listing after it was made (as GitHub's replicas can), never before an older one.
     void lag_comment_lists(int lists);
+    // An outage: the first request matching `method`, a path containing `path_contains` and a
+    // body containing `body_contains` is processed and answered as usual, and every request
+    // after it is answered 502 until come_back().
+    void go_down_after(const std::string& method, const std::string& path_contains,
+                       const std::string& body_contains);
+    bool down() const;
+    void come_back();
+    // Comment lists shift under a reader, as GitHub's offset paging does: the next `times`
+    // times page 1 of issue `number`'s comments is served (with a page after it), its oldest
+    // comment that is not a claim is deleted before the next page is asked for.
+    void delete_between_pages(long number, int times);
+    int shifts_left() const;
     // x-ratelimit-remaining drops to 0 until `reset_in` has passed.
     void exhaust_rate_limit(std::chrono::seconds reset_in);
 
