@@ -107,9 +107,11 @@ Result<void> commit_all(const RunContext& context, const std::string& message) {
     if (!added.ok() || added->exit_code != 0)
         return Error::general("git add failed: " +
                               (added.ok() ? first_line(added->err) : added.error().message));
-    auto committed =
-        run_command({"git", "-C", dir, "commit", "--allow-empty", "-q", "-F", "-"},
-                    {.cwd = std::nullopt, .environment = std::nullopt, .input = message});
+    auto committed = run_command({"git", "-C", dir, "commit", "--allow-empty", "-q", "-F", "-"},
+                                 {.cwd = std::nullopt,
+                                  .environment = std::nullopt,
+                                  .input = message,
+                                  .deadline = std::nullopt});
     if (!committed.ok() || committed->exit_code != 0)
         return Error::general("git commit failed: " +
                               (committed.ok() ? first_line(committed->err + committed->out)

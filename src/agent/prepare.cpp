@@ -18,6 +18,7 @@
 #include "proc/command.h"
 #include "proc/environment.h"
 #include "proc/process_tree.h"
+#include "proc/spawn.h"
 #include "run/seal.h"
 
 namespace cocode::agent {
@@ -78,7 +79,7 @@ Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun
         CommandOptions options;
         options.cwd = run.worktree;
         options.environment = run.environment;
-        auto result = run_command({"sh", "-c", command}, options);
+        auto result = run_command(shell_argv(command), options);
         if (!result) return std::move(result).error();
         log += "$ " + command + "\n" + result->out + result->err;
         if (result->exit_code != 0) {

@@ -321,16 +321,18 @@ class Supervisor {
     void start(Slot& slot) {
         PlannedRun& run = *slot.run;
         if (!slot.started_once) watch_commits(slot);
-        SpawnSpec spec;
-        spec.argv = run.argv;
-        spec.environment = run.environment;
-        spec.cwd = run.worktree;
-        if (run.agent.stdin_from == config::Stdin::prompt) spec.stdin_path = run.files.prompt();
-        spec.stdout_path = run.files.stdout_file();
-        spec.stderr_path = run.files.stderr_file();
+        ChildOptions child;
+        child.argv = run.argv;
+        child.environment = run.environment;
+        child.cwd = run.worktree;
+        if (run.agent.stdin_from == config::Stdin::prompt)
+            child.in = ChildStream::read_from(run.files.prompt());
+        child.out = ChildStream::append_to(run.files.stdout_file());
+        child.err = ChildStream::append_to(run.files.stderr_file());
+        child.group = ChildOptions::Group::own_session;
         // Read before the spawn: the attempt's time starts no later than the agent does.
         const auto now = clock_now();
-        auto pid = spawn_in_own_group(spec);
+        auto pid = start_child(child);
         if (!pid) {
             finish(slot, static_cast<int>(ExitCode::general), run::StopReason::spawn,
                    pid.error().message);

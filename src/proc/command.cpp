@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +13,6 @@
 
 #include "core/files.h"
 #include "proc/spawn.h"
-
-extern char** environ;
 
 namespace cocode {
 namespace fs = std::filesystem;
@@ -89,94 +86,44 @@ struct Pipe {
     }
 };
 
-class SpawnActions {
-  public:
-    SpawnActions() { posix_spawn_file_actions_init(&actions_); }
-    ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
-    SpawnActions(const SpawnActions&) = delete;
-    SpawnActions& operator=(const SpawnActions&) = delete;
-    posix_spawn_file_actions_t* get() { return &actions_; }
+using Clock = std::chrono::steady_clock;
 
-  private:
-    posix_spawn_file_actions_t actions_;
-};
-
-}  // namespace
-
-Result<CommandResult> run_command(const std::vector<std::string>& argv,
-                                  const CommandOptions& options) {
-    if (argv.empty()) return Error::usage("run_command: empty command line");
-    auto program = find_in_path(argv[0]);
-    if (!program) return Error::missing(argv[0] + ": " + why_not_found(argv[0]));
-
-    auto in = Pipe::make();
-    auto out = Pipe::make();
-    auto err = Pipe::make();
-    if (!in) return std::move(in).error();
-    if (!out) return std::move(out).error();
-    if (!err) return std::move(err).error();
-
-    SpawnActions actions;
-    posix_spawn_file_actions_adddup2(actions.get(), in->read.get(), 0);
-    posix_spawn_file_actions_adddup2(actions.get(), out->write.get(), 1);
-    posix_spawn_file_actions_adddup2(actions.get(), err->write.get(), 2);
-    if (options.cwd) posix_spawn_file_actions_addchdir_np(actions.get(), options.cwd->c_str());
-    close_inherited_fds(actions.get());
-
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<char*> env_ptrs;
-    char** envp = environ;
-    if (options.environment) {
-        for (const std::string& e : *options.environment)
-            env_ptrs.push_back(const_cast<char*>(e.c_str()));
-        env_ptrs.push_back(nullptr);
-        envp = env_ptrs.data();
-    }
-
-    pid_t pid = -1;
-    SpawnAttributes attributes(false);
-    int rc =
-        ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(), envp);
-    if (rc != 0) return Error::from_errno("cannot start " + argv[0], rc);
-    in->read = UniqueFd();
-    out->write = UniqueFd();
-    err->write = UniqueFd();
-
-    CommandResult result;
-    std::string_view pending_input = options.input;
-    if (pending_input.empty()) in->write = UniqueFd();
-    // SIGPIPE from a child that stops reading early must not kill us.
-    struct sigaction ignore {
-    }, previous{};
-    ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGPIPE, &ignore, &previous);
-
-    while (out->read.valid() || err->read.valid() || in->write.valid()) {
+// Feeds `input` to the child and reads what it prints until both its outputs close or the
+// deadline passes: false then.
+bool exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input, CommandResult& result,
+              std::optional<Clock::time_point> deadline) {
+    if (input.empty()) in.write = UniqueFd();
+    while (out.read.valid() || err.read.valid() || in.write.valid()) {
         pollfd fds[3];
         nfds_t n = 0;
         auto add = [&](UniqueFd& fd, short events) {
             if (fd.valid()) fds[n++] = pollfd{fd.get(), events, 0};
         };
-        add(out->read, POLLIN);
-        add(err->read, POLLIN);
-        add(in->write, POLLOUT);
-        if (::poll(fds, n, -1) < 0) {
+        add(out.read, POLLIN);
+        add(err.read, POLLIN);
+        add(in.write, POLLOUT);
+        int wait_ms = -1;
+        if (deadline) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+            if (left.count() <= 0) return false;
+            wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+        }
+        if (::poll(fds, n, wait_ms) < 0) {
             if (errno == EINTR) continue;
             break;
         }
         for (nfds_t k = 0; k < n; ++k) {
             if (fds[k].revents == 0) continue;
-            if (fds[k].fd == in->write.get()) {
-                ssize_t w = ::write(in->write.get(), pending_input.data(), pending_input.size());
-                if (w > 0) pending_input.remove_prefix(static_cast<std::size_t>(w));
+            if (fds[k].fd == in.write.get()) {
+                ssize_t w = ::write(in.write.get(), input.data(), input.size());
+                if (w > 0) input.remove_prefix(static_cast<std::size_t>(w));
                 if (w < 0 && errno == EINTR) continue;
-                if (w <= 0 || pending_input.empty()) in->write = UniqueFd();
+                if (w <= 0 || input.empty()) in.write = UniqueFd();
                 continue;
             }
-            UniqueFd& src = fds[k].fd == out->read.get() ? out->read : err->read;
-            std::string& sink = fds[k].fd == out->read.get() ? result.out : result.err;
+            UniqueFd& src = fds[k].fd == out.read.get() ? out.read : err.read;
+            std::string& sink = fds[k].fd == out.read.get() ? result.out : result.err;
             char buf[65536];
             ssize_t r = ::read(src.get(), buf, sizeof buf);
             if (r > 0)
@@ -185,16 +132,58 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
                 src = UniqueFd();
         }
     }
+    return true;
+}
+
+}  // namespace
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv,
+                                  const CommandOptions& options) {
+    if (argv.empty()) return Error::usage("run_command: empty command line");
+    auto in = Pipe::make();
+    auto out = Pipe::make();
+    auto err = Pipe::make();
+    if (!in) return std::move(in).error();
+    if (!out) return std::move(out).error();
+    if (!err) return std::move(err).error();
+
+    ChildOptions child;
+    child.argv = argv;
+    child.cwd = options.cwd;
+    child.environment = options.environment;
+    child.in = ChildStream::descriptor(in->read.get());
+    child.out = ChildStream::descriptor(out->write.get());
+    child.err = ChildStream::descriptor(err->write.get());
+    // With a deadline it has a group of its own, so that what it started ends with it.
+    if (options.deadline) child.group = ChildOptions::Group::own_group;
+    const auto started = Clock::now();
+    auto pid = start_child(child);
+    if (!pid) return std::move(pid).error();
+    in->read = UniqueFd();
+    out->write = UniqueFd();
+    err->write = UniqueFd();
+
+    // SIGPIPE from a child that stops reading early must not kill us.
+    struct sigaction ignore {
+    }, previous{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &previous);
+    CommandResult result;
+    std::optional<Clock::time_point> deadline;
+    if (options.deadline) deadline = started + *options.deadline;
+    const bool in_time = exchange(*in, *out, *err, options.input, result, deadline);
     ::sigaction(SIGPIPE, &previous, nullptr);
 
+    if (options.deadline) {
+        result.timed_out = !in_time || !exited_by(*pid, *deadline);
+        result.exit_code = end_group(*pid, std::chrono::milliseconds(200));
+        return result;
+    }
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
+    while (::waitpid(*pid, &status, 0) < 0) {
         if (errno != EINTR) return Error::from_errno("waitpid " + argv[0], errno);
     }
-    if (WIFEXITED(status))
-        result.exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-        result.exit_code = 128 + WTERMSIG(status);
+    result.exit_code = exit_code_of(status);
     return result;
 }
 

@@ -1,7 +1,8 @@
-// Running a program to completion and capturing what it prints: the git CLI, the tools
-// themselves in tests. (Supervising long-lived agents is a different job; see proc/ later.)
+// Running a program to completion and capturing what it prints: git (through git/cli.h), the
+// tools themselves in tests, a CLI's --version. Started through spawn.h like every process.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@ struct CommandResult {
     int exit_code = -1;  // 128+N when killed by signal N, as a shell reports it
     std::string out;
     std::string err;
+    bool timed_out = false;  // the deadline passed: it was ended, with its group
 };
 
 struct CommandOptions {
@@ -23,9 +25,12 @@ struct CommandOptions {
     // When set, the child's whole environment ("NAME=value" entries); else ours.
     std::optional<std::vector<std::string>> environment;
     std::string input;  // written to the child's stdin, then closed
+    // When set, the child runs in a group of its own and is ended with it (SIGTERM, then
+    // SIGKILL) once this much time has passed since it started.
+    std::optional<std::chrono::milliseconds> deadline;
 };
 
-// Starts argv[0] (looked up in PATH when it has no '/') with posix_spawn and waits for it.
+// Starts argv[0] (looked up in PATH when it has no '/') and waits for it.
 // A program that cannot be found is ExitCode::missing_dependency.
 Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   const CommandOptions& options = {});

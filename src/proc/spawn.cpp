@@ -2,59 +2,148 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <thread>
+
+#include "proc/command.h"
+
+extern char** environ;
 
 namespace cocode {
+namespace {
 
-SpawnAttributes::SpawnAttributes(bool own_session) {
-    posix_spawnattr_init(&attr_);
-    sigset_t empty, all;
-    sigemptyset(&empty);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr_, &empty);
-    // Everything back to default (SIGKILL/SIGSTOP cannot be set and are ignored by glibc).
-    posix_spawnattr_setsigdefault(&attr_, &all);
-    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-    // A session of its own makes it the leader of its own process group too, and leaves it
-    // without a controlling terminal: it cannot open /dev/tty and push input into the user's
-    // shell (TIOCSTI), nor be stopped by the terminal's signals.
-    if (own_session) flags |= POSIX_SPAWN_SETSID;
-    posix_spawnattr_setflags(&attr_, flags);
-}
+class SpawnAttributes {
+  public:
+    explicit SpawnAttributes(ChildOptions::Group group) {
+        posix_spawnattr_init(&attr_);
+        sigset_t empty, all;
+        sigemptyset(&empty);
+        sigfillset(&all);
+        // A supervisor blocks SIGCHLD/SIGINT/SIGTERM to wait for them; its children must not
+        // inherit that. Everything back to default (glibc skips SIGKILL and SIGSTOP).
+        posix_spawnattr_setsigmask(&attr_, &empty);
+        posix_spawnattr_setsigdefault(&attr_, &all);
+        short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+        if (group == ChildOptions::Group::own_session) flags |= POSIX_SPAWN_SETSID;
+        if (group == ChildOptions::Group::own_group) {
+            flags |= POSIX_SPAWN_SETPGROUP;
+            posix_spawnattr_setpgroup(&attr_, 0);
+        }
+        posix_spawnattr_setflags(&attr_, flags);
+    }
+    ~SpawnAttributes() { posix_spawnattr_destroy(&attr_); }
+    SpawnAttributes(const SpawnAttributes&) = delete;
+    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+    const posix_spawnattr_t* get() const { return &attr_; }
 
-SpawnAttributes::~SpawnAttributes() { posix_spawnattr_destroy(&attr_); }
+  private:
+    posix_spawnattr_t attr_;
+};
 
-void close_inherited_fds(posix_spawn_file_actions_t* actions) {
-    posix_spawn_file_actions_addclosefrom_np(actions, 3);
-}
+class SpawnActions {
+  public:
+    SpawnActions() { posix_spawn_file_actions_init(&actions_); }
+    ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
+    SpawnActions(const SpawnActions&) = delete;
+    SpawnActions& operator=(const SpawnActions&) = delete;
+    posix_spawn_file_actions_t* get() { return &actions_; }
 
-Result<pid_t> spawn_in_own_group(const SpawnSpec& spec) {
-    if (spec.argv.empty()) return Error::usage("spawn: empty command line");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, spec.stdin_path.c_str(), O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, spec.stdout_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, spec.stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-    close_inherited_fds(&actions);
+    void set(int target, const ChildStream& stream) {
+        switch (stream.kind()) {
+            case ChildStream::Kind::null:
+                posix_spawn_file_actions_addopen(&actions_, target, "/dev/null",
+                                                 target == 0 ? O_RDONLY : O_WRONLY, 0);
+                return;
+            case ChildStream::Kind::read:
+                posix_spawn_file_actions_addopen(&actions_, target, stream.file().c_str(), O_RDONLY,
+                                                 0);
+                return;
+            case ChildStream::Kind::append:
+                posix_spawn_file_actions_addopen(&actions_, target, stream.file().c_str(),
+                                                 O_WRONLY | O_CREAT | O_APPEND, 0644);
+                return;
+            case ChildStream::Kind::fd:
+                posix_spawn_file_actions_adddup2(&actions_, stream.fd(), target);
+                return;
+        }
+    }
+
+  private:
+    posix_spawn_file_actions_t actions_;
+};
+
+}  // namespace
+
+Result<pid_t> start_child(const ChildOptions& options) {
+    if (options.argv.empty()) return Error::usage("start_child: empty command line");
+    auto program = find_in_path(options.argv[0]);
+    if (!program) return Error::missing(options.argv[0] + ": " + why_not_found(options.argv[0]));
+
+    SpawnActions actions;
+    actions.set(0, options.in);
+    actions.set(1, options.out);
+    actions.set(2, options.err);
+    if (options.fd3) posix_spawn_file_actions_adddup2(actions.get(), *options.fd3, 3);
+    // Nothing else of ours reaches the child, whether or not it was opened close-on-exec.
+    posix_spawn_file_actions_addclosefrom_np(actions.get(), options.fd3 ? 4 : 3);
+    if (options.cwd) posix_spawn_file_actions_addchdir_np(actions.get(), options.cwd->c_str());
 
     std::vector<char*> args;
-    for (const auto& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : options.argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     std::vector<char*> env;
-    for (const auto& e : spec.environment) env.push_back(const_cast<char*>(e.c_str()));
-    env.push_back(nullptr);
-
-    SpawnAttributes attributes(true);
+    char** envp = environ;
+    if (options.environment) {
+        for (const auto& e : *options.environment) env.push_back(const_cast<char*>(e.c_str()));
+        env.push_back(nullptr);
+        envp = env.data();
+    }
+    SpawnAttributes attributes(options.group);
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, spec.argv[0].c_str(), &actions, attributes.get(), args.data(),
-                           env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return Error::from_errno("cannot start " + spec.argv[0], rc);
+    const int rc =
+        ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(), envp);
+    if (rc != 0) return Error::from_errno("cannot start " + options.argv[0], rc);
     return pid;
+}
+
+std::vector<std::string> shell_argv(const std::string& command) {
+    auto shell = find_in_path("sh");
+    return {shell ? shell->string() : "/bin/sh", "-c", command};
+}
+
+int exit_code_of(int wait_status) {
+    if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+    return -1;
+}
+
+bool exited_by(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+    auto pause = std::chrono::milliseconds(1);
+    for (;;) {
+        siginfo_t info{};
+        const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+        if (rc == 0 && info.si_pid == pid) return true;
+        if (rc < 0 && errno != EINTR) return true;  // not ours to wait for any more
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+}
+
+int end_group(pid_t pid, std::chrono::milliseconds grace) {
+    if (!exited_by(pid, std::chrono::steady_clock::now())) {
+        ::kill(-pid, SIGTERM);
+        if (!exited_by(pid, std::chrono::steady_clock::now() + grace)) ::kill(-pid, SIGKILL);
+    }
+    ::kill(-pid, SIGKILL);  // whatever of the group is still there
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return exit_code_of(status);
 }
 
 }  // namespace cocode

@@ -1,13 +1,17 @@
-// Starting an agent: its own session and process group (no controlling terminal), stdin from a file (/dev/null or the prompt),
-// stdout and stderr opened straight onto the run folder's files (we copy no bytes), cwd =
-// its worktree, exactly the environment given, and a clean signal state whatever the
-// dispatcher blocks.
+// The one way cocode starts a process (the hook's static shim aside: see its file). A child
+// gets exactly the descriptors it is given — stdin, stdout and stderr as asked, optionally a
+// descriptor 3, nothing else of ours (sockets, locks, logs, inotify), opened close-on-exec or
+// not — default signal dispositions and an empty signal mask whatever the parent blocks, and,
+// when asked, a process group or a session of its own so that it can be ended as a group.
+// Everything that starts processes — run_command, the supervisor's agents, verify commands,
+// the built-in agents' shell, the detached dispatcher — says what it wants here.
 #pragma once
 
-#include <spawn.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,36 +19,70 @@
 
 namespace cocode {
 
-// posix_spawn attributes with default signal dispositions and an empty signal mask (a
-// supervisor blocks SIGCHLD/SIGINT/SIGTERM to wait for them; its children must not inherit
-// that), optionally in a new session (and so a new process group, without a terminal).
-class SpawnAttributes {
+// How one of a child's standard descriptors is set up.
+class ChildStream {
   public:
-    explicit SpawnAttributes(bool own_session);
-    ~SpawnAttributes();
-    SpawnAttributes(const SpawnAttributes&) = delete;
-    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-    const posix_spawnattr_t* get() const { return &attr_; }
+    static ChildStream null() { return ChildStream(Kind::null, {}, -1); }  // /dev/null
+    static ChildStream read_from(std::filesystem::path file) {
+        return ChildStream(Kind::read, std::move(file), -1);
+    }
+    // Created 0644 when missing; appended to, so that a restart keeps what came before.
+    static ChildStream append_to(std::filesystem::path file) {
+        return ChildStream(Kind::append, std::move(file), -1);
+    }
+    // One of ours (a pipe's end), duplicated onto the child's.
+    static ChildStream descriptor(int fd) { return ChildStream(Kind::fd, {}, fd); }
+
+    enum class Kind { null, read, append, fd };
+    Kind kind() const { return kind_; }
+    const std::filesystem::path& file() const { return file_; }
+    int fd() const { return fd_; }
 
   private:
-    posix_spawnattr_t attr_;
+    ChildStream(Kind kind, std::filesystem::path file, int fd)
+        : kind_(kind), file_(std::move(file)), fd_(fd) {}
+    Kind kind_;
+    std::filesystem::path file_;
+    int fd_;
 };
 
-// Closes, in the child, every descriptor above stderr: whatever this process holds open
-// (sockets, locks, a log, inotify) never reaches what it starts, whether or not it was opened
-// close-on-exec.
-void close_inherited_fds(posix_spawn_file_actions_t* actions);
-
-struct SpawnSpec {
-    std::vector<std::string> argv;  // argv[0] already resolved to a path
-    std::vector<std::string> environment;
-    std::filesystem::path cwd;
-    std::filesystem::path stdin_path = "/dev/null";
-    std::filesystem::path stdout_path;  // appended to (a restart keeps what came before)
-    std::filesystem::path stderr_path;
+struct ChildOptions {
+    std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in PATH
+    std::optional<std::filesystem::path> cwd;
+    // When set, the child's whole environment ("NAME=value" entries); else ours.
+    std::optional<std::vector<std::string>> environment;
+    ChildStream in = ChildStream::null();
+    ChildStream out = ChildStream::null();
+    ChildStream err = ChildStream::null();
+    std::optional<int> fd3;  // one of ours, passed on as the child's descriptor 3
+    enum class Group {
+        ours,         // in our process group: the terminal's signals reach it as they reach us
+        own_group,    // a group of its own (pgid == pid), so it can be ended as one
+        own_session,  // a session of its own too: no controlling terminal (an agent cannot
+                      // push input into the user's shell with TIOCSTI, nor be stopped by it)
+    };
+    Group group = Group::ours;
 };
 
-// The child's pid; it leads its own session and process group (sid == pgid == pid).
-Result<pid_t> spawn_in_own_group(const SpawnSpec& spec);
+// Starts the child: its pid. A program that cannot be found is ExitCode::missing_dependency.
+Result<pid_t> start_child(const ChildOptions& options);
+
+// A command line for the shell: how every shell command cocode runs is started (verify
+// commands, setup commands, the built-in agents' commands): `sh -c COMMAND`, sh as PATH finds
+// it, else /bin/sh.
+std::vector<std::string> shell_argv(const std::string& command);
+
+// The exit code of a wait status: 128+N for a signal N, as a shell reports it.
+int exit_code_of(int wait_status);
+
+// Waits until `pid` (a child) has exited or `deadline` passes; true when it has exited. It is
+// left a zombie, so that its pid, and so its group id, cannot be reused before what is left of
+// its group has been ended (end_group).
+bool exited_by(pid_t pid, std::chrono::steady_clock::time_point deadline);
+
+// Ends a child that leads its own group, and whatever of the group is left: SIGTERM to the
+// group when it has not exited, `grace` to go, then SIGKILL to the group; reaps it. Its exit
+// code (exit_code_of).
+int end_group(pid_t pid, std::chrono::milliseconds grace);
 
 }  // namespace cocode

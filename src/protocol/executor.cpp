@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -174,30 +173,21 @@ ShellResult run_shell(const std::string& command, const fs::path& cwd,
     const std::string tag = "COCODE_COMMAND_ID=" + std::to_string(::getpid()) + "-" +
                             std::to_string(++command_counter) + "-" +
                             std::to_string(Clock::now().time_since_epoch().count());
-    std::vector<std::string> env = environment;
-    env.push_back(tag);
-    std::vector<char*> env_ptrs;
-    for (auto& e : env) env_ptrs.push_back(e.data());
-    env_ptrs.push_back(nullptr);
-    std::string shell = "/bin/sh", dash_c = "-c", body = command;
-    char* argv[] = {shell.data(), dash_c.data(), body.data(), nullptr};
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-    posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    close_inherited_fds(&actions);
-    SpawnAttributes attributes(true);
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, argv[0], &actions, attributes.get(), argv, env_ptrs.data());
-    posix_spawn_file_actions_destroy(&actions);
+    ChildOptions child;
+    child.argv = shell_argv(command);
+    child.environment = environment;
+    child.environment->push_back(tag);
+    child.cwd = cwd;
+    child.out = ChildStream::descriptor(write_end.get());
+    child.err = ChildStream::descriptor(write_end.get());
+    child.group = ChildOptions::Group::own_session;
+    auto started = start_child(child);
     write_end = UniqueFd();
-    if (rc != 0) {
-        result.output = "cannot start /bin/sh: " + std::string(std::strerror(rc));
+    if (!started) {
+        result.output = started.error().message;
         return result;
     }
+    const pid_t pid = *started;
     const RunMarks marks{stamp_of(pid), tag};
     ::fcntl(read_end.get(), F_SETFL, O_NONBLOCK);
 
@@ -255,10 +245,7 @@ ShellResult run_shell(const std::string& command, const fs::path& cwd,
     // Orphans a subreaper adopted from the command are reaped here.
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    if (WIFEXITED(status))
-        result.exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-        result.exit_code = 128 + WTERMSIG(status);
+    result.exit_code = exit_code_of(status);
     result.output = cap_text(std::move(output), cap, result.output_bytes);
     return result;
 }

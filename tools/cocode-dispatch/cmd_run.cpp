@@ -1,7 +1,6 @@
 // cocode-dispatch run: issues × agents, each in its own worktree, supervised to the end.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,8 +22,6 @@
 #include "proc/spawn.h"
 #include "progress.h"
 #include "workspace.h"
-
-extern char** environ;
 
 namespace cocode::dispatch_cli {
 namespace fs = std::filesystem;
@@ -138,23 +135,14 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
     UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (!log_fd.valid()) throw Failure(Error::from_errno("cannot open " + log.string(), errno));
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, log_fd.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, log_fd.get(), 2);
-    posix_spawn_file_actions_adddup2(&actions, ready_write.get(), 3);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-    SpawnAttributes attributes(/*own_session=*/true);
-    std::vector<char*> args_ptrs;
-    for (auto& a : argv) args_ptrs.push_back(a.data());
-    args_ptrs.push_back(nullptr);
-    pid_t child = -1;
+    ChildOptions supervisor;
+    supervisor.argv = argv;
+    supervisor.out = ChildStream::descriptor(log_fd.get());
+    supervisor.err = ChildStream::descriptor(log_fd.get());
+    supervisor.fd3 = ready_write.get();  // it writes a byte there once the first runs started
+    supervisor.group = ChildOptions::Group::own_session;
     std::fflush(nullptr);
-    int rc = ::posix_spawn(&child, argv[0].c_str(), &actions, attributes.get(), args_ptrs.data(),
-                           environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw Failure(Error::from_errno("cannot start " + argv[0], rc));
+    const pid_t child = start_child(supervisor).value_or_throw();
     ready_write = UniqueFd();
     char byte = 0;
     ssize_t got;
