@@ -16,6 +16,7 @@
 #include "core/json_text.h"
 #include "core/redact.h"
 #include "core/run_id.h"
+#include "git/cli.h"
 #include "llm/chat.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -102,20 +103,13 @@ Result<Model> make_model(const config::AgentConfig& agent, const RunContext& con
 int exit_code_of(const Error& error) { return static_cast<int>(error.code); }
 
 Result<void> commit_all(const RunContext& context, const std::string& message) {
-    const std::string dir = context.working_dir.string();
-    auto added = run_command({"git", "-C", dir, "add", "-A"});
-    if (!added.ok() || added->exit_code != 0)
-        return Error::general("git add failed: " +
-                              (added.ok() ? first_line(added->err) : added.error().message));
-    auto committed = run_command({"git", "-C", dir, "commit", "--allow-empty", "-q", "-F", "-"},
-                                 {.cwd = std::nullopt,
-                                  .environment = std::nullopt,
-                                  .input = message,
-                                  .deadline = std::nullopt});
-    if (!committed.ok() || committed->exit_code != 0)
-        return Error::general("git commit failed: " +
-                              (committed.ok() ? first_line(committed->err + committed->out)
-                                              : committed.error().message));
+    if (auto added = git::git_output(context.working_dir, {"add", "-A"}); !added)
+        return std::move(added).error();
+    git::GitOptions with_message;
+    with_message.input = message;
+    auto committed = git::git_output(context.working_dir,
+                                     {"commit", "--allow-empty", "-q", "-F", "-"}, with_message);
+    if (!committed) return std::move(committed).error();
     return {};
 }
 

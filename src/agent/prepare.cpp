@@ -12,6 +12,7 @@
 #include "core/files.h"
 #include "core/run_id.h"
 #include "core/visible_text.h"
+#include "git/cli.h"
 #include "git/git_files.h"
 #include "git/repository.h"
 #include "hook/run_locator.h"
@@ -155,12 +156,10 @@ Result<Base> resolve_base(const DispatchContext& context) {
         base.branch = *context.config.base_branch;
     } else if (has_origin) {
         // origin/HEAD names the remote's default branch when the clone recorded it.
-        auto head = run_command({"git", "-C", context.repo_root.string(), "symbolic-ref", "--quiet",
-                                 "--short", "refs/remotes/origin/HEAD"});
-        if (head && head->exit_code == 0 && head->out.rfind("origin/", 0) == 0) {
-            base.branch = head->out.substr(7);
-            while (!base.branch.empty() && base.branch.back() == '\n') base.branch.pop_back();
-        }
+        // (Not recorded: git exits 1, and the local branch is the base.)
+        auto head = git::git_line(
+            context.repo_root, {"symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"});
+        if (head && head->rfind("origin/", 0) == 0) base.branch = head->substr(7);
     }
     if (base.branch.empty()) {
         auto current = repo->head_branch();
@@ -172,20 +171,14 @@ Result<Base> resolve_base(const DispatchContext& context) {
     }
     base.revision = base.branch;
     if (has_origin) {
-        CommandOptions quiet;
-        quiet.environment = current_environment();
-        quiet.environment->push_back("GIT_TERMINAL_PROMPT=0");
-        auto fetched = run_command(
-            {"git", "-C", context.repo_root.string(), "fetch", "--quiet", "origin", base.branch},
-            quiet);
-        if (fetched && fetched->exit_code == 0) {
+        auto fetched =
+            git::git_output(context.repo_root, {"fetch", "--quiet", "origin", base.branch});
+        if (fetched) {
             base.revision = "refs/remotes/origin/" + base.branch;
             if (!repo->lookup(base.revision)) base.revision = "FETCH_HEAD";
         } else if (context.notice) {
-            std::string why = fetched ? fetched->err : fetched.error().message;
-            while (!why.empty() && why.back() == '\n') why.pop_back();
-            context.notice("could not fetch " + base.branch + " from origin (" + why +
-                           "); using the local branch");
+            context.notice("could not fetch " + base.branch + " from origin (" +
+                           fetched.error().message + "); using the local branch");
         }
     }
     auto commit = repo->lookup(base.revision);

@@ -2,6 +2,7 @@
 
 #include "check/report.h"
 #include "core/base64.h"
+#include "git/cli.h"
 #include "github/url.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -11,21 +12,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result<std::string> git_out(const fs::path& dir, std::vector<std::string> args,
-                            const CommandOptions& options = {}) {
-    args.insert(args.begin(), {"git", "-C", dir.string()});
-    auto r = run_command(args, options);
-    if (!r) return std::move(r).error();
-    if (r->exit_code != 0)
-        return Error::general("git " + args[3] + ": " +
-                              first_line(r->err.empty() ? r->out : r->err));
-    return r->out;
-}
-
 // Whether a remote-tracking ref holds `sha`: GitHub knows the commit, so a status can go on it.
 bool on_a_remote(const fs::path& worktree, const std::string& sha) {
-    auto r = run_command({"git", "-C", worktree.string(), "branch", "-r", "--contains", sha});
-    return r && r->exit_code == 0 && !r->out.empty();
+    auto r = git::git_output(worktree, {"branch", "-r", "--contains", sha});
+    return r && !r->empty();
 }
 
 std::string status_description(const Verdict& v) {
@@ -57,19 +47,19 @@ PublishRequest configured_request(const config::Config& config, const fs::path& 
     if (config.base_branch) {
         request.base_branch = *config.base_branch;
     } else {
-        auto head = run_command({"git", "-C", worktree.string(), "symbolic-ref", "--short",
-                                 "refs/remotes/origin/HEAD"});
-        std::string name = head && head->exit_code == 0 ? first_line(head->out) : "";
+        // Not recorded (git exits 1): main.
+        auto head =
+            git::git_line(worktree, {"symbolic-ref", "--short", "refs/remotes/origin/HEAD"});
+        std::string name = head ? *head : "";
         request.base_branch = name.rfind("origin/", 0) == 0 ? name.substr(7) : "main";
     }
     return request;
 }
 
 Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
-    CommandOptions options;
+    git::GitOptions options;
     options.environment = current_environment();
-    options.environment->push_back("GIT_TERMINAL_PROMPT=0");
-    auto url = git_out(worktree, {"remote", "get-url", "origin"});
+    auto url = git::git_output(worktree, {"remote", "get-url", "origin"});
     if (!url)
         return Error::usage("--push: no origin remote to push to (" + url.error().message + ")");
     const std::string origin = first_line(*url);
@@ -87,7 +77,8 @@ Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
         options.environment->push_back("GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " +
                                        base64("x-access-token:" + *token));
     }
-    auto pushed = git_out(worktree, {"push", "--quiet", "origin", branch + ":" + branch}, options);
+    auto pushed =
+        git::git_output(worktree, {"push", "--quiet", "origin", branch + ":" + branch}, options);
     if (!pushed) return Error::general("--push: " + pushed.error().message);
     return {};
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "core/files.h"
+#include "git/cli.h"
 #include "hook/hook_files.h"
 #include "proc/command.h"
 
@@ -25,16 +26,11 @@ std::vector<std::string_view> lines_of(std::string_view text) {
     return lines;
 }
 
-Result<std::string> git_line(const fs::path& repo_dir, std::vector<std::string> args) {
-    args.insert(args.begin(), {"git", "-C", repo_dir.string()});
-    auto r = run_command(args);
-    if (!r) return std::move(r).error();
-    if (r->exit_code != 0) {
-        std::string why = first_line(r->err);
-        return Error::usage((why.empty() ? "git " + args[3] + " failed" : why) + " (in " +
-                            repo_dir.string() + ")");
-    }
-    return r->out;
+// What git prints about the repository the user named: its failure is the user's to fix (2).
+Result<std::string> git_about(const fs::path& repo_dir, const std::vector<std::string>& args) {
+    auto out = git::git_output(repo_dir, args);
+    if (!out && out.error().code == ExitCode::general) return Error::usage(out.error().message);
+    return out;
 }
 
 fs::path hook_path(const HooksLocation& where, const std::string& name) {
@@ -94,8 +90,9 @@ Result<void> check_not_seen_by_git(const HooksLocation& where, const std::string
     if (!inside(where.hooks_dir, *where.work_tree)) return {};
     for (const std::string& file :
          {name, name + hook_files::kChainedSuffix, std::string(hook_files::kToolFile)}) {
-        auto r = run_command({"git", "-C", where.work_tree->string(), "check-ignore", "-q",
-                              "--no-index", (where.hooks_dir / file).string()});
+        // check-ignore exits 1 for a path git does not ignore: an answer, not a failure.
+        auto r = git::run_git(*where.work_tree, {"check-ignore", "-q", "--no-index",
+                                                 (where.hooks_dir / file).string()});
         if (!r) return std::move(r).error();
         if (r->exit_code != 0) {
             return Error::usage("hooks folder " + where.hooks_dir.string() +
@@ -125,8 +122,8 @@ std::string_view state_name(HookState state) {
 }
 
 Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
-    auto paths = git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-path", "hooks",
-                                     "--git-common-dir", "--is-bare-repository"});
+    auto paths = git_about(repo_dir, {"rev-parse", "--path-format=absolute", "--git-path", "hooks",
+                                      "--git-common-dir", "--is-bare-repository"});
     if (!paths) {
         if (paths.error().message.find("not a git repository") != std::string::npos)
             return Error::usage("not a git repository (nor any of its parents): " +
@@ -139,13 +136,14 @@ Result<HooksLocation> locate_hooks(const fs::path& repo_dir) {
     where.hooks_dir = fs::path(lines[0]).lexically_normal();
     where.common_dir = fs::path(lines[1]).lexically_normal();
     if (lines[2] != "true") {
-        auto top = git_line(repo_dir, {"rev-parse", "--show-toplevel"});
+        auto top = git_about(repo_dir, {"rev-parse", "--show-toplevel"});
         if (!top) return std::move(top).error();
         where.work_tree = fs::path(first_line(*top));
     }
     // One call for both keys; names come back lower-cased, "<key> <value>" per line.
-    auto configured = run_command({"git", "-C", repo_dir.string(), "config", "--get-regexp",
-                                   "^(core\\.hookspath|extensions\\.worktreeconfig)$"});
+    // Exit 1: neither key is set.
+    auto configured = git::run_git(
+        repo_dir, {"config", "--get-regexp", "^(core\\.hookspath|extensions\\.worktreeconfig)$"});
     bool worktree_config = false;
     if (configured && configured->exit_code == 0) {
         for (std::string_view line : lines_of(configured->out)) {

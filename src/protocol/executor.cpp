@@ -14,6 +14,7 @@
 
 #include "core/files.h"
 #include "core/utf8.h"
+#include "git/cli.h"
 #include "proc/command.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
@@ -122,8 +123,8 @@ Result<fs::path> resolve_in_workspace(const fs::path& root, const std::string& r
 
 std::vector<std::string> list_workspace(const fs::path& root) {
     std::vector<std::string> out;
-    auto listed =
-        run_command({"git", "-C", root.string(), "ls-files", "-z", "-co", "--exclude-standard"});
+    // Outside a repository (or with a git that fails) the folder is walked instead.
+    auto listed = git::run_git(root, {"ls-files", "-z", "-co", "--exclude-standard"});
     if (listed.ok() && listed->exit_code == 0) {
         std::string_view rest = listed->out;
         while (!rest.empty()) {

@@ -14,6 +14,7 @@
 #include "config/presets.h"
 #include "core/json_text.h"
 #include "core/terminal_text.h"
+#include "git/cli.h"
 #include "git/repository.h"
 #include "github/auth.h"
 #include "github/reach.h"
@@ -229,10 +230,13 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 
 int run_doctor(const DoctorArgs& args) {
     std::vector<Check> checks;
-    if (auto git = find_in_path("git"))
-        checks.push_back({"git", "ok", version_of(*git)});
+    constexpr char kGitCheck[] = "git";
+    if (auto git = git::cli_version(); git)
+        checks.push_back({kGitCheck, "ok", *git});
+    else if (git.error().code == ExitCode::missing_dependency)
+        checks.push_back({kGitCheck, "missing", "git is not on PATH"});
     else
-        checks.push_back({"git", "missing", "git is not on PATH"});
+        checks.push_back({kGitCheck, "error", git.error().message});
     checks.push_back({"libgit2", "ok", git::libgit2_version()});
 
     // Every check runs, whatever failed before it: a broken configuration still leaves the

@@ -6,11 +6,11 @@
 
 #include "commands.h"
 #include "core/redact.h"
+#include "git/cli.h"
 #include "git/git_files.h"
 #include "hook/hook_files.h"
 #include "hook/ready.h"
 #include "hook/run_locator.h"
-#include "proc/command.h"
 
 namespace cocode::hook_cli {
 namespace fs = std::filesystem;
@@ -36,16 +36,14 @@ Result<HeadCommit> read_head(const std::optional<git::GitDirs>& dirs) {
             }
         }
     }
-    auto shown = run_command({"git", "cat-file", "commit", head.id.empty() ? "HEAD" : head.id});
+    auto shown = git::git_output({}, {"cat-file", "commit", head.id.empty() ? "HEAD" : head.id});
     if (!shown) return std::move(shown).error();
-    if (shown->exit_code != 0) return Error::general("git cat-file commit HEAD: " + shown->err);
     if (head.id.empty()) {
-        auto parsed = run_command({"git", "rev-parse", "HEAD"});
+        auto parsed = git::git_line({}, {"rev-parse", "HEAD"});
         if (!parsed) return std::move(parsed).error();
-        if (parsed->exit_code != 0) return Error::general("git rev-parse HEAD: " + parsed->err);
-        head.id = first_line(parsed->out);
+        head.id = std::move(*parsed);
     }
-    head.message = git::commit_message_of(shown->out);
+    head.message = git::commit_message_of(*shown);
     return head;
 }
 

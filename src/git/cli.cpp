@@ -1,0 +1,66 @@
+#include "git/cli.h"
+
+#include "proc/environment.h"
+
+namespace cocode::git {
+namespace {
+
+// "git rev-parse --verify HEAD": the command as a person would type it, for errors.
+std::string shown(const std::vector<std::string>& args) {
+    std::string text = "git";
+    for (const auto& a : args) text += " " + a;
+    return text.size() > 200 ? text.substr(0, 197) + "..." : text;
+}
+
+std::string where(const std::filesystem::path& dir) {
+    return dir.empty() ? std::string() : " (in " + dir.string() + ")";
+}
+
+}  // namespace
+
+Result<CommandResult> run_git(const std::filesystem::path& dir,
+                              const std::vector<std::string>& args, const GitOptions& options) {
+    std::vector<std::string> argv = {"git"};
+    if (!dir.empty()) argv.insert(argv.end(), {"-C", dir.string()});
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOptions command;
+    // cocode runs unattended: git never stops to ask for a password on the terminal.
+    command.environment = options.environment ? *options.environment : current_environment();
+    command.environment->push_back("GIT_TERMINAL_PROMPT=0");
+    command.input = options.input;
+    command.deadline = options.deadline;
+    auto result = run_command(argv, command);
+    if (!result) return std::move(result).error();
+    if (result->timed_out)
+        return Error::general(shown(args) + ": still running after " +
+                              std::to_string(options.deadline.count() / 1000) + " s; ended" +
+                              where(dir));
+    return result;
+}
+
+Result<std::string> git_output(const std::filesystem::path& dir,
+                               const std::vector<std::string>& args, const GitOptions& options) {
+    auto result = run_git(dir, args, options);
+    if (!result) return std::move(result).error();
+    if (result->exit_code != 0) {
+        std::string said = first_line(result->err.empty() ? result->out : result->err);
+        if (said.empty()) said = "exited with " + std::to_string(result->exit_code);
+        return Error::general(shown(args) + ": " + said + where(dir));
+    }
+    return std::move(result->out);
+}
+
+Result<std::string> git_line(const std::filesystem::path& dir, const std::vector<std::string>& args,
+                             const GitOptions& options) {
+    auto out = git_output(dir, args, options);
+    if (!out) return std::move(out).error();
+    return first_line(*out);
+}
+
+Result<std::string> cli_version() {
+    GitOptions quick;
+    quick.deadline = std::chrono::seconds(30);
+    return git_line({}, {"--version"}, quick);
+}
+
+}  // namespace cocode::git

@@ -1,0 +1,48 @@
+// The one door to git's command line: every git command cocode runs goes through here (libgit2
+// does the rest, in repository.h; git's files are read in git_files.h). A command has its
+// arguments, the folder it runs in (git -C), optionally its input and its whole environment,
+// and a deadline after which it is ended with everything it started. A git that fails is an
+// error naming the command, the folder and the first line of what git said — never an empty
+// answer — unless the caller asks for git's exit code as the answer (check-ignore, a config
+// key that may be unset).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "proc/command.h"
+
+namespace cocode::git {
+
+struct GitOptions {
+    std::string input;  // written to git's stdin
+    // git's whole environment ("NAME=value" entries); else ours.
+    std::optional<std::vector<std::string>> environment;
+    // Generous: a fetch or a push of a large repository over a slow link.
+    std::chrono::milliseconds deadline = std::chrono::minutes(10);
+};
+
+// `git -C dir args…` (`dir` empty: where we are), run to its end or its deadline, with
+// GIT_TERMINAL_PROMPT=0 (it never waits for a password on a terminal): what it
+// printed and its exit code, whatever that is. An error only when git cannot be started or
+// ran past its deadline.
+Result<CommandResult> run_git(const std::filesystem::path& dir,
+                              const std::vector<std::string>& args, const GitOptions& options = {});
+
+// What it printed when it exits 0; else an error: "git <args>: <git's first line> (in <dir>)".
+Result<std::string> git_output(const std::filesystem::path& dir,
+                               const std::vector<std::string>& args,
+                               const GitOptions& options = {});
+
+// The first line of git_output, without its newline.
+Result<std::string> git_line(const std::filesystem::path& dir, const std::vector<std::string>& args,
+                             const GitOptions& options = {});
+
+// `git --version`'s line ("git version 2.39.5"); an error when git is missing (3) or fails.
+Result<std::string> cli_version();
+
+}  // namespace cocode::git
