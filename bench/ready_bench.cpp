@@ -248,10 +248,10 @@ int main(int argc, char** argv) {
     const int commits = std::max(1, std::atoi(argv[3]));
     for (const char* name :
          {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"})
-        ::setenv(name, std::string(name).find("EMAIL") != std::string::npos
-                           ? "bench@cocode.invalid"
-                           : "bench",
-                 1);
+        ::setenv(
+            name,
+            std::string(name).find("EMAIL") != std::string::npos ? "bench@cocode.invalid" : "bench",
+            1);
     ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
     ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
     char tmpl[] = "/tmp/cocode-bench-ready-XXXXXX";

@@ -51,7 +51,7 @@ struct PlannedRun {
     std::vector<std::string> argv;  // argv[0] resolved to a path
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
-    std::string sandbox;  // "bwrap", or "none" and why: recorded in run-info
+    std::string sandbox;               // "bwrap", or "none" and why: recorded in run-info
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;

@@ -48,8 +48,7 @@ Result<void> ReadyWatch::watch(std::size_t key, const git::GitDirs& dirs,
                                const fs::path& run_folder) {
     if (auto ok = add(dirs.git_dir, {key, "HEAD", What::refs}, kMask); !ok) return ok;
     if (auto ok = add(dirs.common_dir, {key, "packed-refs", What::refs}, kMask); !ok) return ok;
-    if (auto ok = add(run_folder, {key, hook::kRunInfoFile, What::run_info}, kMask); !ok)
-        return ok;
+    if (auto ok = add(run_folder, {key, hook::kRunInfoFile, What::run_info}, kMask); !ok) return ok;
     std::error_code ec;
     if (fs::is_directory(dirs.git_dir / "logs", ec))
         if (auto ok = add(dirs.git_dir / "logs", {key, "HEAD", What::refs}, kAppendMask); !ok)
@@ -59,8 +58,8 @@ Result<void> ReadyWatch::watch(std::size_t key, const git::GitDirs& dirs,
     if (auto ref = git::head_symbolic_ref(dirs)) {
         const fs::path loose = dirs.common_dir / *ref;
         if (fs::is_directory(loose.parent_path(), ec))
-            if (auto ok = add(loose.parent_path(), {key, loose.filename().string(), What::refs},
-                              kMask);
+            if (auto ok =
+                    add(loose.parent_path(), {key, loose.filename().string(), What::refs}, kMask);
                 !ok)
                 return ok;
     }

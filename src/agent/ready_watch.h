@@ -55,8 +55,8 @@ class ReadyWatch {
     Result<void> add(const std::filesystem::path& folder, Interest interest, uint32_t mask);
 
     UniqueFd fd_;
-    std::map<int, std::vector<Interest>> by_watch_;       // watch descriptor → who cares
-    std::map<std::filesystem::path, int> watch_of_;       // folder → watch descriptor
+    std::map<int, std::vector<Interest>> by_watch_;  // watch descriptor → who cares
+    std::map<std::filesystem::path, int> watch_of_;  // folder → watch descriptor
 };
 
 }  // namespace cocode::agent

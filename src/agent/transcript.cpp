@@ -3,8 +3,8 @@
 #include <cctype>
 #include <cstdio>
 
-#include "core/terminal_text.h"
 #include "core/json_text.h"
+#include "core/terminal_text.h"
 
 namespace cocode::agent {
 namespace {
@@ -84,8 +84,8 @@ std::string unwrap_shell(const std::string& command) {
         if (command.rfind(prefix, 0) != 0 || command.size() < prefix.size() + 2) continue;
         const char quote = command[prefix.size()];
         if ((quote != '"' && quote != '\'') || command.back() != quote) continue;
-        const std::string inner = command.substr(prefix.size() + 1,
-                                                 command.size() - prefix.size() - 2);
+        const std::string inner =
+            command.substr(prefix.size() + 1, command.size() - prefix.size() - 2);
         if (quote == '\'') return inner.find('\'') == std::string::npos ? inner : command;
         std::string out;  // inside double quotes a backslash escapes only $ ` " \ and newline
         for (std::size_t i = 0; i < inner.size(); ++i) {
@@ -202,8 +202,8 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
         return;
     }
     if (type == "assistant" || type == "user") {
-        const json& content = event.contains("message") ? json_value(event["message"], "content", json())
-                                                        : json();
+        const json& content =
+            event.contains("message") ? json_value(event["message"], "content", json()) : json();
         if (content.is_string()) {
             if (type == "assistant") text_lines(content.get<std::string>(), out);
             return;
@@ -216,8 +216,9 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
             } else if (kind == "thinking") {
                 out.push_back("(thinking) " + shown(str(block, "thinking")));
             } else if (kind == "tool_use") {
-                out.push_back("> " + shown(str(block, "name"), 64) + ": " +
-                              shown(tool_subject(json_value(block, "input", json())), kCommandWidth));
+                out.push_back(
+                    "> " + shown(str(block, "name"), 64) + ": " +
+                    shown(tool_subject(json_value(block, "input", json())), kCommandWidth));
             } else if (kind == "tool_result") {
                 std::string output;
                 const json& c = json_value(block, "content", json());
@@ -236,7 +237,8 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
         std::string line = "[result] " + shown(str(event, "subtype"), 32);
         if (json_value(event, "is_error", false) == true) line += " (error)";
         if (event.contains("num_turns")) line += ", " + str(event, "num_turns") + " turns";
-        if (auto s = seconds(json_value(event, "duration_ms", json())); !s.empty()) line += ", " + s;
+        if (auto s = seconds(json_value(event, "duration_ms", json())); !s.empty())
+            line += ", " + s;
         if (event.contains("total_cost_usd") && event["total_cost_usd"].is_number()) {
             char buf[32];
             std::snprintf(buf, sizeof buf, ", $%.4f", event["total_cost_usd"].get<double>());
@@ -270,7 +272,8 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
             out.push_back("(thinking) " + shown(str(item, "text")));
         } else if (kind == "command_execution") {
             if (!done) {
-                out.push_back("> shell: " + shown(unwrap_shell(str(item, "command")), kCommandWidth));
+                out.push_back("> shell: " +
+                              shown(unwrap_shell(str(item, "command")), kCommandWidth));
             } else {
                 const std::string code = str(item, "exit_code");
                 std::vector<std::string> shown_output;
@@ -281,8 +284,8 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
         } else if (kind == "file_change" && done) {
             std::string files;
             for (const auto& change : json_value(item, "changes", json::array()))
-                files += (files.empty() ? "" : ", ") + str(change, "kind") + " " +
-                         str(change, "path");
+                files +=
+                    (files.empty() ? "" : ", ") + str(change, "kind") + " " + str(change, "path");
             out.push_back("> edit: " + shown(files, kCommandWidth));
         } else if (kind == "mcp_tool_call" && !done) {
             out.push_back("> " + shown(str(item, "server") + "." + str(item, "tool"), 64));
@@ -290,8 +293,9 @@ void TranscriptRenderer::codex(const json& event, std::vector<std::string>& out)
             out.push_back("> search: " + shown(str(item, "query")));
         } else if (kind == "todo_list" && done) {
             for (const auto& todo : json_value(item, "items", json::array()))
-                out.push_back(std::string(json_value(todo, "completed", false) ? "  [x] " : "  [ ] ") +
-                              shown(str(todo, "text")));
+                out.push_back(
+                    std::string(json_value(todo, "completed", false) ? "  [x] " : "  [ ] ") +
+                    shown(str(todo, "text")));
         } else if (kind == "error" && done) {
             out.push_back("[error] " + shown(str(item, "message")));
         }
@@ -321,7 +325,8 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
         std::string line = "[result] " + shown(str(event, "status"), 32);
         if (stats.contains("tool_calls")) line += ", " + str(stats, "tool_calls") + " tool calls";
         if (stats.contains("total_tokens")) line += ", " + str(stats, "total_tokens") + " tokens";
-        if (auto s = seconds(json_value(stats, "duration_ms", json())); !s.empty()) line += ", " + s;
+        if (auto s = seconds(json_value(stats, "duration_ms", json())); !s.empty())
+            line += ", " + s;
         out.push_back(line);
         if (event.contains("error"))
             out.push_back("[error] " + shown(str(event["error"], "message")));
@@ -336,8 +341,8 @@ std::optional<std::string> final_answer(std::string_view stream) {
     std::size_t start = 0;
     while (start < stream.size()) {
         std::size_t nl = stream.find('\n', start);
-        std::string_view line =
-            stream.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+        std::string_view line = stream.substr(
+            start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
         start = nl == std::string_view::npos ? stream.size() : nl + 1;
         if (line.empty() || line.front() != '{') continue;
         json event = json::parse(line, nullptr, false);

@@ -2,9 +2,9 @@
 
 #include <chrono>
 
-#include "core/glob.h"
 #include "check/report.h"
 #include "check/verify.h"
+#include "core/glob.h"
 #include "proc/environment.h"
 
 namespace cocode::check {
@@ -66,8 +66,8 @@ CheckItem base_check(const git::Repository& repo, const std::string& base, const
         auto now = repo.lookup(ref.name);
         if (!now) {
             item.outcome = Outcome::fail;
-            item.reason = name + " was deleted during the run (it was at " +
-                          short_id(ref.commit) + ")";
+            item.reason =
+                name + " was deleted during the run (it was at " + short_id(ref.commit) + ")";
             return item;
         }
         if (now->id == ref.commit) continue;

@@ -12,8 +12,8 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
-#include "github/reach.h"
 #include "git/repository.h"
+#include "github/reach.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -38,8 +38,8 @@ std::string endpoint_diagnosis(const run::RunRecord& record, const config::Confi
     if (!endpoint.url) return {};
     auto reached = github::probe_endpoint(*endpoint.url, std::chrono::seconds(3));
     if (reached) return {};
-    return "its model endpoint " + *endpoint.url + " cannot be reached from here: " +
-           reached.error().message;
+    return "its model endpoint " + *endpoint.url +
+           " cannot be reached from here: " + reached.error().message;
 }
 
 }  // namespace
@@ -55,17 +55,16 @@ Result<config::Config> config_at_commit(const fs::path& worktree, const std::str
 
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
     if (run::is_active(record.status))
-        return Error::usage("run " + record.run_id + " is still " +
-                            std::string(run::status_name(record.status)) +
-                            "; check it when it has ended (cocode-dispatch status " +
-                            record.run_id + ")");
+        return Error::usage(
+            "run " + record.run_id + " is still " + std::string(run::status_name(record.status)) +
+            "; check it when it has ended (cocode-dispatch status " + record.run_id + ")");
     if (record.base_commit.empty())
         return Error::general(record.folder.string() +
                               "/run-info.yaml: field 'base_commit' is empty");
     std::error_code ec;
     if (!fs::is_directory(record.worktree, ec))
-        return Error::general("run " + record.run_id + ": its worktree " + record.worktree.string() +
-                            " is gone (cleaned?); nothing to check");
+        return Error::general("run " + record.run_id + ": its worktree " +
+                              record.worktree.string() + " is gone (cleaned?); nothing to check");
     JudgeInput input;
     input.worktree = record.worktree;
     input.exit_code = record.exit_code;
@@ -118,7 +117,8 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
         return Error::general("cannot create " + input.report_dir.string() + ": " + ec.message());
     auto verdict = judge(input);
     if (!verdict) return verdict;
-    if (auto w = write_file_atomic(input.report_dir / kCheckJson, json_dump(to_json(*verdict), 2) + "\n");
+    if (auto w = write_file_atomic(input.report_dir / kCheckJson,
+                                   json_dump(to_json(*verdict), 2) + "\n");
         !w)
         return std::move(w).error();
     if (auto w = write_file_atomic(input.report_dir / kCheckMarkdown, render_markdown(*verdict));

@@ -269,8 +269,7 @@ bool system_folder(const fs::path& path) {
     if (normal == "/") return true;
     for (const char* top : {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc",
                             "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/log"}) {
-        const fs::path system(top);
-        auto rest = normal.lexically_relative(system);
+        auto rest = normal.lexically_relative(fs::path(top));
         if (!rest.empty() && *rest.begin() != "..") return true;
     }
     return false;

@@ -35,9 +35,9 @@ struct CliPreset {
     std::vector<EnvGroup> env;
     // Which of those hold credentials (their values are masked in whatever cocode shows).
     std::vector<std::string> secrets;
-    std::string default_endpoint;  // where the model is when nothing says otherwise
-    std::string endpoint_env;      // the variable of the CLI's own that moves it ("" if none)
-    std::string tested_version;    // the CLI version the preset was last run against
+    std::string default_endpoint;        // where the model is when nothing says otherwise
+    std::string endpoint_env;            // the variable of the CLI's own that moves it ("" if none)
+    std::string tested_version;          // the CLI version the preset was last run against
     std::vector<std::string> help_args;  // lists the flags the preset uses ("--help")
     // Files of the CLI's own login, relative to $HOME: a key is not needed when one exists.
     std::vector<std::string> login_files;
@@ -86,8 +86,9 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent,
 std::optional<std::string> codex_configured_base_url(EnvGetter env);
 
 // The model endpoint an agent talks to: its base_url, else the CLI's own setting (claude's and
-// gemini's variable in `env`, codex's configuration file) when set, else the CLI's default. nullopt for command agents, or when the provider is
-// one whose endpoint the CLI derives itself (Bedrock, Vertex), named in `provider`.
+// gemini's variable in `env`, codex's configuration file) when set, else the CLI's default. nullopt
+// for command agents, or when the provider is one whose endpoint the CLI derives itself (Bedrock,
+// Vertex), named in `provider`.
 struct Endpoint {
     std::optional<std::string> url;
     std::string provider;  // "", "Bedrock", "Vertex AI"

@@ -33,11 +33,13 @@ SandboxProbe probe_sandbox() {
     SandboxProbe probe;
     auto bwrap = find_in_path("bwrap");
     if (!bwrap) {
-        probe.why_not = "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
+        probe.why_not =
+            "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
         return probe;
     }
     probe.bwrap = *bwrap;
-    if (auto version = run_command({bwrap->string(), "--version"}); version && version->exit_code == 0)
+    if (auto version = run_command({bwrap->string(), "--version"});
+        version && version->exit_code == 0)
         probe.version = first_line_of(version->out);
     auto tried = run_command({bwrap->string(), "--die-with-parent", "--unshare-pid", "--ro-bind",
                               "/", "/", "--proc", "/proc", "true"});
@@ -56,10 +58,17 @@ SandboxProbe probe_sandbox() {
 
 std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan& plan,
                                         const std::vector<std::string>& argv) {
-    std::vector<std::string> out = {bwrap.string(),  "--die-with-parent", "--unshare-pid",
-                                    "--bind",        "/",                 "/",
-                                    "--dev-bind",    "/dev",              "/dev",
-                                    "--proc",        "/proc"};
+    std::vector<std::string> out = {bwrap.string(),
+                                    "--die-with-parent",
+                                    "--unshare-pid",
+                                    "--bind",
+                                    "/",
+                                    "/",
+                                    "--dev-bind",
+                                    "/dev",
+                                    "/dev",
+                                    "--proc",
+                                    "/proc"};
     // The -try forms skip a path missing when the sandbox starts (a run's worktree is made
     // after its command line, and must exist by then).
     for (const auto& path : plan.read_only)

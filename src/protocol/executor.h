@@ -29,7 +29,8 @@ Result<std::filesystem::path> resolve_in_workspace(const std::filesystem::path& 
 std::vector<std::string> list_workspace(const std::filesystem::path& root);
 
 // A file's size by lstat, nullopt when it is not there: render_listing's size_of.
-std::optional<std::uint64_t> size_in(const std::filesystem::path& root, const std::string& relative);
+std::optional<std::uint64_t> size_in(const std::filesystem::path& root,
+                                     const std::string& relative);
 
 // The CONTEXT section's listing of the worktree at `root` (list_workspace, render_listing).
 std::string workspace_listing(const std::filesystem::path& root, std::size_t limit);

@@ -16,13 +16,13 @@ fs::path seal_path(const fs::path& repo_root, const std::string& run_id) {
 Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
     json refs = json::array();
     for (const auto& ref : seal.refs) refs.push_back({{"name", ref.name}, {"commit", ref.commit}});
-    json doc = {{"run_id", seal.run_id},     {"base_commit", seal.base_commit},
-                {"branch", seal.branch},     {"marker", seal.marker},
-                {"config", seal.config_text}, {"refs", refs}};
+    json doc = {{"run_id", seal.run_id}, {"base_commit", seal.base_commit}, {"branch", seal.branch},
+                {"marker", seal.marker}, {"config", seal.config_text},      {"refs", refs}};
     const fs::path path = seal_path(repo_root, seal.run_id);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    if (ec) return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
+    if (ec)
+        return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
     return write_file_atomic(path, json_dump(doc, 2) + "\n", 0644, Durability::full);
 }
 
@@ -57,8 +57,7 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
         *slot = *value;
     }
     if (seal.run_id != run_id)
-        return Error::general(source + ": sealed for run " + seal.run_id + ", not " +
-                              run_id);
+        return Error::general(source + ": sealed for run " + seal.run_id + ", not " + run_id);
     if (doc->contains("refs") && (*doc)["refs"].is_array())
         for (const auto& ref : (*doc)["refs"])
             if (ref.is_object() && json_value(ref, "name", "") != "")

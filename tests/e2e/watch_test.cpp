@@ -67,7 +67,8 @@ std::vector<std::string> claims_held_by_nobody(const std::vector<json>& claims,
     for (const auto& clone : clones) {
         const json state =
             json::parse(read_text(clone / ".cocode/watch/state.json"), nullptr, false);
-        for (const auto& e : state.value("issues", json::array())) kept.insert(e.value("nonce", ""));
+        for (const auto& e : state.value("issues", json::array()))
+            kept.insert(e.value("nonce", ""));
     }
     std::vector<std::string> nobodys;
     for (const auto& c : claims) {
@@ -95,7 +96,8 @@ TEST_F(Watch, AClaimMadeDuringAnOutageIsSettledByTheNextStartNotByItsLease) {
     std::thread ta([&] { on_a = dispatch(a, flags); });
     std::thread tb([&] { on_b = dispatch(b, flags); });
     const bool went_down = wait_until([&] { return github_->down(); }, 60s);
-    EXPECT_TRUE(wait_until([&] { return fs::exists(a / "watch.pid") && fs::exists(b / "watch.pid"); }));
+    EXPECT_TRUE(
+        wait_until([&] { return fs::exists(a / "watch.pid") && fs::exists(b / "watch.pid"); }));
     ::kill(std::stoi(read_text(a / "watch.pid")), SIGTERM);
     ::kill(std::stoi(read_text(b / "watch.pid")), SIGTERM);
     ta.join();

@@ -49,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string& known =
         remembered.size() < 32 ? remembered.emplace_back(secret) : remembered[text.size() % 32];
     remember_secret(known);
-    const std::string around = text.substr(0, text.size() / 2) + known + text.substr(text.size() / 2);
+    const std::string around =
+        text.substr(0, text.size() / 2) + known + text.substr(text.size() / 2);
     FUZZ_CHECK(redact(around).find(known) == std::string::npos);
     return 0;
 }

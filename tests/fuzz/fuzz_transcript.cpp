@@ -26,8 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     renderer.flush(out);
     for (const auto& line : out)
-        for (unsigned char c : terminal_safe(line))
-            FUZZ_CHECK(c >= 0x20 || c == '\n' || c == '\t');
+        for (unsigned char c : terminal_safe(line)) FUZZ_CHECK(c >= 0x20 || c == '\n' || c == '\t');
     (void)agent::final_answer(stream);
     return 0;
 }

@@ -48,7 +48,7 @@ TEST_F(GitHubTest, ACommentListThatShiftsBetweenPagesStillHoldsEveryComment) {
     auto comments = api.comments(1);
     ASSERT_TRUE(comments.ok()) << comments.error().message;
     EXPECT_EQ(server.shifts_left(), 0);  // the first two readings were shifted under them
-    ASSERT_EQ(comments->size(), 119u);    // two of page 1 deleted meanwhile, none missed
+    ASSERT_EQ(comments->size(), 119u);   // two of page 1 deleted meanwhile, none missed
     EXPECT_EQ((*comments)[98].id, first_of_page_two);
     // Four readings of two pages: two shifted (each missing a comment), two that agree.
     EXPECT_EQ(count_requests(server, "GET", "/issues/1/comments"), 8);

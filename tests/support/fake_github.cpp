@@ -375,7 +375,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 res.set_header("ETag", etag);
                 // A comment of page 1 deleted once the page is served, before the next is
                 // asked for: the next page's first comment moves onto page 1.
-                const bool first_page = !req.has_param("page") || req.get_param_value("page") == "1";
+                const bool first_page =
+                    !req.has_param("page") || req.get_param_value("page") == "1";
                 if (number == st.shifting_issue && st.shifts_left > 0 && first_page &&
                     res.has_header("Link")) {
                     auto& list = st.comments[number];
@@ -589,8 +590,8 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
         route();
 
         // The request that starts an outage is answered as usual; every one after it is not.
-        if (st.outage_trigger && (st.outage_trigger->method.empty() ||
-                                  st.outage_trigger->method == req.method) &&
+        if (st.outage_trigger &&
+            (st.outage_trigger->method.empty() || st.outage_trigger->method == req.method) &&
             full_path.find(st.outage_trigger->path_contains) != std::string::npos &&
             req.body.find(st.outage_body) != std::string::npos && res.status < 400) {
             st.outage_trigger.reset();

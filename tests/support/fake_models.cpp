@@ -93,13 +93,13 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
     };
 
     // Anthropic Messages.
-    s.http->Post(R"(/v1/messages/count_tokens)", [admit](const httplib::Request& req,
-                                                         httplib::Response& res) {
-        if (!admit(req, res, "anthropic", "")) return;
-        res.set_content(R"({"input_tokens":10})", "application/json");
-    });
+    s.http->Post(R"(/v1/messages/count_tokens)",
+                 [admit](const httplib::Request& req, httplib::Response& res) {
+                     if (!admit(req, res, "anthropic", "")) return;
+                     res.set_content(R"({"input_tokens":10})", "application/json");
+                 });
     s.http->Post(R"(/v1/messages)", [this, admit](const httplib::Request& req,
-                                                 httplib::Response& res) {
+                                                  httplib::Response& res) {
         json body = json::parse(req.body, nullptr, false);
         if (!body.is_object()) body = json::object();
         if (!admit(req, res, "anthropic", body.value("model", ""))) return;
@@ -149,18 +149,19 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                      {"id", block["id"]},
                                      {"name", block["name"]},
                                      {"input", json::object()}};
-            json delta = text ? json{{"type", "text_delta"}, {"text", block["text"]}}
-                              : json{{"type", "input_json_delta"},
-                                     {"partial_json", block["input"].dump()}};
+            json delta =
+                text ? json{{"type", "text_delta"}, {"text", block["text"]}}
+                     : json{{"type", "input_json_delta"}, {"partial_json", block["input"].dump()}};
             out += event("content_block_start",
                          {{"type", "content_block_start"}, {"index", i}, {"content_block", empty}});
             out += event("content_block_delta",
                          {{"type", "content_block_delta"}, {"index", i}, {"delta", delta}});
             out += event("content_block_stop", {{"type", "content_block_stop"}, {"index", i}});
         }
-        out += event("message_delta", {{"type", "message_delta"},
-                                       {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
-                                       {"usage", {{"output_tokens", 5}}}});
+        out +=
+            event("message_delta", {{"type", "message_delta"},
+                                    {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
+                                    {"usage", {{"output_tokens", 5}}}});
         out += event("message_stop", {{"type", "message_stop"}});
         send_events(res, std::move(out));
     });
@@ -175,7 +176,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         res.set_content(R"({"object":"list","data":[]})", "application/json");
     });
     s.http->Post(R"(/v1/responses)", [this, admit](const httplib::Request& req,
-                                                  httplib::Response& res) {
+                                                   httplib::Response& res) {
         json body = json::parse(req.body, nullptr, false);
         if (!body.is_object()) body = json::object();
         if (!admit(req, res, "openai", body.value("model", ""))) return;
@@ -223,8 +224,8 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                                json(command).dump() + "}); text(r.output);"}});
             } else {
                 const bool exec = has("function", "exec_command");
-                json arguments = exec ? json{{"cmd", command}}
-                                      : json{{"command", {"bash", "-lc", command}}};
+                json arguments =
+                    exec ? json{{"cmd", command}} : json{{"command", {"bash", "-lc", command}}};
                 items.push_back({{"type", "function_call"},
                                  {"id", "fc_" + std::to_string(results)},
                                  {"call_id", call},
@@ -247,15 +248,15 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                          {"status", "in_progress"},
                          {"model", body.value("model", "")},
                          {"output", json::array()}};
-        std::string out = event("response.created", {{"type", "response.created"},
-                                                     {"response", response}});
+        std::string out =
+            event("response.created", {{"type", "response.created"}, {"response", response}});
         for (std::size_t i = 0; i < items.size(); ++i) {
-            out += event("response.output_item.added", {{"type", "response.output_item.added"},
-                                                        {"output_index", i},
-                                                        {"item", items[i]}});
-            out += event("response.output_item.done", {{"type", "response.output_item.done"},
-                                                       {"output_index", i},
-                                                       {"item", items[i]}});
+            out += event(
+                "response.output_item.added",
+                {{"type", "response.output_item.added"}, {"output_index", i}, {"item", items[i]}});
+            out += event(
+                "response.output_item.done",
+                {{"type", "response.output_item.done"}, {"output_index", i}, {"item", items[i]}});
         }
         response["status"] = "completed";
         response["output"] = items;
@@ -264,8 +265,8 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                              {"output_tokens", 5},
                              {"output_tokens_details", {{"reasoning_tokens", 0}}},
                              {"total_tokens", 15}};
-        out += event("response.completed",
-                     {{"type", "response.completed"}, {"response", response}});
+        out +=
+            event("response.completed", {{"type", "response.completed"}, {"response", response}});
         send_events(res, std::move(out));
     });
 
@@ -309,15 +310,14 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                 parts.push_back({{"text", options_.answer}});
             }
         }
-        json answer = {{"candidates",
-                        {{{"content", {{"role", "model"}, {"parts", parts}}},
-                          {"finishReason", "STOP"},
-                          {"index", 0}}}},
-                       {"usageMetadata",
-                        {{"promptTokenCount", 10},
-                         {"candidatesTokenCount", 5},
-                         {"totalTokenCount", 15}}},
-                       {"modelVersion", model}};
+        json answer = {
+            {"candidates",
+             {{{"content", {{"role", "model"}, {"parts", parts}}},
+               {"finishReason", "STOP"},
+               {"index", 0}}}},
+            {"usageMetadata",
+             {{"promptTokenCount", 10}, {"candidatesTokenCount", 5}, {"totalTokenCount", 15}}},
+            {"modelVersion", model}};
         if (method == "streamGenerateContent")
             send_events(res, "data: " + answer.dump() + "\r\n\r\n");
         else
@@ -333,8 +333,8 @@ FakeModels::~FakeModels() {
 }
 
 std::string FakeModels::origin() const {
-    return std::string(options_.tls.certificate.empty() ? "http" : "https") + "://127.0.0.1:" +
-           std::to_string(port_);
+    return std::string(options_.tls.certificate.empty() ? "http" : "https") +
+           "://127.0.0.1:" + std::to_string(port_);
 }
 
 std::vector<ModelRequest> FakeModels::requests() const {

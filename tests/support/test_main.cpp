@@ -16,9 +16,8 @@ int main(int argc, char** argv) {
     for (const char* name :
          {"JRUN_RUN_FOLDER", "COCODE_READY_MARKER", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
           "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "COCODE_GITHUB_APP_ID",
-          "COCODE_GITHUB_APP_INSTALLATION_ID", "COCODE_GITHUB_APP_PRIVATE_KEY_PATH",
-          "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
-          "SSL_CERT_FILE"})
+          "COCODE_GITHUB_APP_INSTALLATION_ID", "COCODE_GITHUB_APP_PRIVATE_KEY_PATH", "HTTPS_PROXY",
+          "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE"})
         ::unsetenv(name);
     // Scratch folders live inside the checkout's build tree; without a ceiling, a test that
     // expects "no repository here" would find the checkout itself (and its origin remote).

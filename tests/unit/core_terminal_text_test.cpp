@@ -1,7 +1,7 @@
 // Text on its way to a terminal: escape sequences shown, never interpreted.
-#include "core/terminal_text.h"
-
 #include <gtest/gtest.h>
+
+#include "core/terminal_text.h"
 
 namespace cocode {
 namespace {
@@ -15,8 +15,12 @@ TEST(TerminalText, EscapeAndOscSequencesAreShownNotInterpreted) {
 }
 
 TEST(TerminalText, C1ControlsAndBrokenUtf8AreEscaped) {
-    EXPECT_EQ(terminal_safe("\xc2\x9b" "31m"), "\\u009b31m");  // 8-bit CSI, UTF-8 encoded
-    EXPECT_EQ(terminal_safe("\x9b" "31m"), "\\x9b31m");        // 8-bit CSI, a lone byte
+    EXPECT_EQ(terminal_safe("\xc2\x9b"
+                            "31m"),
+              "\\u009b31m");  // 8-bit CSI, UTF-8 encoded
+    EXPECT_EQ(terminal_safe("\x9b"
+                            "31m"),
+              "\\x9b31m");                                        // 8-bit CSI, a lone byte
     EXPECT_EQ(terminal_safe("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");  // overlong '/'
     EXPECT_EQ(terminal_safe("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
 }

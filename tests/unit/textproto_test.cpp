@@ -130,11 +130,12 @@ TEST(TextProto, TheOutboxHasTheSeedsFourSectionsAndTheProtocolNeverChanges) {
     s.last_results = {{true, "RUN_COMMAND", "Ran 'make' (exit code 0)", "built\nok"},
                       {false, "EDIT_FILE", "File 'x' not found", ""}};
     const std::string second =
-        render_outbox(s, render_listing({"src/a.cc", "gone.cc"}, 10,
-                                       [](const std::string& p) {
-                                           return p == "gone.cc" ? std::optional<std::uint64_t>()
-                                                                 : std::optional<std::uint64_t>(245);
-                                       }),
+        render_outbox(s,
+                      render_listing({"src/a.cc", "gone.cc"}, 10,
+                                     [](const std::string& p) {
+                                         return p == "gone.cc" ? std::optional<std::uint64_t>()
+                                                               : std::optional<std::uint64_t>(245);
+                                     }),
                       {{"src/a.cc", "int a;\n", ""}});
     EXPECT_NE(second.find("  src/a.cc (245 bytes)\n"), std::string::npos);
     EXPECT_EQ(second.find("gone.cc"), std::string::npos);  // listed by git, deleted since
@@ -166,7 +167,8 @@ TEST(TextProto, ABigWorkspaceIsSummarisedByFolder) {
     EXPECT_NE(listing.find("20001 files: more than 400 to list, so folders 2 deep"),
               std::string::npos);
     // 50 × 7 folders two deep fit in 400 lines, and they are what is shown.
-    EXPECT_NE(listing.find("  pkg0/sub0/ (58 files)\n"), std::string::npos) << listing.substr(0, 500);
+    EXPECT_NE(listing.find("  pkg0/sub0/ (58 files)\n"), std::string::npos)
+        << listing.substr(0, 500);
     EXPECT_NE(listing.find("  README.md (5 bytes)\n"), std::string::npos);
     EXPECT_EQ(listing.find(".c ("), std::string::npos);
     EXPECT_EQ(sized, 1u);  // only the file shown was looked at

@@ -70,9 +70,10 @@ TEST(Transcript, ProtocolLogLinesAndPlainTextRead) {
 }
 
 TEST(Transcript, AnAgentsEscapeSequencesAreShownNeverInterpreted) {
-    std::string rendered = render("\x1b]0;owned\x07\x1b[2Jtext\n"
-                                  R"({"type":"item.completed","item":{"type":"agent_message",)"
-                                  R"("text":"\u001b[31mred\u001b[0m"}})");
+    std::string rendered = render(
+        "\x1b]0;owned\x07\x1b[2Jtext\n"
+        R"({"type":"item.completed","item":{"type":"agent_message",)"
+        R"("text":"\u001b[31mred\u001b[0m"}})");
     EXPECT_EQ(rendered, "\\e]0;owned\\x07\\e[2Jtext\n\\e[31mred\\e[0m\n");
 }
 
@@ -89,9 +90,10 @@ TEST(Transcript, GeminiMessagePartsAreJoinedIntoLines) {
 TEST(Transcript, NotAStreamHasNoFinalAnswer) {
     EXPECT_EQ(final_answer("plain output\nmore\n"), std::nullopt);
     // A claude run cut off before its result: the last assistant text.
-    EXPECT_EQ(final_answer(
-                  R"({"type":"assistant","session_id":"s","message":{"content":[{"type":"text","text":"partial"}]}})"),
-              "partial");
+    EXPECT_EQ(
+        final_answer(
+            R"({"type":"assistant","session_id":"s","message":{"content":[{"type":"text","text":"partial"}]}})"),
+        "partial");
 }
 
 }  // namespace

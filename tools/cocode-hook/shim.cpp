@@ -8,8 +8,10 @@
 //     `cocode-hook <name>` for the real work, then become the chained hook, if any.
 //
 // It links nothing but libc (statically), uses no heap after start-up and never fails a
-// commit: a missing cocode-hook is one line on stderr. The real logic, and every check of
-// what it finds, lives in cocode-hook; this file only routes.
+// commit: a missing cocode-hook is one line on stderr. So it is the one program of cocode that
+// starts processes itself (fork, exec) rather than through src/proc's start_child: that would
+// link libcocode and its C++ runtime into what every commit of the user's pays for. The real logic,
+// and every check of what it finds, lives in cocode-hook; this file only routes.
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
