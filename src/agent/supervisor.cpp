@@ -201,19 +201,21 @@ class Supervisor {
             view.run = slot.run;
             switch (slot.phase) {
                 case Phase::queued:
-                    view.state = "queued";
+                    view.state = ViewState::queued;
                     break;
                 case Phase::running:
-                    view.state = "running";
+                    view.state = ViewState::running;
                     break;
                 case Phase::stopping:
-                    view.state = "stopping";
+                    view.state = ViewState::stopping;
                     break;
                 case Phase::backoff:
-                    view.state = "restarting";
+                    view.state = ViewState::restarting;
                     break;
                 case Phase::done:
-                    view.state = std::string(run::status_name(slot.result.status));
+                    view.state = slot.result.status == run::RunStatus::completed
+                                     ? ViewState::completed
+                                     : ViewState::failed;
                     view.result = slot.result;
                     break;
             }
@@ -728,6 +730,28 @@ int batch_exit_code(const BatchResult& batch) {
         code = static_cast<int>(ExitCode::general);
     }
     return code;
+}
+
+std::string_view view_state_name(ViewState state) {
+    switch (state) {
+        case ViewState::queued:
+            return "queued";
+        case ViewState::running:
+            return "running";
+        case ViewState::stopping:
+            return "stopping";
+        case ViewState::restarting:
+            return "restarting";
+        case ViewState::completed:
+            return "completed";
+        case ViewState::failed:
+            return "failed";
+    }
+    return "failed";
+}
+
+bool judged_after(const BatchResult& batch, bool check_requested) {
+    return check_requested && !batch.interrupted;
 }
 
 Result<BatchResult> supervise(std::vector<PlannedRun>& runs, const SupervisorOptions& options) {

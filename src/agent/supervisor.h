@@ -31,10 +31,14 @@ struct RunResult {
     std::string ready_commit;
 };
 
+// Where a run is, as the live view shows it: its status, and the supervisor's own steps.
+enum class ViewState { queued, running, stopping, restarting, completed, failed };
+std::string_view view_state_name(ViewState state);
+
 // What the live view shows of a run, at a moment.
 struct RunView {
     const PlannedRun* run = nullptr;
-    std::string state;  // queued, running, stopping, restarting, completed, failed
+    ViewState state = ViewState::queued;
     std::chrono::steady_clock::time_point started{};  // of the run's first attempt; epoch if none
     std::chrono::steady_clock::time_point ended{};    // epoch while it runs
     std::uintmax_t output_bytes = 0;                  // stdout and stderr so far
@@ -74,6 +78,11 @@ struct BatchResult {
 // The exit code a batch earns: 130 when interrupted, 3 when an agent's program is missing,
 // 1 when any run failed or an end could not be written, else 0 (docs/runs.md).
 int batch_exit_code(const BatchResult& batch);
+
+// Whether the runs of a batch are judged when it ends: when checking was asked for and the
+// batch was not interrupted (an interrupted batch leaves its runs to `cocode-check --run`:
+// judging minutes of verify commands after Ctrl-C is not what was asked).
+bool judged_after(const BatchResult& batch, bool check_requested);
 
 // Runs the batch to the end. SIGINT, SIGTERM and SIGHUP stop every agent (SIGTERM to its
 // processes, grace, SIGKILL) and mark waiting runs interrupted; the result says so.

@@ -27,6 +27,8 @@ std::string seconds_text(double seconds) {
     return buf;
 }
 
+}  // namespace
+
 CheckItem exit_code_check(const std::optional<int>& code, const std::string& run_summary) {
     CheckItem item = named("exit_code", "exit code");
     if (!code) {
@@ -44,6 +46,8 @@ CheckItem exit_code_check(const std::optional<int>& code, const std::string& run
     }
     return item;
 }
+
+namespace {
 
 // The run's branch must still stand on its base, and the base branch and its remote-tracking
 // ref must only have moved forward: an agent that amended the base, or force-moved main to
@@ -105,6 +109,8 @@ CheckItem marker_check(const git::Repository& repo, const JudgeInput& input,
     return item;
 }
 
+}  // namespace
+
 CheckItem commits_check(const std::vector<git::CommitInfo>& commits,
                         const std::vector<git::FileChange>& files, const std::string& base) {
     CheckItem item = named("commits", "commits");
@@ -164,7 +170,16 @@ CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::F
     return item;
 }
 
-}  // namespace
+std::string verify_not_run_because(const std::vector<CheckItem>& checks, bool verify) {
+    for (const auto& c : checks)
+        if (c.outcome == Outcome::fail) return "not run: " + c.name + " failed";
+    return verify ? std::string() : "not run (--no-verify)";
+}
+
+bool passes(const std::vector<CheckItem>& checks) {
+    return std::none_of(checks.begin(), checks.end(),
+                        [](const CheckItem& c) { return c.outcome == Outcome::fail; });
+}
 
 std::optional<std::string> exit_code_failure(int code) {
     switch (code) {
@@ -221,12 +236,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     v.checks.push_back(commits_check(*commits, v.files, v.base));
     v.checks.push_back(scope_check(input.rules, v.files));
 
-    // The project's own tests cost minutes: not run when the verdict is already FAIL.
-    const CheckItem* failed = nullptr;
-    for (const auto& c : v.checks)
-        if (c.outcome == Outcome::fail && !failed) failed = &c;
-    const std::string why_not = failed ? "not run: " + failed->name + " failed"
-                                       : (!input.verify ? "not run (--no-verify)" : "");
+    const std::string why_not = verify_not_run_because(v.checks, input.verify);
     const auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
     int index = 0;
     for (const auto& command : input.rules.verify) {
@@ -258,8 +268,7 @@ Result<Verdict> judge(const JudgeInput& input) {
         }
         v.checks.push_back(std::move(item));
     }
-    v.pass = std::none_of(v.checks.begin(), v.checks.end(),
-                          [](const CheckItem& c) { return c.outcome == Outcome::fail; });
+    v.pass = passes(v.checks);
     v.check_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return v;

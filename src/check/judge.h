@@ -14,6 +14,7 @@
 #include "check/verdict.h"
 #include "config/config.h"
 #include "core/result.h"
+#include "git/repository.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -40,6 +41,21 @@ struct JudgeInput {
 
 // The checks' meaning of each agent exit code (protocol table); nullopt for 0.
 std::optional<std::string> exit_code_failure(int code);
+
+// The checks that are functions of their inputs alone (judge() adds the base and the marker,
+// which read the repository, and the verify commands, which run).
+//   exit code: skipped when unknown, else by exit_code_failure, with the run's summary;
+CheckItem exit_code_check(const std::optional<int>& code, const std::string& run_summary);
+//   commits: at least one since the base;
+CheckItem commits_check(const std::vector<git::CommitInfo>& commits,
+                        const std::vector<git::FileChange>& files, const std::string& base);
+//   scope: every touched path (both ends of a rename) inside allowed_paths, none read-only.
+CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::FileChange>& files);
+// Why the verify commands are not run: a check failed already (they cost minutes and cannot
+// turn a FAIL into a PASS), or --no-verify; empty when they run.
+std::string verify_not_run_because(const std::vector<CheckItem>& checks, bool verify);
+// A verdict passes when no check failed; skipped checks do not count.
+bool passes(const std::vector<CheckItem>& checks);
 
 // Errors only for what makes judging impossible (no repository, an unknown base); everything
 // about the run itself is in the verdict.

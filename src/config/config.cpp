@@ -968,6 +968,7 @@ Result<Config> with_overrides(const Config& config, const Overrides& overrides,
                                      : nlohmann::ordered_json::parse(config.text, nullptr, false);
     if (!doc.is_object()) return Error::usage(std::string(kConfigFile) + ": not a JSON object");
     if (overrides.ready_marker) doc["ready_marker"] = *overrides.ready_marker;
+    if (overrides.sandbox) doc["sandbox"] = *overrides.sandbox;
     if (overrides.allowed_paths || overrides.verify) {
         if (!doc.contains("check") || !doc["check"].is_object())
             doc["check"] = nlohmann::ordered_json::object();

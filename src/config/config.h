@@ -185,7 +185,8 @@ struct Overrides {
     std::optional<std::string> ready_marker;
     std::optional<std::vector<std::string>> allowed_paths;
     std::optional<std::vector<std::string>> verify;  // commands, named after themselves
-    bool empty() const { return !ready_marker && !allowed_paths && !verify; }
+    std::optional<std::string> sandbox;              // auto, bwrap or none
+    bool empty() const { return !ready_marker && !allowed_paths && !verify && !sandbox; }
 };
 
 // The configuration with `overrides` set in its text, read again (so a bad value is an error

@@ -209,15 +209,22 @@ RunMarks marks_of(const RunRecord& record) {
     return marks;
 }
 
+Reconciliation reconciliation_of(RunStatus status, bool dispatcher_alive, bool end_kept) {
+    if (!is_active(status) || dispatcher_alive) return Reconciliation::leave;
+    return end_kept ? Reconciliation::record_kept_end : Reconciliation::mark_crashed;
+}
+
 Result<bool> reconcile(RunRecord& record) {
-    if (!is_active(record.status)) return false;
-    if (dispatcher_alive(record)) return false;
+    const bool alive = is_active(record.status) && dispatcher_alive(record);
+    if (reconciliation_of(record.status, alive, false) == Reconciliation::leave) return false;
     // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
     // it so it cannot keep changing the worktree, then say what happened.
     stop_run_blocking(marks_of(record), std::chrono::seconds(2));
     // It may have ended for real, its end kept in run-end.json while the disk was full.
     RunFiles files{record.folder};
-    if (auto end = read_run_end(files)) {
+    const auto end = read_run_end(files);
+    if (reconciliation_of(record.status, alive, end.has_value()) ==
+        Reconciliation::record_kept_end) {
         auto written = record_end(files, record.run_id, *end);
         if (!written) return std::move(written).error();
         record = record_from(*written, record.folder);

@@ -147,4 +147,11 @@ RunMarks marks_of(const RunRecord& record);
 // to be the run's.
 Result<bool> reconcile(RunRecord& record);
 
+// What reconcile() does with a run, from what it finds: an ended run, or one whose dispatcher
+// lives, is left; a run whose dispatcher is gone gets the end it kept in run-end.json (it ended
+// while the disk was full), else is marked failed, reason crashed ("never started" when it was
+// still queued, else "unfinished").
+enum class Reconciliation { leave, record_kept_end, mark_crashed };
+Reconciliation reconciliation_of(RunStatus status, bool dispatcher_alive, bool end_kept);
+
 }  // namespace cocode::run

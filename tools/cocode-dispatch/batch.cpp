@@ -22,7 +22,7 @@ std::string run_line(const agent::PlannedRun& run, const std::string& what) {
 
 std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
                                            const agent::BatchResult& batch, const AfterRun& after) {
-    if (!after.check || batch.interrupted) return {};
+    if (!agent::judged_after(batch, after.check)) return {};
     std::vector<run::RunRecord> records;
     for (const auto& run : runs) {
         auto info = run::read_run_info(run.files.folder);

@@ -58,7 +58,7 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
 std::string view_line(const agent::RunView& view, const std::string& verdict) {
     using Clock = std::chrono::steady_clock;
     const agent::PlannedRun& run = *view.run;
-    std::string state = view.state;
+    std::string state(agent::view_state_name(view.state));
     if (view.result && view.result->reason != run::StopReason::none)
         state += " (" + std::string(run::reason_name(view.result->reason)) + ")";
     const bool started = view.started != Clock::time_point{};
@@ -81,11 +81,17 @@ std::string view_line(const agent::RunView& view, const std::string& verdict) {
     return buf;
 }
 
-const char* color_of(const std::string& state) {
-    if (state == "completed") return "completed";
-    if (state == "failed") return "failed";
-    if (state == "queued") return "queued";
-    return "running";
+const char* color_of(agent::ViewState state) {
+    switch (state) {
+        case agent::ViewState::completed:
+            return "completed";
+        case agent::ViewState::failed:
+            return "failed";
+        case agent::ViewState::queued:
+            return "queued";
+        default:
+            return "running";
+    }
 }
 
 json result_json(const agent::PlannedRun& run, const agent::RunResult& result) {
@@ -180,16 +186,13 @@ int run_run(const RunArgs& args) {
     overrides.ready_marker = args.marker;
     if (!args.allowed_paths.empty()) overrides.allowed_paths = args.allowed_paths;
     if (!args.verify.empty()) overrides.verify = args.verify;
+    overrides.sandbox = args.sandbox;
     auto overridden = config::with_overrides(ws.config, overrides, ws.root);
     if (!overridden)
         throw Failure(
             Error::usage("--marker, --allowed-path or --verify: " + overridden.error().message));
     ws.config = std::move(overridden).value();
     if (args.concurrency) ws.config.concurrency = *args.concurrency;
-    if (args.sandbox)
-        ws.config.sandbox = *args.sandbox == "none"    ? config::SandboxMode::none
-                            : *args.sandbox == "bwrap" ? config::SandboxMode::bwrap
-                                                       : config::SandboxMode::automatic;
     std::optional<config::Duration> timeout;
     if (args.timeout) {
         auto parsed = config::parse_duration(*args.timeout);

@@ -1,0 +1,209 @@
+// Decisions of src/ as tables of cases (inputs -> decision), without processes: the exit code
+// a batch earns and whether it is judged, what reconciliation does with a run after its
+// dispatcher was killed, when a claim's lease has run out, and the verdict from its checks.
+#include <gtest/gtest.h>
+
+#include "agent/supervisor.h"
+#include "check/judge.h"
+#include "run/run_folder.h"
+#include "scale/claim.h"
+
+namespace cocode {
+namespace {
+
+using run::RunStatus;
+using run::StopReason;
+
+agent::RunResult ended(RunStatus status, StopReason reason = StopReason::none) {
+    agent::RunResult r;
+    r.status = status;
+    r.reason = reason;
+    return r;
+}
+
+TEST(Batch, TheExitCodeABatchEarns) {
+    struct Case {
+        const char* name;
+        std::vector<agent::RunResult> runs;
+        bool interrupted;
+        std::vector<std::string> unrecorded;
+        int code;
+    };
+    const Case cases[] = {
+        {"every run completed",
+         {ended(RunStatus::completed), ended(RunStatus::completed)},
+         false,
+         {},
+         0},
+        {"no runs", {}, false, {}, 0},
+        {"one failed", {ended(RunStatus::completed), ended(RunStatus::failed)}, false, {}, 1},
+        {"one timed out", {ended(RunStatus::failed, StopReason::timeout)}, false, {}, 1},
+        {"a program missing wins over a failure",
+         {ended(RunStatus::failed), ended(RunStatus::failed, StopReason::missing_dependency)},
+         false,
+         {},
+         3},
+        {"interrupted wins over everything",
+         {ended(RunStatus::failed, StopReason::missing_dependency)},
+         true,
+         {},
+         130},
+        {"all completed, an end that could not be written",
+         {ended(RunStatus::completed)},
+         false,
+         {"disk full"},
+         1},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        agent::BatchResult batch;
+        batch.runs = c.runs;
+        batch.interrupted = c.interrupted;
+        batch.unrecorded = c.unrecorded;
+        EXPECT_EQ(agent::batch_exit_code(batch), c.code);
+    }
+}
+
+TEST(Batch, WhatAnInterruptedBatchJudges) {
+    agent::BatchResult going, interrupted;
+    interrupted.interrupted = true;
+    EXPECT_TRUE(agent::judged_after(going, true));
+    EXPECT_FALSE(agent::judged_after(going, false));       // --no-check
+    EXPECT_FALSE(agent::judged_after(interrupted, true));  // left to cocode-check --run
+    EXPECT_FALSE(agent::judged_after(interrupted, false));
+}
+
+TEST(Reconcile, WhatAfterKill9) {
+    using run::Reconciliation;
+    struct Case {
+        const char* name;
+        RunStatus status;
+        bool dispatcher_alive, end_kept;
+        Reconciliation what;
+    };
+    const Case cases[] = {
+        {"ended: never touched", RunStatus::completed, false, false, Reconciliation::leave},
+        {"failed: never touched", RunStatus::failed, false, true, Reconciliation::leave},
+        {"running, its dispatcher alive", RunStatus::running, true, false, Reconciliation::leave},
+        {"queued, its dispatcher alive", RunStatus::queued, true, false, Reconciliation::leave},
+        {"running, dispatcher gone", RunStatus::running, false, false,
+         Reconciliation::mark_crashed},
+        {"queued, dispatcher gone (never started)", RunStatus::queued, false, false,
+         Reconciliation::mark_crashed},
+        {"running, dispatcher gone, its end kept while the disk was full", RunStatus::running,
+         false, true, Reconciliation::record_kept_end},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        EXPECT_EQ(run::reconciliation_of(c.status, c.dispatcher_alive, c.end_kept), c.what);
+    }
+}
+
+TEST(Leases, AClaimIsDeadOnlyAfterItsLeaseByGitHubsClock) {
+    const std::time_t now = 1'800'000'000;  // 2027-01-15T08:00:00Z
+    struct Case {
+        const char* name;
+        scale::ClaimState state;
+        const char* updated_at;
+        long long lease;
+        bool lapsed;
+    };
+    const Case cases[] = {
+        {"renewed a minute ago", scale::ClaimState::claimed, "2027-01-15T07:59:00Z", 3600, false},
+        {"exactly at the lease", scale::ClaimState::running, "2027-01-15T07:00:00Z", 3600, false},
+        {"a second past the lease", scale::ClaimState::running, "2027-01-15T06:59:59Z", 3600, true},
+        {"a short lease run out", scale::ClaimState::claimed, "2027-01-15T07:49:59Z", 600, true},
+        {"done is final, however old", scale::ClaimState::done, "2020-01-01T00:00:00Z", 60, false},
+        {"failed is final", scale::ClaimState::failed, "2020-01-01T00:00:00Z", 60, false},
+        {"a time that cannot be read is alive", scale::ClaimState::claimed, "yesterday", 60, false},
+        {"no time at all is alive", scale::ClaimState::claimed, "", 60, false},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        scale::Claim claim;
+        claim.state = c.state;
+        claim.updated_at = c.updated_at;
+        claim.lease = std::chrono::seconds(c.lease);
+        EXPECT_EQ(scale::lapsed(claim, now), c.lapsed);
+    }
+}
+
+git::FileChange change(std::string path, std::string old_path = "") {
+    git::FileChange f;
+    f.old_path = old_path.empty() ? path : old_path;
+    f.path = std::move(path);
+    return f;
+}
+
+TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
+    using check::Outcome;
+    struct ExitCase {
+        std::optional<int> code;
+        Outcome outcome;
+    };
+    const ExitCase exits[] = {{std::nullopt, Outcome::skipped},
+                              {0, Outcome::pass},
+                              {1, Outcome::fail},
+                              {2, Outcome::fail},
+                              {3, Outcome::fail},
+                              {124, Outcome::fail},
+                              {130, Outcome::fail},
+                              {137, Outcome::fail}};
+    for (const auto& c : exits) {
+        SCOPED_TRACE(c.code ? std::to_string(*c.code) : "unknown");
+        EXPECT_EQ(check::exit_code_check(c.code, "").outcome, c.outcome);
+    }
+    EXPECT_NE(check::exit_code_check(124, "timed out after 30m").reason.find("timed out after 30m"),
+              std::string::npos);
+
+    EXPECT_EQ(check::commits_check({}, {}, "abcdef0123").outcome, Outcome::fail);
+    EXPECT_EQ(
+        check::commits_check({{"1234567", "fix", "fix"}}, {change("a.py")}, "abcdef0").outcome,
+        Outcome::pass);
+
+    config::CheckConfig rules;
+    struct ScopeCase {
+        const char* name;
+        std::vector<std::string> allowed, read_only;
+        std::vector<git::FileChange> files;
+        Outcome outcome;
+    };
+    const ScopeCase scopes[] = {
+        {"no rules: skipped", {}, {}, {change("anything")}, Outcome::skipped},
+        {"inside", {"src/**"}, {}, {change("src/a.cpp")}, Outcome::pass},
+        {"outside", {"src/**"}, {}, {change("src/a.cpp"), change("README.md")}, Outcome::fail},
+        {"read-only touched", {}, {"tests/**"}, {change("tests/t.cpp")}, Outcome::fail},
+        {"a rename out of a read-only folder touches it",
+         {},
+         {"tests/**"},
+         {change("moved.cpp", "tests/t.cpp")},
+         Outcome::fail},
+        {"a rename into the allowed paths from outside",
+         {"src/**"},
+         {},
+         {change("src/a.cpp", "lib/a.cpp")},
+         Outcome::fail},
+    };
+    for (const auto& c : scopes) {
+        SCOPED_TRACE(c.name);
+        rules.allowed_paths = c.allowed;
+        rules.read_only_paths = c.read_only;
+        EXPECT_EQ(check::scope_check(rules, c.files).outcome, c.outcome);
+    }
+
+    auto item = [](Outcome outcome) {
+        check::CheckItem c;
+        c.name = "x";
+        c.outcome = outcome;
+        return c;
+    };
+    EXPECT_TRUE(check::passes({item(Outcome::pass), item(Outcome::skipped)}));
+    EXPECT_TRUE(check::passes({}));
+    EXPECT_FALSE(check::passes({item(Outcome::pass), item(Outcome::fail)}));
+    EXPECT_EQ(check::verify_not_run_because({item(Outcome::pass)}, true), "");
+    EXPECT_EQ(check::verify_not_run_because({item(Outcome::pass)}, false), "not run (--no-verify)");
+    EXPECT_EQ(check::verify_not_run_because({item(Outcome::fail)}, true), "not run: x failed");
+}
+
+}  // namespace
+}  // namespace cocode
