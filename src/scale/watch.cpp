@@ -290,87 +290,115 @@ Result<void> Watcher::renew_due() {
 }
 
 Result<bool> Watcher::advance(WatchEntry& e) {
+    if (e.phase == WatchPhase::claiming) {
+        auto step = contend_for(e);
+        if (!step) return std::move(step).error();
+        if (*step != Step::go_on) return *step == Step::done;
+    }
+    if (e.phase == WatchPhase::claimed)
+        if (auto labelled = label_running(e); !labelled) return std::move(labelled).error();
+    if (e.phase == WatchPhase::dispatching) {
+        auto step = dispatch_runs(e);
+        if (!step) return std::move(step).error();
+        if (*step != Step::go_on) return *step == Step::done;
+    }
+    return answer(e);
+}
+
+// Claiming: the contest for the request (claim.h). Taken or superseded, the entry is done with.
+Result<Watcher::Step> Watcher::contend_for(WatchEntry& e) {
+    const std::string issue = "#" + std::to_string(e.claim.issue);
+    ClaimTerms terms{id_, options_.lease, options_.note};
+    ClaimAttempt attempt{e.claim.nonce, e.sent, e.claim.comment_id};
+    auto outcome = contend(*github_, e.claim.issue, e.claim.request, terms, attempt, [&] {
+        e.sent = attempt.sent;
+        e.claim.comment_id = attempt.comment_id;
+        return save();
+    });
+    if (!outcome) return std::move(outcome).error();
+    if (outcome->kind == ClaimOutcome::Kind::superseded) {
+        options_.notice(issue + ": labelled again since; the newer request comes next");
+        return Step::done;
+    }
+    if (outcome->kind == ClaimOutcome::Kind::taken) {
+        options_.notice(issue + ": taken by watcher " + outcome->claim.watcher);
+        return Step::done;
+    }
+    e.claim = outcome->claim;
+    e.phase = WatchPhase::claimed;
+    e.renewed = std::chrono::steady_clock::now();
+    if (auto saved = save(); !saved) return std::move(saved).error();
+    options_.notice(issue + ": claimed");
+    return Step::go_on;
+}
+
+// Claimed: the issue says it is running, and the time from which runs are this entry's.
+Result<void> Watcher::label_running(WatchEntry& e) {
+    const long n = e.claim.issue;
+    if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
+        options_.notice("#" + std::to_string(n) + ": " + labelled.error().message);
+    // What an earlier request came to no longer stands.
+    for (const char* old : {kLabelDone, kLabelFailed})
+        if (auto unlabelled = github_->remove_label(n, old); !unlabelled)
+            options_.notice("#" + std::to_string(n) + ": " + unlabelled.error().message);
+    e.phase = WatchPhase::dispatching;
+    e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
+    return save();
+}
+
+// Dispatching: the runs started — or adopted, when a crash cut this step short after they
+// were — or, when none could start, the issue answered as failed.
+Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     const long n = e.claim.issue;
     const std::string issue = "#" + std::to_string(n);
-    if (e.phase == WatchPhase::claiming) {
-        ClaimTerms terms{id_, options_.lease, options_.note};
-        ClaimAttempt attempt{e.claim.nonce, e.sent, e.claim.comment_id};
-        auto outcome = contend(*github_, n, e.claim.request, terms, attempt, [&] {
-            e.sent = attempt.sent;
-            e.claim.comment_id = attempt.comment_id;
-            return save();
-        });
-        if (!outcome) return std::move(outcome).error();
-        if (outcome->kind == ClaimOutcome::Kind::superseded) {
-            options_.notice(issue + ": labelled again since; the newer request comes next");
-            return true;
-        }
-        if (outcome->kind == ClaimOutcome::Kind::taken) {
-            options_.notice(issue + ": taken by watcher " + outcome->claim.watcher);
-            return true;
-        }
-        e.claim = outcome->claim;
-        e.phase = WatchPhase::claimed;
-        e.renewed = std::chrono::steady_clock::now();
-        if (auto saved = save(); !saved) return std::move(saved).error();
-        options_.notice(issue + ": claimed");
-    }
-    if (e.phase == WatchPhase::claimed) {
-        if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
-            options_.notice(issue + ": " + labelled.error().message);
-        // What an earlier request came to no longer stands.
-        for (const char* old : {kLabelDone, kLabelFailed})
-            if (auto unlabelled = github_->remove_label(n, old); !unlabelled)
-                options_.notice(issue + ": " + unlabelled.error().message);
-        e.phase = WatchPhase::dispatching;
-        e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
-        if (auto saved = save(); !saved) return std::move(saved).error();
-    }
     const fs::path runs_dir = options_.repo_root / run::kRunsDir;
-    if (e.phase == WatchPhase::dispatching) {
-        // Runs started before a crash cut this step short are adopted, not started again.
-        auto adopt = [&] {
-            for (const auto& record : run::list_runs(runs_dir).runs)
-                if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
-                    e.runs.push_back(record.run_id);
-        };
-        // Looked at before the runs are listed: a run folder is renamed from its `.making-`
-        // name in one step, so one made meanwhile is seen either way.
-        const bool making = runs_being_made(runs_dir, e.since);
-        adopt();
-        if (e.runs.empty() && making) return false;
-        if (e.runs.empty()) {
-            auto started = options_.dispatch(n, e.agents);
-            // The `run` of a watcher killed mid-step may have made its runs meanwhile.
-            if (!started && runs_being_made(runs_dir, e.since)) return false;
-            if (!started) adopt();
-            if (!started && !e.runs.empty()) started = e.runs;
-            if (!started) {
-                // Nothing ran: the issue is answered as failed, with why.
-                const std::string why = redact(started.error().message);
-                options_.notice(issue + ": the runs could not start: " + why);
-                if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)
-                    options_.notice(issue + ": " + unlabelled.error().message);
-                if (auto labelled = github_->add_labels(n, {kLabelFailed}); !labelled)
-                    options_.notice(issue + ": " + labelled.error().message);
-                auto finished = finish(*github_, e.claim, ClaimState::failed,
-                                       "the runs could not start: " + why);
-                if (!finished) return std::move(finished).error();
-                return true;
-            }
-            e.runs = std::move(*started);
+    auto adopt = [&] {
+        for (const auto& record : run::list_runs(runs_dir).runs)
+            if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
+                e.runs.push_back(record.run_id);
+    };
+    // Looked at before the runs are listed: a run folder is renamed from its `.making-`
+    // name in one step, so one made meanwhile is seen either way.
+    const bool making = runs_being_made(runs_dir, e.since);
+    adopt();
+    if (e.runs.empty() && making) return Step::wait;
+    if (e.runs.empty()) {
+        auto started = options_.dispatch(n, e.agents);
+        // The `run` of a watcher killed mid-step may have made its runs meanwhile.
+        if (!started && runs_being_made(runs_dir, e.since)) return Step::wait;
+        if (!started) adopt();
+        if (!started && !e.runs.empty()) started = e.runs;
+        if (!started) {
+            // Nothing ran: the issue is answered as failed, with why.
+            const std::string why = redact(started.error().message);
+            options_.notice(issue + ": the runs could not start: " + why);
+            if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)
+                options_.notice(issue + ": " + unlabelled.error().message);
+            if (auto labelled = github_->add_labels(n, {kLabelFailed}); !labelled)
+                options_.notice(issue + ": " + labelled.error().message);
+            auto finished =
+                finish(*github_, e.claim, ClaimState::failed, "the runs could not start: " + why);
+            if (!finished) return std::move(finished).error();
+            return Step::done;
         }
-        e.phase = WatchPhase::running;
-        if (auto saved = save(); !saved) return std::move(saved).error();
-        options_.notice(issue + ": started " + std::to_string(e.runs.size()) +
-                        (e.runs.size() == 1 ? " run" : " runs"));
-        if (auto renewed = renew(*github_, e.claim, ClaimState::running); renewed && *renewed)
-            e.renewed = std::chrono::steady_clock::now();
+        e.runs = std::move(*started);
     }
+    e.phase = WatchPhase::running;
+    if (auto saved = save(); !saved) return std::move(saved).error();
+    options_.notice(issue + ": started " + std::to_string(e.runs.size()) +
+                    (e.runs.size() == 1 ? " run" : " runs"));
+    if (auto renewed = renew(*github_, e.claim, ClaimState::running); renewed && *renewed)
+        e.renewed = std::chrono::steady_clock::now();
+    return Step::go_on;
+}
 
-    // Running: wait for every run's dispatcher to end — the run, its verdict and the verdict's
-    // publishing are its work — then judge the runs it left without a verdict and publish the
-    // verdicts it left unpublished.
+// Running: wait for every run's dispatcher to end — the run, its verdict and the verdict's
+// publishing are its work — then judge the runs it left without a verdict, publish the
+// verdicts it left unpublished, and answer: labels, and the claim made final.
+Result<bool> Watcher::answer(WatchEntry& e) {
+    const long n = e.claim.issue;
+    const std::string issue = "#" + std::to_string(n);
+    const fs::path runs_dir = options_.repo_root / run::kRunsDir;
     std::vector<run::RunRecord> unjudged;
     std::vector<check::Verdict> verdicts;
     for (const auto& id : e.runs) {

@@ -107,6 +107,13 @@ class Watcher {
     explicit Watcher(WatchOptions options);
     Result<void> save();
     Result<bool> advance(WatchEntry& entry);  // true when the entry is done with
+    // The steps of advance, one per phase: on to the next phase, wait for the next pass, or
+    // done with the entry.
+    enum class Step { go_on, wait, done };
+    Result<Step> contend_for(WatchEntry& entry);
+    Result<void> label_running(WatchEntry& entry);
+    Result<Step> dispatch_runs(WatchEntry& entry);
+    Result<bool> answer(WatchEntry& entry);
     Result<void> claim_new();
     Result<void> renew_due();
 
