@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <string_view>
 
 #include "commands.h"
@@ -13,43 +14,54 @@
 
 using namespace cocode::dispatch_cli;
 
-int main(int argc, char** argv) {
-    std::signal(SIGPIPE, SIG_IGN);
-    CLI::App app{
-        "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",
-        "cocode-dispatch"};
-    const std::string version =
-        cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
-    app.set_version_flag("--version", version);
-    app.require_subcommand(1);
-    app.set_help_all_flag("--help-all", "every command's options (what the man page shows)");
-    app.footer(
-        "Exit codes: 0 done (every run completed), 1 a run failed or an error, 2 a mistake in\n"
-        "the arguments or the configuration, or not a git repository, 3 a program that is\n"
-        "needed is missing, 130 interrupted. See docs/runs.md.");
+namespace {
 
+// Every subcommand's arguments, alive for as long as main is.
+struct Arguments {
+    IssuesListArgs list;
+    IssuesShowArgs show;
+    RunArgs run;
+    PlanArgs plan;
+    WatchArgs watch;
+    ServeArgs serve;
+    SuperviseArgs supervise;
+    AgentArgs agent;
+    StatusArgs status;
+    LogsArgs logs;
+    InitArgs init;
+    CleanArgs clean;
+    DoctorArgs doctor;
+    std::string shell;
+};
+
+// The table of commands: each subcommand CLI11 parsed into, and what runs it.
+using Commands = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+void add_issue_commands(CLI::App& app, Arguments& a, Commands& commands) {
     auto* issues_cmd = app.add_subcommand("issues", "show the issues cocode sees");
     issues_cmd->require_subcommand(1);
 
-    IssuesListArgs list;
     auto* list_cmd = issues_cmd->add_subcommand("list", "list issues (pull requests left out)");
-    list.source.add_to(*list_cmd);
-    list_cmd->add_option("--label", list.labels, "only issues with this label (repeatable)");
-    list_cmd->add_option("--state", list.state, "open (default), closed or all")
+    a.list.source.add_to(*list_cmd);
+    list_cmd->add_option("--label", a.list.labels, "only issues with this label (repeatable)");
+    list_cmd->add_option("--state", a.list.state, "open (default), closed or all")
         ->check(CLI::IsMember({"open", "closed", "all"}));
-    list_cmd->add_option("--assignee", list.assignee, "a login, none or *");
-    list_cmd->add_flag("--json", list.json, "print JSON");
+    list_cmd->add_option("--assignee", a.list.assignee, "a login, none or *");
+    list_cmd->add_flag("--json", a.list.json, "print JSON");
+    commands.emplace_back(list_cmd, [&a] { return run_issues_list(a.list); });
 
-    IssuesShowArgs show;
     auto* show_cmd = issues_cmd->add_subcommand("show", "one issue: title, labels, body");
-    show.source.add_to(*show_cmd);
-    show_cmd->add_option("number", show.number, "the issue number")
+    a.show.source.add_to(*show_cmd);
+    show_cmd->add_option("number", a.show.number, "the issue number")
         ->required()
         ->check(cocode::tool::issue_number());
-    show_cmd->add_flag("--comments", show.comments, "also print its comments");
-    show_cmd->add_flag("--json", show.json, "print JSON");
+    show_cmd->add_flag("--comments", a.show.comments, "also print its comments");
+    show_cmd->add_flag("--json", a.show.json, "print JSON");
+    commands.emplace_back(show_cmd, [&a] { return run_issues_show(a.show); });
+}
 
-    RunArgs run;
+void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
+    RunArgs& run = a.run;
     auto* run_cmd = app.add_subcommand("run", "run agents on issues, each in its own worktree");
     run.source.add_to(*run_cmd);
     run_cmd->add_option("issue", run.issues, "issue numbers")->check(cocode::tool::issue_number());
@@ -72,8 +84,11 @@ int main(int argc, char** argv) {
                         "check.allowed_paths)");
     run_cmd->add_option("--verify", run.verify,
                         "a command that must pass (repeatable; replaces check.verify)");
+    commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
+}
 
-    PlanArgs plan;
+void add_plan_command(CLI::App& app, Arguments& a, Commands& commands) {
+    PlanArgs& plan = a.plan;
     auto* plan_cmd = app.add_subcommand(
         "plan", "the runs `run` would make, as a GitHub Actions matrix (one job per run)");
     plan.source.add_to(*plan_cmd);
@@ -85,40 +100,48 @@ int main(int argc, char** argv) {
                          "a GitHub event's payload ($GITHUB_EVENT_PATH): an issue labelled, or a "
                          "/cocode comment from someone with write access");
     plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
+    commands.emplace_back(plan_cmd, [&a] { return run_plan(a.plan); });
+}
 
-    // `watch` and `serve` take the same source and watcher options. Defaults go into the text:
-    // CLI11's own rendering of them differs between its versions.
-    auto add_watcher_options = [](CLI::App& cmd, WatcherArgs& args) {
-        args.source.add_to(cmd);
-        cmd.add_option("--label", args.label,
-                       "the label that asks for cocode (default: trigger.label, `cocode`)");
-        cmd.add_option("--agent", args.agents,
-                       "an agent from .cocode/config.json (repeatable; default: all)");
-        cmd.add_option(
-            "--lease", args.lease,
-            "a claim left unrenewed this long is taken over by another watcher (default 1h)");
-        cmd.add_option("--max-parallel", args.max_parallel, "issues in flight at once (default 2)")
-            ->check(cocode::tool::whole_number(1, 64));
-    };
-    WatchArgs watch;
+// `watch` and `serve` take the same source and watcher options. Defaults go into the text:
+// CLI11's own rendering of them differs between its versions.
+void add_watcher_options(CLI::App& cmd, WatcherArgs& args) {
+    args.source.add_to(cmd);
+    cmd.add_option("--label", args.label,
+                   "the label that asks for cocode (default: trigger.label, `cocode`)");
+    cmd.add_option("--agent", args.agents,
+                   "an agent from .cocode/config.json (repeatable; default: all)");
+    cmd.add_option(
+        "--lease", args.lease,
+        "a claim left unrenewed this long is taken over by another watcher (default 1h)");
+    cmd.add_option("--max-parallel", args.max_parallel, "issues in flight at once (default 2)")
+        ->check(cocode::tool::whole_number(1, 64));
+}
+
+void add_watcher_commands(CLI::App& app, Arguments& a, Commands& commands) {
     auto* watch_cmd = app.add_subcommand(
         "watch", "take labelled issues by polling GitHub: claim, run, judge, answer");
-    add_watcher_options(*watch_cmd, watch.watcher);
-    watch_cmd->add_option("--interval", watch.interval, "between polls (default 60s; e.g. 5m)");
-    watch_cmd->add_flag("--once", watch.once,
+    add_watcher_options(*watch_cmd, a.watch.watcher);
+    watch_cmd->add_option("--interval", a.watch.interval, "between polls (default 60s; e.g. 5m)");
+    watch_cmd->add_flag("--once", a.watch.once,
                         "one poll: take what is labelled, see it through, then exit");
+    commands.emplace_back(watch_cmd, [&a] { return run_watch(a.watch); });
 
-    ServeArgs serve;
     auto* serve_cmd = app.add_subcommand(
         "serve", "take issues from GitHub's webhooks: verify, queue, claim, run, answer");
-    add_watcher_options(*serve_cmd, serve.watcher);
-    serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (e.g. 127.0.0.1:8080)")
+    add_watcher_options(*serve_cmd, a.serve.watcher);
+    serve_cmd
+        ->add_option("--listen", a.serve.listen, "HOST:PORT to listen on (e.g. 127.0.0.1:8080)")
         ->required();
-    serve_cmd->add_option("--tls-cert", serve.tls_cert, "PEM certificate: serve HTTPS itself");
-    serve_cmd->add_option("--tls-key", serve.tls_key, "PEM private key of --tls-cert");
+    serve_cmd->add_option("--tls-cert", a.serve.tls_cert, "PEM certificate: serve HTTPS itself");
+    serve_cmd->add_option("--tls-key", a.serve.tls_key, "PEM private key of --tls-cert");
+    commands.emplace_back(serve_cmd, [&a] { return run_serve(a.serve); });
+}
 
-    // Hidden: what `run --detach` starts (cmd_supervise.cpp).
-    SuperviseArgs supervise;
+// Hidden: what `run --detach` starts (cmd_supervise.cpp), and a built-in agent (textproto,
+// perplexity, xai, codali) as the supervisor starts it.
+void add_hidden_commands(CLI::App& app, Arguments& a, Commands& commands) {
+    SuperviseArgs& supervise = a.supervise;
     auto* supervise_cmd = app.add_subcommand("supervise", "");
     supervise_cmd->group("");
     supervise.source.add_to(*supervise_cmd);
@@ -128,49 +151,85 @@ int main(int argc, char** argv) {
     supervise_cmd->add_option("--timeout", supervise.timeout);
     supervise_cmd->add_flag("--no-check", supervise.no_check);
     supervise_cmd->add_flag("--publish", supervise.publish);
+    commands.emplace_back(supervise_cmd, [&a] { return run_supervise(a.supervise); });
 
-    // Hidden: a built-in agent (textproto, perplexity, xai), as the supervisor starts it.
-    AgentArgs agent;
     auto* agent_cmd = app.add_subcommand("agent", "");
     agent_cmd->group("");
-    agent_cmd->add_option("--repo", agent.repo)->required();
-    agent_cmd->add_option("--run", agent.run)->required();
-    agent_cmd->add_option("--agent", agent.agent)->required();
+    agent_cmd->add_option("--repo", a.agent.repo)->required();
+    agent_cmd->add_option("--run", a.agent.run)->required();
+    agent_cmd->add_option("--agent", a.agent.agent)->required();
+    commands.emplace_back(agent_cmd, [&a] { return run_agent(a.agent); });
+}
 
-    StatusArgs status;
+void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     auto* status_cmd = app.add_subcommand("status", "the runs: state, commits, ready, exit");
-    status_cmd->add_option("which", status.which, "a run id or an issue number");
-    status_cmd->add_flag("--json", status.json, "print JSON");
-    status_cmd->add_flag("--watch", status.watch, "keep showing until every run has finished");
+    status_cmd->add_option("which", a.status.which, "a run id or an issue number");
+    status_cmd->add_flag("--json", a.status.json, "print JSON");
+    status_cmd->add_flag("--watch", a.status.watch, "keep showing until every run has finished");
+    commands.emplace_back(status_cmd, [&a] { return run_status(a.status); });
 
-    LogsArgs logs;
     auto* logs_cmd = app.add_subcommand("logs", "an agent's output");
-    logs_cmd->add_option("run", logs.run, "a run id (or a unique prefix)")->required();
-    logs_cmd->add_flag("--follow,-f", logs.follow, "keep printing until the run ends");
-    logs_cmd->add_flag("--stderr", logs.stderr_stream, "the agent's stderr instead of stdout");
-    logs_cmd->add_flag("--raw", logs.raw,
+    logs_cmd->add_option("run", a.logs.run, "a run id (or a unique prefix)")->required();
+    logs_cmd->add_flag("--follow,-f", a.logs.follow, "keep printing until the run ends");
+    logs_cmd->add_flag("--stderr", a.logs.stderr_stream, "the agent's stderr instead of stdout");
+    logs_cmd->add_flag("--raw", a.logs.raw,
                        "the output as the agent wrote it (no rendering, no escaping)");
+    commands.emplace_back(logs_cmd, [&a] { return run_logs(a.logs); });
+}
 
-    InitArgs init;
+void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
     auto* init_cmd = app.add_subcommand("init", "write .cocode/config.json and install the hook");
-    init_cmd->add_flag("--force", init.force, "replace an existing configuration");
+    init_cmd->add_flag("--force", a.init.force, "replace an existing configuration");
+    commands.emplace_back(init_cmd, [&a] { return run_init(a.init); });
 
-    CleanArgs clean;
     auto* clean_cmd = app.add_subcommand("clean", "remove runs' worktrees and branches");
-    clean_cmd->add_option("which", clean.which, "a run id or an issue number");
-    clean_cmd->add_flag("--all", clean.all, "every run's");
-    clean_cmd->add_flag("--force", clean.force, "even with unpushed commits or changes");
+    clean_cmd->add_option("which", a.clean.which, "a run id or an issue number");
+    clean_cmd->add_flag("--all", a.clean.all, "every run's");
+    clean_cmd->add_flag("--force", a.clean.force, "even with unpushed commits or changes");
+    commands.emplace_back(clean_cmd, [&a] { return run_clean(a.clean); });
 
-    DoctorArgs doctor;
     auto* doctor_cmd = app.add_subcommand("doctor", "check git, agents, tokens, hook, disk");
-    doctor_cmd->add_flag("--json", doctor.json, "print JSON");
+    doctor_cmd->add_flag("--json", a.doctor.json, "print JSON");
+    commands.emplace_back(doctor_cmd, [&a] { return run_doctor(a.doctor); });
 
-    std::string shell;
     auto* completion_cmd = app.add_subcommand(
         "completion", "print the shell completion script (bash, zsh or fish) to source");
-    completion_cmd->add_option("shell", shell, "bash, zsh or fish")
+    completion_cmd->add_option("shell", a.shell, "bash, zsh or fish")
         ->required()
         ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+    commands.emplace_back(completion_cmd, [&a] {
+        std::fputs(cocode::tool::completion_script("cocode-dispatch", a.shell).c_str(), stdout);
+        return 0;
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);
+    CLI::App app{
+        "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",
+        "cocode-dispatch"};
+    const std::string version =
+        cocode::tool::version_line("cocode-dispatch", "libgit2 " + cocode::git::libgit2_version());
+    app.set_version_flag("--version", version);
+    app.require_subcommand(1);
+    app.set_help_all_flag("--help-all", "every command's options (what the man page shows)");
+    app.footer(
+        "Exit codes: 0 done (every run completed), 1 a run failed or an error, 2 a mistake in\n"
+        "the arguments or the configuration, or not a git repository, 3 a program that is\n"
+        "needed is missing, 130 interrupted. See docs/runs.md.");
+
+    // In the order --help lists them.
+    Arguments a;
+    Commands commands;
+    add_issue_commands(app, a, commands);
+    add_run_command(app, a, commands);
+    add_plan_command(app, a, commands);
+    add_watcher_commands(app, a, commands);
+    add_hidden_commands(app, a, commands);
+    add_inspection_commands(app, a, commands);
+    add_setup_commands(app, a, commands);
 
     // `__complete WORD…`: what the completion scripts ask; never an error, only candidates.
     if (argc > 1 && std::string_view(argv[1]) == "__complete") {
@@ -181,23 +240,8 @@ int main(int argc, char** argv) {
     }
     if (auto exit = cocode::tool::parse(app, argc, argv, "cocode-dispatch")) return *exit;
     return cocode::tool::run("cocode-dispatch", [&] {
-        if (*list_cmd) return run_issues_list(list);
-        if (*show_cmd) return run_issues_show(show);
-        if (*run_cmd) return run_run(run);
-        if (*supervise_cmd) return run_supervise(supervise);
-        if (*agent_cmd) return run_agent(agent);
-        if (*status_cmd) return run_status(status);
-        if (*logs_cmd) return run_logs(logs);
-        if (*init_cmd) return run_init(init);
-        if (*clean_cmd) return run_clean(clean);
-        if (*doctor_cmd) return run_doctor(doctor);
-        if (*plan_cmd) return run_plan(plan);
-        if (*watch_cmd) return run_watch(watch);
-        if (*serve_cmd) return run_serve(serve);
-        if (*completion_cmd) {
-            std::fputs(cocode::tool::completion_script("cocode-dispatch", shell).c_str(), stdout);
-            return 0;
-        }
+        for (const auto& [command, run] : commands)
+            if (*command) return run();
         return 0;
     });
 }
