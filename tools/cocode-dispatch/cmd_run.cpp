@@ -180,7 +180,10 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
 
 }  // namespace
 
-int run_run(const RunArgs& args) {
+namespace {
+
+// The workspace with the run's flags over its configuration, and the --timeout they name.
+std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const RunArgs& args) {
     Workspace ws = open_workspace();
     config::Overrides overrides;
     overrides.ready_marker = args.marker;
@@ -199,6 +202,103 @@ int run_run(const RunArgs& args) {
         if (!parsed) throw Failure(Error::usage("--timeout: " + parsed.error().message));
         timeout = *parsed;
     }
+    return {std::move(ws), timeout};
+}
+
+// Supervises the batch with the live view: on a terminal every run on a line of its own,
+// rewritten as it changes (verdicts too, as they come); in a pipe or a CI log, one line per
+// event. Then the runs are judged (check_after).
+std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
+    std::vector<agent::PlannedRun>& runs, const Workspace& ws, AfterRun& after) {
+    agent::SupervisorOptions options = supervisor_options(ws.config);
+    Progress progress(stderr);
+    std::mutex shown;                             // the judging threads report too
+    std::map<std::string, std::string> verdicts;  // run id → "PASS", "FAIL", "judging…"
+    std::vector<agent::RunView> last_views;
+    auto redraw = [&](const std::vector<agent::RunView>& views) {
+        for (const auto& view : views)
+            progress.set(view.run->run_id, view_line(view, verdicts[view.run->run_id]),
+                         color_of(view.state));
+    };
+    if (progress.in_place()) {
+        options.on_tick = [&](const std::vector<agent::RunView>& views) {
+            std::lock_guard<std::mutex> lock(shown);
+            last_views = views;
+            redraw(views);
+        };
+    } else {
+        options.on_update = [&](const agent::RunUpdate& u) {
+            static const char* kNames[] = {"started", "READY", "restarting", "stopping",
+                                           "finished"};
+            std::string state = u.kind == agent::UpdateKind::finished
+                                    ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
+                                    : "running";
+            std::string what = u.kind == agent::UpdateKind::finished
+                                   ? u.detail
+                                   : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;
+            progress.set(u.run->run_id, run_line(*u.run, terminal_safe_line(redact(what))), state);
+        };
+    }
+    after.on_judged = [&](const check::BatchCheck& c) {
+        if (!progress.in_place()) return;
+        std::lock_guard<std::mutex> lock(shown);
+        verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
+        redraw(last_views);
+    };
+    auto batch = agent::supervise(runs, options).value_or_throw();
+    if (progress.in_place() && agent::judged_after(batch, after.check)) {
+        std::lock_guard<std::mutex> lock(shown);
+        for (const auto& view : last_views) verdicts[view.run->run_id] = "judging…";
+        redraw(last_views);
+    }
+    auto checks = check_after(runs, batch, after);
+    after.on_judged = nullptr;  // it captured this frame
+    return {std::move(batch), std::move(checks)};
+}
+
+// Each run's end and verdict: JSON, or a line each.
+void print_results(const std::vector<agent::PlannedRun>& runs, const agent::BatchResult& batch,
+                   const std::vector<check::BatchCheck>& checks, bool as_json) {
+    if (as_json) {
+        json out = {{"interrupted", batch.interrupted},
+                    {"runs", json::array()},
+                    {"supervisor",
+                     {{"cpu_ms", static_cast<double>(batch.cpu.count()) / 1000.0},
+                      {"wall_ms", static_cast<double>(batch.wall.count()) / 1000.0}}}};
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            json result = result_json(runs[i], batch.runs[i]);
+            const auto* c = check_of(checks, runs[i].run_id);
+            result["verdict"] =
+                c && c->verdict ? json(c->verdict->pass ? "PASS" : "FAIL") : json(nullptr);
+            result["check_report"] =
+                c && c->verdict ? json((c->verdict->report_dir / check::kCheckMarkdown).string())
+                                : json(nullptr);
+            result["comment_url"] =
+                c && !c->comment_url.empty() ? json(c->comment_url) : json(nullptr);
+            result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
+            out["runs"].push_back(std::move(result));
+        }
+        std::cout << json_dump(out, 2) << "\n";
+        return;
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& r = batch.runs[i];
+        const std::string reason(run::reason_name(r.reason));
+        std::printf(
+            "%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
+            runs[i].agent.name.c_str(), std::string(run::status_name(r.status)).c_str(),
+            r.exit_code, reason.empty() ? "" : (" (" + reason + ")").c_str(),
+            r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
+    }
+    for (const auto& run : runs)
+        if (const auto* c = check_of(checks, run.run_id))
+            std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
+}
+
+}  // namespace
+
+int run_run(const RunArgs& args) {
+    auto [ws, timeout] = configured_workspace(args);
     if (args.issues.empty() && args.labels.empty())
         throw Failure(Error::usage("run: name at least one ISSUE or a --label"));
     const auto agents = config::choose_agents(ws.config, args.agents).value_or_throw();
@@ -229,90 +329,13 @@ int run_run(const RunArgs& args) {
     ensure_hooks(ws.root, runs);
 
     if (args.detach) return detach(runs, args, ws);
-    agent::SupervisorOptions options = supervisor_options(ws.config);
     AfterRun after;
     after.check = !args.no_check;
     after.publish = args.publish || ws.config.publish.after_run;
     after.config = &ws.config;
     after.source = source.get();
-
-    Progress progress(stderr);
-    std::mutex shown;                             // the judging threads report too
-    std::map<std::string, std::string> verdicts;  // run id → "PASS", "FAIL", "judging…"
-    std::vector<agent::RunView> last_views;
-    auto redraw = [&](const std::vector<agent::RunView>& views) {
-        for (const auto& view : views)
-            progress.set(view.run->run_id, view_line(view, verdicts[view.run->run_id]),
-                         color_of(view.state));
-    };
-    if (progress.in_place()) {
-        // On a terminal: every run on its own line, rewritten as it changes; the clocks tick.
-        options.on_tick = [&](const std::vector<agent::RunView>& views) {
-            std::lock_guard<std::mutex> lock(shown);
-            last_views = views;
-            redraw(views);
-        };
-    } else {
-        // A pipe or a CI log: one line per event.
-        options.on_update = [&](const agent::RunUpdate& u) {
-            static const char* kNames[] = {"started", "READY", "restarting", "stopping",
-                                           "finished"};
-            std::string state = u.kind == agent::UpdateKind::finished
-                                    ? (u.detail.rfind("completed", 0) == 0 ? "completed" : "failed")
-                                    : "running";
-            std::string what = u.kind == agent::UpdateKind::finished
-                                   ? u.detail
-                                   : std::string(kNames[static_cast<int>(u.kind)]) + " " + u.detail;
-            progress.set(u.run->run_id, run_line(*u.run, terminal_safe_line(redact(what))), state);
-        };
-    }
-    after.on_judged = [&](const check::BatchCheck& c) {
-        if (!progress.in_place()) return;
-        std::lock_guard<std::mutex> lock(shown);
-        verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
-        redraw(last_views);
-    };
-    auto batch = agent::supervise(runs, options).value_or_throw();
-    if (progress.in_place() && after.check && !batch.interrupted) {
-        std::lock_guard<std::mutex> lock(shown);
-        for (const auto& view : last_views) verdicts[view.run->run_id] = "judging…";
-        redraw(last_views);
-    }
-    const auto checks = check_after(runs, batch, after);
-    if (args.json) {
-        json out = {{"interrupted", batch.interrupted},
-                    {"runs", json::array()},
-                    {"supervisor",
-                     {{"cpu_ms", static_cast<double>(batch.cpu.count()) / 1000.0},
-                      {"wall_ms", static_cast<double>(batch.wall.count()) / 1000.0}}}};
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            json result = result_json(runs[i], batch.runs[i]);
-            const auto* c = check_of(checks, runs[i].run_id);
-            result["verdict"] =
-                c && c->verdict ? json(c->verdict->pass ? "PASS" : "FAIL") : json(nullptr);
-            result["check_report"] =
-                c && c->verdict ? json((c->verdict->report_dir / check::kCheckMarkdown).string())
-                                : json(nullptr);
-            result["comment_url"] =
-                c && !c->comment_url.empty() ? json(c->comment_url) : json(nullptr);
-            result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
-            out["runs"].push_back(std::move(result));
-        }
-        std::cout << json_dump(out, 2) << "\n";
-    } else {
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            const auto& r = batch.runs[i];
-            const std::string reason(run::reason_name(r.reason));
-            std::printf(
-                "%s\t#%ld\t%s\t%s\texit %d%s%s\n", runs[i].run_id.c_str(), runs[i].issue,
-                runs[i].agent.name.c_str(), std::string(run::status_name(r.status)).c_str(),
-                r.exit_code, reason.empty() ? "" : (" (" + reason + ")").c_str(),
-                r.ready_commit.empty() ? "" : ("\tready " + r.ready_commit.substr(0, 12)).c_str());
-        }
-        for (const auto& run : runs)
-            if (const auto* c = check_of(checks, run.run_id))
-                std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
-    }
+    const auto [batch, checks] = supervise_in_view(runs, ws, after);
+    print_results(runs, batch, checks, args.json);
     for (const auto& line : batch.unrecorded) notice("error: " + line);
     if (batch.interrupted) notice("interrupted; every run's state is written");
     // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md).
