@@ -269,6 +269,103 @@ Execution Executor::execute(const std::vector<Command>& commands) {
     return out;
 }
 
+namespace {
+
+// What each file command does to the workspace: its summary when it succeeds, else why not.
+// `path` is resolved inside the workspace already; `st` is its lstat when `exists`.
+using FileResult = Result<std::string>;
+
+FileResult create_in_workspace(const Command& command, const fs::path& path, bool exists,
+                               const struct stat& st, std::size_t max_size) {
+    const std::string& rel = command.path;
+    if (command.body.size() > max_size)
+        return Error::general("'" + rel + "' would be " + std::to_string(command.body.size()) +
+                              " bytes, over the limit of " + std::to_string(max_size));
+    if (exists && S_ISDIR(st.st_mode)) return Error::general("'" + rel + "' is a folder");
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return Error::general("cannot make the folder of '" + rel + "': " + ec.message());
+    // A rename over the path: a link put there meanwhile is replaced, not followed.
+    const mode_t mode = exists && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : 0644;
+    if (auto written = write_file_atomic(path, command.body, mode, Durability::none); !written)
+        return Error::general("cannot write '" + rel + "': " + written.error().message);
+    return (exists ? "Overwrote '" : "Created '") + rel + "' (" +
+           std::to_string(command.body.size()) + " bytes)";
+}
+
+// Lines start..end of `text` (1-based, inclusive; end = start - 1 inserts) replaced by `body`.
+FileResult replace_lines(std::string_view text, const Command& command) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        const std::size_t nl = text.find('\n');
+        lines.push_back(text.substr(0, nl == std::string_view::npos ? text.size() : nl + 1));
+        text.remove_prefix(lines.back().size());
+    }
+    const long count = static_cast<long>(lines.size());
+    if (command.start_line > count + 1 || command.end_line > count ||
+        command.end_line < command.start_line - 1)
+        return Error::general("Invalid line range " + std::to_string(command.start_line) + "-" +
+                              std::to_string(command.end_line) + ": '" + command.path + "' has " +
+                              std::to_string(count) + " lines");
+    std::string edited;
+    for (long i = 0; i < command.start_line - 1; ++i)
+        edited.append(lines[static_cast<std::size_t>(i)]);
+    if (!edited.empty() && edited.back() != '\n') edited.push_back('\n');
+    edited += command.body;
+    for (long i = command.end_line; i < count; ++i)
+        edited.append(lines[static_cast<std::size_t>(i)]);
+    return edited;
+}
+
+FileResult edit_in_workspace(const Command& command, const fs::path& path, bool exists,
+                             const struct stat& st, std::size_t max_size) {
+    const std::string& rel = command.path;
+    if (!exists) return Error::general("File '" + rel + "' not found");
+    if (!S_ISREG(st.st_mode)) return Error::general("'" + rel + "' is not a regular file");
+    auto text = read_file(path, max_size);
+    if (!text) return Error::general("cannot read '" + rel + "': " + text.error().message);
+    auto edited = replace_lines(*text, command);
+    if (!edited) return edited;
+    if (edited->size() > max_size)
+        return Error::general("'" + rel + "' would be over the limit of " +
+                              std::to_string(max_size) + " bytes");
+    if (auto written = write_file_atomic(path, *edited, st.st_mode & 07777, Durability::none);
+        !written)
+        return Error::general("cannot write '" + rel + "': " + written.error().message);
+    const long replaced = command.end_line - command.start_line + 1;
+    const long added =
+        static_cast<long>(std::count(command.body.begin(), command.body.end(), '\n'));
+    return "Edited '" + rel + "': lines " + std::to_string(command.start_line) + "-" +
+           std::to_string(command.end_line) + " (" + std::to_string(replaced) + ") replaced by " +
+           std::to_string(added) + " lines";
+}
+
+FileResult delete_in_workspace(const Command& command, const fs::path& path, bool exists,
+                               const struct stat& st) {
+    const std::string& rel = command.path;
+    if (!exists) return Error::general("File '" + rel + "' not found");
+    if (S_ISDIR(st.st_mode))
+        return Error::general("'" + rel + "' is a folder; only files are deleted");
+    std::error_code ec;
+    if (!fs::remove(path, ec) || ec)
+        return Error::general("cannot delete '" + rel + "': " + ec.message());
+    return "Deleted '" + rel + "'";
+}
+
+FileResult read_file_later(const Command& command, bool exists, const struct stat& st) {
+    const std::string& rel = command.path;
+    if (!exists) return Error::general("File '" + rel + "' not found");
+    if (!S_ISREG(st.st_mode)) return Error::general("'" + rel + "' is not a regular file");
+    return "'" + rel + "' (" + std::to_string(st.st_size) + " bytes) will be in the next message";
+}
+
+bool is_file_command(CommandKind kind) {
+    return kind == CommandKind::create_file || kind == CommandKind::edit_file ||
+           kind == CommandKind::delete_file || kind == CommandKind::read_file;
+}
+
+}  // namespace
+
 Outcome Executor::execute_one(const Command& command) {
     Outcome out;
     out.command =
@@ -276,133 +373,59 @@ Outcome Executor::execute_one(const Command& command) {
     auto show = [&](std::string_view line) {
         if (options_.show) options_.show(line);
     };
-    const fs::path& root = options_.root;
-    auto fail = [&](std::string summary) {
-        out.success = false;
-        out.summary = std::move(summary);
-        show("[FAILED] " + out.command + ": " + out.summary);
+    auto finish = [&](const Result<std::string>& result) {
+        out.success = result.ok();
+        out.summary = result.ok() ? *result : result.error().message;
+        show((out.success ? "[OK] " : "[FAILED] ") + out.command + ": " + out.summary);
         return out;
     };
-    auto ok = [&](std::string summary) {
-        out.success = true;
-        out.summary = std::move(summary);
-        show("[OK] " + out.command + ": " + out.summary);
-        return out;
-    };
-    fs::path path;
-    const std::string& rel = command.path;
-    switch (command.kind) {
-        case CommandKind::error:
-            return fail("Parse error: " + command.error);
-        case CommandKind::create_file:
-        case CommandKind::edit_file:
-        case CommandKind::delete_file:
-        case CommandKind::read_file: {
-            auto resolved = resolve_in_workspace(root, rel);
-            if (!resolved) return fail(resolved.error().message);
-            path = std::move(resolved).value();
-            if (path == root) return fail("'" + rel + "' is the workspace itself, not a file");
-            break;
+    if (command.kind == CommandKind::error)
+        return finish(Error::general("Parse error: " + command.error));
+    if (is_file_command(command.kind)) {
+        auto resolved = resolve_in_workspace(options_.root, command.path);
+        if (!resolved) return finish(std::move(resolved).error());
+        const fs::path path = std::move(resolved).value();
+        if (path == options_.root)
+            return finish(
+                Error::general("'" + command.path + "' is the workspace itself, not a file"));
+        struct stat st {};
+        const bool exists = ::lstat(path.c_str(), &st) == 0;
+        switch (command.kind) {
+            case CommandKind::create_file:
+                return finish(
+                    create_in_workspace(command, path, exists, st, options_.max_file_size));
+            case CommandKind::edit_file:
+                return finish(edit_in_workspace(command, path, exists, st, options_.max_file_size));
+            case CommandKind::delete_file:
+                return finish(delete_in_workspace(command, path, exists, st));
+            default:
+                return finish(read_file_later(command, exists, st));
         }
-        default:
-            break;
     }
-    std::error_code ec;
-    struct stat st {};
-    const bool exists = ::lstat(path.c_str(), &st) == 0;
     switch (command.kind) {
-        case CommandKind::create_file: {
-            if (command.body.size() > options_.max_file_size)
-                return fail("'" + rel + "' would be " + std::to_string(command.body.size()) +
-                            " bytes, over the limit of " + std::to_string(options_.max_file_size));
-            if (exists && S_ISDIR(st.st_mode)) return fail("'" + rel + "' is a folder");
-            fs::create_directories(path.parent_path(), ec);
-            if (ec) return fail("cannot make the folder of '" + rel + "': " + ec.message());
-            // A rename over the path: a link put there meanwhile is replaced, not followed.
-            const mode_t mode = exists && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : 0644;
-            if (auto written = write_file_atomic(path, command.body, mode, Durability::none);
-                !written)
-                return fail("cannot write '" + rel + "': " + written.error().message);
-            return ok((exists ? "Overwrote '" : "Created '") + rel + "' (" +
-                      std::to_string(command.body.size()) + " bytes)");
-        }
-        case CommandKind::edit_file: {
-            if (!exists) return fail("File '" + rel + "' not found");
-            if (!S_ISREG(st.st_mode)) return fail("'" + rel + "' is not a regular file");
-            auto text = read_file(path, options_.max_file_size);
-            if (!text) return fail("cannot read '" + rel + "': " + text.error().message);
-            std::vector<std::string_view> lines;
-            std::string_view rest = *text;
-            while (!rest.empty()) {
-                const std::size_t nl = rest.find('\n');
-                lines.push_back(
-                    rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1));
-                rest.remove_prefix(lines.back().size());
-            }
-            const long count = static_cast<long>(lines.size());
-            if (command.start_line > count + 1 || command.end_line > count ||
-                command.end_line < command.start_line - 1)
-                return fail("Invalid line range " + std::to_string(command.start_line) + "-" +
-                            std::to_string(command.end_line) + ": '" + rel + "' has " +
-                            std::to_string(count) + " lines");
-            std::string edited;
-            for (long i = 0; i < command.start_line - 1; ++i)
-                edited.append(lines[static_cast<std::size_t>(i)]);
-            if (!edited.empty() && edited.back() != '\n') edited.push_back('\n');
-            edited += command.body;
-            for (long i = command.end_line; i < count; ++i)
-                edited.append(lines[static_cast<std::size_t>(i)]);
-            if (edited.size() > options_.max_file_size)
-                return fail("'" + rel + "' would be over the limit of " +
-                            std::to_string(options_.max_file_size) + " bytes");
-            if (auto written =
-                    write_file_atomic(path, edited, st.st_mode & 07777, Durability::none);
-                !written)
-                return fail("cannot write '" + rel + "': " + written.error().message);
-            const long replaced = command.end_line - command.start_line + 1;
-            const long added =
-                static_cast<long>(std::count(command.body.begin(), command.body.end(), '\n'));
-            return ok("Edited '" + rel + "': lines " + std::to_string(command.start_line) + "-" +
-                      std::to_string(command.end_line) + " (" + std::to_string(replaced) +
-                      ") replaced by " + std::to_string(added) + " lines");
-        }
-        case CommandKind::delete_file: {
-            if (!exists) return fail("File '" + rel + "' not found");
-            if (S_ISDIR(st.st_mode))
-                return fail("'" + rel + "' is a folder; only files are deleted");
-            if (!fs::remove(path, ec) || ec)
-                return fail("cannot delete '" + rel + "': " + ec.message());
-            return ok("Deleted '" + rel + "'");
-        }
-        case CommandKind::read_file: {
-            if (!exists) return fail("File '" + rel + "' not found");
-            if (!S_ISREG(st.st_mode)) return fail("'" + rel + "' is not a regular file");
-            return ok("'" + rel + "' (" + std::to_string(st.st_size) +
-                      " bytes) will be in the next message");
-        }
         case CommandKind::run_command: {
             show("$ " + command.body);
-            ShellResult r = run_shell(command.body, root, options_.environment,
+            ShellResult r = run_shell(command.body, options_.root, options_.environment,
                                       options_.command_timeout, options_.output_cap);
             out.output = r.output;
             if (r.timed_out)
-                return fail("Ran " + quoted(command.body) + ": timed out after " +
-                            std::to_string(options_.command_timeout.count() / 1000) +
-                            " s; it and everything it started were stopped");
+                return finish(
+                    Error::general("Ran " + quoted(command.body) + ": timed out after " +
+                                   std::to_string(options_.command_timeout.count() / 1000) +
+                                   " s; it and everything it started were stopped"));
             if (r.exit_code != 0)
-                return fail("Ran " + quoted(command.body) + " (exit code " +
-                            std::to_string(r.exit_code) + ")");
-            return ok("Ran " + quoted(command.body) + " (exit code 0)");
+                return finish(Error::general("Ran " + quoted(command.body) + " (exit code " +
+                                             std::to_string(r.exit_code) + ")"));
+            return finish("Ran " + quoted(command.body) + " (exit code 0)");
         }
         case CommandKind::message:
             show("MESSAGE: " + command.body);
-            return ok("Shown to the user");
+            return finish(std::string("Shown to the user"));
         case CommandKind::done:
-            return ok("Task marked complete");
-        case CommandKind::error:
-            break;
+            return finish(std::string("Task marked complete"));
+        default:
+            return finish(Error::general("unknown command"));
     }
-    return fail("unknown command");
 }
 
 std::vector<RequestedFile> Executor::read_requested(const std::vector<std::string>& paths) const {
