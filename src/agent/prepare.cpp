@@ -454,10 +454,11 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     return run;
 }
 
-Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
-                                          const std::vector<github::Issue>& given,
-                                          const std::vector<config::AgentConfig>& agents) {
-    // What a reader of the issue cannot see does not reach the agents either.
+namespace {
+
+// What a reader of the issue cannot see does not reach the agents either.
+std::vector<github::Issue> visible_issues(const std::vector<github::Issue>& given,
+                                          const DispatchContext& context) {
     std::vector<github::Issue> issues = given;
     for (auto& issue : issues) {
         const VisibleText title = visible_text(issue.title), body = visible_text(issue.body);
@@ -471,23 +472,254 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                            std::to_string(characters) +
                            " invisible character(s) left out of what the agents read");
     }
-    // Two dispatchers of one (issue, agent) pair — a watcher restarted while the `run` it had
-    // started was still starting, or two people — must not both find no worktree and both
-    // make a run: each pair is looked at and made under a lock of its own, held to the end,
-    // taken by everyone in the same order. Dispatches of other pairs do not wait.
-    std::error_code lock_ec;
-    fs::create_directories(context.runs_dir(), lock_ec);
-    std::vector<std::string> pair_names;
+    return issues;
+}
+
+// Two dispatchers of one (issue, agent) pair — a watcher restarted while the `run` it had
+// started was still starting, or two people — must not both find no worktree and both make a
+// run: each pair is looked at and made under a lock of its own, held to the end, taken by
+// everyone in the same order. Dispatches of other pairs do not wait.
+Result<std::vector<FileLock>> lock_pairs(const DispatchContext& context,
+                                         const std::vector<github::Issue>& issues,
+                                         const std::vector<config::AgentConfig>& agents) {
+    std::error_code ec;
+    fs::create_directories(context.runs_dir(), ec);
+    std::vector<std::string> names;
     for (const auto& issue : issues)
-        for (const auto& agent : agents) pair_names.push_back(pair_name(issue.number, agent.name));
-    std::sort(pair_names.begin(), pair_names.end());
-    pair_names.erase(std::unique(pair_names.begin(), pair_names.end()), pair_names.end());
-    std::vector<FileLock> pair_locks;
-    for (const auto& name : pair_names) {
+        for (const auto& agent : agents) names.push_back(pair_name(issue.number, agent.name));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::vector<FileLock> locks;
+    for (const auto& name : names) {
         auto lock = FileLock::acquire(context.runs_dir() / (".pair-" + name + ".lock"));
         if (!lock) return std::move(lock).error();
-        pair_locks.push_back(std::move(lock).value());
+        locks.push_back(std::move(lock).value());
     }
+    return locks;
+}
+
+// One (issue, agent) pair of the batch, as decided before anything is made.
+struct Pair {
+    const github::Issue* issue;
+    const config::AgentConfig* agent;
+    bool resume;
+    std::optional<run::RunRecord> previous;
+    bool remake = false;  // resumed, but its worktree must be made again
+};
+
+// Whether the pair's worktree or branch exists, and if so whether --resume may continue it:
+// refused while its run is still going, or when its folder is no longer a worktree that an
+// agent worked in. A run whose dispatcher is gone is reconciled first.
+Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& repo,
+                         const std::vector<git::WorktreeInfo>& worktrees,
+                         const std::vector<run::RunRecord>& existing, const github::Issue& issue,
+                         const config::AgentConfig& agent) {
+    const std::string name = pair_name(issue.number, agent.name);
+    const fs::path path = context.worktree_root() / name;
+    const std::string branch = context.config.branch_prefix + name;
+    const bool registered = std::any_of(worktrees.begin(), worktrees.end(),
+                                        [&](const git::WorktreeInfo& w) { return w.name == name; });
+    std::error_code ec;
+    Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false};
+    if (!(fs::exists(path, ec) || repo.branch_exists(branch) || registered)) return pair;
+    if (!context.resume)
+        return Error::usage("issue " + std::to_string(issue.number) + ", agent " + agent.name +
+                            ": worktree " + path.string() + " or branch " + branch +
+                            " already exists; --resume continues it, `cocode-dispatch clean " +
+                            std::to_string(issue.number) + "` removes it");
+    if (pair.previous && run::is_active(pair.previous->status) &&
+        run::dispatcher_alive(*pair.previous))
+        return Error::usage("--resume: run " + pair.previous->run_id +
+                            " is still going (dispatcher pid " +
+                            std::to_string(pair.previous->supervisor_pid) + ")");
+    // Its dispatcher is gone: say so, and end what is left of it, first.
+    if (pair.previous && run::is_active(pair.previous->status))
+        if (auto ended = run::reconcile(*pair.previous); !ended) return std::move(ended).error();
+    pair.resume = true;
+    // A start cut short (kill -9, a full disk) leaves a branch without its worktree, or a
+    // worktree folder git cannot open: made again on the branch. A folder is only removed when
+    // no agent ever ran in it: then all it holds is what cocode checked out.
+    const bool usable = fs::exists(path / ".git", ec) && git::Repository::open(path).ok();
+    if (!usable) {
+        const bool never_ran =
+            pair.previous && pair.previous->pid == 0 && !run::is_active(pair.previous->status);
+        if (fs::exists(path, ec) && !never_ran)
+            return Error::usage("--resume: " + path.string() +
+                                " is no longer a git worktree, and an agent worked in it; save "
+                                "what you need from it, then `cocode-dispatch clean " +
+                                std::to_string(issue.number) + " --force`");
+        pair.remake = true;
+    }
+    return pair;
+}
+
+// The runs folder, the event bus every run also writes to (made now, so that a sandbox can
+// let it through), and git told to ignore the runs, the seals and the worktrees.
+Result<void> prepare_runs_folder(const DispatchContext& context, git::Repository& repo) {
+    std::error_code ec;
+    fs::create_directories(context.runs_dir(), ec);
+    if (ec)
+        return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
+    if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok) return ok;
+    if (auto ok = repo.exclude("/.cocode/runs/"); !ok) return ok;
+    if (auto ok = repo.exclude("/" + std::string(run::kSealsDir) + "/"); !ok) return ok;
+    const fs::path relative = context.worktree_root().lexically_relative(context.repo_root);
+    if (!relative.empty() && *relative.begin() != "..")
+        if (auto ok = repo.exclude("/" + relative.generic_string() + "/"); !ok) return ok;
+    return {};
+}
+
+// What a new run of the batch shares: the base, the refs sealed with it, how agents start.
+struct Launch {
+    std::optional<Base> base;
+    std::vector<run::SealedRef> sealed_refs;
+    DispatchContext with_identity;
+    std::vector<std::string> ours = current_environment();
+    bool as_root = ::geteuid() == 0;
+};
+
+// One run made whole: its folder (made under another name, then renamed, so a run folder
+// always has its files) and its seal (what the check will judge by, where the agent cannot
+// write).
+Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
+                            const Launch& launch) {
+    PlannedRun run;
+    run.run_id = next_run_id();
+    run.files.folder = context.runs_dir() / run.run_id;
+    run.issue = pair.issue->number;
+    run.issue_url = pair.issue->html_url;
+    run.agent = *pair.agent;
+    const std::string name = pair_name(run.issue, run.agent.name);
+    run.worktree = context.worktree_root() / name;
+    run.branch = context.config.branch_prefix + name;
+    if (pair.resume) {
+        run.parent_run_id = pair.previous ? pair.previous->run_id : "";
+        run.base_commit = pair.previous ? pair.previous->base_commit : "";
+        if (run.base_commit.empty()) {
+            auto b = resolve_base(context);
+            if (!b) return std::move(b).error();
+            run.base_commit = b->commit;
+        }
+    } else {
+        run.base_commit = launch.base->commit;
+    }
+    run.ready_marker = context.config.ready_marker;
+    complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
+    run.prompt = render_prompt(*pair.issue, run, run.ready_marker);
+
+    const run::RunFiles making{context.runs_dir() / (std::string(run::kMakingPrefix) + run.run_id)};
+    std::error_code ec;
+    fs::create_directories(making.folder, ec);
+    if (ec) return Error::general("cannot create " + making.folder.string() + ": " + ec.message());
+    // The folder is flushed once the run ends, not after each file. Every file the run will
+    // append to or lock is made here, so that starting and ending a run creates none.
+    constexpr auto kNoFolderFlush = Durability::content;
+    for (auto ok : {write_file_atomic(making.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
+                    write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
+                    create_file(making.stdout_file()), create_file(making.stderr_file()),
+                    create_file(making.events()), create_file(making.info_lock()),
+                    run::reserve_run_end(making),
+                    write_file_atomic(making.info(),
+                                      initial_run_info(context, run, pair.issue->title).render(),
+                                      0644, kNoFolderFlush)})
+        if (!ok) return std::move(ok).error();
+    for (const auto& [path, content] : run.launch.files) {
+        // Files the agent's launch needs inside its run folder are made with the rest.
+        const fs::path inside = path.lexically_relative(run.files.folder);
+        const fs::path target =
+            !inside.empty() && *inside.begin() != ".." ? making.folder / inside : path;
+        fs::create_directories(target.parent_path(), ec);
+        if (auto ok = write_file_atomic(target, content, 0644, kNoFolderFlush); !ok)
+            return std::move(ok).error();
+    }
+    fs::rename(making.folder, run.files.folder, ec);
+    if (ec)
+        return Error::general("cannot rename " + making.folder.string() + " to " +
+                              run.files.folder.string() + ": " + ec.message());
+    run::Seal seal;
+    seal.run_id = run.run_id;
+    seal.base_commit = run.base_commit;
+    seal.branch = run.branch;
+    seal.marker = run.ready_marker;
+    seal.config_text = context.config.text;
+    seal.refs = launch.sealed_refs;
+    // A resumed run keeps the refs sealed when its pair first started.
+    if (pair.resume && pair.previous)
+        if (auto previous = run::read_seal(context.repo_root, pair.previous->run_id);
+            previous && *previous)
+            seal.refs = (*previous)->refs;
+    if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
+    return run;
+}
+
+// The worktrees made (or, for a resumed pair, pointed at its new run) in parallel: checking
+// out files is most of the cost, and it is kernel time spread over many files
+// (docs/performance.md). A run whose setup fails is marked failed, not thrown.
+void make_worktrees(const DispatchContext& context, git::Repository& repo,
+                    const std::vector<Pair>& pairs, std::vector<PlannedRun>& runs) {
+    // libgit2 makes <common>/worktrees/ with an exclusive mkdir, which only one of several
+    // first worktrees would win: make it first.
+    std::error_code ec;
+    fs::create_directories(repo.common_dir() / "worktrees", ec);
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < runs.size(); i = next++) {
+            PlannedRun& run = runs[i];
+            if (run.failed) continue;
+            const bool resume = pairs[i].resume && !pairs[i].remake;
+            auto fail = [&](Error error) {
+                run.failed = std::move(error);
+                run.failed_reason = run::StopReason::setup;
+            };
+            if (!resume) {  // a new worktree, or one made again on the branch it had
+                auto own = git::Repository::open(context.repo_root);
+                if (!own) {
+                    fail(std::move(own).error());
+                    continue;
+                }
+                const std::string name = pair_name(run.issue, run.agent.name);
+                auto made =
+                    pairs[i].remake && own->branch_exists(run.branch)
+                        ? own->add_worktree_on(name, run.worktree, run.branch)
+                        : own->add_worktree(name, run.worktree, run.branch, run.base_commit);
+                if (!made) {
+                    fail(std::move(made).error());
+                    continue;
+                }
+            }
+            auto wt = git::Repository::open(run.worktree);
+            if (!wt) {
+                fail(std::move(wt).error());
+                continue;
+            }
+            if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
+                fail(std::move(ok).error());
+                continue;
+            }
+            if (resume) continue;  // set up once, when the worktree was made
+            if (auto ok = copy_setup_files(context, run); !ok) {
+                fail(std::move(ok).error());
+                continue;
+            }
+            if (auto ok = run_setup_commands(context, run); !ok) fail(std::move(ok).error());
+        }
+    };
+    const std::size_t threads =
+        std::min<std::size_t>(runs.size(), std::max(2u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
+                                          const std::vector<github::Issue>& given,
+                                          const std::vector<config::AgentConfig>& agents) {
+    const std::vector<github::Issue> issues = visible_issues(given, context);
+    auto pair_locks = lock_pairs(context, issues, agents);
+    if (!pair_locks) return std::move(pair_locks).error();
 
     auto repo = git::Repository::open(context.repo_root);
     if (!repo) return std::move(repo).error();
@@ -496,180 +728,40 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     if (!worktrees) return std::move(worktrees).error();
 
     // First decide everything, so that a refusal leaves nothing made.
-    struct Pair {
-        const github::Issue* issue;
-        const config::AgentConfig* agent;
-        bool resume;
-        std::optional<run::RunRecord> previous;
-        bool remake = false;  // resumed, but its worktree must be made again
-    };
     std::vector<Pair> pairs;
     bool any_new = false;
-    for (const auto& issue : issues) {
+    for (const auto& issue : issues)
         for (const auto& agent : agents) {
-            const std::string name = pair_name(issue.number, agent.name);
-            const fs::path path = context.worktree_root() / name;
-            const std::string branch = context.config.branch_prefix + name;
-            const bool registered =
-                std::any_of(worktrees->begin(), worktrees->end(),
-                            [&](const git::WorktreeInfo& w) { return w.name == name; });
-            std::error_code ec;
-            const bool exists = fs::exists(path, ec) || repo->branch_exists(branch) || registered;
-            Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false};
-            if (exists) {
-                if (!context.resume)
-                    return Error::usage("issue " + std::to_string(issue.number) + ", agent " +
-                                        agent.name + ": worktree " + path.string() + " or branch " +
-                                        branch +
-                                        " already exists; --resume continues it, "
-                                        "`cocode-dispatch clean " +
-                                        std::to_string(issue.number) + "` removes it");
-                if (pair.previous && run::is_active(pair.previous->status) &&
-                    run::dispatcher_alive(*pair.previous))
-                    return Error::usage("--resume: run " + pair.previous->run_id +
-                                        " is still going (dispatcher pid " +
-                                        std::to_string(pair.previous->supervisor_pid) + ")");
-                // Its dispatcher is gone: say so, and end what is left of it, first.
-                if (pair.previous && run::is_active(pair.previous->status))
-                    if (auto ended = run::reconcile(*pair.previous); !ended)
-                        return std::move(ended).error();
-                pair.resume = true;
-                // A start cut short (kill -9, a full disk) leaves a branch without its
-                // worktree, or a worktree folder git cannot open: made again on the branch.
-                // A folder is only removed when no agent ever ran in it: then all it holds is
-                // what cocode checked out.
-                const bool usable =
-                    fs::exists(path / ".git", ec) && git::Repository::open(path).ok();
-                if (!usable) {
-                    const bool never_ran = pair.previous && pair.previous->pid == 0 &&
-                                           !run::is_active(pair.previous->status);
-                    if (fs::exists(path, ec) && !never_ran)
-                        return Error::usage("--resume: " + path.string() +
-                                            " is no longer a git worktree, and an agent worked "
-                                            "in it; save what you need from it, then "
-                                            "`cocode-dispatch clean " +
-                                            std::to_string(issue.number) + " --force`");
-                    pair.remake = true;
-                }
-            } else {
-                any_new = true;
-            }
-            pairs.push_back(pair);
+            auto pair = decide_pair(context, *repo, *worktrees, existing, issue, agent);
+            if (!pair) return std::move(pair).error();
+            any_new = any_new || !pair->resume;
+            pairs.push_back(std::move(pair).value());
         }
-    }
 
-    std::optional<Base> base;
+    Launch launch;
     if (any_new) {
         auto resolved = resolve_base(context);
         if (!resolved) return std::move(resolved).error();
-        base = *resolved;
-    }
-    std::error_code ec;
-    fs::create_directories(context.runs_dir(), ec);
-    if (ec)
-        return Error::general("cannot create " + context.runs_dir().string() + ": " + ec.message());
-    // The bus every run's events also go to: made now, so that a sandbox can let it through.
-    if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok)
-        return std::move(ok).error();
-    if (auto ok = repo->exclude("/.cocode/runs/"); !ok) return std::move(ok).error();
-    if (auto ok = repo->exclude("/" + std::string(run::kSealsDir) + "/"); !ok)
-        return std::move(ok).error();
-    const fs::path wt_root = context.worktree_root();
-    const fs::path relative = wt_root.lexically_relative(context.repo_root);
-    if (!relative.empty() && *relative.begin() != "..")
-        if (auto ok = repo->exclude("/" + relative.generic_string() + "/"); !ok)
-            return std::move(ok).error();
-
-    // Where the base branch and its remote-tracking ref stand now: a run must not see them
-    // rewritten under it (docs/check.md).
-    std::vector<run::SealedRef> sealed_refs;
-    if (base) {
+        launch.base = *resolved;
+        // Where the base branch and its remote-tracking ref stand now: a run must not see them
+        // rewritten under it (docs/check.md).
         for (const std::string& name :
-             {"refs/heads/" + base->branch, "refs/remotes/origin/" + base->branch}) {
+             {"refs/heads/" + launch.base->branch, "refs/remotes/origin/" + launch.base->branch}) {
             auto at = repo->lookup(name);
-            sealed_refs.push_back({name, at ? at->id : ""});
+            launch.sealed_refs.push_back({name, at ? at->id : ""});
         }
     }
-    const std::vector<std::string> ours = current_environment();
-    DispatchContext with_identity = context;
-    with_identity.commit_identity = commit_identity(*repo);
-    if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
-        with_identity.sandbox = probe_sandbox();
-    const bool as_root = ::geteuid() == 0;
+    if (auto ready = prepare_runs_folder(context, *repo); !ready) return std::move(ready).error();
+    launch.with_identity = context;
+    launch.with_identity.commit_identity = commit_identity(*repo);
+    if (context.config.sandbox != config::SandboxMode::none && !launch.with_identity.sandbox)
+        launch.with_identity.sandbox = probe_sandbox();
 
     std::vector<PlannedRun> runs;
     for (const Pair& pair : pairs) {
-        PlannedRun run;
-        run.run_id = next_run_id();
-        run.files.folder = context.runs_dir() / run.run_id;
-        run.issue = pair.issue->number;
-        run.issue_url = pair.issue->html_url;
-        run.agent = *pair.agent;
-        const std::string name = pair_name(run.issue, run.agent.name);
-        run.worktree = wt_root / name;
-        run.branch = context.config.branch_prefix + name;
-        if (pair.resume) {
-            run.parent_run_id = pair.previous ? pair.previous->run_id : "";
-            run.base_commit = pair.previous ? pair.previous->base_commit : "";
-            if (run.base_commit.empty()) {
-                auto b = resolve_base(context);
-                if (!b) return std::move(b).error();
-                run.base_commit = b->commit;
-            }
-        } else {
-            run.base_commit = base->commit;
-        }
-        run.ready_marker = context.config.ready_marker;
-        complete_launch(run, with_identity, ours, as_root);
-        run.prompt = render_prompt(*pair.issue, run, run.ready_marker);
-
-        // Made whole under another name, then renamed: a run folder always has its files.
-        const run::RunFiles making{context.runs_dir() /
-                                   (std::string(run::kMakingPrefix) + run.run_id)};
-        fs::create_directories(making.folder, ec);
-        if (ec)
-            return Error::general("cannot create " + making.folder.string() + ": " + ec.message());
-        // The folder is flushed once the run ends, not after each file. Every file the run
-        // will append to or lock is made here, so that starting and ending a run creates none.
-        constexpr auto kNoFolderFlush = Durability::content;
-        for (auto ok :
-             {write_file_atomic(making.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
-              write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
-              create_file(making.stdout_file()), create_file(making.stderr_file()),
-              create_file(making.events()), create_file(making.info_lock()),
-              run::reserve_run_end(making),
-              write_file_atomic(making.info(),
-                                initial_run_info(context, run, pair.issue->title).render(), 0644,
-                                kNoFolderFlush)})
-            if (!ok) return std::move(ok).error();
-        for (const auto& [path, content] : run.launch.files) {
-            // Files the agent's launch needs inside its run folder are made with the rest.
-            const fs::path inside = path.lexically_relative(run.files.folder);
-            const fs::path target =
-                !inside.empty() && *inside.begin() != ".." ? making.folder / inside : path;
-            fs::create_directories(target.parent_path(), ec);
-            if (auto ok = write_file_atomic(target, content, 0644, kNoFolderFlush); !ok)
-                return std::move(ok).error();
-        }
-        fs::rename(making.folder, run.files.folder, ec);
-        if (ec)
-            return Error::general("cannot rename " + making.folder.string() + " to " +
-                                  run.files.folder.string() + ": " + ec.message());
-        // What the check will judge by, where the agent cannot write.
-        run::Seal seal;
-        seal.run_id = run.run_id;
-        seal.base_commit = run.base_commit;
-        seal.branch = run.branch;
-        seal.marker = run.ready_marker;
-        seal.config_text = context.config.text;
-        seal.refs = sealed_refs;
-        // A resumed run keeps the refs sealed when its pair first started.
-        if (pair.resume && pair.previous)
-            if (auto previous = run::read_seal(context.repo_root, pair.previous->run_id);
-                previous && *previous)
-                seal.refs = (*previous)->refs;
-        if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
-        runs.push_back(std::move(run));
+        auto run = make_run(context, pair, launch);
+        if (!run) return std::move(run).error();
+        runs.push_back(std::move(run).value());
     }
 
     // What a resumed pair's previous run left half-done, now that nothing of it is alive: a
@@ -683,61 +775,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             if (auto ok = drop_stale_locks(*repo, runs[i]); !ok) return std::move(ok).error();
         }
     }
-
-    // Worktrees in parallel: checking out files is most of the cost, and it is kernel time
-    // spread over many files (docs/performance.md). libgit2 makes <common>/worktrees/ with an
-    // exclusive mkdir, which only one of several first worktrees would win: make it first.
-    fs::create_directories(repo->common_dir() / "worktrees", ec);
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t i = next++; i < runs.size(); i = next++) {
-            PlannedRun& run = runs[i];
-            if (run.failed) continue;
-            const bool resume = pairs[i].resume && !pairs[i].remake;
-            auto fail = [&](Error error, run::StopReason reason) {
-                run.failed = std::move(error);
-                run.failed_reason = reason;
-            };
-            if (!resume) {  // a new worktree, or one made again on the branch it had
-                auto own = git::Repository::open(context.repo_root);
-                if (!own) {
-                    fail(std::move(own).error(), run::StopReason::setup);
-                    continue;
-                }
-                const std::string name = pair_name(run.issue, run.agent.name);
-                auto made =
-                    pairs[i].remake && own->branch_exists(run.branch)
-                        ? own->add_worktree_on(name, run.worktree, run.branch)
-                        : own->add_worktree(name, run.worktree, run.branch, run.base_commit);
-                if (!made) {
-                    fail(std::move(made).error(), run::StopReason::setup);
-                    continue;
-                }
-            }
-            auto wt = git::Repository::open(run.worktree);
-            if (!wt) {
-                fail(std::move(wt).error(), run::StopReason::setup);
-                continue;
-            }
-            if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
-                fail(std::move(ok).error(), run::StopReason::setup);
-                continue;
-            }
-            if (resume) continue;  // set up once, when the worktree was made
-            if (auto ok = copy_setup_files(context, run); !ok) {
-                fail(std::move(ok).error(), run::StopReason::setup);
-                continue;
-            }
-            if (auto ok = run_setup_commands(context, run); !ok)
-                fail(std::move(ok).error(), run::StopReason::setup);
-        }
-    };
-    const std::size_t threads =
-        std::min<std::size_t>(runs.size(), std::max(2u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    make_worktrees(context, *repo, pairs, runs);
     return runs;
 }
 
