@@ -338,6 +338,96 @@ Result<HttpResponse> HttpClient::request_streamed(std::string_view method, const
     return send(method, path, body, Replay::safe, std::nullopt, &receive);
 }
 
+namespace {
+
+// How long GitHub asks to be left alone by a 403 or 429, and why: Retry-After; an exhausted
+// rate limit until its reset (and a second); a secondary limit without a header, a minute,
+// doubling on repeats (`secondary_hits`) up to 16. nullopt: it named no time.
+std::optional<milliseconds> rate_limit_delay(const HttpResponse& response,
+                                             const std::string& credential, int& secondary_hits,
+                                             std::string& reason) {
+    auto retry_after = header_number(response, "retry-after");
+    auto remaining = header_number(response, "x-ratelimit-remaining");
+    auto reset = header_number(response, "x-ratelimit-reset");
+    const std::string message = ascii_lower(github_message(response.body));
+    if (retry_after) {
+        reason = "rate limited (" + std::to_string(response.status) + ", retry-after " +
+                 std::to_string(*retry_after) + ")";
+        return seconds(std::max(1L, *retry_after));
+    }
+    if (remaining && *remaining == 0 && reset) {
+        auto now = std::chrono::system_clock::now();
+        auto reset_at = std::chrono::system_clock::from_time_t(*reset);
+        reason = "rate limit exhausted for " + credential + "; it resets at " +
+                 format_clock(static_cast<std::time_t>(*reset));
+        return std::max(
+            milliseconds(1000),
+            std::chrono::duration_cast<milliseconds>(reset_at - now) + milliseconds(1000));
+    }
+    if (message.find("secondary rate limit") != std::string::npos ||
+        message.find("abuse") != std::string::npos) {
+        reason = "secondary rate limit";
+        return seconds(60) * (1 << std::min(secondary_hits++, 4));
+    }
+    return std::nullopt;
+}
+
+// A page kept with its ETag, for the next conditional GET. A cache that cannot be written, or
+// is lost to a crash, only costs the next poll its 304: nothing is flushed.
+void keep_in_cache(const std::filesystem::path& file, const HttpResponse& response) {
+    const std::string etag = response.header("etag");
+    if (etag.empty() || etag.find('\n') != std::string::npos ||
+        response.header("link").find('\n') != std::string::npos)
+        return;
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    (void)write_file_atomic(file, cache_text({etag, response.header("link"), response.body}), 0600,
+                            Durability::none);
+}
+
+// The request as sent: headers for GitHub's API (or a plain JSON one), the credential,
+// If-None-Match for a cached page (`etag`), the body.
+httplib::Request request_for(const HttpOptions& options, std::string_view method,
+                             const std::string& path, const std::optional<json>& body,
+                             const std::string& authorization, const std::string& etag,
+                             bool streamed) {
+    httplib::Request req;
+    req.method = std::string(method);
+    req.path = options.base.path_prefix + path;
+    if (options.github_api) {
+        req.headers.emplace("Accept", std::string(kAccept));
+        req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));
+    } else {
+        req.headers.emplace("Accept",
+                            streamed ? "text/event-stream, application/json" : "application/json");
+    }
+    req.headers.emplace("User-Agent", "cocode/" COCODE_VERSION);
+    if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
+    if (!etag.empty()) req.headers.emplace("If-None-Match", etag);
+    if (body) {
+        req.body = body->dump();
+        req.headers.emplace("Content-Type", "application/json; charset=utf-8");
+    }
+    return req;
+}
+
+}  // namespace
+
+// GitHub asked for no requests until a time (Retry-After, an exhausted rate limit): none is
+// sent before it, however many calls come; waited for within the budget, or refused at once.
+Result<void> HttpClient::wait_for_quiet(std::string_view method, const std::string& path) {
+    if (!stats_.quiet_until) return {};
+    const auto left =
+        std::chrono::ceil<milliseconds>(*stats_.quiet_until - std::chrono::system_clock::now());
+    if (left.count() > 0) {
+        auto waited = wait(left, options_.service + ": " + std::string(method) + " " +
+                                     options_.base.path_prefix + path + ": " + quiet_why_);
+        if (!waited.ok()) return waited;
+    }
+    stats_.quiet_until.reset();
+    return {};
+}
+
 Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& path_in,
                                       const std::optional<json>& body, Replay replay,
                                       const std::optional<std::string>& fixed_authorization,
@@ -348,19 +438,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     int secondary_hits = 0;
 
     for (int attempt = 1;; ++attempt) {
-        // GitHub asked for no requests until a time (Retry-After, an exhausted rate limit):
-        // none is sent before it, however many calls come; waited for within the budget, or
-        // refused at once.
-        if (stats_.quiet_until) {
-            const auto left = std::chrono::ceil<milliseconds>(*stats_.quiet_until -
-                                                              std::chrono::system_clock::now());
-            if (left.count() > 0) {
-                auto waited = wait(left, options_.service + ": " + std::string(method) + " " +
-                                             options_.base.path_prefix + path + ": " + quiet_why_);
-                if (!waited.ok()) return std::move(waited).error();
-            }
-            stats_.quiet_until.reset();
-        }
+        if (auto quiet = wait_for_quiet(method, path); !quiet.ok()) return std::move(quiet).error();
         std::string authorization;
         if (fixed_authorization) {
             authorization = *fixed_authorization;
@@ -381,23 +459,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             if (auto text = read_file(*cache_file); text.ok()) cached = cache_entry(*text);
         }
 
-        httplib::Request req;
-        req.method = std::string(method);
-        req.path = options_.base.path_prefix + path;
-        if (options_.github_api) {
-            req.headers.emplace("Accept", std::string(kAccept));
-            req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));
-        } else {
-            req.headers.emplace(
-                "Accept", receive ? "text/event-stream, application/json" : "application/json");
-        }
-        req.headers.emplace("User-Agent", "cocode/" COCODE_VERSION);
-        if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
-        if (cached) req.headers.emplace("If-None-Match", cached->etag);
-        if (body) {
-            req.body = body->dump();
-            req.headers.emplace("Content-Type", "application/json; charset=utf-8");
-        }
+        httplib::Request req =
+            request_for(options_, method, path, body, authorization,
+                        cached ? cached->etag : std::string(), receive != nullptr);
 
         // A streamed answer: its 2xx body goes to the receiver as it comes, anything else is
         // kept whole, to be read as an error.
@@ -462,30 +526,8 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 
         // Rate limits. A rejected request was not processed: any request may be replayed.
         if (response.status == 403 || response.status == 429) {
-            std::optional<milliseconds> delay;
             std::string reason;
-            auto retry_after = header_number(response, "retry-after");
-            auto remaining = header_number(response, "x-ratelimit-remaining");
-            auto reset = header_number(response, "x-ratelimit-reset");
-            std::string message = ascii_lower(github_message(response.body));
-            if (retry_after) {
-                delay = seconds(std::max(1L, *retry_after));
-                reason = "rate limited (" + std::to_string(response.status) + ", retry-after " +
-                         std::to_string(*retry_after) + ")";
-            } else if (remaining && *remaining == 0 && reset) {
-                auto now = std::chrono::system_clock::now();
-                auto reset_at = std::chrono::system_clock::from_time_t(*reset);
-                delay = std::max(
-                    milliseconds(1000),
-                    std::chrono::duration_cast<milliseconds>(reset_at - now) + milliseconds(1000));
-                reason = "rate limit exhausted for " + auth_->source() + "; it resets at " +
-                         format_clock(static_cast<std::time_t>(*reset));
-            } else if (message.find("secondary rate limit") != std::string::npos ||
-                       message.find("abuse") != std::string::npos) {
-                // Without a header GitHub asks for at least a minute, longer on repeats.
-                delay = seconds(60) * (1 << std::min(secondary_hits++, 4));
-                reason = "secondary rate limit";
-            }
+            const auto delay = rate_limit_delay(response, auth_->source(), secondary_hits, reason);
             // A 429 that says nothing of when: backed off like a 5xx.
             if (!delay && response.status == 429 && attempt < options_.max_attempts) {
                 if (auto waited = back_off(attempt, options_.service + ": " + what + ": 429 " +
@@ -532,19 +574,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             }
         }
 
-        if (cache_file && response.status == 200) {
-            std::string etag = response.header("etag");
-            if (!etag.empty() && etag.find('\n') == std::string::npos &&
-                response.header("link").find('\n') == std::string::npos) {
-                std::error_code ec;
-                std::filesystem::create_directories(cache_file->parent_path(), ec);
-                // A cache that cannot be written, or is lost to a crash, only costs the next
-                // poll its 304: nothing is flushed.
-                (void)write_file_atomic(*cache_file,
-                                        cache_text({etag, response.header("link"), response.body}),
-                                        0600, Durability::none);
-            }
-        }
+        if (cache_file && response.status == 200) keep_in_cache(*cache_file, response);
         return response;
     }
 }

@@ -139,6 +139,9 @@ class HttpClient {
                               const Receiver* receive = nullptr);
     // Sleeps `delay` within what is left of options_.max_wait, or fails saying why.
     Result<void> wait(std::chrono::milliseconds delay, const std::string& why);
+    // Waits out the quiet GitHub asked for, if any (see send).
+    Result<void> wait_for_quiet(std::string_view method, const std::string& path);
+
     // Exponential backoff with jitter before attempt `attempt + 1`.
     Result<void> back_off(int attempt, const std::string& failure);
 
