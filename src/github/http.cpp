@@ -411,6 +411,54 @@ httplib::Request request_for(const HttpOptions& options, std::string_view method
     return req;
 }
 
+// The ETag cache's file for a page: named by a hash of the credential and the URL, so
+// neither shows.
+std::filesystem::path cache_path(const HttpOptions& options, const std::string& authorization,
+                                 const std::string& path) {
+    return *options.cache_dir / (sha256_hex(authorization + "\n" + options.base.origin() +
+                                            options.base.path_prefix + path) +
+                                 ".page");
+}
+
+// What came back, its header names lower-cased; the rate limit left and GitHub's clock noted.
+HttpResponse response_from(const httplib::Response& result, std::string body, HttpStats& stats) {
+    HttpResponse response;
+    response.status = result.status;
+    response.body = std::move(body);
+    for (const auto& [name, value] : result.headers)
+        response.headers.emplace(ascii_lower(name), value);
+    if (auto remaining = header_number(response, "x-ratelimit-remaining"))
+        stats.rate_remaining = *remaining;
+    if (auto date = response.header("date"); !date.empty()) stats.server_date = date;
+    return response;
+}
+
+// A 304: the cached page, as if GitHub had sent it again.
+HttpResponse from_cache(HttpResponse response, const CacheEntry& cached) {
+    response.status = 200;
+    response.body = cached.body;
+    response.headers.erase("link");
+    if (!cached.link.empty()) response.headers.emplace("link", cached.link);
+    response.from_cache = true;
+    return response;
+}
+
+// A streamed answer: its 2xx body goes to the receiver as it comes, anything else is kept
+// whole in `error_body`, to be read as an error.
+void stream_into(httplib::Request& req, const HttpClient::Receiver& receive, int attempt,
+                 int& status, std::string& error_body) {
+    req.response_handler = [&status](const httplib::Response& r) {
+        status = r.status;
+        return true;
+    };
+    req.content_receiver = [&, attempt](const char* data, std::size_t size, std::uint64_t,
+                                        std::uint64_t) {
+        if (status >= 200 && status < 300) return receive(std::string_view(data, size), attempt);
+        error_body.append(data, size);
+        return true;
+    };
+}
+
 }  // namespace
 
 // GitHub asked for no requests until a time (Retry-After, an exhausted rate limit): none is
@@ -439,23 +487,14 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
 
     for (int attempt = 1;; ++attempt) {
         if (auto quiet = wait_for_quiet(method, path); !quiet.ok()) return std::move(quiet).error();
-        std::string authorization;
-        if (fixed_authorization) {
-            authorization = *fixed_authorization;
-        } else {
-            auto header = auth_->authorization(*this);
-            if (!header.ok()) return std::move(header).error();
-            authorization = std::move(header).value();
-        }
-
-        // The ETag cache: keyed by a hash of the credential and the URL, so neither shows.
+        auto header = fixed_authorization ? Result<std::string>(*fixed_authorization)
+                                          : auth_->authorization(*this);
+        if (!header.ok()) return std::move(header).error();
+        const std::string authorization = std::move(header).value();
         std::optional<std::filesystem::path> cache_file;
         std::optional<CacheEntry> cached;
         if (is_get && options_.cache_dir && !fixed_authorization) {
-            cache_file =
-                *options_.cache_dir / (sha256_hex(authorization + "\n" + options_.base.origin() +
-                                                  options_.base.path_prefix + path) +
-                                       ".page");
+            cache_file = cache_path(options_, authorization, path);
             if (auto text = read_file(*cache_file); text.ok()) cached = cache_entry(*text);
         }
 
@@ -463,23 +502,9 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             request_for(options_, method, path, body, authorization,
                         cached ? cached->etag : std::string(), receive != nullptr);
 
-        // A streamed answer: its 2xx body goes to the receiver as it comes, anything else is
-        // kept whole, to be read as an error.
         int streamed_status = 0;
         std::string streamed_error_body;
-        if (receive) {
-            req.response_handler = [&streamed_status](const httplib::Response& r) {
-                streamed_status = r.status;
-                return true;
-            };
-            req.content_receiver = [&, attempt](const char* data, std::size_t size, std::uint64_t,
-                                                std::uint64_t) {
-                if (streamed_status >= 200 && streamed_status < 300)
-                    return (*receive)(std::string_view(data, size), attempt);
-                streamed_error_body.append(data, size);
-                return true;
-            };
-        }
+        if (receive) stream_into(req, *receive, attempt, streamed_status, streamed_error_body);
 
         ++stats_.requests;
         auto result = transport_->client->send(req);
@@ -505,23 +530,11 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
             continue;
         }
 
-        HttpResponse response;
-        response.status = result->status;
-        response.body = receive ? std::move(streamed_error_body) : std::move(result->body);
-        for (const auto& [name, value] : result->headers)
-            response.headers.emplace(ascii_lower(name), value);
-        if (auto remaining = header_number(response, "x-ratelimit-remaining"))
-            stats_.rate_remaining = *remaining;
-        if (auto date = response.header("date"); !date.empty()) stats_.server_date = date;
-
+        HttpResponse response = response_from(
+            *result, receive ? std::move(streamed_error_body) : std::move(result->body), stats_);
         if (response.status == 304 && cached) {
             ++stats_.not_modified;
-            response.status = 200;
-            response.body = cached->body;
-            response.headers.erase("link");
-            if (!cached->link.empty()) response.headers.emplace("link", cached->link);
-            response.from_cache = true;
-            return response;
+            return from_cache(std::move(response), *cached);
         }
 
         // Rate limits. A rejected request was not processed: any request may be replayed.
