@@ -229,4 +229,24 @@ RuntimeVerdict judge_node_runtime(const NodeNeed& need, std::string_view cli,
                       " needs " + describe_range(need.range)};
 }
 
+std::vector<std::string> unlisted_flags(const std::vector<std::string>& argv,
+                                        std::string_view help) {
+    auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    std::vector<std::string> unknown;
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        const std::string& arg = argv[i];
+        if (arg.size() < 2 || arg[0] != '-' || arg == "-") continue;
+        const std::string flag = arg.substr(0, arg.find('='));
+        bool listed = false;
+        for (std::size_t at = help.find(flag); at != std::string_view::npos && !listed;
+             at = help.find(flag, at + 1)) {
+            const char after = at + flag.size() < help.size() ? help[at + flag.size()] : ' ';
+            const char before = at > 0 ? help[at - 1] : ' ';
+            listed = !(word_char(after) || after == '-' || before == '-' || word_char(before));
+        }
+        if (!listed) unknown.push_back(flag);
+    }
+    return unknown;
+}
+
 }  // namespace cocode::agent

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cocode::agent {
 
@@ -46,5 +47,11 @@ struct RuntimeVerdict {
 RuntimeVerdict judge_node_runtime(const NodeNeed& need, std::string_view cli,
                                   const std::optional<std::filesystem::path>& node,
                                   std::string_view version_output);
+
+// The flags of a command line (argv[0] aside; `--flag=value` as `--flag`) that a CLI's
+// `--help` text does not list as a flag of its own: a newer or older CLI than its preset knows.
+// A flag counts as listed where it stands as a word of its own (not inside --flag-longer).
+std::vector<std::string> unlisted_flags(const std::vector<std::string>& argv,
+                                        std::string_view help);
 
 }  // namespace cocode::agent

@@ -135,5 +135,24 @@ TEST(CliRuntime, ANodeScriptIsFoundThroughNpmsLinkAndItsPackage) {
     EXPECT_FALSE(node_need_of(dir.path() / "no-such-program"));
 }
 
+TEST(CliRuntime, FlagsACliDoesNotList) {
+    const std::string help =
+        "Usage: gemini [options]\n  -y, --yolo  accept all\n  --output-format <f>\n"
+        "  --skip-trust-folders  a longer flag\n";
+    struct Case {
+        std::vector<std::string> argv;
+        std::vector<std::string> unknown;
+    };
+    const Case cases[] = {
+        {{"gemini", "--yolo", "--output-format", "stream-json"}, {}},
+        {{"gemini", "-y"}, {}},
+        {{"gemini", "--output-format=json"}, {}},                      // the value is not the flag
+        {{"gemini", "--skip-trust"}, {"--skip-trust"}},                // only inside a longer flag
+        {{"gemini", "--no-such-flag", "-", "x"}, {"--no-such-flag"}},  // "-" and words: not flags
+        {{"--yolo-not-a-flag"}, {}},                                   // argv[0] is the program
+    };
+    for (const auto& c : cases) EXPECT_EQ(unlisted_flags(c.argv, help), c.unknown);
+}
+
 }  // namespace
 }  // namespace cocode::agent

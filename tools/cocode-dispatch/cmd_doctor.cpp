@@ -101,6 +101,18 @@ void check_builtin_agent(const config::AgentConfig& agent, std::vector<Check>& c
                       what + (agent.token_env ? "; key in " + *agent.token_env : "")});
 }
 
+// The Node.js a CLI runs on, when it is a Node.js script: what its package asks for, against
+// the `node` its first line finds here.
+std::optional<agent::RuntimeVerdict> runtime_of(const fs::path& program, const std::string& cli) {
+    auto need = agent::node_need_of(program);
+    if (!need) return std::nullopt;
+    std::error_code ec;
+    auto node = need->interpreter.find('/') == std::string::npos ? find_in_path(need->interpreter)
+                : fs::exists(need->interpreter, ec) ? std::optional<fs::path>(need->interpreter)
+                                                    : std::nullopt;
+    return agent::judge_node_runtime(*need, cli, node, node ? output_of(*node, {"--version"}) : "");
+}
+
 void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                      std::vector<Check>& checks) {
     const config::CliPreset& cli = *config::cli_preset(agent.type);
@@ -108,19 +120,12 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 
     // A Node.js CLI on a Node.js it does not accept dies before it can print its version:
     // say what it needs and what was found, and ask it nothing more.
-    if (auto need = agent::node_need_of(program)) {
-        std::error_code ec;
-        auto node = need->interpreter.find('/') == std::string::npos
-                        ? find_in_path(need->interpreter)
-                    : fs::exists(need->interpreter, ec) ? std::optional<fs::path>(need->interpreter)
-                                                        : std::nullopt;
-        auto runtime = agent::judge_node_runtime(*need, cli.program, node,
-                                                 node ? output_of(*node, {"--version"}) : "");
-        if (!runtime.met) {
-            checks.push_back({name, "missing", runtime.detail});
+    if (auto runtime = runtime_of(program, cli.program)) {
+        if (!runtime->met) {
+            checks.push_back({name, "missing", runtime->detail});
             return;
         }
-        checks.push_back({name + " runtime", "ok", runtime.detail});
+        checks.push_back({name + " runtime", "ok", runtime->detail});
     }
 
     // A Node.js CLI can take seconds to start: its --version and --help run at once (two
@@ -146,24 +151,7 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 
     // Flags the configured command line uses that this version does not list.
     const std::string help = help_output.get();
-    std::vector<std::string> unknown;
-    for (std::size_t i = 1; i < agent.argv.size(); ++i) {
-        const std::string& arg = agent.argv[i];
-        if (arg.size() < 2 || arg[0] != '-' || arg == "-") continue;
-        const std::string flag = arg.substr(0, arg.find('='));
-        bool listed = false;
-        for (std::size_t at = help.find(flag); at != std::string::npos;
-             at = help.find(flag, at + 1)) {
-            const char after = at + flag.size() < help.size() ? help[at + flag.size()] : ' ';
-            const char before = at > 0 ? help[at - 1] : ' ';
-            if ((std::isalnum(static_cast<unsigned char>(after)) || after == '-') ||
-                before == '-' || std::isalnum(static_cast<unsigned char>(before)))
-                continue;
-            listed = true;
-            break;
-        }
-        if (!listed) unknown.push_back(flag);
-    }
+    const std::vector<std::string> unknown = agent::unlisted_flags(agent.argv, help);
     if (help.empty())
         checks.push_back({name + " flags", "warning", "`" + cli.program + " --help` failed"});
     else if (!unknown.empty()) {
