@@ -76,7 +76,12 @@ Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& 
             return std::move(appended).error();
     }
     info->set("ready_commit", commit_id);
-    if (auto written = write_file_atomic(info_path, info->render()); !written)
+    // One flush, not two: the run folder is flushed when the run ends (as it is not after each
+    // file when the run is made). A power loss right after may bring back run-info without
+    // ready_commit; the READY event, the supervisor's own watch of the branch and the check,
+    // which reads the marker from the commits, do not depend on it.
+    if (auto written = write_file_atomic(info_path, info->render(), 0644, Durability::content);
+        !written)
         return std::move(written).error();
     result.outcome = ReadyOutcome::recorded;
     return result;

@@ -122,7 +122,9 @@ int exit_code_of(int wait_status) {
 }
 
 bool exited_by(pid_t pid, std::chrono::steady_clock::time_point deadline) {
-    auto pause = std::chrono::milliseconds(1);
+    // A child whose output just closed is usually a few microseconds from exiting: look
+    // again soon, then back off.
+    auto pause = std::chrono::microseconds(50);
     for (;;) {
         siginfo_t info{};
         const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
@@ -130,7 +132,7 @@ bool exited_by(pid_t pid, std::chrono::steady_clock::time_point deadline) {
         if (rc < 0 && errno != EINTR) return true;  // not ours to wait for any more
         if (std::chrono::steady_clock::now() >= deadline) return false;
         std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::milliseconds(50));
+        pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(50));
     }
 }
 
