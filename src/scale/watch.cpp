@@ -483,8 +483,10 @@ Result<void> Watcher::hand_back() {
             ++i;
             continue;
         }
-        options_.notice(
-            issue + (step == HandBack::forget ? ": let go (no claim was made)" : ": handed back"));
+        options_.notice(issue + (step == HandBack::forget ? ": let go (no claim was made)"
+                                 : e.claim.comment_id == 0
+                                     ? ": let go (its claim never showed: it was not made)"
+                                     : ": handed back"));
         entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
         if (auto saved = save(); !saved) return saved;
     }
