@@ -1,8 +1,6 @@
 // cocode-hook pre-push: the gate. For each pushed branch that is a cocode run's, or whose
 // pushed commits carry the ready marker, cocode-check judges it (nothing published); a FAIL
 // stops the push with the report on stderr. Any other push costs one `git rev-list`.
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -15,7 +13,6 @@
 #include "git/git_files.h"
 #include "hook/pre_push.h"
 #include "proc/command.h"
-#include "run/run_folder.h"
 
 namespace cocode::hook_cli {
 namespace fs = std::filesystem;
