@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -116,8 +117,11 @@ std::string commit_message_of(std::string_view raw) {
     return std::string(raw.substr(split + 2));
 }
 
-Result<std::optional<std::string>> read_loose_commit_message(const fs::path& common_dir,
-                                                             const std::string& id) {
+namespace {
+
+// A loose object's inflated bytes ("<type> <size>\0<content>"), or nullopt when not loose.
+Result<std::optional<std::string>> read_loose_object(const fs::path& common_dir,
+                                                     const std::string& id) {
     if (!is_hex_id(id)) return Error::general("not an object id: " + id);
     fs::path object = common_dir / "objects" / id.substr(0, 2) / id.substr(2);
     auto compressed = read_file(object, std::size_t{256} << 20);
@@ -143,11 +147,102 @@ Result<std::optional<std::string>> read_loose_commit_message(const fs::path& com
     }
     inflateEnd(&zs);
     if (rc != Z_STREAM_END) return Error::general(object.string() + ": corrupt loose object");
+    return std::optional<std::string>(std::move(raw));
+}
 
-    std::size_t nul = raw.find('\0');
-    if (nul == std::string::npos || raw.rfind("commit ", 0) != 0)
-        return Error::general(object.string() + ": not a commit object");
-    return std::optional<std::string>(commit_message_of(std::string_view(raw).substr(nul + 1)));
+}  // namespace
+
+Result<std::optional<LooseCommit>> read_loose_commit(const fs::path& common_dir,
+                                                     const std::string& id) {
+    auto raw = read_loose_object(common_dir, id);
+    if (!raw) return std::move(raw).error();
+    if (!*raw) return std::optional<LooseCommit>{};
+    const std::string& object = **raw;
+    std::size_t nul = object.find('\0');
+    if (nul == std::string::npos || object.rfind("commit ", 0) != 0)
+        return Error::general(id + ": not a commit object");
+    std::string_view body = std::string_view(object).substr(nul + 1);
+    LooseCommit commit;
+    commit.message = commit_message_of(body);
+    // The header ends at the first empty line; parents are its `parent <id>` lines.
+    std::string_view header = body.substr(0, body.find("\n\n"));
+    while (!header.empty()) {
+        std::size_t nl = header.find('\n');
+        std::string_view line = header.substr(0, nl);
+        header.remove_prefix(nl == std::string_view::npos ? header.size() : nl + 1);
+        if (line.rfind("parent ", 0) == 0) commit.parents.emplace_back(line.substr(7));
+    }
+    return std::optional<LooseCommit>(std::move(commit));
+}
+
+Result<std::optional<std::string>> read_loose_commit_message(const fs::path& common_dir,
+                                                             const std::string& id) {
+    auto commit = read_loose_commit(common_dir, id);
+    if (!commit) return std::move(commit).error();
+    if (!*commit) return std::optional<std::string>{};
+    return std::optional<std::string>(std::move((*commit)->message));
+}
+
+std::optional<std::vector<std::string>> remote_tips(const fs::path& common_dir,
+                                                    const std::string& remote) {
+    std::error_code ec;
+    if (fs::exists(common_dir / "reftable", ec) || remote.empty() ||
+        remote.find("..") != std::string::npos)
+        return std::nullopt;
+    std::vector<std::string> tips;
+    const std::string prefix = "refs/remotes/" + remote + "/";
+    for (fs::recursive_directory_iterator it(common_dir / prefix, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        if (auto content = read_file(it->path(), 4096)) {
+            std::string_view line = trim_line(*content);
+            if (is_hex_id(line)) tips.emplace_back(line);
+        }
+    }
+    if (auto packed = read_file(common_dir / "packed-refs")) {
+        std::string_view text = *packed;
+        while (!text.empty()) {
+            std::size_t nl = text.find('\n');
+            std::string_view line = trim_line(text.substr(0, nl));
+            text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+            std::size_t space = line.find(' ');
+            if (space != std::string_view::npos && line.substr(space + 1).rfind(prefix, 0) == 0 &&
+                is_hex_id(line.substr(0, space)))
+                tips.emplace_back(line.substr(0, space));
+        }
+    }
+    return tips;
+}
+
+std::optional<bool> loose_walk_finds(const fs::path& common_dir, const std::string& from,
+                                     const std::vector<std::string>& stops, std::string_view needle,
+                                     std::size_t limit) {
+    // What would make git's walk differ from a walk of parents: it asks git then.
+    std::error_code ec;
+    for (const char* changes_history : {"shallow", "info/grafts", "refs/replace"})
+        if (fs::exists(common_dir / changes_history, ec)) return std::nullopt;
+    if (auto packed = read_file(common_dir / "packed-refs");
+        packed && packed->find(" refs/replace/") != std::string::npos)
+        return std::nullopt;
+
+    std::vector<std::string> seen(stops.begin(), stops.end());
+    std::vector<std::string> todo{from};
+    auto known = [&](const std::string& id) {
+        return std::find(seen.begin(), seen.end(), id) != seen.end();
+    };
+    std::size_t walked = 0;
+    while (!todo.empty()) {
+        std::string id = std::move(todo.back());
+        todo.pop_back();
+        if (known(id)) continue;
+        if (++walked > limit) return std::nullopt;
+        seen.push_back(id);
+        auto commit = read_loose_commit(common_dir, id);
+        if (!commit || !*commit) return std::nullopt;
+        if ((*commit)->message.find(needle) != std::string::npos) return true;
+        for (auto& parent : (*commit)->parents) todo.push_back(std::move(parent));
+    }
+    return false;
 }
 
 }  // namespace cocode::git

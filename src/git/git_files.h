@@ -1,5 +1,5 @@
 // Reading a repository's files directly, without libgit2: where its git folders are, what
-// HEAD points at, and a loose commit's message.
+// HEAD points at, a loose commit, and whether a short walk of loose commits finds a marker.
 //
 // This is the post-commit hook's path. Loading libgit2 and its libraries costs ~3.5 ms per
 // process start, more than the whole budget of a commit hook (docs/performance.md), while
@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -41,5 +43,29 @@ Result<std::optional<std::string>> read_loose_commit_message(
 
 // The message part of a raw commit object ("tree …\nparent …\n…\n\n<message>").
 std::string commit_message_of(std::string_view raw_commit);
+
+// A loose commit as the walk below needs it.
+struct LooseCommit {
+    std::vector<std::string> parents;
+    std::string message;
+};
+// nullopt when the object is not loose.
+Result<std::optional<LooseCommit>> read_loose_commit(const std::filesystem::path& common_dir,
+                                                     const std::string& id);
+
+// The ids of every ref under refs/remotes/<remote>/, loose or packed; nullopt when the refs are
+// not in files we read (a reftable).
+std::optional<std::vector<std::string>> remote_tips(const std::filesystem::path& common_dir,
+                                                    const std::string& remote);
+
+// Whether any commit reachable from `from`, walking parents but not past the `stops`, has
+// `needle` in its message: the pre-push gate's question for a push that is not cocode's,
+// answered from git's loose objects as the post-commit hook reads its commit. nullopt when
+// the walk cannot answer exactly — an object not loose, more than `limit` commits, grafts,
+// replace refs or a shallow history — and the caller asks `git rev-list`. Every commit the
+// push sends is walked (the stops are commits the remote has), so `false` is exact.
+std::optional<bool> loose_walk_finds(const std::filesystem::path& common_dir,
+                                     const std::string& from, const std::vector<std::string>& stops,
+                                     std::string_view needle, std::size_t limit = 256);
 
 }  // namespace cocode::git

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "git/cli.h"
+#include "git/git_files.h"
 #include "run/states.h"
 
 namespace cocode::hook {
@@ -26,6 +27,15 @@ class RepositoryView : public PushView {
     Result<std::string> marked_commit(const std::string& local_sha, const std::string& remote_sha,
                                       const std::string& remote,
                                       const std::string& marker) override {
+        // Most pushes are not cocode's and send a few loose commits on top of what the remote
+        // has: a walk of those answers "no marker" without starting git.
+        if (auto dirs = git::locate_git_dirs(root_, nullptr)) {
+            auto stops = all_zeros(remote_sha) ? git::remote_tips(dirs->common_dir, remote)
+                                               : std::vector<std::string>{remote_sha};
+            if (stops && git::loose_walk_finds(dirs->common_dir, local_sha, *stops, marker) ==
+                             std::optional<bool>(false))
+                return std::string();
+        }
         return git::git_line(
             {}, {"rev-list", "-n", "1", "--fixed-strings", "--grep=" + marker, local_sha, "--not",
                  all_zeros(remote_sha) ? "--remotes=" + remote : remote_sha});

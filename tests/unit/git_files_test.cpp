@@ -81,4 +81,54 @@ TEST(GitFiles, CommitMessageSkipsMultiLineHeaders) {
     EXPECT_EQ(commit_message_of(raw), "the message\n\nbody\n");
 }
 
+// The pre-push gate's walk: exact when it answers, silent (nullopt) when only git can answer.
+TEST(GitFiles, LooseWalkFindsTheMarkerOnlyAmongCommitsTheRemoteLacks) {
+    test::TempDir dir;
+    test::make_repo(dir / "repo");
+    sh_ok(
+        "git init -q --bare ../origin.git && git remote add origin ../origin.git && "
+        "git commit -q --allow-empty -m 'old work, cocode ready for check' && "
+        "git push -q origin HEAD:main && git checkout -q -b plain && "
+        "git commit -q --allow-empty -m one && git commit -q --allow-empty -m two",
+        dir / "repo");
+    const fs::path common = dir / "repo/.git";
+    auto rev = [&](const std::string& what) {
+        std::string id = sh_ok("git rev-parse " + what, dir / "repo");
+        id.pop_back();
+        return id;
+    };
+    const std::string marker = "cocode ready for check";
+
+    auto tips = remote_tips(common, "origin");
+    ASSERT_TRUE(tips);
+    EXPECT_EQ(*tips, std::vector<std::string>{rev("origin/main")});
+    EXPECT_EQ(remote_tips(common, "elsewhere"), std::vector<std::string>{});
+
+    auto commit = read_loose_commit(common, rev("HEAD"));
+    ASSERT_TRUE(commit && *commit);
+    EXPECT_EQ((*commit)->parents, std::vector<std::string>{rev("HEAD~1")});
+    EXPECT_EQ((*commit)->message, "two\n");
+
+    // The marked commit is the remote's: a new branch or an update sends none.
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), *tips, marker), std::optional<bool>(false));
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), {rev("HEAD~1")}, marker),
+              std::optional<bool>(false));
+    // With nothing on the remote, it is sent.
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), {}, marker), std::optional<bool>(true));
+    // Past the limit the walk does not guess.
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), {}, "no such words", 2), std::nullopt);
+
+    sh_ok("git commit -q --allow-empty -m 'three: cocode ready for check'", dir / "repo");
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), *tips, marker), std::optional<bool>(true));
+
+    // Grafted history, or objects in a pack: git's question.
+    sh_ok("touch .git/shallow", dir / "repo");
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), *tips, "none"), std::nullopt);
+    sh_ok("rm .git/shallow && git gc -q --prune=now", dir / "repo");
+    EXPECT_EQ(loose_walk_finds(common, rev("HEAD"), *tips, "none"), std::nullopt);
+    auto packed_tips = remote_tips(common, "origin");  // now from packed-refs
+    ASSERT_TRUE(packed_tips);
+    EXPECT_EQ(*packed_tips, std::vector<std::string>{rev("origin/main")});
+}
+
 }  // namespace cocode::git

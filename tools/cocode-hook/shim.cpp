@@ -4,8 +4,8 @@
 //
 //   - not in a cocode run and no chained hook: exit 0;
 //   - not in a run, a chained hook: become the chained hook (exec);
-//   - in a run (JRUN_RUN_FOLDER, or the run pointer in this worktree's git folder): run
-//     `cocode-hook <name>` for the real work, then become the chained hook, if any.
+//   - in a run (JRUN_RUN_FOLDER, or the run pointer in this worktree's git folder): become
+//     `cocode-hook <name>` when nothing is chained; else run it, then become the chained hook.
 //
 // It links nothing but libc (statically), uses no heap after start-up and never fails a
 // commit: a missing cocode-hook is one line on stderr. So it is the one program of cocode that
@@ -207,16 +207,24 @@ int main(int argc, char** argv) {
                          recorded[0] ? recorded : "none",
                          is_post_commit ? "readiness" : "this push");
         } else {
-            int input = has_chained ? buffered_stdin() : -1;
+            char* args[64];
+            int n = 0;
+            args[n++] = tool;
+            args[n++] = const_cast<char*>(hook_name);
+            for (int i = 1; i < argc && n < 63; ++i) args[n++] = argv[i];
+            args[n] = nullptr;
+            // Nothing chained: become cocode-hook, one fork and one wait fewer on every commit
+            // in a run. Its exit code is then the hook's, as it would be after a wait.
+            if (!has_chained) {
+                ::execv(tool, args);
+                std::fprintf(stderr, "cocode-hook: cannot run %s: %s\n", tool,
+                             std::strerror(errno));
+                return is_post_commit ? 0 : 1;
+            }
+            int input = buffered_stdin();
             pid_t pid = ::fork();
             if (pid == 0) {
                 if (input >= 0) ::dup2(input, 0);
-                char* args[64];
-                int n = 0;
-                args[n++] = tool;
-                args[n++] = const_cast<char*>(hook_name);
-                for (int i = 1; i < argc && n < 63; ++i) args[n++] = argv[i];
-                args[n] = nullptr;
                 ::execv(tool, args);
                 std::fprintf(stderr, "cocode-hook: cannot run %s: %s\n", tool,
                              std::strerror(errno));
