@@ -18,11 +18,20 @@
 
 namespace cocode::agent {
 
+// A round on the pull request (docs/review.md): the pair's last run goes on, on its branch,
+// judged by the rules sealed at its first round. `feedback` is data (a review's threads, a
+// failing check's log, words typed at `continue`), already stripped of hidden text.
+struct RoundRequest {
+    std::string trigger = "terminal";  // "terminal", "review by @login", "check <name>"
+    std::string feedback;
+};
+
 struct DispatchContext {
     std::filesystem::path repo_root;  // the main worktree, absolute
     config::Config config;
     std::string project_id;  // JRUN_PROJECT_ID: owner/name when known, else the folder name
     bool resume = false;     // continue an existing worktree for the same (issue, agent)
+    std::optional<RoundRequest> round;        // each pair's next round rather than a new run
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
     // GIT_AUTHOR_* and GIT_COMMITTER_* from the repository's user.name and user.email, given
@@ -40,6 +49,9 @@ struct DispatchContext {
 struct PlannedRun {
     std::string run_id;
     std::string parent_run_id;  // the run this one resumes
+    int round = 1;              // the round on the pull request (a resumed run keeps its own)
+    std::string round_trigger;
+    std::string round_from;  // the branch's head when the round began
     run::RunFiles files;
     long issue = 0;
     std::string issue_url;
@@ -85,9 +97,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
 // and the configuration. Its environment is made anew here: secrets are never on disk.
 Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunRecord& record);
 
-// What prompt.md holds: the issue, the protocol's instructions, the marker.
+// What prompt.md holds: the issue, the protocol's instructions, the marker. For a round, also
+// what the agent said at the end of the last one (`last_output`) and the feedback, as data.
 std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
-                          std::string_view marker);
+                          std::string_view marker, std::string_view last_output = {},
+                          std::string_view feedback = {});
 
 // The runner contract's prefix for a restarted attempt.
 inline constexpr char kRestartPrefix[] = "Continue working on the following:\n\n";

@@ -37,6 +37,11 @@ struct JudgeInput {
     std::string run_id, agent, branch, issue_url;
     long issue = 0;
     std::optional<double> run_seconds;
+    // Rounds on the pull request: this run's, where it started, and the pair's earlier ones.
+    int round = 1;
+    std::string round_trigger;
+    std::string round_from;
+    std::vector<RoundLine> earlier_rounds;
 };
 
 // The checks' meaning of each agent exit code (protocol table); nullopt for 0.

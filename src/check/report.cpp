@@ -107,7 +107,15 @@ std::string render_markdown(const Verdict& v) {
                     " −" + std::to_string(v.deletions));
     if (v.run_seconds) facts.push_back("run " + format_seconds(*v.run_seconds));
     for (std::size_t i = 0; i < facts.size(); ++i) out += (i ? " · " : "") + facts[i];
-    out += "\n\n| | check | result |\n|---|---|---|\n";
+    out += "\n\n";
+    // The comment for (issue, agent) stays one comment: each round adds its line.
+    for (const auto& r : v.rounds) {
+        const char* verdict = !r.pass ? "not judged" : *r.pass ? "PASS" : "FAIL";
+        out += "- round " + std::to_string(r.number) + " · " + cell(r.trigger) + " · " + verdict +
+               " · " + code(r.from.substr(0, 7) + ".." + r.to.substr(0, 7)) + "\n";
+    }
+    if (!v.rounds.empty()) out += "\n";
+    out += "| | check | result |\n|---|---|---|\n";
     for (const auto& c : v.checks)
         out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
 

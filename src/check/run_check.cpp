@@ -14,6 +14,7 @@
 #include "core/run_id.h"
 #include "git/repository.h"
 #include "github/reach.h"
+#include "run/rounds.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -52,6 +53,15 @@ Result<config::Config> config_at_commit(const fs::path& worktree, const std::str
     if (!*text) return config::Config{};
     return config::parse_config(**text, base.substr(0, 12) + ":" + config::kConfigFile, worktree);
 }
+
+namespace {
+
+// What started a round, for its line: the first round is the issue's.
+std::string round_trigger_text(const std::string& trigger, long issue) {
+    return !trigger.empty() ? trigger : issue ? "issue #" + std::to_string(issue) : "the run";
+}
+
+}  // namespace
 
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
     if (run::is_active(record.status))
@@ -107,6 +117,18 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.issue = record.issue;
     input.issue_url = record.issue_url;
     input.run_seconds = seconds_between(record.start_time, record.end_time);
+    input.round = record.round;
+    input.round_trigger = record.round_trigger;
+    input.round_from = record.round_from;
+    for (const auto& seen : run::rounds_of(run::list_runs(record.folder.parent_path()).runs,
+                                           record.issue, record.agent)) {
+        if (seen.number >= record.round) break;
+        input.earlier_rounds.push_back(
+            {seen.number, round_trigger_text(seen.run.round_trigger, record.issue),
+             seen.judged ? std::optional<bool>(seen.judged->pass) : std::nullopt,
+             seen.run.round_from.empty() ? seen.run.base_commit : seen.run.round_from,
+             seen.judged ? seen.judged->head : seen.run.ready_commit});
+    }
     return input;
 }
 
@@ -117,6 +139,13 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
         return Error::general("cannot create " + input.report_dir.string() + ": " + ec.message());
     auto verdict = judge(input);
     if (!verdict) return verdict;
+    if (input.round > 1 || !input.earlier_rounds.empty()) {
+        verdict->round = input.round;
+        verdict->rounds = input.earlier_rounds;
+        verdict->rounds.push_back(
+            {input.round, round_trigger_text(input.round_trigger, input.issue), verdict->pass,
+             input.round_from.empty() ? verdict->base : input.round_from, verdict->head});
+    }
     if (auto w = write_file_atomic(input.report_dir / kCheckJson,
                                    json_dump(to_json(*verdict), 2) + "\n");
         !w)

@@ -19,7 +19,7 @@
 
 namespace cocode::check {
 
-inline constexpr char kCheckJson[] = "check.json";
+inline constexpr const char* kCheckJson = run::kCheckJsonFile;
 inline constexpr char kCheckMarkdown[] = "check.md";
 
 // The configuration commit `base` holds (defaults when it holds none): the rules a change is

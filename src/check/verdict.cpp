@@ -68,25 +68,37 @@ json to_json(const Verdict& v) {
         if (f.old_path != f.path) file["old_path"] = f.old_path;
         files.push_back(std::move(file));
     }
-    return {{"verdict", v.pass ? "PASS" : "FAIL"},
-            {"run_id", v.run_id.empty() ? json(nullptr) : json(v.run_id)},
-            {"issue", v.issue ? json(v.issue) : json(nullptr)},
-            {"issue_url", v.issue_url.empty() ? json(nullptr) : json(v.issue_url)},
-            {"agent", v.agent.empty() ? json(nullptr) : json(v.agent)},
-            {"branch", v.branch.empty() ? json(nullptr) : json(v.branch)},
-            {"base", v.base},
-            {"head", v.head},
-            {"agent_exit_code", optional_json(v.agent_exit_code)},
-            {"run_seconds", optional_json(v.run_seconds)},
-            {"marker", v.marker},
-            {"ready_commit", v.ready_commit.empty() ? json(nullptr) : json(v.ready_commit)},
-            {"commits", commits},
-            {"files", files},
-            {"insertions", v.insertions},
-            {"deletions", v.deletions},
-            {"checks", checks},
-            {"check_seconds", v.check_seconds},
-            {"report_dir", v.report_dir.string()}};
+    json out = {{"verdict", v.pass ? "PASS" : "FAIL"},
+                {"run_id", v.run_id.empty() ? json(nullptr) : json(v.run_id)},
+                {"issue", v.issue ? json(v.issue) : json(nullptr)},
+                {"issue_url", v.issue_url.empty() ? json(nullptr) : json(v.issue_url)},
+                {"agent", v.agent.empty() ? json(nullptr) : json(v.agent)},
+                {"branch", v.branch.empty() ? json(nullptr) : json(v.branch)},
+                {"base", v.base},
+                {"head", v.head},
+                {"agent_exit_code", optional_json(v.agent_exit_code)},
+                {"run_seconds", optional_json(v.run_seconds)},
+                {"marker", v.marker},
+                {"ready_commit", v.ready_commit.empty() ? json(nullptr) : json(v.ready_commit)},
+                {"commits", commits},
+                {"files", files},
+                {"insertions", v.insertions},
+                {"deletions", v.deletions},
+                {"checks", checks},
+                {"check_seconds", v.check_seconds},
+                {"report_dir", v.report_dir.string()}};
+    if (!v.rounds.empty()) {
+        out["round"] = v.round;
+        json rounds = json::array();
+        for (const auto& r : v.rounds)
+            rounds.push_back({{"round", r.number},
+                              {"trigger", r.trigger},
+                              {"verdict", r.pass ? json(*r.pass ? "PASS" : "FAIL") : json(nullptr)},
+                              {"from", r.from},
+                              {"to", r.to}});
+        out["rounds"] = std::move(rounds);
+    }
+    return out;
 }
 
 namespace {
@@ -156,6 +168,17 @@ Verdict verdict_from_json(const json& j) {
     }
     v.check_seconds = json_value(j, "check_seconds", 0.0);
     v.report_dir = str("report_dir");
+    v.round = json_value(j, "round", 1);
+    for (const auto& r : json_value(j, "rounds", json::array())) {
+        RoundLine line;
+        line.number = json_value(r, "round", 1);
+        line.trigger = json_value(r, "trigger", "");
+        const std::string verdict = json_value(r, "verdict", "");
+        if (verdict == "PASS" || verdict == "FAIL") line.pass = verdict == "PASS";
+        line.from = json_value(r, "from", "");
+        line.to = json_value(r, "to", "");
+        v.rounds.push_back(std::move(line));
+    }
     return v;
 }
 

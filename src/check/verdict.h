@@ -34,6 +34,14 @@ struct CommitLine {
     std::string summary;
 };
 
+// One round on the pull request (docs/review.md), as the verdict comment lists it.
+struct RoundLine {
+    int number = 1;
+    std::string trigger;       // "issue #12", "terminal", "review by @login", "check ci/test"
+    std::optional<bool> pass;  // nullopt: not judged
+    std::string from, to;      // the commits the round went from and to
+};
+
 struct Verdict {
     bool pass = false;
     // Which run: the report's header.
@@ -56,6 +64,10 @@ struct Verdict {
     std::vector<CheckItem> checks;
     double check_seconds = 0;
     std::filesystem::path report_dir;  // where check.json, check.md and verify logs are
+    // The run's round, and every round of its (issue, agent) pair so far, this one last;
+    // empty for a pair's only round.
+    int round = 1;
+    std::vector<RoundLine> rounds;
 
     const CheckItem* find(std::string_view id) const;
 };

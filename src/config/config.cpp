@@ -209,6 +209,21 @@ Result<void> parse_publish(const Reader& r, const json& publish, PublishConfig& 
     return {};
 }
 
+Result<void> parse_review(const Reader& r, const json& review, ReviewConfig& out) {
+    if (!review.is_object()) return r.bad("review", "an object with max_rounds, fix_checks");
+    if (auto ok = r.only_keys(review, "review", {"max_rounds", "fix_checks"}); !ok) return ok;
+    if (review.contains("max_rounds")) {
+        auto n = r.integer(review["max_rounds"], "review.max_rounds", 1, 100);
+        if (!n) return std::move(n).error();
+        out.max_rounds = *n;
+    }
+    if (review.contains("fix_checks")) {
+        if (!review["fix_checks"].is_boolean()) return r.bad("review.fix_checks", "true or false");
+        out.fix_checks = review["fix_checks"].get<bool>();
+    }
+    return {};
+}
+
 Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
     if (!trigger.is_object())
         return r.bad("trigger", "an object with label, command, allowed_bots, secret_env");
@@ -802,11 +817,11 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     const json& doc = *parsed;
     if (!doc.is_object())
         return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
-    if (auto ok = r.only_keys(
-            doc, "",
-            {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff", "ready_marker",
-             "worktree_root", "branch_prefix", "base_branch", "worktree_setup", "agents",
-             "default_agents", "check", "publish", "trigger", "sandbox", "output_cap", "$schema"});
+    if (auto ok = r.only_keys(doc, "",
+                              {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
+                               "ready_marker", "worktree_root", "branch_prefix", "base_branch",
+                               "worktree_setup", "agents", "default_agents", "check", "publish",
+                               "trigger", "review", "sandbox", "output_cap", "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -903,6 +918,10 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     }
     if (doc.contains("trigger")) {
         if (auto ok = parse_trigger(r, doc["trigger"], config.trigger); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("review")) {
+        if (auto ok = parse_review(r, doc["review"], config.review); !ok)
             return std::move(ok).error();
     }
     if (doc.contains("agents")) {

@@ -120,6 +120,13 @@ struct TriggerConfig {
     std::string secret_env = "COCODE_WEBHOOK_SECRET";
 };
 
+// `review`: rounds on the agent's pull request (docs/review.md). A round goes on from where the
+// last one stopped, judged by the rules sealed at the first.
+struct ReviewConfig {
+    int max_rounds = 3;       // per pull request, the first round included
+    bool fix_checks = false;  // a failing check on the PR's head starts a round
+};
+
 // Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:
 // a run that cannot have it fails), or only in their own process group (none).
 enum class SandboxMode { automatic, bwrap, none };
@@ -144,6 +151,7 @@ struct Config {
     CheckConfig check;
     PublishConfig publish;
     TriggerConfig trigger;
+    ReviewConfig review;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all
 

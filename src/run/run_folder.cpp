@@ -55,6 +55,10 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.ready_marker = text("ready_marker");
     r.restarts = static_cast<int>(to_number(info.get("restarts")));
     r.error_summary = text("error_summary");
+    r.parent_run_id = text("parent_run_id");
+    r.round = std::max(1, static_cast<int>(to_number(info.get("round"), 1)));
+    r.round_trigger = text("round_trigger");
+    r.round_from = text("round_from");
     return r;
 }
 

@@ -31,6 +31,7 @@ inline constexpr char kBusFile[] = "events.jsonl";  // in kRunsDir: every run's 
 // files are all there: a start cut short leaves no run folder that cannot be read.
 inline constexpr char kMakingPrefix[] = ".making-";
 inline constexpr char kRunInfoVersion[] = "1";
+inline constexpr char kCheckJsonFile[] = "check.json";  // cocode-check's verdict, in the folder
 
 struct RunFiles {
     std::filesystem::path folder;
@@ -44,6 +45,10 @@ struct RunFiles {
     std::filesystem::path info_lock() const { return folder / "run-info.yaml.lock"; }
     std::filesystem::path events() const { return folder / "events.jsonl"; }
     std::filesystem::path issue_body() const { return folder / "issue.md"; }
+    // A round's feedback (a review, a failing check, words typed at `continue`), as data.
+    std::filesystem::path feedback() const { return folder / "feedback.md"; }
+    // cocode-check's verdict on the run (docs/check.schema.json).
+    std::filesystem::path check_json() const { return folder / kCheckJsonFile; }
     // Space kept from the start for the run's end, written there first: it needs no new
     // block, so the end survives a full disk (see RunEnd).
     std::filesystem::path end() const { return folder / "run-end.json"; }
@@ -75,6 +80,12 @@ struct RunRecord {
     std::string ready_marker;  // the one this run's agent was given
     int restarts = 0;
     std::string error_summary;
+    // Rounds on the pull request (docs/review.md): a round is a run of its own, continuing
+    // `parent_run_id` on the same branch. A run resumed with --resume keeps its parent's round.
+    std::string parent_run_id;
+    int round = 1;
+    std::string round_trigger;  // "terminal", "review by @login", "check <name>"
+    std::string round_from;     // the branch's head when the round began
 };
 
 RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);

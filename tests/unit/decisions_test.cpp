@@ -5,6 +5,7 @@
 
 #include "agent/supervisor.h"
 #include "check/judge.h"
+#include "run/rounds.h"
 #include "run/run_folder.h"
 #include "scale/claim.h"
 
@@ -206,4 +207,43 @@ TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
 }
 
 }  // namespace
+// The decision alone, as a table: (rounds so far with their verdicts, cap) → may another start.
+TEST(RoundDecision, CapAndTwoFailuresInARow) {
+    auto seen = [](std::vector<std::optional<bool>> verdicts) {
+        std::vector<run::RoundSeen> history;
+        int n = 0;
+        for (auto v : verdicts)
+            history.push_back(
+                {++n, {}, v ? std::optional<run::Judged>(run::Judged{*v, ""}) : std::nullopt});
+        return history;
+    };
+    struct Case {
+        std::vector<std::optional<bool>> verdicts;
+        int cap;
+        bool go;
+        int number;
+        std::string why_not;
+    };
+    const std::optional<bool> pass = true, fail = false, unjudged = std::nullopt;
+    const std::vector<Case> cases = {
+        {{}, 3, false, 0, "there is no run to continue"},
+        {{fail}, 3, true, 2, ""},
+        {{pass}, 3, true, 2, ""},
+        {{unjudged}, 3, true, 2, ""},
+        {{fail, pass}, 3, true, 3, ""},
+        {{pass, fail}, 3, true, 3, ""},
+        {{fail, fail}, 3, false, 3, "rounds 1 and 2 both failed their check"},
+        {{fail, unjudged}, 5, true, 3, ""},
+        {{pass, pass, pass}, 3, false, 4, "the round cap is reached (review.max_rounds = 3)"},
+        {{fail}, 1, false, 2, "the round cap is reached (review.max_rounds = 1)"},
+        {{pass, fail, pass, fail, fail}, 9, false, 6, "rounds 4 and 5 both failed their check"},
+    };
+    for (const auto& c : cases) {
+        const auto d = run::decide_round(seen(c.verdicts), c.cap);
+        EXPECT_EQ(d.go, c.go) << c.verdicts.size() << " rounds, cap " << c.cap;
+        EXPECT_EQ(d.number, c.number);
+        EXPECT_EQ(d.why_not, c.why_not);
+    }
+}
+
 }  // namespace cocode

@@ -7,14 +7,27 @@
 #include <string>
 #include <vector>
 
+#include "agent/prepare.h"
 #include "agent/supervisor.h"
 #include "check/run_check.h"
+#include "commands.h"
 #include "config/config.h"
 #include "issues/source.h"
+#include "workspace.h"
 
 namespace cocode::dispatch_cli {
 
 agent::SupervisorOptions supervisor_options(const config::Config& config);
+
+// The workspace with `run`'s flags over its configuration, and the --timeout they name.
+std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const RunArgs& args);
+
+// `run`'s batch from the issues chosen on: plan the pairs (or, with `round`, each pair's next
+// round), supervise them in the live view, judge and publish, print; the batch's exit code.
+int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
+              issues::IssueSource* source, const std::vector<github::Issue>& issues,
+              const std::vector<config::AgentConfig>& agents,
+              std::optional<agent::RoundRequest> round);
 
 // "12:00:01  <run id>  #7 claude  <what>"
 std::string run_line(const agent::PlannedRun& run, const std::string& what);

@@ -180,7 +180,7 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
 
 }  // namespace
 
-namespace {
+namespace {}  // namespace
 
 // The workspace with the run's flags over its configuration, and the --timeout they name.
 std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const RunArgs& args) {
@@ -204,6 +204,8 @@ std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const
     }
     return {std::move(ws), timeout};
 }
+
+namespace {
 
 // Supervises the batch with the live view: on a terminal every run on a line of its own,
 // rewritten as it changes (verdicts too, as they come); in a pipe or a CI log, one line per
@@ -311,15 +313,22 @@ int run_run(const RunArgs& args) {
         notice("no open issues with those labels; nothing to run");
         return 0;
     }
+    return run_pairs(args, ws, timeout, source.get(), issues, agents, std::nullopt);
+}
 
+int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
+              issues::IssueSource* source, const std::vector<github::Issue>& issues,
+              const std::vector<config::AgentConfig>& agents,
+              std::optional<agent::RoundRequest> round) {
     agent::DispatchContext context;
     context.repo_root = ws.root;
     context.config = ws.config;
     context.project_id = ws.project_id();
     context.resume = args.resume;
+    context.round = std::move(round);
     context.timeout = timeout;
     context.notice = notice;
-    if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty())
+    if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty() && !context.round)
         notice("warning: " + std::to_string(unseen.size()) +
                (unseen.size() == 1 ? " file has" : " files have") +
                " uncommitted changes in the main worktree (" + unseen.front() +
@@ -333,7 +342,7 @@ int run_run(const RunArgs& args) {
     after.check = !args.no_check;
     after.publish = args.publish || ws.config.publish.after_run;
     after.config = &ws.config;
-    after.source = source.get();
+    after.source = source;
     const auto [batch, checks] = supervise_in_view(runs, ws, after);
     print_results(runs, batch, checks, args.json);
     for (const auto& line : batch.unrecorded) notice("error: " + line);

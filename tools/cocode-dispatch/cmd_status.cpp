@@ -59,10 +59,12 @@ std::string state_of(const run::RunRecord& r) {
 std::string line_of(const git::Repository* repo, const run::RunRecord& r) {
     auto commits = commits_since_base(repo, r);
     const std::string verdict = verdict_of(r);
+    // A round on the pull request beyond the first is shown beside its agent: "claude r2".
+    const std::string agent = r.round > 1 ? r.agent + " r" + std::to_string(r.round) : r.agent;
     char buf[512];
     std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %4s  %s",
-                  r.run_id.c_str(), r.issue, r.agent.c_str(), state_of(r).c_str(),
-                  elapsed(r).c_str(), commits ? std::to_string(*commits).c_str() : "-",
+                  r.run_id.c_str(), r.issue, agent.c_str(), state_of(r).c_str(), elapsed(r).c_str(),
+                  commits ? std::to_string(*commits).c_str() : "-",
                   r.ready_commit.empty() ? "-" : r.ready_commit.substr(0, 12).c_str(),
                   r.exit_code ? std::to_string(*r.exit_code).c_str() : "-",
                   verdict.empty() ? "-" : verdict.c_str());
@@ -76,6 +78,8 @@ json json_of(const git::Repository* repo, const run::RunRecord& r) {
     return {{"run_id", r.run_id},
             {"issue", r.issue},
             {"agent", r.agent},
+            {"round", r.round},
+            {"round_trigger", r.round_trigger.empty() ? json(nullptr) : json(r.round_trigger)},
             {"status", run::status_name(r.status)},
             {"reason", r.reason_text},
             {"start_time", r.start_time},

@@ -46,6 +46,18 @@ struct RunArgs {
     std::vector<std::string> verify;
 };
 
+// `continue`: the next round of a pair's run (docs/review.md), with feedback typed here.
+struct ContinueArgs {
+    SourceFlags source;
+    std::string which;                // a run id (or a unique prefix), or an issue number
+    std::vector<std::string> agents;  // with an issue number: these pairs (default: all its)
+    std::string message;              // -m: the feedback
+    std::optional<std::string> timeout;
+    bool json = false;
+    bool no_check = false;
+    bool publish = false;
+};
+
 // The detached half of `run --detach` (hidden).
 struct SuperviseArgs {
     SourceFlags source;
@@ -123,6 +135,7 @@ struct ServeArgs {
 int run_issues_list(const IssuesListArgs& args);
 int run_issues_show(const IssuesShowArgs& args);
 int run_run(const RunArgs& args);
+int run_continue(const ContinueArgs& args);
 int run_supervise(const SuperviseArgs& args);
 int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);

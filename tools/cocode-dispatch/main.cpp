@@ -21,6 +21,7 @@ struct Arguments {
     IssuesListArgs list;
     IssuesShowArgs show;
     RunArgs run;
+    ContinueArgs next;
     PlanArgs plan;
     WatchArgs watch;
     ServeArgs serve;
@@ -85,6 +86,25 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     run_cmd->add_option("--verify", run.verify,
                         "a command that must pass (repeatable; replaces check.verify)");
     commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
+
+    ContinueArgs& next = a.next;
+    auto* continue_cmd = app.add_subcommand(
+        "continue", "a run's next round on its branch, with feedback, judged by its sealed rules");
+    next.source.add_to(*continue_cmd);
+    continue_cmd->add_option("which", next.which, "a run id (or a unique prefix), or an issue")
+        ->required();
+    continue_cmd->add_option("--agent", next.agents,
+                             "with an issue: this agent's run (repeatable; default: each agent "
+                             "that ran on it)");
+    continue_cmd->add_option("-m,--message", next.message, "the feedback for the agent")
+        ->required();
+    continue_cmd->add_option("--timeout", next.timeout,
+                             "per-run limit, e.g. 30m (over the config)");
+    continue_cmd->add_flag("--json", next.json, "print the results as JSON");
+    continue_cmd->add_flag("--no-check", next.no_check, "do not judge the round when it ends");
+    continue_cmd->add_flag("--publish", next.publish,
+                           "publish the verdict on the issue (comment, status, labels)");
+    commands.emplace_back(continue_cmd, [&a] { return run_continue(a.next); });
 }
 
 void add_plan_command(CLI::App& app, Arguments& a, Commands& commands) {

@@ -1,0 +1,209 @@
+// Rounds on the pull request from the terminal: `cocode-dispatch continue` goes on from a
+// pair's last run on the same branch, with the feedback as data, judged by the rules sealed at
+// the first round; the verdict lists every round; the limits stop rounds (docs/review.md).
+
+#include "dispatch_fixture.h"
+#include "fake_github.h"
+
+namespace cocode::test {
+
+class Rounds : public DispatchRun {
+  protected:
+    // review-agent.sh leaves src/flaw.txt in round 1; the verify command finds it.
+    void configure_rounds(json extra = json::object()) {
+        json config = {{"agents", {{"fixer", {{"command", agent_path("review-agent.sh")}}}}},
+                       {"check",
+                        {{"allowed_paths", {"src/**"}},
+                         {"verify", {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}}}}}}};
+        config.update(extra);
+        configure(config);
+    }
+
+    std::string rev(const std::string& what, const fs::path& where) {
+        std::string id = sh_ok("git rev-parse " + what, where);
+        return id.substr(0, id.size() - 1);
+    }
+
+    json check_of(const run::RunRecord& r) {
+        return json::parse(read_text(r.folder / "check.json"));
+    }
+};
+
+TEST_F(Rounds, ContinueGoesOnFromTheLastRoundWithTheFeedbackOnTheSameBranch) {
+    configure_rounds();
+    Shell first = dispatch("run 1");
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const run::RunRecord round1 = only_run();
+    EXPECT_EQ(round1.round, 1);
+    EXPECT_EQ(check_of(round1)["verdict"], "FAIL");
+    const fs::path worktree = round1.worktree;
+    const std::string head1 = rev("HEAD", worktree);
+
+    Shell second = dispatch("continue 1 -m 'remove src/flaw.txt'");
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    const run::RunRecord& round2 = all[1];
+    EXPECT_EQ(round2.round, 2);
+    EXPECT_EQ(round2.parent_run_id, round1.run_id);
+    EXPECT_EQ(round2.round_trigger, "terminal");
+    EXPECT_EQ(round2.round_from, head1);
+    EXPECT_EQ(round2.branch, round1.branch);
+    EXPECT_EQ(round2.worktree, worktree);
+    EXPECT_EQ(round2.base_commit, round1.base_commit);
+    // The round's commits are on top of the first round's: the branch only moved forward.
+    EXPECT_EQ(sh("git merge-base --is-ancestor " + head1 + " HEAD", worktree).exit_code, 0);
+    EXPECT_NE(rev("HEAD", worktree), head1);
+
+    // The agent got the feedback as a file and the prompt held what it said last time.
+    EXPECT_EQ(read_text(round2.folder / "feedback-seen.md"), "remove src/flaw.txt\n");
+    const std::string prompt = read_text(round2.folder / "prompt.md");
+    EXPECT_NE(prompt.find("## Round 2"), std::string::npos) << prompt;
+    EXPECT_NE(prompt.find("Round 1: wrote src/work.txt, and src/flaw.txt with it."),
+              std::string::npos);
+    EXPECT_NE(prompt.find("remove src/flaw.txt"), std::string::npos);
+
+    // Judged against the run's base; the report lists both rounds with their ranges.
+    json verdict = check_of(round2);
+    EXPECT_EQ(verdict["verdict"], "PASS") << verdict.dump(2);
+    EXPECT_EQ(verdict["base"], round1.base_commit);
+    ASSERT_EQ(verdict["rounds"].size(), 2u);
+    EXPECT_EQ(verdict["rounds"][0]["verdict"], "FAIL");
+    EXPECT_EQ(verdict["rounds"][0]["trigger"], "issue #1");
+    EXPECT_EQ(verdict["rounds"][1]["verdict"], "PASS");
+    EXPECT_EQ(verdict["rounds"][1]["from"], head1);
+    EXPECT_EQ(verdict["rounds"][1]["to"], rev("HEAD", worktree));
+    const std::string report = read_text(round2.folder / "check.md");
+    EXPECT_NE(report.find("- round 1 · issue #1 · FAIL · `" + round1.base_commit.substr(0, 7) +
+                          ".." + head1.substr(0, 7) + "`"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("- round 2 · terminal · PASS · `" + head1.substr(0, 7)),
+              std::string::npos);
+
+    // status shows the round; its JSON names it.
+    Shell status = dispatch("status --json");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    json listed = json::parse(status.out);
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(listed[1]["round"], 2);
+    EXPECT_EQ(listed[1]["round_trigger"], "terminal");
+    EXPECT_NE(dispatch("status").out.find("fixer r2"), std::string::npos);
+}
+
+TEST_F(Rounds, ARoundIsJudgedByTheRulesSealedAtTheFirstNotByTodaysConfiguration) {
+    configure_rounds();
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    // Between the rounds the configuration is loosened: every path, no verify command.
+    configure({{"agents", {{"fixer", {{"command", agent_path("review-agent.sh")}}}}}});
+    Shell second = dispatch("continue 1 -m 'add docs/outside.txt'");
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const json verdict = check_of(runs()[1]);
+    EXPECT_EQ(verdict["verdict"], "FAIL");
+    std::map<std::string, json> checks;
+    for (const auto& c : verdict["checks"]) checks[c["id"]] = c;
+    EXPECT_EQ(checks["scope"]["result"], "fail");
+    EXPECT_EQ(checks["scope"]["files"], json::array({"docs/outside.txt"}));
+}
+
+TEST_F(Rounds, RoundsStopAtTheCapAndAfterTwoFailedRoundsInARow) {
+    configure_rounds({{"review", {{"max_rounds", 2}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    ASSERT_EQ(dispatch("continue 1 -m 'remove src/flaw.txt'").exit_code, 0);
+    Shell third = dispatch("continue 1 -m 'add src/more.txt'");
+    EXPECT_EQ(third.exit_code, 2);
+    EXPECT_NE(third.err.find("issue 1, agent fixer: no round 3: the round cap is reached "
+                             "(review.max_rounds = 2)"),
+              std::string::npos)
+        << third.err;
+    EXPECT_EQ(runs().size(), 2u);  // nothing made
+
+    sh_ok(
+        "rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
+        ".cocode/worktrees/1-fixer && git branch -D cocode/1-fixer",
+        repo_);
+    configure_rounds({{"review", {{"max_rounds", 5}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    ASSERT_EQ(dispatch("continue 1 -m 'nothing to say'").exit_code, 0);
+    Shell again = dispatch("continue 1 -m 'remove src/flaw.txt'");
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_NE(again.err.find("no round 3: rounds 1 and 2 both failed their check"),
+              std::string::npos)
+        << again.err;
+}
+
+TEST_F(Rounds, ContinueRefusesWhatItCannotContinue) {
+    configure_rounds();
+    Shell none = dispatch("continue 1 -m 'go on'");
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("no run matches '1'"), std::string::npos) << none.err;
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    Shell empty = dispatch("continue 1 -m ' '");
+    EXPECT_EQ(empty.exit_code, 2);
+    EXPECT_NE(empty.err.find("-m needs the feedback"), std::string::npos) << empty.err;
+    Shell stranger = dispatch("continue 1 --agent nobody -m 'go on'");
+    EXPECT_EQ(stranger.exit_code, 2);
+    EXPECT_NE(stranger.err.find("agent 'nobody' has no run on issue #1"), std::string::npos);
+    EXPECT_EQ(runs().size(), 1u);
+}
+
+// Published rounds: one comment for (issue, agent) that gains each round's line, a status on
+// each new head, one pull request, and the branch pushed as a fast-forward that keeps a commit
+// someone else pushed between the rounds.
+TEST_F(Rounds, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
+    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+              quote((dir_ / "origin.git").string()),
+          repo_);
+    configure_rounds({{"publish", {{"push", true}, {"pull_request", true}}}});
+    sh_ok("git push -q origin main", repo_);
+    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
+                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+
+    Shell first = dispatch("run 1 --publish" + github, env);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const run::RunRecord round1 = only_run();
+    ASSERT_EQ(server.comments_of(1).size(), 1u) << first.out << first.err;
+    ASSERT_EQ(server.pulls().size(), 1u);
+
+    // A reviewer pushes a fix-up of their own to the agent's branch.
+    sh_ok(
+        "git clone -q origin.git other && cd other && git checkout -q cocode/1-fixer && "
+        "git config user.name reviewer && git config user.email reviewer@cocode.invalid && "
+        "echo note > src/reviewer.txt && git add src && git commit -q -m 'a reviewer fix-up' "
+        "&& git push -q origin cocode/1-fixer",
+        dir_.path());
+    const std::string theirs = rev("HEAD", dir_ / "other");
+
+    Shell second = dispatch("continue 1 --publish -m 'remove src/flaw.txt'" + github, env);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const run::RunRecord round2 = runs()[1];
+    EXPECT_EQ(round2.round_from, theirs);  // the round started from their commit
+    const std::string head2 = rev("refs/heads/cocode/1-fixer", dir_ / "origin.git");
+    EXPECT_EQ(head2, rev("HEAD", round2.worktree));
+    EXPECT_EQ(
+        sh("git merge-base --is-ancestor " + theirs + " " + head2, dir_ / "origin.git").exit_code,
+        0);
+    EXPECT_TRUE(fs::exists(round2.worktree / "src/reviewer.txt"));
+
+    auto comments = server.comments_of(1);
+    ASSERT_EQ(comments.size(), 1u);
+    const std::string body = comments[0]["body"];
+    EXPECT_NE(body.find("✅ PASS"), std::string::npos) << body;
+    EXPECT_NE(body.find("- round 1 · issue #1 · FAIL"), std::string::npos) << body;
+    EXPECT_NE(body.find("- round 2 · terminal · PASS · `" + theirs.substr(0, 7) + ".." +
+                        head2.substr(0, 7) + "`"),
+              std::string::npos)
+        << body;
+    auto statuses = server.statuses();
+    ASSERT_EQ(statuses.size(), 2u);
+    EXPECT_EQ(statuses[0]["state"], "failure");
+    EXPECT_EQ(statuses[0]["sha"], round1.ready_commit);
+    EXPECT_EQ(statuses[1]["state"], "success");
+    EXPECT_EQ(statuses[1]["sha"], head2);
+    EXPECT_EQ(server.pulls().size(), 1u);
+}
+
+}  // namespace cocode::test

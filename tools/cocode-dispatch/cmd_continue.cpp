@@ -1,0 +1,80 @@
+// `cocode-dispatch continue`: the next round of a pair's run, with feedback typed here
+// (docs/review.md). The round is a run of its own on the same branch, from where the last one
+// stopped, judged by the rules sealed at the pair's first round; `run`'s batch does the rest.
+#include <algorithm>
+#include <map>
+
+#include "batch.h"
+#include "commands.h"
+#include "core/files.h"
+#include "workspace.h"
+
+namespace cocode::dispatch_cli {
+
+namespace {
+
+// The issue as the pair's runs read it: its text is in the newest run's folder, so a round
+// needs no GitHub (unless it publishes).
+github::Issue issue_of(const run::RunRecord& record) {
+    github::Issue issue;
+    issue.number = record.issue;
+    issue.html_url = record.issue_url;
+    issue.state = "open";
+    if (auto info = run::read_run_info(record.folder))
+        issue.title = info->get("issue_title").value_or("");
+    if (auto body = read_file(run::RunFiles{record.folder}.issue_body())) issue.body = *body;
+    return issue;
+}
+
+}  // namespace
+
+int run_continue(const ContinueArgs& args) {
+    if (args.message.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw Failure(Error::usage("continue: -m needs the feedback for the agent"));
+    RunArgs run_args;
+    run_args.source = args.source;
+    run_args.timeout = args.timeout;
+    run_args.json = args.json;
+    run_args.no_check = args.no_check;
+    run_args.publish = args.publish;
+    auto [ws, timeout] = configured_workspace(run_args);
+
+    // The newest run of each agent among those named.
+    const auto selected = select_runs(ws, args.which);
+    std::map<std::string, const run::RunRecord*> newest;
+    for (const auto& record : selected) newest[record.agent] = &record;
+    const bool by_issue = args.which.find_first_not_of("0123456789") == std::string::npos &&
+                          std::to_string(selected.front().issue) == args.which;
+    const bool one_issue = std::all_of(selected.begin(), selected.end(), [&](const auto& r) {
+        return r.issue == selected.front().issue;
+    });
+    if (!one_issue || (!by_issue && newest.size() > 1))
+        throw Failure(Error::usage("continue: '" + args.which +
+                                   "' names runs of several issues or agents; give a whole run "
+                                   "id, or an issue number with --agent"));
+    std::vector<std::string> names;
+    for (const auto& [agent, record] : newest)
+        if (args.agents.empty() ||
+            std::find(args.agents.begin(), args.agents.end(), agent) != args.agents.end())
+            names.push_back(agent);
+    for (const auto& wanted : args.agents)
+        if (!newest.count(wanted))
+            throw Failure(Error::usage("continue: agent '" + wanted + "' has no run on issue #" +
+                                       std::to_string(selected.front().issue)));
+    const auto agents = config::choose_agents(ws.config, names).value_or_throw();
+    const github::Issue issue = issue_of(*newest.at(names.front()));
+
+    std::unique_ptr<issues::IssueSource> source;
+    if (args.publish || ws.config.publish.after_run) {
+        SourceFlags flags = args.source;
+        flags.options.repo_dir = ws.root;
+        source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+    }
+    agent::RoundRequest round;
+    round.trigger = "terminal";
+    round.feedback = args.message;
+    if (round.feedback.back() != '\n') round.feedback += '\n';
+    return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::move(round));
+}
+
+}  // namespace cocode::dispatch_cli
