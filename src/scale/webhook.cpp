@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "scale/trigger.h"
 
 namespace cocode::scale {
 namespace fs = std::filesystem;
@@ -122,6 +123,16 @@ WebhookAnswer receive(Inbox& inbox, std::string_view secret, std::string_view si
     if (event == "ping") return {200, answer_line("pong"), false};
     if (event != "issues" && event != "issue_comment")
         return {202, answer_line("not an event cocode acts on: " + std::string(event)), false};
+    // Signed, but not what the event needs: refused now, with why, so that GitHub's log of
+    // deliveries shows the failure rather than a 202 for something thrown away later.
+    const auto payload = nlohmann::json::parse(body, nullptr, false);
+    if (payload.is_discarded() || !payload.is_object())
+        return {400,
+                answer_line("body: expected a JSON object (the " + std::string(event) +
+                            " event's payload)"),
+                false};
+    if (auto read = read_event(event, payload, config::TriggerConfig{}); !read)
+        return {400, answer_line(read.error().message), false};
     auto accepted =
         inbox.accept(Delivery{std::string(delivery_id), std::string(event), std::string(body)});
     if (!accepted) return {500, answer_line("cannot queue: " + accepted.error().message), false};

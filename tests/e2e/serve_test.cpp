@@ -39,8 +39,12 @@ class Serve : public Watch {
     // Delivers `payload` as `event`; the HTTP status.
     int deliver(const std::string& event, const std::string& id, const json& payload,
                 const std::string& how = "good", const std::string& secret = kSecret) {
+        return deliver_text(event, id, payload.dump(), how, secret);
+    }
+    int deliver_text(const std::string& event, const std::string& id, const std::string& body,
+                     const std::string& how = "good", const std::string& secret = kSecret) {
         const fs::path file = dir_ / ("payload-" + id + ".json");
-        write_text(file, payload.dump());
+        write_text(file, body);
         Shell sent =
             sh("node " + quote(std::string(COCODE_SOURCE_DIR) + "/tests/support/deliver.mjs") +
                    " " + quote(COCODE_PEERS_DIR) + " " + quote(url_) + " " + event + " " + id +
@@ -83,6 +87,11 @@ TEST_F(Serve, SignedDeliveriesRunOnceAndEverythingElseIsRefused) {
     json huge = label;
     huge["issue"]["body"] = std::string(2 << 20, 'x');
     EXPECT_EQ(deliver("issues", "d-6", huge), 413);
+    // Signed, but not what the event needs: refused with why, not answered 202 and dropped.
+    EXPECT_EQ(deliver_text("issues", "d-7", "not JSON at all"), 400);
+    json nameless = label;
+    nameless.erase("issue");
+    EXPECT_EQ(deliver("issues", "d-8", nameless), 400);
 
     EXPECT_TRUE(wait_until([&] { return answered(1) && answered(2); }, 60s)) << served_.err;
     const Shell ended = stop(a);
