@@ -188,7 +188,10 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         int cocode_vars = 0;
         for (const auto& line : read_lines(r.folder / "env.txt"))
             cocode_vars += line.rfind("COCODE_", 0) == 0;
-        EXPECT_EQ(cocode_vars, 5);
+        // The protocol's five and the round (docs/review.md): a first round has no feedback.
+        EXPECT_EQ(cocode_vars, 6);
+        EXPECT_TRUE(has("COCODE_ROUND=1")) << r.agent;
+        EXPECT_FALSE(has_name("COCODE_FEEDBACK_FILE")) << r.agent;
         // Only the claude agent gets Anthropic's key, its base URL and its configured value;
         // only the plain one its configured extra.
         EXPECT_EQ(has_name("ANTHROPIC_API_KEY"), claude) << r.agent;

@@ -178,11 +178,13 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
     const std::string any_number = "expected an issue number (a whole number from 1 to 2147483647)";
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"cocode-dispatch",
-         "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, plan, watch, "
+         "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, continue, plan, "
+         "watch, "
          "serve, status, logs, init, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
         {"cocode-dispatch rnu 1",
          "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
-         "'run'? Commands: issues, run, plan, watch, serve, status, logs, init, clean, doctor, "
+         "'run'? Commands: issues, run, continue, plan, watch, serve, status, logs, init, clean, "
+         "doctor, "
          "completion.\n"},
         {"cocode-dispatch issues shwo 3",
          "cocode-dispatch: error: unknown command 'shwo' for `cocode-dispatch issues`; did you "
