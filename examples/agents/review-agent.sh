@@ -1,9 +1,9 @@
 #!/bin/sh
 # A reference agent for rounds on the pull request (docs/review.md). Round 1 writes its work
 # and, with it, a flaw (src/flaw.txt). A later round reads the feedback from
-# $COCODE_FEEDBACK_FILE and does what its lines say: "remove PATH" removes a file, "add PATH"
-# adds one. Every round ends with a commit carrying the ready marker. What it was told is
-# kept as feedback-seen.md in its run folder.
+# $COCODE_FEEDBACK_FILE and does what its lines say, quoted or not: "remove PATH" removes a
+# file, "add PATH" adds one. Every round ends with a commit carrying the ready marker. What it
+# was told is kept as feedback-seen.md in its run folder.
 set -eu
 cd "$COCODE_REPO_PATH"
 round=${COCODE_ROUND:-1}
@@ -19,14 +19,15 @@ $COCODE_READY_MARKER"
   exit 0
 fi
 cp "$COCODE_FEEDBACK_FILE" "$JRUN_RUN_FOLDER/feedback-seen.md"
-while read -r verb path; do
+# Quoted words ("> remove PATH", as a review's are) count as well.
+sed 's/^> //' "$COCODE_FEEDBACK_FILE" | while read -r verb path; do
   case "$verb" in
     remove) git rm -q -- "$path" ;;
     add) mkdir -p "$(dirname "$path")"
          echo "added in round $round" > "$path"
          git add -- "$path" ;;
   esac
-done < "$COCODE_FEEDBACK_FILE"
+done
 git commit -q --allow-empty -m "round $round: as the feedback asked
 
 $COCODE_READY_MARKER"

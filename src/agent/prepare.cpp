@@ -587,7 +587,7 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     std::error_code ec;
     Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false, 1, {}};
     const std::string pair_text = "issue " + std::to_string(issue.number) + ", agent " + agent.name;
-    if (context.round) {
+    if (context.round_for(agent.name)) {
         if (!pair.previous || !repo.branch_exists(branch))
             return Error::usage(
                 pair_text + ": no run on branch " + branch + " to continue; `cocode-dispatch run " +
@@ -605,8 +605,9 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
         pair.round = pair.previous->round;
     }
     if (!(fs::exists(path, ec) || repo.branch_exists(branch) || registered)) return pair;
-    const std::string how = context.round ? "continue" : "--resume";
-    if (!context.resume && !context.round)
+    const bool round = context.round_for(agent.name) != nullptr;
+    const std::string how = round ? "continue" : "--resume";
+    if (!context.resume && !round)
         return Error::usage("issue " + std::to_string(issue.number) + ", agent " + agent.name +
                             ": worktree " + path.string() + " or branch " + branch +
                             " already exists; --resume continues it, `cocode-dispatch clean " +
@@ -697,8 +698,9 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             previous && *previous)
             sealed = std::move(**previous);
     std::string last_output;
-    if (context.round) {
-        run.round_trigger = context.round->trigger;
+    const RoundRequest* round = context.round_for(run.agent.name);
+    if (round) {
+        run.round_trigger = round->trigger;
         run.round_from = pair.round_from;
         if (sealed) {
             run.base_commit = sealed->base_commit;
@@ -710,7 +712,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
         run.round_from = pair.previous->round_from;
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
-    const std::string feedback = context.round ? visible_text(context.round->feedback).text : "";
+    const std::string feedback = round ? visible_text(round->feedback).text : "";
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);
 
     const run::RunFiles making{context.runs_dir() / (std::string(run::kMakingPrefix) + run.run_id)};
@@ -720,17 +722,16 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     // The folder is flushed once the run ends, not after each file. Every file the run will
     // append to or lock is made here, so that starting and ending a run creates none.
     constexpr auto kNoFolderFlush = Durability::content;
-    for (auto ok :
-         {write_file_atomic(making.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
-          write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
-          create_file(making.stdout_file()), create_file(making.stderr_file()),
-          create_file(making.events()), create_file(making.info_lock()),
-          context.round ? write_file_atomic(making.feedback(), feedback, 0644, kNoFolderFlush)
-                        : Result<void>{},
-          run::reserve_run_end(making),
-          write_file_atomic(making.info(),
-                            initial_run_info(context, run, pair.issue->title).render(), 0644,
-                            kNoFolderFlush)})
+    for (auto ok : {write_file_atomic(making.issue_body(), pair.issue->body, 0644, kNoFolderFlush),
+                    write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
+                    create_file(making.stdout_file()), create_file(making.stderr_file()),
+                    create_file(making.events()), create_file(making.info_lock()),
+                    round ? write_file_atomic(making.feedback(), feedback, 0644, kNoFolderFlush)
+                          : Result<void>{},
+                    run::reserve_run_end(making),
+                    write_file_atomic(making.info(),
+                                      initial_run_info(context, run, pair.issue->title).render(),
+                                      0644, kNoFolderFlush)})
         if (!ok) return std::move(ok).error();
     for (const auto& [path, content] : run.launch.files) {
         // Files the agent's launch needs inside its run folder are made with the rest.
@@ -755,7 +756,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     // A resumed run keeps the refs sealed when its pair first started; a round, everything.
     if (sealed) {
         seal.refs = sealed->refs;
-        if (context.round) {
+        if (round) {
             seal.config_text = sealed->config_text;
             seal.marker = sealed->marker;
         }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +32,12 @@ struct DispatchContext {
     config::Config config;
     std::string project_id;  // JRUN_PROJECT_ID: owner/name when known, else the folder name
     bool resume = false;     // continue an existing worktree for the same (issue, agent)
-    std::optional<RoundRequest> round;        // each pair's next round rather than a new run
+    std::optional<RoundRequest> round;  // each pair's next round rather than a new run
+    std::map<std::string, RoundRequest> round_of_agent;  // a pair's own, over `round`
+    const RoundRequest* round_for(const std::string& agent) const {
+        auto own = round_of_agent.find(agent);
+        return own != round_of_agent.end() ? &own->second : round ? &*round : nullptr;
+    }
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
     // GIT_AUTHOR_* and GIT_COMMITTER_* from the repository's user.name and user.email, given

@@ -363,6 +363,39 @@ Result<std::optional<PullRequest>> GitHub::open_pull_request_for(const std::stri
     return std::optional<PullRequest>{};
 }
 
+namespace {
+
+// Every item of a list, each read by `read`.
+template <typename T, typename Read, std::size_t N>
+Result<std::vector<T>> read_list(HttpClient& http, const std::string& path,
+                                 const std::string_view (&keys)[N], Read read) {
+    auto all = http.get_all_pages(path, keys);
+    if (!all.ok()) return std::move(all).error();
+    std::vector<T> out;
+    for (const auto& item : all.value()) {
+        auto one = read(item, "GET " + path);
+        if (!one.ok()) return Error::general(one.error().message);
+        out.push_back(std::move(one).value());
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<Review>> GitHub::reviews(long number) {
+    return read_list<Review>(http_,
+                             repo_path() + "/pulls/" + std::to_string(number) +
+                                 "/reviews?per_page=" + std::to_string(page_size_),
+                             kReviewKeys, review_from_json);
+}
+
+Result<std::vector<ReviewComment>> GitHub::review_comments(long number) {
+    return read_list<ReviewComment>(http_,
+                                    repo_path() + "/pulls/" + std::to_string(number) +
+                                        "/comments?per_page=" + std::to_string(page_size_),
+                                    kReviewCommentKeys, review_comment_from_json);
+}
+
 Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {
     const std::string path = repo_path() + "/pulls";
     json body = {{"title", spec.title},

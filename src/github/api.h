@@ -71,12 +71,16 @@ class GitHub {
                               const std::string& description);
     // Opens the pull request, or returns the open one that already has this head.
     Result<PullRequest> create_pull_request(const PullRequestSpec& spec);
+    // Every review of pull request `number`, and every comment of them on its diff, oldest first.
+    Result<std::vector<Review>> reviews(long number);
+    Result<std::vector<ReviewComment>> review_comments(long number);
     Result<PullRequest> update_pull_request(long number, const std::string& title,
                                             const std::string& body);
+    // The open pull request whose head is `head` (a branch, or owner:branch), if there is one.
+    Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
 
   private:
     std::string repo_path() const;
-    Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
 
     HttpClient& http_;
     RepoRef repo_;

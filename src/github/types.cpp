@@ -133,6 +133,59 @@ Result<Issue> issue_from_json(const json& value, std::string_view where) {
     return issue;
 }
 
+Result<Review> review_from_json(const json& value, std::string_view where) {
+    if (!value.is_object()) return Error::general(std::string(where) + ": expected a review");
+    Review review;
+    auto id = value.find("id");
+    if (id == value.end() || !id->is_number_integer())
+        return field_error(where, "id", "an integer");
+    review.id = id->get<long long>();
+    for (auto [field, target] : {std::pair{"state", &review.state},
+                                 {"body", &review.body},
+                                 {"submitted_at", &review.submitted_at}}) {
+        auto text = optional_string(value, field, where);
+        if (!text.ok()) return std::move(text).error();
+        *target = std::move(text).value();
+    }
+    auto author = login_of(value, "user", where);
+    if (!author.ok()) return std::move(author).error();
+    review.author = std::move(author).value();
+    return review;
+}
+
+Result<ReviewComment> review_comment_from_json(const json& value, std::string_view where) {
+    if (!value.is_object())
+        return Error::general(std::string(where) + ": expected a review comment");
+    ReviewComment comment;
+    auto id = value.find("id");
+    if (id == value.end() || !id->is_number_integer())
+        return field_error(where, "id", "an integer");
+    comment.id = id->get<long long>();
+    for (auto [field, target] : {std::pair{"pull_request_review_id", &comment.review_id},
+                                 {"in_reply_to_id", &comment.in_reply_to}}) {
+        auto number = value.find(field);
+        if (number == value.end() || number->is_null()) continue;
+        if (!number->is_number_integer()) return field_error(where, field, "an integer");
+        *target = number->get<long long>();
+    }
+    if (auto line = value.find("line"); line != value.end() && !line->is_null()) {
+        if (!line->is_number_integer()) return field_error(where, "line", "an integer");
+        comment.line = line->get<int>();
+    }
+    for (auto [field, target] : {std::pair{"path", &comment.path},
+                                 {"diff_hunk", &comment.diff_hunk},
+                                 {"body", &comment.body},
+                                 {"created_at", &comment.created_at}}) {
+        auto text = optional_string(value, field, where);
+        if (!text.ok()) return std::move(text).error();
+        *target = std::move(text).value();
+    }
+    auto author = login_of(value, "user", where);
+    if (!author.ok()) return std::move(author).error();
+    comment.author = std::move(author).value();
+    return comment;
+}
+
 Result<Comment> comment_from_json(const json& value, std::string_view where) {
     if (!value.is_object())
         return Error::general(std::string(where) + ": expected a comment object");

@@ -83,6 +83,29 @@ struct CommitStatus {
     long long id = 0;
 };
 
+// A review of a pull request (GET /pulls/{n}/reviews).
+struct Review {
+    long long id = 0;
+    std::string author;
+    std::string state;  // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+    std::string body;
+    std::string submitted_at;
+};
+
+// A review comment: on a line of the diff (GET /pulls/{n}/comments). A thread is its first
+// comment and those that reply to it (`in_reply_to`).
+struct ReviewComment {
+    long long id = 0;
+    long long review_id = 0;
+    long long in_reply_to = 0;  // 0: the thread's first comment
+    std::string author;
+    std::string path;
+    std::optional<int> line;  // in the diff's new side; none when the line is outdated
+    std::string diff_hunk;
+    std::string body;
+    std::string created_at;
+};
+
 struct PullRequestSpec {
     std::string title;
     std::string head;  // branch (or owner:branch)
@@ -112,6 +135,8 @@ Result<Issue> issue_from_json(const nlohmann::json& value, std::string_view wher
 Result<Comment> comment_from_json(const nlohmann::json& value, std::string_view where);
 Result<IssueEvent> issue_event_from_json(const nlohmann::json& value, std::string_view where);
 Result<Repository> repository_from_json(const nlohmann::json& value, std::string_view where);
+Result<Review> review_from_json(const nlohmann::json& value, std::string_view where);
+Result<ReviewComment> review_comment_from_json(const nlohmann::json& value, std::string_view where);
 
 // The top-level keys each of the above reads: a list page keeps only these (parse_list_page).
 // A key read but missing here would read as absent; tests/unit/github_types_test.cpp holds
@@ -122,6 +147,16 @@ inline constexpr std::string_view kIssueKeys[] = {
 inline constexpr std::string_view kCommentKeys[] = {
     "id", "body", "html_url", "created_at", "updated_at", "user", "author_association"};
 inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at"};
+inline constexpr std::string_view kReviewKeys[] = {"id", "user", "state", "body", "submitted_at"};
+inline constexpr std::string_view kReviewCommentKeys[] = {"id",
+                                                          "pull_request_review_id",
+                                                          "in_reply_to_id",
+                                                          "user",
+                                                          "path",
+                                                          "line",
+                                                          "diff_hunk",
+                                                          "body",
+                                                          "created_at"};
 
 // The shape `issues list --json` prints: what cocode sees of an issue.
 nlohmann::json to_json(const Issue& issue);

@@ -24,6 +24,8 @@ export const operations = [
   "pulls/create",
   "pulls/list",
   "pulls/update",
+  "pulls/list-reviews",
+  "pulls/list-review-comments",
   "apps/create-installation-access-token",
 ];
 

@@ -80,6 +80,7 @@ struct FakeGitHub::Server {
     long long comment_lists = 0;
     long long list_lag = 0;
     std::vector<json> statuses, pulls, reactions;
+    std::map<long, std::vector<json>> reviews, review_comments;  // by pull request number
     std::map<std::string, std::pair<std::string, std::string>>
         permissions;  // login → (permission, role)
     std::vector<Fault> faults;
@@ -552,6 +553,17 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 }
                 return finish(200, items, "pulls/list");
             }
+            if (is("GET", R"(/pulls/(\d+)/reviews)")) {
+                std::vector<const json*> all;
+                for (const auto& review : st.reviews[std::stol(r[1])]) all.push_back(&review);
+                return finish_text(200, page_of(all), nullptr, "pulls/list-reviews");
+            }
+            if (is("GET", R"(/pulls/(\d+)/comments)")) {
+                std::vector<const json*> all;
+                for (const auto& comment : st.review_comments[std::stol(r[1])])
+                    all.push_back(&comment);
+                return finish_text(200, page_of(all), nullptr, "pulls/list-review-comments");
+            }
             if (is("POST", "/pulls")) {
                 for (const auto& pr : st.pulls)
                     if (pr["head"]["ref"] == body.value("head", ""))
@@ -782,6 +794,42 @@ std::vector<json> FakeGitHub::statuses() const {
     std::lock_guard lock(server_->mutex);
     return server_->statuses;
 }
+long long FakeGitHub::add_review(long pull, const std::string& login, const std::string& state,
+                                 const std::string& body) {
+    std::lock_guard lock(server_->mutex);
+    json review = github_example("pull-request-review-items");
+    review["id"] = ++server_->next_id;
+    review["user"]["login"] = login;
+    review["state"] = state;
+    review["body"] = body;
+    review["submitted_at"] = server_->now();
+    server_->reviews[pull].push_back(review);
+    return review["id"].get<long long>();
+}
+
+long long FakeGitHub::add_review_comment(long pull, long long review, const std::string& login,
+                                         const std::string& path, int line,
+                                         const std::string& diff_hunk, const std::string& body,
+                                         long long in_reply_to) {
+    std::lock_guard lock(server_->mutex);
+    json comment = github_example("pull-request-review-comment-items");
+    comment["id"] = ++server_->next_id;
+    comment["pull_request_review_id"] = review;
+    comment["user"]["login"] = login;
+    comment["path"] = path;
+    comment["line"] = line > 0 ? json(line) : json(nullptr);  // null: outdated
+    comment["original_line"] = line > 0 ? line : 1;
+    comment["diff_hunk"] = diff_hunk;
+    comment["body"] = body;
+    comment["created_at"] = comment["updated_at"] = server_->now();
+    if (in_reply_to)
+        comment["in_reply_to_id"] = in_reply_to;
+    else
+        comment.erase("in_reply_to_id");
+    server_->review_comments[pull].push_back(comment);
+    return comment["id"].get<long long>();
+}
+
 std::vector<json> FakeGitHub::pulls() const {
     std::lock_guard lock(server_->mutex);
     return server_->pulls;

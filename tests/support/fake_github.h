@@ -104,6 +104,14 @@ class FakeGitHub {
     // What GET /collaborators/{login}/permission answers; a login never set is 404.
     void set_permission(const std::string& login, const std::string& permission,
                         const std::string& role_name);
+    // A review of pull request `pull` (state APPROVED, CHANGES_REQUESTED, COMMENTED), and a
+    // comment of it on `path` at `line` (0: outdated, its lines changed since) with its diff
+    // hunk, replying to `in_reply_to` (a thread) when given: their ids.
+    long long add_review(long pull, const std::string& login, const std::string& state,
+                         const std::string& body);
+    long long add_review_comment(long pull, long long review, const std::string& login,
+                                 const std::string& path, int line, const std::string& diff_hunk,
+                                 const std::string& body, long long in_reply_to = 0);
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;
     std::vector<nlohmann::json> events_of(long number) const;  // labeled / unlabeled

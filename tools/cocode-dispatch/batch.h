@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,14 @@ agent::SupervisorOptions supervisor_options(const config::Config& config);
 // The workspace with `run`'s flags over its configuration, and the --timeout they name.
 std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const RunArgs& args);
 
-// `run`'s batch from the issues chosen on: plan the pairs (or, with `round`, each pair's next
-// round), supervise them in the live view, judge and publish, print; the batch's exit code.
+// `run`'s batch from the issues chosen on: plan the pairs (with `round`, each pair's next
+// round; with `round_of_agent`, that agent's own round), supervise them in the live view,
+// judge and publish, print; the batch's exit code.
 int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
               issues::IssueSource* source, const std::vector<github::Issue>& issues,
               const std::vector<config::AgentConfig>& agents,
-              std::optional<agent::RoundRequest> round);
+              std::optional<agent::RoundRequest> round,
+              std::map<std::string, agent::RoundRequest> round_of_agent);
 
 // "12:00:01  <run id>  #7 claude  <what>"
 std::string run_line(const agent::PlannedRun& run, const std::string& what);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "agent/feedback.h"
 #include "batch.h"
 #include "commands.h"
 #include "core/files.h"
@@ -28,9 +29,41 @@ github::Issue issue_of(const run::RunRecord& record) {
 
 }  // namespace
 
+// The round's feedback from the pair's open pull request: the reviews that ask for changes
+// and the threads still on the diff.
+agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunRecord& last) {
+    auto pull = github.open_pull_request_for(last.branch).value_or_throw();
+    if (!pull)
+        throw Failure(Error::usage("continue --from-pr: no open pull request has branch " +
+                                   last.branch +
+                                   " (publish with publish.pull_request, or "
+                                   "cocode-check --open-pr)"));
+    const auto feedback =
+        agent::review_feedback(github.reviews(pull->number).value_or_throw(),
+                               github.review_comments(pull->number).value_or_throw());
+    if (feedback.text.empty())
+        throw Failure(Error::usage("continue --from-pr: pull request #" +
+                                   std::to_string(pull->number) +
+                                   " has nothing to act on (no review requests changes, and no "
+                                   "thread is on lines still in the diff)"));
+    agent::RoundRequest round;
+    round.trigger = feedback.reviewers.size() == 1
+                        ? "review by @" + feedback.reviewers.front()
+                        : "pull request #" + std::to_string(pull->number);
+    if (feedback.threads > 0)
+        round.trigger += " · " + std::to_string(feedback.threads) +
+                         (feedback.threads == 1 ? " thread" : " threads");
+    round.feedback = feedback.text;
+    return round;
+}
+
 int run_continue(const ContinueArgs& args) {
-    if (args.message.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw Failure(Error::usage("continue: -m needs the feedback for the agent"));
+    if (args.from_pr && !args.message.empty())
+        throw Failure(Error::usage("continue: -m and --from-pr both give the feedback; give one"));
+    if (!args.from_pr && args.message.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw Failure(Error::usage(args.message.empty()
+                                       ? "continue: give the feedback with -m TEXT, or --from-pr"
+                                       : "continue: -m needs the feedback for the agent"));
     RunArgs run_args;
     run_args.source = args.source;
     run_args.timeout = args.timeout;
@@ -65,16 +98,27 @@ int run_continue(const ContinueArgs& args) {
     const github::Issue issue = issue_of(*newest.at(names.front()));
 
     std::unique_ptr<issues::IssueSource> source;
-    if (args.publish || ws.config.publish.after_run) {
+    if (args.publish || args.from_pr || ws.config.publish.after_run) {
         SourceFlags flags = args.source;
         flags.options.repo_dir = ws.root;
         source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+    }
+    if (args.from_pr) {
+        github::GitHub* github = source->github_api();
+        if (!github)
+            throw Failure(
+                Error::usage("continue --from-pr: the pull request is on GitHub; this "
+                             "repository's issues are a local folder (give --repo)"));
+        std::map<std::string, agent::RoundRequest> rounds;
+        for (const auto& name : names) rounds[name] = from_pull_request(*github, *newest.at(name));
+        return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
+                         std::move(rounds));
     }
     agent::RoundRequest round;
     round.trigger = "terminal";
     round.feedback = args.message;
     if (round.feedback.back() != '\n') round.feedback += '\n';
-    return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::move(round));
+    return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::move(round), {});
 }
 
 }  // namespace cocode::dispatch_cli

@@ -313,22 +313,25 @@ int run_run(const RunArgs& args) {
         notice("no open issues with those labels; nothing to run");
         return 0;
     }
-    return run_pairs(args, ws, timeout, source.get(), issues, agents, std::nullopt);
+    return run_pairs(args, ws, timeout, source.get(), issues, agents, std::nullopt, {});
 }
 
 int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
               issues::IssueSource* source, const std::vector<github::Issue>& issues,
               const std::vector<config::AgentConfig>& agents,
-              std::optional<agent::RoundRequest> round) {
+              std::optional<agent::RoundRequest> round,
+              std::map<std::string, agent::RoundRequest> round_of_agent) {
     agent::DispatchContext context;
     context.repo_root = ws.root;
     context.config = ws.config;
     context.project_id = ws.project_id();
     context.resume = args.resume;
     context.round = std::move(round);
+    context.round_of_agent = std::move(round_of_agent);
     context.timeout = timeout;
     context.notice = notice;
-    if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty() && !context.round)
+    const bool rounds = context.round || !context.round_of_agent.empty();
+    if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty() && !rounds)
         notice("warning: " + std::to_string(unseen.size()) +
                (unseen.size() == 1 ? " file has" : " files have") +
                " uncommitted changes in the main worktree (" + unseen.front() +

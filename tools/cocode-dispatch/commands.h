@@ -52,6 +52,7 @@ struct ContinueArgs {
     std::string which;                // a run id (or a unique prefix), or an issue number
     std::vector<std::string> agents;  // with an issue number: these pairs (default: all its)
     std::string message;              // -m: the feedback
+    bool from_pr = false;             // the feedback from the pair's pull request
     std::optional<std::string> timeout;
     bool json = false;
     bool no_check = false;

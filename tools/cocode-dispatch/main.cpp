@@ -96,8 +96,12 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     continue_cmd->add_option("--agent", next.agents,
                              "with an issue: this agent's run (repeatable; default: each agent "
                              "that ran on it)");
-    continue_cmd->add_option("-m,--message", next.message, "the feedback for the agent")
-        ->required();
+    // Which of -m and --from-pr is checked by the command, not by CLI11, whose words for it
+    // differ between its versions (the help is held against golden files).
+    continue_cmd->add_option("-m,--message", next.message, "the feedback for the agent");
+    continue_cmd->add_flag("--from-pr", next.from_pr,
+                           "instead of -m: the feedback from the pair's pull request (the reviews "
+                           "asking for changes, their threads)");
     continue_cmd->add_option("--timeout", next.timeout,
                              "per-run limit, e.g. 30m (over the config)");
     continue_cmd->add_flag("--json", next.json, "print the results as JSON");

@@ -1,0 +1,84 @@
+#include "agent/feedback.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/visible_text.h"
+
+namespace cocode::agent {
+
+namespace {
+
+std::string fenced(std::string_view text, std::string_view info) {
+    std::string fence = "```";
+    while (text.find(fence) != std::string_view::npos) fence += '`';
+    std::string out = fence + std::string(info) + "\n" + std::string(text);
+    if (out.back() != '\n') out += '\n';
+    return out + fence + "\n";
+}
+
+// Someone's words, one quoted block: what a reader of the page sees of them.
+std::string quoted(const std::string& words) {
+    std::string visible = visible_text(words).text;
+    while (!visible.empty() && (visible.back() == '\n' || visible.back() == ' '))
+        visible.pop_back();
+    if (visible.empty()) return "> (no words)\n";
+    std::string out = "> ";
+    for (char c : visible) {
+        out += c;
+        if (c == '\n') out += "> ";
+    }
+    return out + "\n";
+}
+
+}  // namespace
+
+std::vector<ReviewThread> threads_of(const std::vector<github::ReviewComment>& comments) {
+    std::vector<github::ReviewComment> ordered = comments;
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const auto& a, const auto& b) { return a.id < b.id; });
+    std::vector<ReviewThread> threads;
+    std::map<long long, std::size_t> thread_of;  // comment id → its thread
+    for (const auto& comment : ordered) {
+        auto parent = comment.in_reply_to ? thread_of.find(comment.in_reply_to) : thread_of.end();
+        if (parent == thread_of.end()) {
+            threads.push_back({comment.path, comment.line, comment.diff_hunk, {comment}});
+            thread_of[comment.id] = threads.size() - 1;
+        } else {
+            threads[parent->second].comments.push_back(comment);
+            thread_of[comment.id] = parent->second;
+        }
+    }
+    return threads;
+}
+
+PullRequestFeedback review_feedback(const std::vector<github::Review>& reviews,
+                                    const std::vector<github::ReviewComment>& comments) {
+    PullRequestFeedback out;
+    // Each reviewer's latest word that is a verdict (a comment-only review does not lift a
+    // request for changes, as on GitHub).
+    std::map<std::string, const github::Review*> latest;
+    for (const auto& review : reviews)
+        if (review.state == "CHANGES_REQUESTED" || review.state == "APPROVED" ||
+            review.state == "DISMISSED")
+            latest[review.author] = &review;
+    for (const auto& review : reviews) {
+        auto it = latest.find(review.author);
+        if (it == latest.end() || it->second != &review || review.state != "CHANGES_REQUESTED")
+            continue;
+        out.reviewers.push_back(review.author);
+        out.text +=
+            "Review by @" + review.author + ", changes requested:\n\n" + quoted(review.body) + "\n";
+    }
+    for (const auto& thread : threads_of(comments)) {
+        if (!thread.line) continue;  // outdated
+        ++out.threads;
+        out.text += "Thread on " + thread.path + ", line " + std::to_string(*thread.line) + ":\n\n";
+        out.text += fenced(thread.diff_hunk, "diff") + "\n";
+        for (const auto& comment : thread.comments)
+            out.text += "@" + comment.author + ":\n" + quoted(comment.body) + "\n";
+    }
+    return out;
+}
+
+}  // namespace cocode::agent
