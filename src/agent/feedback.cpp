@@ -73,6 +73,7 @@ PullRequestFeedback review_feedback(const std::vector<github::Review>& reviews,
     for (const auto& thread : threads_of(comments)) {
         if (!thread.line) continue;  // outdated
         ++out.threads;
+        out.given.push_back(thread);
         out.text += "Thread on " + thread.path + ", line " + std::to_string(*thread.line) + ":\n\n";
         out.text += fenced(thread.diff_hunk, "diff") + "\n";
         for (const auto& comment : thread.comments)

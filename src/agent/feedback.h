@@ -30,6 +30,7 @@ std::vector<ReviewThread> threads_of(const std::vector<github::ReviewComment>& c
 struct PullRequestFeedback {
     std::string text;
     int threads = 0;                     // threads in the text
+    std::vector<ReviewThread> given;     // those threads
     std::vector<std::string> reviewers;  // logins whose latest review requests changes
 };
 PullRequestFeedback review_feedback(const std::vector<github::Review>& reviews,

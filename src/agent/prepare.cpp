@@ -754,6 +754,10 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     seal.config_text = context.config.text;
     seal.refs = launch.sealed_refs;
     // A resumed run keeps the refs sealed when its pair first started; a round, everything.
+    if (round) {
+        seal.pull_request = round->pull_request;
+        seal.threads = round->threads;
+    }
     if (sealed) {
         seal.refs = sealed->refs;
         if (round) {

@@ -16,6 +16,7 @@
 #include "github/types.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
+#include "run/seal.h"
 
 namespace cocode::agent {
 
@@ -25,6 +26,10 @@ namespace cocode::agent {
 struct RoundRequest {
     std::string trigger = "terminal";  // "terminal", "review by @login", "check <name>"
     std::string feedback;
+    // From a pull request: its number and the threads the feedback holds, sealed with the
+    // round so that publishing it answers each of them (and only them).
+    long pull_request = 0;
+    std::vector<run::SealedThread> threads;
 };
 
 struct DispatchContext {

@@ -1,8 +1,11 @@
 #include "check/publish.h"
 
+#include <algorithm>
+
 #include "check/report.h"
 #include "core/base64.h"
 #include "git/cli.h"
+#include "git/line_history.h"
 #include "github/url.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -29,6 +32,35 @@ std::string status_description(const Verdict& v) {
         v.pass ? "PASS: " + std::to_string(passed) + " checks passed" : "FAIL: " + first_failure;
     if (text.size() > 140) text = text.substr(0, 137) + "...";  // GitHub's limit
     return text;
+}
+
+// One reply per thread the round was given, unless publishing before already made it.
+Result<std::vector<std::string>> reply_to_threads(github::GitHub& github, const Verdict& v,
+                                                  const PublishRequest& request) {
+    const std::string marker = "<!-- cocode:reply/" + request.run_id + " -->";
+    auto existing = github.review_comments(request.round_pull);
+    if (!existing) return std::move(existing).error();
+    std::vector<std::string> notes;
+    const std::string round = "Round " + std::to_string(request.round);
+    for (const auto& thread : request.threads) {
+        const bool answered =
+            std::any_of(existing->begin(), existing->end(), [&](const github::ReviewComment& c) {
+                return c.in_reply_to == thread.id && c.body.find(marker) != std::string::npos;
+            });
+        if (answered) continue;
+        auto changed = git::commit_changing_line(request.worktree, request.round_from, v.head,
+                                                 thread.path, thread.line);
+        if (!changed) return std::move(changed).error();
+        std::string body = *changed
+                               ? round + " changed these lines in " + (*changed)->substr(0, 7) + "."
+                               : round + " left these lines alone.";
+        body += std::string(" Its verdict: ") + (v.pass ? "PASS" : "FAIL") + ".\n\n" + marker;
+        auto replied = github.reply_to_review_comment(request.round_pull, thread.id, body);
+        if (!replied) return std::move(replied).error();
+        notes.push_back("replied in the thread on " + thread.path + ":" +
+                        std::to_string(thread.line));
+    }
+    return notes;
 }
 
 }  // namespace
@@ -167,6 +199,14 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
         } else {
             result.notes.push_back("pull request skipped: " + source.describe() +
                                    " has no pull requests");
+        }
+    }
+
+    if (request.round_pull && !request.threads.empty() && !request.round_from.empty()) {
+        if (github::GitHub* github = source.github_api()) {
+            auto replied = reply_to_threads(*github, v, request);
+            if (!replied) return std::move(replied).error();
+            result.notes.insert(result.notes.end(), replied->begin(), replied->end());
         }
     }
     return result;

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "issues/source.h"
+#include "run/seal.h"
 
 namespace cocode::check {
 
@@ -29,6 +30,14 @@ struct PublishRequest {
     std::string pass_label = "cocode:ready";
     std::string fail_label = "cocode:failed";
     std::string base_branch;  // the pull request's base
+    // A round from a pull request (docs/review.md): each thread it was given gets one reply,
+    // naming the round's commit that changed its lines or saying it left them alone. The
+    // replies carry `run_id` in a hidden marker, so that publishing again adds none.
+    long round_pull = 0;
+    std::vector<run::SealedThread> threads;
+    std::string round_from;  // the branch's head when the round began
+    int round = 1;
+    std::string run_id;
 };
 
 struct PublishResult {

@@ -179,9 +179,22 @@ Result<void> note_published(const fs::path& run_folder, const std::string& run_i
     return {};
 }
 
+void add_round_replies(PublishRequest& request, const Verdict& verdict, const fs::path& repo_root) {
+    if (verdict.run_id.empty() || verdict.rounds.empty()) return;
+    auto seal = run::read_seal(repo_root, verdict.run_id);
+    if (!seal || !*seal || !(*seal)->pull_request) return;
+    request.round_pull = (*seal)->pull_request;
+    request.threads = (*seal)->threads;
+    request.round = verdict.round;
+    request.round_from = verdict.rounds.back().from;
+    request.run_id = verdict.run_id;
+}
+
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict) {
-    auto published = publish(source, verdict, configured_request(config, record.worktree, verdict));
+    auto request = configured_request(config, record.worktree, verdict);
+    add_round_replies(request, verdict, record.folder.parent_path().parent_path().parent_path());
+    auto published = publish(source, verdict, request);
     if (!published) return published;
     if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)
         return std::move(noted).error();

@@ -43,6 +43,11 @@ std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder)
 Result<void> note_published(const std::filesystem::path& run_folder, const std::string& run_id,
                             const std::string& comment_url);
 // Publishes a run's verdict on its issue as the configuration asks (publish.h), then notes it.
+// For a round from a pull request: the threads it was given (from its seal, which the agent
+// could not write) and where the round began, so that publishing answers each thread.
+void add_round_replies(PublishRequest& request, const Verdict& verdict,
+                       const std::filesystem::path& repo_root);
+
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict);
 // Whether the run's latest verdict was published: a PUBLISH event after its last CHECK event.

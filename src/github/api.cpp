@@ -396,6 +396,17 @@ Result<std::vector<ReviewComment>> GitHub::review_comments(long number) {
                                     kReviewCommentKeys, review_comment_from_json);
 }
 
+Result<ReviewComment> GitHub::reply_to_review_comment(long number, long long comment_id,
+                                                      const std::string& body) {
+    const std::string path = repo_path() + "/pulls/" + std::to_string(number) + "/comments/" +
+                             std::to_string(comment_id) + "/replies";
+    auto created = json_body("POST", path,
+                             http_.request("POST", path, json{{"body", body}}, Replay::unless_sent),
+                             http_.auth());
+    if (!created.ok()) return std::move(created).error();
+    return review_comment_from_json(created.value(), "POST " + path);
+}
+
 Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {
     const std::string path = repo_path() + "/pulls";
     json body = {{"title", spec.title},

@@ -74,6 +74,10 @@ class GitHub {
     // Every review of pull request `number`, and every comment of them on its diff, oldest first.
     Result<std::vector<Review>> reviews(long number);
     Result<std::vector<ReviewComment>> review_comments(long number);
+    // A reply in the thread of review comment `comment_id` on pull request `number`. Not
+    // replayed once sent: the caller finds a reply whose answer was lost by its words.
+    Result<ReviewComment> reply_to_review_comment(long number, long long comment_id,
+                                                  const std::string& body);
     Result<PullRequest> update_pull_request(long number, const std::string& title,
                                             const std::string& body);
     // The open pull request whose head is `head` (a branch, or owner:branch), if there is one.

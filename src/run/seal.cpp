@@ -18,6 +18,12 @@ Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
     for (const auto& ref : seal.refs) refs.push_back({{"name", ref.name}, {"commit", ref.commit}});
     json doc = {{"run_id", seal.run_id}, {"base_commit", seal.base_commit}, {"branch", seal.branch},
                 {"marker", seal.marker}, {"config", seal.config_text},      {"refs", refs}};
+    if (seal.pull_request) {
+        json threads = json::array();
+        for (const auto& t : seal.threads)
+            threads.push_back({{"id", t.id}, {"path", t.path}, {"line", t.line}});
+        doc["pull_request"] = {{"number", seal.pull_request}, {"threads", threads}};
+    }
     const fs::path path = seal_path(repo_root, seal.run_id);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
@@ -62,6 +68,14 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
         for (const auto& ref : (*doc)["refs"])
             if (ref.is_object() && json_value(ref, "name", "") != "")
                 seal.refs.push_back({json_value(ref, "name", ""), json_value(ref, "commit", "")});
+    if (doc->contains("pull_request") && (*doc)["pull_request"].is_object()) {
+        const json& pull = (*doc)["pull_request"];
+        seal.pull_request = json_value(pull, "number", 0L);
+        for (const auto& t : json_value(pull, "threads", json::array()))
+            if (t.is_object() && json_value(t, "id", 0LL) > 0)
+                seal.threads.push_back({json_value(t, "id", 0LL), json_value(t, "path", ""),
+                                        json_value(t, "line", 0)});
+    }
     return seal;
 }
 

@@ -22,6 +22,14 @@ struct SealedRef {
     std::string commit;  // where it stood; "" when it did not exist
 };
 
+// A thread on the pull request a round answers (continue --from-pr): its first comment, and
+// where it was. Sealed, so that the replies go only to threads the round was given.
+struct SealedThread {
+    long long id = 0;
+    std::string path;
+    int line = 0;  // in the branch as the round found it
+};
+
 struct Seal {
     std::string run_id;
     std::string base_commit;
@@ -29,6 +37,8 @@ struct Seal {
     std::string marker;
     std::string config_text;  // .cocode/config.json as the dispatcher read it; "" for defaults
     std::vector<SealedRef> refs;
+    long pull_request = 0;  // a round from a pull request: its number, and the threads given
+    std::vector<SealedThread> threads;
 };
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);

@@ -244,8 +244,9 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
                                                       hunk, "Why is this here?");
     server.add_review_comment(pull, review, "carol", "src/flaw.txt", 1, hunk, "I wondered too.",
                               first);
-    server.add_review_comment(pull, review, "alice", "src/work.txt", 1, "@@ -0,0 +1 @@\n+the work",
-                              "Say what the work is.");
+    const long long work =
+        server.add_review_comment(pull, review, "alice", "src/work.txt", 1,
+                                  "@@ -0,0 +1 @@\n+the work", "Say what the work is.");
     server.add_review_comment(pull, review, "alice", "src/old.txt", 0, "@@ -1 +1 @@", "outdated");
 
     Shell second = dispatch("continue 1 --from-pr --publish" + github, env);
@@ -269,6 +270,32 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     const std::string body = server.comments_of(1)[0]["body"];
     EXPECT_NE(body.find("- round 2 · review by @alice · 2 threads · PASS"), std::string::npos)
         << body;
+
+    // Each thread the round was given gets one reply: the one whose file the round removed
+    // names the commit, the other says its lines were left alone; the outdated one gets none.
+    auto replies = [&] {
+        std::map<long long, std::vector<std::string>> by_thread;
+        for (const auto& c : server.review_comments_of(pull))
+            if (c.contains("in_reply_to_id") && c["user"]["login"] == "cocode[bot]")
+                by_thread[c["in_reply_to_id"].get<long long>()].push_back(c["body"]);
+        return by_thread;
+    };
+    const std::string head2 = rev("HEAD", round2.worktree);
+    auto answered = replies();
+    ASSERT_EQ(answered.size(), 2u);
+    ASSERT_EQ(answered[first].size(), 1u);
+    EXPECT_EQ(answered[first][0].find("Round 2 changed these lines in " + head2.substr(0, 7) +
+                                      ". Its verdict: PASS."),
+              0u)
+        << answered[first][0];
+    ASSERT_EQ(answered[work].size(), 1u);
+    EXPECT_EQ(answered[work][0].find("Round 2 left these lines alone."), 0u) << answered[work][0];
+    // Publishing again (the same verdict, another time) adds no reply.
+    Shell again = sh(env + quote(tool_path("cocode-check").string()) + " --run " + round2.run_id +
+                         " --publish" + github,
+                     repo_);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(replies(), answered);
 }
 
 }  // namespace cocode::test

@@ -26,6 +26,7 @@ export const operations = [
   "pulls/update",
   "pulls/list-reviews",
   "pulls/list-review-comments",
+  "pulls/create-reply-for-review-comment",
   "apps/create-installation-access-token",
 ];
 

@@ -564,6 +564,21 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     all.push_back(&comment);
                 return finish_text(200, page_of(all), nullptr, "pulls/list-review-comments");
             }
+            if (is("POST", R"(/pulls/(\d+)/comments/(\d+)/replies)")) {
+                auto& thread = st.review_comments[std::stol(r[1])];
+                const long long to = std::stoll(r[2]);
+                auto parent = std::find_if(thread.begin(), thread.end(),
+                                           [&](const json& c) { return c["id"] == to; });
+                if (parent == thread.end()) return finish(404, {{"message", "Not Found"}});
+                json reply = *parent;
+                reply["id"] = ++st.next_id;
+                reply["in_reply_to_id"] = to;
+                reply["body"] = body.value("body", "");
+                reply["user"]["login"] = "cocode[bot]";
+                reply["created_at"] = reply["updated_at"] = st.now();
+                thread.push_back(reply);
+                return finish(201, reply, "pulls/create-reply-for-review-comment");
+            }
             if (is("POST", "/pulls")) {
                 for (const auto& pr : st.pulls)
                     if (pr["head"]["ref"] == body.value("head", ""))
@@ -828,6 +843,12 @@ long long FakeGitHub::add_review_comment(long pull, long long review, const std:
         comment.erase("in_reply_to_id");
     server_->review_comments[pull].push_back(comment);
     return comment["id"].get<long long>();
+}
+
+std::vector<json> FakeGitHub::review_comments_of(long pull) const {
+    std::lock_guard lock(server_->mutex);
+    auto it = server_->review_comments.find(pull);
+    return it == server_->review_comments.end() ? std::vector<json>{} : it->second;
 }
 
 std::vector<json> FakeGitHub::pulls() const {

@@ -112,6 +112,7 @@ class FakeGitHub {
     long long add_review_comment(long pull, long long review, const std::string& login,
                                  const std::string& path, int line, const std::string& diff_hunk,
                                  const std::string& body, long long in_reply_to = 0);
+    std::vector<nlohmann::json> review_comments_of(long pull) const;  // replies included
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;
     std::vector<nlohmann::json> events_of(long number) const;  // labeled / unlabeled

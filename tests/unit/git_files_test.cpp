@@ -1,5 +1,6 @@
 #include "git/git_files.h"
 
+#include "git/line_history.h"
 #include "test_support.h"
 
 namespace cocode::git {
@@ -129,6 +130,33 @@ TEST(GitFiles, LooseWalkFindsTheMarkerOnlyAmongCommitsTheRemoteLacks) {
     auto packed_tips = remote_tips(common, "origin");  // now from packed-refs
     ASSERT_TRUE(packed_tips);
     EXPECT_EQ(*packed_tips, std::vector<std::string>{rev("origin/main")});
+}
+
+// Which commit of a round changed a thread's line, the line followed as earlier commits move
+// it: hunks of `git log -U0` as a table.
+TEST(LineHistory, TheFirstCommitWhoseHunkCoversTheLineFollowingItDown) {
+    const std::string a = "commit " + std::string(40, 'a') + "\n";
+    const std::string b = "commit " + std::string(40, 'b') + "\n";
+    struct Case {
+        std::string log;
+        int line;
+        std::optional<std::string> changed_by;
+    };
+    const std::optional<std::string> by_a = std::string(40, 'a'), by_b = std::string(40, 'b');
+    const std::vector<Case> cases = {
+        {"", 5, std::nullopt},
+        {a + "@@ -5 +5 @@\n-x\n+y\n", 5, by_a},                    // the line itself
+        {a + "@@ -3,4 +3,1 @@\n", 5, by_a},                        // inside a removed block
+        {a + "@@ -1,2 +1,2 @@\n", 5, std::nullopt},                // above it, same length
+        {a + "@@ -9 +9 @@\n", 5, std::nullopt},                    // below it
+        {a + "@@ -5,0 +6,2 @@\n", 5, std::nullopt},                // lines added after it
+        {a + "@@ -4,0 +5,2 @@\n" + b + "@@ -7 +7 @@\n", 5, by_b},  // moved down by 2, then changed
+        {a + "@@ -1,3 +0,0 @@\n" + b + "@@ -2 +2 @@\n", 5, by_b},  // moved up by 3, then changed
+        {a + "@@ -1,3 +0,0 @@\n" + b + "@@ -5 +5 @@\n", 5, std::nullopt},  // moved; b is elsewhere
+        {a + "@@ -1,10 +0,0 @@\n", 5, by_a},                               // the file deleted
+    };
+    for (const auto& c : cases)
+        EXPECT_EQ(first_change_of_line(c.log, c.line), c.changed_by) << c.log;
 }
 
 }  // namespace cocode::git

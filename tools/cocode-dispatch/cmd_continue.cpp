@@ -54,6 +54,9 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunReco
         round.trigger += " · " + std::to_string(feedback.threads) +
                          (feedback.threads == 1 ? " thread" : " threads");
     round.feedback = feedback.text;
+    round.pull_request = pull->number;
+    for (const auto& thread : feedback.given)
+        round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
     return round;
 }
 
