@@ -82,4 +82,35 @@ PullRequestFeedback review_feedback(const std::vector<github::Review>& reviews,
     return out;
 }
 
+ChecksToFix checks_to_fix(const std::vector<github::CheckRun>& head,
+                          const std::vector<github::CheckRun>& base) {
+    auto failed = [](const github::CheckRun& run) {
+        return run.status == "completed" &&
+               (run.conclusion == "failure" || run.conclusion == "timed_out");
+    };
+    ChecksToFix out;
+    for (const auto& run : head) {
+        if (!failed(run)) continue;
+        const bool on_base = std::any_of(base.begin(), base.end(), [&](const auto& b) {
+            return b.name == run.name && failed(b);
+        });
+        if (on_base)
+            out.on_base_too.push_back(run.name);
+        else
+            out.fix.push_back(run);
+    }
+    return out;
+}
+
+std::string check_feedback(const std::vector<FailingCheck>& checks) {
+    std::string out;
+    for (const auto& check : checks) {
+        out += "Check " + check.name + " failed";
+        out += check.step.empty() ? ".\n\n" : ", at the step \"" + check.step + "\".\n\n";
+        if (!check.log_tail.empty())
+            out += "The end of its log:\n\n" + fenced(check.log_tail, "text") + "\n";
+    }
+    return out;
+}
+
 }  // namespace cocode::agent

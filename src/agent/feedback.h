@@ -36,4 +36,25 @@ struct PullRequestFeedback {
 PullRequestFeedback review_feedback(const std::vector<github::Review>& reviews,
                                     const std::vector<github::ReviewComment>& comments);
 
+// A check that failed on the pull request's head: a GitHub Actions job, its failing step and
+// the end of its log.
+struct FailingCheck {
+    std::string name;
+    std::string step;      // the first step that failed, when known
+    std::string log_tail;  // the last lines of the job's log
+};
+
+// Which of the head's check runs the round should act on: those that failed (failure,
+// timed_out) on the head and not also on the base commit — a check that fails the same way on
+// the base is not the pull request's doing. Those are in `on_base_too`, by name.
+struct ChecksToFix {
+    std::vector<github::CheckRun> fix;
+    std::vector<std::string> on_base_too;
+};
+ChecksToFix checks_to_fix(const std::vector<github::CheckRun>& head,
+                          const std::vector<github::CheckRun>& base);
+
+// The failing checks as the agent reads them, after the reviews.
+std::string check_feedback(const std::vector<FailingCheck>& checks);
+
 }  // namespace cocode::agent

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/json_text.h"
+#include "github/auth.h"
 
 namespace cocode::github {
 namespace {
@@ -48,6 +49,8 @@ PullRequest pull_request_from_json(const json& value) {
     pr.html_url = json_value(value, "html_url", "");
     pr.state = json_value(value, "state", "");
     pr.draft = json_value(value, "draft", false);
+    if (value.contains("head") && value["head"].is_object())
+        pr.head_sha = json_value(value["head"], "sha", "");
     return pr;
 }
 
@@ -405,6 +408,79 @@ Result<ReviewComment> GitHub::reply_to_review_comment(long number, long long com
                              http_.auth());
     if (!created.ok()) return std::move(created).error();
     return review_comment_from_json(created.value(), "POST " + path);
+}
+
+Result<std::vector<CheckRun>> GitHub::check_runs(const std::string& sha) {
+    const std::string path = repo_path() + "/commits/" + sha + "/check-runs?per_page=100";
+    auto list = http_.get_json(path);
+    if (!list.ok()) return std::move(list).error();
+    const json runs = json_value(*list, "check_runs", json::array());
+    if (!runs.is_array()) return Error::general("GitHub: GET " + path + ": no check_runs list");
+    std::vector<CheckRun> out;
+    for (const auto& run : runs) {
+        if (!run.is_object() || !run.contains("id") || !run["id"].is_number_integer())
+            return Error::general("GitHub: GET " + path + ": a check run without its id");
+        CheckRun c;
+        c.id = run["id"].get<long long>();
+        c.name = json_value(run, "name", "");
+        c.status = json_value(run, "status", "");
+        c.conclusion = run.contains("conclusion") && run["conclusion"].is_string()
+                           ? run["conclusion"].get<std::string>()
+                           : "";
+        c.html_url = json_value(run, "html_url", "");
+        if (run.contains("app") && run["app"].is_object())
+            c.app = json_value(run["app"], "slug", "");
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+Result<std::vector<JobStep>> GitHub::job_steps(long long job_id) {
+    const std::string path = repo_path() + "/actions/jobs/" + std::to_string(job_id);
+    auto job = http_.get_json(path);
+    if (!job.ok()) return std::move(job).error();
+    std::vector<JobStep> out;
+    for (const auto& step : json_value(*job, "steps", json::array()))
+        if (step.is_object())
+            out.push_back({json_value(step, "number", 0), json_value(step, "name", ""),
+                           step.contains("conclusion") && step["conclusion"].is_string()
+                               ? step["conclusion"].get<std::string>()
+                               : ""});
+    return out;
+}
+
+Result<std::string> GitHub::job_log_tail(long long job_id, std::size_t max_bytes) {
+    const std::string path = repo_path() + "/actions/jobs/" + std::to_string(job_id) + "/logs";
+    auto answer = http_.request("GET", path);
+    if (!answer.ok()) return std::move(answer).error();
+    std::string text;
+    if (answer->status == 200) {  // a redirect on GitHub's own host, already followed
+        text = std::move(answer->body);
+    } else if (answer->status == 302 || answer->status == 307) {
+        // Where the log is stored: another host, which gets no token.
+        const std::string location = answer->header("location");
+        const std::size_t slash = location.find('/', location.find("://") + 3);
+        auto origin = parse_base_url(location.substr(0, slash), "the job log's address");
+        if (!origin.ok()) return std::move(origin).error();
+        HttpOptions options = http_.options();
+        options.base = *origin;
+        options.service = "GitHub's log store";
+        options.github_api = false;
+        options.cache_dir.reset();
+        auto store = HttpClient::create(std::move(options), anonymous_auth());
+        if (!store.ok()) return std::move(store).error();
+        auto log = (*store)->request(
+            "GET", slash == std::string::npos ? std::string("/") : location.substr(slash));
+        if (!log.ok()) return std::move(log).error();
+        if (log->status != 200)
+            return Error::general("GitHub's log store: GET " + origin->origin() + ": " +
+                                  std::to_string(log->status));
+        text = std::move(log->body);
+    } else {
+        return Error::general("GitHub: GET " + path + ": " + std::to_string(answer->status));
+    }
+    if (text.size() > max_bytes) text.erase(0, text.size() - max_bytes);
+    return text;
 }
 
 Result<PullRequest> GitHub::create_pull_request(const PullRequestSpec& spec) {

@@ -74,6 +74,12 @@ class GitHub {
     // Every review of pull request `number`, and every comment of them on its diff, oldest first.
     Result<std::vector<Review>> reviews(long number);
     Result<std::vector<ReviewComment>> review_comments(long number);
+    // The check runs of commit `sha` (the first 100), a GitHub Actions job's steps, and the
+    // last `max_bytes` of its log. GitHub answers the log with a redirect to where it is
+    // stored, another host: asked there without any token.
+    Result<std::vector<CheckRun>> check_runs(const std::string& sha);
+    Result<std::vector<JobStep>> job_steps(long long job_id);
+    Result<std::string> job_log_tail(long long job_id, std::size_t max_bytes);
     // A reply in the thread of review comment `comment_id` on pull request `number`. Not
     // replayed once sent: the caller finds a reply whose answer was lost by its words.
     Result<ReviewComment> reply_to_review_comment(long number, long long comment_id,

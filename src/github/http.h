@@ -127,6 +127,7 @@ class HttpClient {
 
     const HttpStats& stats() const { return stats_; }
     const BaseUrl& base() const { return options_.base; }
+    const HttpOptions& options() const { return options_; }
     const std::string& service() const { return options_.service; }
     const Auth& auth() const { return *auth_; }
 

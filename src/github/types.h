@@ -106,6 +106,24 @@ struct ReviewComment {
     std::string created_at;
 };
 
+// A check run on a commit (GET /commits/{ref}/check-runs). A GitHub Actions job's check run
+// has the job's id.
+struct CheckRun {
+    long long id = 0;
+    std::string name;
+    std::string status;      // queued, in_progress, completed
+    std::string conclusion;  // success, failure, timed_out, cancelled, … ("" while running)
+    std::string app;         // the app's slug: "github-actions" for a workflow's job
+    std::string html_url;
+};
+
+// A GitHub Actions job's steps (GET /actions/jobs/{id}).
+struct JobStep {
+    int number = 0;
+    std::string name;
+    std::string conclusion;
+};
+
 struct PullRequestSpec {
     std::string title;
     std::string head;  // branch (or owner:branch)
@@ -116,6 +134,7 @@ struct PullRequestSpec {
 
 struct PullRequest {
     long number = 0;
+    std::string head_sha;  // the commit its branch is at, when GitHub says
     std::string html_url;
     std::string state;
     bool draft = false;

@@ -298,4 +298,56 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     EXPECT_EQ(replies(), answered);
 }
 
+// --from-pr also reads the checks failing on the pull request's head: the job's failing step
+// and the end of its log, fetched from where GitHub keeps it without the token. A check that
+// fails on the base commit too is not the pull request's doing and is left out.
+TEST_F(Rounds, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
+    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+              quote((dir_ / "origin.git").string()),
+          repo_);
+    configure_rounds({{"publish", {{"push", true}, {"pull_request", true}}}});
+    sh_ok("git push -q origin main", repo_);
+    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
+                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+    ASSERT_EQ(dispatch("run 1 --publish" + github, env).exit_code, 0);
+    const run::RunRecord round1 = only_run();
+    const long pull = server.pulls().at(0)["number"];
+    server.set_pull_head(pull, round1.ready_commit);
+    server.add_check_run(round1.ready_commit, "ci/test", "failure",
+                         {{"Set up job", "success"}, {"Run tests", "failure"}},
+                         "ok 1 - work\nnot ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    server.add_check_run(round1.ready_commit, "ci/lint", "failure", {{"Lint", "failure"}},
+                         "lint broke on main\n");
+    server.add_check_run(round1.base_commit, "ci/lint", "failure", {{"Lint", "failure"}},
+                         "lint broke on main\n");
+    server.add_check_run(round1.ready_commit, "ci/docs", "success", {{"Docs", "success"}}, "");
+
+    Shell second = dispatch("continue 1 --from-pr --publish" + github, env);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_NE(second.err.find("check ci/lint fails on the base commit too"), std::string::npos)
+        << second.err;
+    const run::RunRecord round2 = runs()[1];
+    EXPECT_EQ(round2.round_trigger, "pull request #" + std::to_string(pull) + " · 1 failing check");
+    const std::string seen = read_text(round2.folder / "feedback-seen.md");
+    EXPECT_NE(
+        seen.find("Check ci/test failed, at the step \"Run tests\".\n\nThe end of its log:\n\n"
+                  "```text\nok 1 - work\nnot ok 2 - a flaw is left\nremove src/flaw.txt\n```"),
+        std::string::npos)
+        << seen;
+    EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("ci/docs"), std::string::npos);
+    EXPECT_EQ(check_of(round2)["verdict"], "PASS");
+    // The log came from the other host, asked without the token.
+    int logs = 0;
+    for (const auto& request : server.requests())
+        if (request.path.rfind("/job-logs/", 0) == 0) {
+            ++logs;
+            EXPECT_EQ(request.authorization, "") << "the token went to the log store";
+        }
+    EXPECT_EQ(logs, 1);
+}
+
 }  // namespace cocode::test

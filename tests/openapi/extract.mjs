@@ -27,6 +27,9 @@ export const operations = [
   "pulls/list-reviews",
   "pulls/list-review-comments",
   "pulls/create-reply-for-review-comment",
+  "checks/list-for-ref",
+  "actions/get-job-for-workflow-run",
+  "actions/download-job-logs-for-workflow-run",
   "apps/create-installation-access-token",
 ];
 

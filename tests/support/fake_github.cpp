@@ -54,11 +54,13 @@ std::string etag_of(const std::string& body) {
 }  // namespace
 
 // GitHub's example for `name`, mended where the example itself breaks GitHub's schema (the
-// OpenAPI check caught these): team entries without `type`, repositories without `language`.
+// OpenAPI check caught these): team entries without `type`, repositories without `language`,
+// a job without `created_at`.
 json github_example(const std::string& name) {
     json value = examples().at(name).at("value");
     if (value.is_array()) value = value.at(0);
     if (value.contains("requested_teams")) value["requested_teams"] = json::array();
+    if (name == "job" && !value.contains("created_at")) value["created_at"] = value["started_at"];
     if (name == "full-repository-default-response") {
         for (json* repo : {&value, &value["source"], &value["parent"]})
             if (repo->is_object() && !repo->contains("language")) (*repo)["language"] = nullptr;
@@ -81,6 +83,9 @@ struct FakeGitHub::Server {
     long long list_lag = 0;
     std::vector<json> statuses, pulls, reactions;
     std::map<long, std::vector<json>> reviews, review_comments;  // by pull request number
+    std::vector<json> check_runs;
+    std::map<long long, json> jobs;
+    std::map<long long, std::string> job_logs;
     std::map<std::string, std::pair<std::string, std::string>>
         permissions;  // login → (permission, role)
     std::vector<Fault> faults;
@@ -197,6 +202,16 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             ~Recorder() { st.requests.push_back(record); }
         } recorder{st, record};
 
+        // Where a job's log is stored: another host than the API's (GitHub redirects there),
+        // asked with no token. Not an API operation.
+        if (req.method == "GET" && path.rfind("/job-logs/", 0) == 0) {
+            auto log = st.job_logs.find(std::atoll(path.c_str() + 10));
+            if (log == st.job_logs.end()) return finish(404, {{"message", "Not Found"}});
+            res.status = 200;
+            res.set_content(log->second, "text/plain; charset=utf-8");
+            record.status = 200;
+            return;
+        }
         if (path.rfind(prefix, 0) != 0) return finish(404, {{"message", "Not Found"}});
         path.erase(0, prefix.size());
         std::string full_path = path;
@@ -579,6 +594,25 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 thread.push_back(reply);
                 return finish(201, reply, "pulls/create-reply-for-review-comment");
             }
+            if (is("GET", R"(/commits/([0-9a-f]{40})/check-runs)")) {
+                json runs = json::array();
+                for (const auto& run : st.check_runs)
+                    if (run["head_sha"] == r[1].str()) runs.push_back(run);
+                return finish(200, {{"total_count", runs.size()}, {"check_runs", runs}},
+                              "checks/list-for-ref");
+            }
+            if (is("GET", R"(/actions/jobs/(\d+))")) {
+                auto job = st.jobs.find(std::stoll(r[1]));
+                if (job == st.jobs.end()) return finish(404, {{"message", "Not Found"}});
+                return finish(200, job->second, "actions/get-job-for-workflow-run");
+            }
+            if (is("GET", R"(/actions/jobs/(\d+)/logs)")) {
+                if (!st.job_logs.count(std::stoll(r[1])))
+                    return finish(404, {{"message", "Not Found"}});
+                res.set_header("Location", "https://localhost:" + std::to_string(port_) +
+                                               "/job-logs/" + r[1].str() + ".txt");
+                return finish(302, json(), "actions/download-job-logs-for-workflow-run");
+            }
             if (is("POST", "/pulls")) {
                 for (const auto& pr : st.pulls)
                     if (pr["head"]["ref"] == body.value("head", ""))
@@ -832,8 +866,13 @@ long long FakeGitHub::add_review_comment(long pull, long long review, const std:
     comment["pull_request_review_id"] = review;
     comment["user"]["login"] = login;
     comment["path"] = path;
-    comment["line"] = line > 0 ? json(line) : json(nullptr);  // null: outdated
     comment["original_line"] = line > 0 ? line : 1;
+    if (line > 0) {
+        comment["line"] = line;
+    } else {  // outdated: GitHub's schema leaves out where the comment no longer is
+        comment.erase("line");
+        comment.erase("position");
+    }
     comment["diff_hunk"] = diff_hunk;
     comment["body"] = body;
     comment["created_at"] = comment["updated_at"] = server_->now();
@@ -843,6 +882,45 @@ long long FakeGitHub::add_review_comment(long pull, long long review, const std:
         comment.erase("in_reply_to_id");
     server_->review_comments[pull].push_back(comment);
     return comment["id"].get<long long>();
+}
+
+long long FakeGitHub::add_check_run(const std::string& sha, const std::string& name,
+                                    const std::string& conclusion,
+                                    const std::vector<std::pair<std::string, std::string>>& steps,
+                                    const std::string& log) {
+    std::lock_guard lock(server_->mutex);
+    const long long id = ++server_->next_id;
+    json run = examples().at("check-run-paginated").at("value").at("check_runs").at(0);
+    run["id"] = id;
+    run["head_sha"] = sha;
+    run["name"] = name;
+    run["status"] = "completed";
+    run["conclusion"] = conclusion;
+    run["app"]["slug"] = "github-actions";
+    server_->check_runs.push_back(run);
+    json job = github_example("job");
+    job["id"] = id;
+    job["head_sha"] = sha;
+    job["name"] = name;
+    job["conclusion"] = conclusion;
+    job["steps"] = json::array();
+    int number = 0;
+    for (const auto& [step, outcome] : steps)
+        job["steps"].push_back({{"name", step},
+                                {"status", "completed"},
+                                {"conclusion", outcome},
+                                {"number", ++number},
+                                {"started_at", server_->now()},
+                                {"completed_at", server_->now()}});
+    server_->jobs[id] = job;
+    server_->job_logs[id] = log;
+    return id;
+}
+
+void FakeGitHub::set_pull_head(long number, const std::string& sha) {
+    std::lock_guard lock(server_->mutex);
+    for (auto& pr : server_->pulls)
+        if (pr["number"] == number) pr["head"]["sha"] = sha;
 }
 
 std::vector<json> FakeGitHub::review_comments_of(long pull) const {

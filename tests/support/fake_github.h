@@ -112,6 +112,14 @@ class FakeGitHub {
     long long add_review_comment(long pull, long long review, const std::string& login,
                                  const std::string& path, int line, const std::string& diff_hunk,
                                  const std::string& body, long long in_reply_to = 0);
+    // A GitHub Actions job on commit `sha`, as its check run: its steps (name, conclusion) and
+    // its log, which GitHub serves from another host (here localhost rather than 127.0.0.1).
+    long long add_check_run(const std::string& sha, const std::string& name,
+                            const std::string& conclusion,
+                            const std::vector<std::pair<std::string, std::string>>& steps,
+                            const std::string& log);
+    // Where pull request `number`'s branch is, as GitHub would know it after a push.
+    void set_pull_head(long number, const std::string& sha);
     std::vector<nlohmann::json> review_comments_of(long pull) const;  // replies included
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;

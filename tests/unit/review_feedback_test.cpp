@@ -88,5 +88,54 @@ TEST(ReviewFeedback, WordsStayDataHiddenTextGoesAndNoFenceCanBeClosed) {
     EXPECT_TRUE(review_feedback({review(1, "a", "APPROVED", "lgtm")}, {}).text.empty());
 }
 
+TEST(ReviewFeedback, ChecksFailingOnTheHeadAloneAreTheRoundsToFix) {
+    auto run = [](const std::string& name, const std::string& status,
+                  const std::string& conclusion) {
+        github::CheckRun r;
+        r.name = name;
+        r.status = status;
+        r.conclusion = conclusion;
+        return r;
+    };
+    struct Case {
+        std::vector<github::CheckRun> head, base;
+        std::vector<std::string> fix, on_base_too;
+    };
+    const std::vector<Case> cases = {
+        {{}, {}, {}, {}},
+        {{run("test", "completed", "failure")}, {}, {"test"}, {}},
+        {{run("test", "completed", "timed_out")}, {}, {"test"}, {}},
+        {{run("test", "completed", "success")}, {}, {}, {}},
+        {{run("test", "completed", "cancelled")}, {}, {}, {}},
+        {{run("test", "in_progress", "")}, {}, {}, {}},
+        {{run("test", "completed", "failure")},
+         {run("test", "completed", "failure")},
+         {},
+         {"test"}},
+        {{run("test", "completed", "failure")},
+         {run("test", "completed", "timed_out")},
+         {},
+         {"test"}},
+        {{run("test", "completed", "failure")},
+         {run("test", "completed", "success")},
+         {"test"},
+         {}},
+        {{run("test", "completed", "failure")},
+         {run("lint", "completed", "failure")},
+         {"test"},
+         {}},
+    };
+    for (const auto& c : cases) {
+        const auto decided = checks_to_fix(c.head, c.base);
+        std::vector<std::string> fix;
+        for (const auto& r : decided.fix) fix.push_back(r.name);
+        EXPECT_EQ(fix, c.fix);
+        EXPECT_EQ(decided.on_base_too, c.on_base_too);
+    }
+    const std::string text = check_feedback({{"ci/test", "Run tests", "ok 1\nnot ok 2 ```"}});
+    EXPECT_NE(text.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos);
+    EXPECT_NE(text.find("````text\nok 1\nnot ok 2 ```\n````\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace cocode::agent

@@ -29,8 +29,33 @@ github::Issue issue_of(const run::RunRecord& record) {
 
 }  // namespace
 
-// The round's feedback from the pair's open pull request: the reviews that ask for changes
-// and the threads still on the diff.
+// The failing checks of the pull request's head that are its own doing (not failing on the
+// run's base too), each with its failing step and the end of its log.
+std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const std::string& head,
+                                                const std::string& base) {
+    if (head.empty()) return {};
+    const auto decided = agent::checks_to_fix(github.check_runs(head).value_or_throw(),
+                                              github.check_runs(base).value_or_throw());
+    for (const auto& name : decided.on_base_too)
+        notice("check " + name + " fails on the base commit too: not the pull request's doing");
+    std::vector<agent::FailingCheck> out;
+    for (const auto& run : decided.fix) {
+        agent::FailingCheck check{run.name, "", ""};
+        if (run.app == "github-actions") {
+            for (const auto& step : github.job_steps(run.id).value_or_throw())
+                if (step.conclusion == "failure" || step.conclusion == "timed_out") {
+                    check.step = step.name;
+                    break;
+                }
+            check.log_tail = github.job_log_tail(run.id, 8 << 10).value_or_throw();
+        }
+        out.push_back(std::move(check));
+    }
+    return out;
+}
+
+// The round's feedback from the pair's open pull request: the reviews that ask for changes,
+// the threads on lines still in the diff, and the checks failing on its head.
 agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunRecord& last) {
     auto pull = github.open_pull_request_for(last.branch).value_or_throw();
     if (!pull)
@@ -41,19 +66,24 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunReco
     const auto feedback =
         agent::review_feedback(github.reviews(pull->number).value_or_throw(),
                                github.review_comments(pull->number).value_or_throw());
-    if (feedback.text.empty())
+    const auto checks = failing_checks(github, pull->head_sha, last.base_commit);
+    if (feedback.text.empty() && checks.empty())
         throw Failure(Error::usage("continue --from-pr: pull request #" +
                                    std::to_string(pull->number) +
-                                   " has nothing to act on (no review requests changes, and no "
-                                   "thread is on lines still in the diff)"));
+                                   " has nothing to act on (no review requests changes, no "
+                                   "thread is on lines still in the diff, no check of its own "
+                                   "fails)"));
     agent::RoundRequest round;
     round.trigger = feedback.reviewers.size() == 1
                         ? "review by @" + feedback.reviewers.front()
                         : "pull request #" + std::to_string(pull->number);
+    auto count = [](std::size_t n, const char* one, const char* many) {
+        return " · " + std::to_string(n) + " " + (n == 1 ? one : many);
+    };
     if (feedback.threads > 0)
-        round.trigger += " · " + std::to_string(feedback.threads) +
-                         (feedback.threads == 1 ? " thread" : " threads");
-    round.feedback = feedback.text;
+        round.trigger += count(static_cast<std::size_t>(feedback.threads), "thread", "threads");
+    if (!checks.empty()) round.trigger += count(checks.size(), "failing check", "failing checks");
+    round.feedback = feedback.text + agent::check_feedback(checks);
     round.pull_request = pull->number;
     for (const auto& thread : feedback.given)
         round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
