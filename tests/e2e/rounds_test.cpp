@@ -350,4 +350,37 @@ TEST_F(Rounds, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
     EXPECT_EQ(logs, 1);
 }
 
+// Rounds stop on a pull request as in the terminal; there the pull request is labelled
+// cocode:needs-human and told why, once however often it is asked again.
+TEST_F(Rounds, WhenRoundsStopThePullRequestIsHandedToAPersonOnce) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
+    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+              quote((dir_ / "origin.git").string()),
+          repo_);
+    configure_rounds(
+        {{"publish", {{"push", true}, {"pull_request", true}}}, {"review", {{"max_rounds", 1}}}});
+    sh_ok("git push -q origin main", repo_);
+    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
+                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+    ASSERT_EQ(dispatch("run 1 --publish" + github, env).exit_code, 0);
+    const long pull = server.pulls().at(0)["number"];
+    server.add_review(pull, "alice", "CHANGES_REQUESTED", "remove src/flaw.txt");
+    for (int i = 0; i < 2; ++i) {
+        Shell stopped = dispatch("continue 1 --from-pr --publish" + github, env);
+        EXPECT_EQ(stopped.exit_code, 2);
+        EXPECT_NE(stopped.err.find("no round 2: the round cap is reached (review.max_rounds = 1)"),
+                  std::string::npos)
+            << stopped.err;
+    }
+    EXPECT_EQ(runs().size(), 1u);
+    EXPECT_EQ(server.labels_of(pull), std::vector<std::string>{"cocode:needs-human"});
+    auto said = server.comments_of(pull);
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0]["body"].get<std::string>().find(
+                  "cocode stops here: the round cap is reached (review.max_rounds = 1)."),
+              std::string::npos);
+}
+
 }  // namespace cocode::test

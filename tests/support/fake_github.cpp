@@ -635,6 +635,9 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo +
                                  "/pull/" + std::to_string(pr["number"].get<long>());
                 st.pulls.push_back(pr);
+                // On GitHub a pull request is an issue too: labels and comments go through
+                // the issues API.
+                put_issue(pr["number"].get<long>(), pr["title"], pr["body"], {}, "open", true);
                 return finish(201, pr, "pulls/create");
             }
             if (is("PATCH", R"(/pulls/(\d+))")) {
@@ -708,6 +711,13 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
                            const std::vector<std::string>& labels, const std::string& state,
                            bool pull_request) {
     std::lock_guard lock(server_->mutex);
+    put_issue(number, title, body, labels, state, pull_request);
+}
+
+// add_issue with the lock held (a pull request opened through the API is an issue too).
+void FakeGitHub::put_issue(long number, const std::string& title, const std::string& body,
+                           const std::vector<std::string>& labels, const std::string& state,
+                           bool pull_request) {
     json issue = github_example("issue");
     const std::string repo_url =
         "https://api.github.com/repos/" + options_.owner + "/" + options_.repo;

@@ -133,6 +133,9 @@ class FakeGitHub {
     std::string last_jwt_claims() const;  // the verified claims of the last App JWT
 
   private:
+    void put_issue(long number, const std::string& title, const std::string& body,
+                   const std::vector<std::string>& labels, const std::string& state,
+                   bool pull_request);
     struct Server;
     Options options_;
     std::unique_ptr<Server> server_;

@@ -8,11 +8,14 @@
 #include "batch.h"
 #include "commands.h"
 #include "core/files.h"
+#include "run/rounds.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
 
 namespace {
+
+constexpr char kNeedsHumanLabel[] = "cocode:needs-human";
 
 // The issue as the pair's runs read it: its text is in the newest run's folder, so a round
 // needs no GitHub (unless it publishes).
@@ -52,6 +55,29 @@ std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const st
         out.push_back(std::move(check));
     }
     return out;
+}
+
+// Rounds have stopped for this pair (the cap, two failures in a row): its pull request is
+// labelled cocode:needs-human and told why, once (the comment is upserted by its marker), and
+// the command stops with the reason.
+void stop_if_rounds_stopped(github::GitHub& github, const Workspace& ws,
+                            const run::RunRecord& last) {
+    const auto decided = run::decide_round(
+        run::rounds_of(run::list_runs(ws.runs_dir()).runs, last.issue, last.agent),
+        ws.config.review.max_rounds);
+    if (decided.go) return;
+    const std::string why = "issue " + std::to_string(last.issue) + ", agent " + last.agent +
+                            ": no round " + std::to_string(decided.number) + ": " + decided.why_not;
+    if (auto pull = github.open_pull_request_for(last.branch).value_or_throw()) {
+        github.add_labels(pull->number, {std::string(kNeedsHumanLabel)}).value_or_throw();
+        github
+            .upsert_comment(pull->number, github::comment_marker("rounds-stopped/" + last.agent),
+                            "cocode stops here: " + decided.why_not +
+                                ". This pull request needs a person now (label `" +
+                                kNeedsHumanLabel + "`).\n")
+            .value_or_throw();
+    }
+    throw Failure(Error::usage(why));
 }
 
 // The round's feedback from the pair's open pull request: the reviews that ask for changes,
@@ -143,7 +169,10 @@ int run_continue(const ContinueArgs& args) {
                 Error::usage("continue --from-pr: the pull request is on GitHub; this "
                              "repository's issues are a local folder (give --repo)"));
         std::map<std::string, agent::RoundRequest> rounds;
-        for (const auto& name : names) rounds[name] = from_pull_request(*github, *newest.at(name));
+        for (const auto& name : names) {
+            stop_if_rounds_stopped(*github, ws, *newest.at(name));
+            rounds[name] = from_pull_request(*github, *newest.at(name));
+        }
         return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
                          std::move(rounds));
     }
