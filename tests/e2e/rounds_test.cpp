@@ -383,4 +383,23 @@ TEST_F(Rounds, WhenRoundsStopThePullRequestIsHandedToAPersonOnce) {
               std::string::npos);
 }
 
+// --detach: the round is planned here and supervised by a dispatcher of its own, as `run
+// --detach` does; that dispatcher starts it as a round (its feedback file, its round number).
+TEST_F(Rounds, ADetachedRoundRunsAsARound) {
+    configure_rounds();
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    Shell detached = dispatch("continue 1 --detach --json -m 'remove src/flaw.txt'");
+    ASSERT_EQ(detached.exit_code, 0) << detached.err;
+    const json started = json::parse(detached.out);
+    ASSERT_EQ(started["runs"].size(), 1u);
+    // status --watch returns when every run has ended.
+    Shell watched = dispatch("status --watch");
+    ASSERT_EQ(watched.exit_code, 0) << watched.err;
+    const run::RunRecord round2 = runs()[1];
+    EXPECT_EQ(round2.run_id, started["runs"][0]["run_id"]);
+    EXPECT_EQ(round2.round, 2);
+    EXPECT_EQ(round2.status, run::RunStatus::completed);
+    EXPECT_EQ(read_text(round2.folder / "feedback-seen.md"), "remove src/flaw.txt\n");
+}
+
 }  // namespace cocode::test

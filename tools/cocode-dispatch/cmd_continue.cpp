@@ -129,6 +129,7 @@ int run_continue(const ContinueArgs& args) {
     run_args.json = args.json;
     run_args.no_check = args.no_check;
     run_args.publish = args.publish;
+    run_args.detach = args.detach;
     auto [ws, timeout] = configured_workspace(run_args);
 
     // The newest run of each agent among those named.

@@ -104,6 +104,7 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
                            "asking for changes, their threads)");
     continue_cmd->add_option("--timeout", next.timeout,
                              "per-run limit, e.g. 30m (over the config)");
+    continue_cmd->add_flag("--detach", next.detach, "return once the rounds have started");
     continue_cmd->add_flag("--json", next.json, "print the results as JSON");
     continue_cmd->add_flag("--no-check", next.no_check, "do not judge the round when it ends");
     continue_cmd->add_flag("--publish", next.publish,
