@@ -28,7 +28,10 @@ sed 's/^> //' "$COCODE_FEEDBACK_FILE" | while read -r verb path; do
          git add -- "$path" ;;
   esac
 done
+# "forget the marker": the round's commit does not carry it.
+marker=$COCODE_READY_MARKER
+grep -q "forget the marker" "$COCODE_FEEDBACK_FILE" && marker=""
 git commit -q --allow-empty -m "round $round: as the feedback asked
 
-$COCODE_READY_MARKER"
+$marker"
 echo "Round $round: did what the feedback asked." > "$JRUN_RUN_FOLDER/output.md"

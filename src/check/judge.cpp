@@ -92,8 +92,10 @@ CheckItem base_check(const git::Repository& repo, const std::string& base, const
 CheckItem marker_check(const git::Repository& repo, const JudgeInput& input,
                        const std::vector<git::CommitInfo>& commits, std::string& ready_commit) {
     CheckItem item = named("marker", "ready marker");
-    // Newest first: the last word is the one that counts.
+    // Newest first: the last word is the one that counts. A round's own word: the commits
+    // from where it began on, not an earlier round's.
     for (const auto& commit : commits) {
+        if (!input.round_from.empty() && commit.id == input.round_from) break;
         if (commit.message.find(input.marker) == std::string::npos) continue;
         ready_commit = commit.id;
         item.outcome = Outcome::pass;
@@ -101,7 +103,10 @@ CheckItem marker_check(const git::Repository& repo, const JudgeInput& input,
         return item;
     }
     item.outcome = Outcome::fail;
-    item.reason = "no commit after the base carries \"" + input.marker + "\"";
+    item.reason = input.round_from.empty()
+                      ? "no commit after the base carries \"" + input.marker + "\""
+                      : "no commit of round " + std::to_string(input.round) + " (after " +
+                            short_id(input.round_from) + ") carries \"" + input.marker + "\"";
     // cocode-py's false positive, named: a marker already in the base does not count.
     if (auto base = repo.lookup(input.base);
         base && base->message.find(input.marker) != std::string::npos)

@@ -1,6 +1,7 @@
 // Judging a run with rules and the project's own tests (docs/check.md):
 //   exit code   by the agent protocol's table (0: the marker decides);
-//   marker      in the message of a commit in base..head, never the base, never a file;
+//   marker      in the message of a commit in base..head, never the base, never a file (for a
+//               round, a commit of that round);
 //   commits     at least one since base, and the files they touched;
 //   scope       every touched file inside allowed_paths, none in read_only_paths;
 //   verify      the configured commands, run in the worktree with a timeout.

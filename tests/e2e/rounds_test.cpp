@@ -402,4 +402,20 @@ TEST_F(Rounds, ADetachedRoundRunsAsARound) {
     EXPECT_EQ(read_text(round2.folder / "feedback-seen.md"), "remove src/flaw.txt\n");
 }
 
+// A round says it is done with a commit of its own: the marker of an earlier round does not
+// make a round that never said so ready.
+TEST_F(Rounds, ARoundNeedsAMarkerOfItsOwn) {
+    configure_rounds();
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    const std::string head1 = only_run().ready_commit;
+    ASSERT_EQ(dispatch("continue 1 -m 'forget the marker'").exit_code, 0);
+    const json verdict = check_of(runs()[1]);
+    EXPECT_EQ(verdict["verdict"], "FAIL");
+    std::map<std::string, json> checks;
+    for (const auto& c : verdict["checks"]) checks[c["id"]] = c;
+    EXPECT_EQ(checks["marker"]["result"], "fail");
+    EXPECT_EQ(checks["marker"]["reason"], "no commit of round 2 (after " + head1.substr(0, 7) +
+                                              ") carries \"cocode ready for check\"");
+}
+
 }  // namespace cocode::test
