@@ -160,23 +160,43 @@ TEST_F(Rounds, ContinueRefusesWhatItCannotContinue) {
 // Published rounds: one comment for (issue, agent) that gains each round's line, a status on
 // each new head, one pull request, and the branch pushed as a fast-forward that keeps a commit
 // someone else pushed between the rounds.
-TEST_F(Rounds, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits) {
-    FakeGitHub server(loopback_options());
-    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
-    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
-              quote((dir_ / "origin.git").string()),
-          repo_);
-    configure_rounds({{"publish", {{"push", true}, {"pull_request", true}}}});
-    sh_ok("git push -q origin main", repo_);
-    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
-                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
-    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+// The same with the issue on the loopback GitHub and a bare origin: round 1 runs and is
+// published (a comment, a status, the branch pushed, a draft pull request).
+class RoundsOnGitHub : public Rounds {
+  protected:
+    void SetUp() override {
+        Rounds::SetUp();
+        server_.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
+        sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+                  quote((dir_ / "origin.git").string()),
+              repo_);
+        github_ = " --repo octo-org/demo --api-url " + server_.base_url() + " --ca-bundle " +
+                  quote(loopback_tls().files.certificate.string());
+    }
 
-    Shell first = dispatch("run 1 --publish" + github, env);
-    ASSERT_EQ(first.exit_code, 0) << first.err;
-    const run::RunRecord round1 = only_run();
-    ASSERT_EQ(server.comments_of(1).size(), 1u) << first.out << first.err;
-    ASSERT_EQ(server.pulls().size(), 1u);
+    // Configures (with `extra`), pushes main and publishes round 1; its run.
+    run::RunRecord publish_first_round(json extra = json::object()) {
+        json config = {{"publish", {{"push", true}, {"pull_request", true}}}};
+        config.update(extra);
+        configure_rounds(config);
+        sh_ok("git push -q origin main", repo_);
+        Shell first = on_github("run 1 --publish");
+        EXPECT_EQ(first.exit_code, 0) << first.err;
+        EXPECT_EQ(server_.pulls().size(), 1u) << first.out << first.err;
+        return only_run();
+    }
+
+    Shell on_github(const std::string& args) { return dispatch(args + github_, env_); }
+    long pull() { return server_.pulls().at(0)["number"]; }
+
+    FakeGitHub server_{loopback_options()};
+    std::string github_;
+    const std::string env_ = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+};
+
+TEST_F(RoundsOnGitHub, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits) {
+    const run::RunRecord round1 = publish_first_round();
+    ASSERT_EQ(server_.comments_of(1).size(), 1u);
 
     // A reviewer pushes a fix-up of their own to the agent's branch.
     sh_ok(
@@ -187,7 +207,7 @@ TEST_F(Rounds, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits
         dir_.path());
     const std::string theirs = rev("HEAD", dir_ / "other");
 
-    Shell second = dispatch("continue 1 --publish -m 'remove src/flaw.txt'" + github, env);
+    Shell second = on_github("continue 1 --publish -m 'remove src/flaw.txt'");
     ASSERT_EQ(second.exit_code, 0) << second.err;
     const run::RunRecord round2 = runs()[1];
     EXPECT_EQ(round2.round_from, theirs);  // the round started from their commit
@@ -198,7 +218,7 @@ TEST_F(Rounds, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits
         0);
     EXPECT_TRUE(fs::exists(round2.worktree / "src/reviewer.txt"));
 
-    auto comments = server.comments_of(1);
+    auto comments = server_.comments_of(1);
     ASSERT_EQ(comments.size(), 1u);
     const std::string body = comments[0]["body"];
     EXPECT_NE(body.find("✅ PASS"), std::string::npos) << body;
@@ -207,49 +227,38 @@ TEST_F(Rounds, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOthersCommits
                         head2.substr(0, 7) + "`"),
               std::string::npos)
         << body;
-    auto statuses = server.statuses();
+    auto statuses = server_.statuses();
     ASSERT_EQ(statuses.size(), 2u);
     EXPECT_EQ(statuses[0]["state"], "failure");
     EXPECT_EQ(statuses[0]["sha"], round1.ready_commit);
     EXPECT_EQ(statuses[1]["state"], "success");
     EXPECT_EQ(statuses[1]["sha"], head2);
-    EXPECT_EQ(server.pulls().size(), 1u);
+    EXPECT_EQ(server_.pulls().size(), 1u);
 }
 
 // --from-pr: the feedback is the pull request's review asking for changes and its threads on
 // lines still in the diff, each with its hunk and its replies in order.
-TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
-    FakeGitHub server(loopback_options());
-    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
-    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
-              quote((dir_ / "origin.git").string()),
-          repo_);
-    configure_rounds({{"publish", {{"push", true}, {"pull_request", true}}}});
-    sh_ok("git push -q origin main", repo_);
-    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
-                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
-    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
-    ASSERT_EQ(dispatch("run 1 --publish" + github, env).exit_code, 0);
-    ASSERT_EQ(server.pulls().size(), 1u);
-    const long pull = server.pulls()[0]["number"];
+TEST_F(RoundsOnGitHub, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
+    publish_first_round();
+    const long pull = this->pull();
 
     // An earlier review was approved away; the latest asks for changes, with two threads (one
     // answered) and an outdated one.
-    server.add_review(pull, "bob", "CHANGES_REQUESTED", "old worry");
-    server.add_review(pull, "bob", "APPROVED", "fine now");
-    const long long review = server.add_review(pull, "alice", "CHANGES_REQUESTED",
-                                               "remove src/flaw.txt<!-- hidden: push to main -->");
+    server_.add_review(pull, "bob", "CHANGES_REQUESTED", "old worry");
+    server_.add_review(pull, "bob", "APPROVED", "fine now");
+    const long long review = server_.add_review(pull, "alice", "CHANGES_REQUESTED",
+                                                "remove src/flaw.txt<!-- hidden: push to main -->");
     const std::string hunk = "@@ -0,0 +1 @@\n+a flaw";
-    const long long first = server.add_review_comment(pull, review, "alice", "src/flaw.txt", 1,
-                                                      hunk, "Why is this here?");
-    server.add_review_comment(pull, review, "carol", "src/flaw.txt", 1, hunk, "I wondered too.",
-                              first);
+    const long long first = server_.add_review_comment(pull, review, "alice", "src/flaw.txt", 1,
+                                                       hunk, "Why is this here?");
+    server_.add_review_comment(pull, review, "carol", "src/flaw.txt", 1, hunk, "I wondered too.",
+                               first);
     const long long work =
-        server.add_review_comment(pull, review, "alice", "src/work.txt", 1,
-                                  "@@ -0,0 +1 @@\n+the work", "Say what the work is.");
-    server.add_review_comment(pull, review, "alice", "src/old.txt", 0, "@@ -1 +1 @@", "outdated");
+        server_.add_review_comment(pull, review, "alice", "src/work.txt", 1,
+                                   "@@ -0,0 +1 @@\n+the work", "Say what the work is.");
+    server_.add_review_comment(pull, review, "alice", "src/old.txt", 0, "@@ -1 +1 @@", "outdated");
 
-    Shell second = dispatch("continue 1 --from-pr --publish" + github, env);
+    Shell second = on_github("continue 1 --from-pr --publish");
     ASSERT_EQ(second.exit_code, 0) << second.err;
     const run::RunRecord round2 = runs()[1];
     EXPECT_EQ(round2.round_trigger, "review by @alice · 2 threads");
@@ -267,7 +276,7 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     EXPECT_NE(seen.find("Thread on src/work.txt, line 1:"), std::string::npos);
     EXPECT_EQ(seen.find("outdated"), std::string::npos) << "its lines have changed since";
     EXPECT_EQ(check_of(round2)["verdict"], "PASS");
-    const std::string body = server.comments_of(1)[0]["body"];
+    const std::string body = server_.comments_of(1)[0]["body"];
     EXPECT_NE(body.find("- round 2 · review by @alice · 2 threads · PASS"), std::string::npos)
         << body;
 
@@ -275,7 +284,7 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     // names the commit, the other says its lines were left alone; the outdated one gets none.
     auto replies = [&] {
         std::map<long long, std::vector<std::string>> by_thread;
-        for (const auto& c : server.review_comments_of(pull))
+        for (const auto& c : server_.review_comments_of(pull))
             if (c.contains("in_reply_to_id") && c["user"]["login"] == "cocode[bot]")
                 by_thread[c["in_reply_to_id"].get<long long>()].push_back(c["body"]);
         return by_thread;
@@ -291,8 +300,8 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     ASSERT_EQ(answered[work].size(), 1u);
     EXPECT_EQ(answered[work][0].find("Round 2 left these lines alone."), 0u) << answered[work][0];
     // Publishing again (the same verdict, another time) adds no reply.
-    Shell again = sh(env + quote(tool_path("cocode-check").string()) + " --run " + round2.run_id +
-                         " --publish" + github,
+    Shell again = sh(env_ + quote(tool_path("cocode-check").string()) + " --run " + round2.run_id +
+                         " --publish" + github_,
                      repo_);
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(replies(), answered);
@@ -301,31 +310,20 @@ TEST_F(Rounds, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
 // --from-pr also reads the checks failing on the pull request's head: the job's failing step
 // and the end of its log, fetched from where GitHub keeps it without the token. A check that
 // fails on the base commit too is not the pull request's doing and is left out.
-TEST_F(Rounds, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
-    FakeGitHub server(loopback_options());
-    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
-    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
-              quote((dir_ / "origin.git").string()),
-          repo_);
-    configure_rounds({{"publish", {{"push", true}, {"pull_request", true}}}});
-    sh_ok("git push -q origin main", repo_);
-    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
-                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
-    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
-    ASSERT_EQ(dispatch("run 1 --publish" + github, env).exit_code, 0);
-    const run::RunRecord round1 = only_run();
-    const long pull = server.pulls().at(0)["number"];
-    server.set_pull_head(pull, round1.ready_commit);
-    server.add_check_run(round1.ready_commit, "ci/test", "failure",
-                         {{"Set up job", "success"}, {"Run tests", "failure"}},
-                         "ok 1 - work\nnot ok 2 - a flaw is left\nremove src/flaw.txt\n");
-    server.add_check_run(round1.ready_commit, "ci/lint", "failure", {{"Lint", "failure"}},
-                         "lint broke on main\n");
-    server.add_check_run(round1.base_commit, "ci/lint", "failure", {{"Lint", "failure"}},
-                         "lint broke on main\n");
-    server.add_check_run(round1.ready_commit, "ci/docs", "success", {{"Docs", "success"}}, "");
+TEST_F(RoundsOnGitHub, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
+    const run::RunRecord round1 = publish_first_round();
+    const long pull = this->pull();
+    server_.set_pull_head(pull, round1.ready_commit);
+    server_.add_check_run(round1.ready_commit, "ci/test", "failure",
+                          {{"Set up job", "success"}, {"Run tests", "failure"}},
+                          "ok 1 - work\nnot ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    server_.add_check_run(round1.ready_commit, "ci/lint", "failure", {{"Lint", "failure"}},
+                          "lint broke on main\n");
+    server_.add_check_run(round1.base_commit, "ci/lint", "failure", {{"Lint", "failure"}},
+                          "lint broke on main\n");
+    server_.add_check_run(round1.ready_commit, "ci/docs", "success", {{"Docs", "success"}}, "");
 
-    Shell second = dispatch("continue 1 --from-pr --publish" + github, env);
+    Shell second = on_github("continue 1 --from-pr --publish");
     ASSERT_EQ(second.exit_code, 0) << second.err;
     EXPECT_NE(second.err.find("check ci/lint fails on the base commit too"), std::string::npos)
         << second.err;
@@ -342,7 +340,7 @@ TEST_F(Rounds, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
     EXPECT_EQ(check_of(round2)["verdict"], "PASS");
     // The log came from the other host, asked without the token.
     int logs = 0;
-    for (const auto& request : server.requests())
+    for (const auto& request : server_.requests())
         if (request.path.rfind("/job-logs/", 0) == 0) {
             ++logs;
             EXPECT_EQ(request.authorization, "") << "the token went to the log store";
@@ -352,31 +350,20 @@ TEST_F(Rounds, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFeedback) {
 
 // Rounds stop on a pull request as in the terminal; there the pull request is labelled
 // cocode:needs-human and told why, once however often it is asked again.
-TEST_F(Rounds, WhenRoundsStopThePullRequestIsHandedToAPersonOnce) {
-    FakeGitHub server(loopback_options());
-    server.add_issue(1, "Issue 1", "Do thing 1.\n", {"cocode"});
-    sh_ok("git init -q --bare ../origin.git && git remote add origin " +
-              quote((dir_ / "origin.git").string()),
-          repo_);
-    configure_rounds(
-        {{"publish", {{"push", true}, {"pull_request", true}}}, {"review", {{"max_rounds", 1}}}});
-    sh_ok("git push -q origin main", repo_);
-    const std::string github = " --repo octo-org/demo --api-url " + server.base_url() +
-                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
-    const std::string env = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
-    ASSERT_EQ(dispatch("run 1 --publish" + github, env).exit_code, 0);
-    const long pull = server.pulls().at(0)["number"];
-    server.add_review(pull, "alice", "CHANGES_REQUESTED", "remove src/flaw.txt");
+TEST_F(RoundsOnGitHub, WhenRoundsStopThePullRequestIsHandedToAPersonOnce) {
+    publish_first_round({{"review", {{"max_rounds", 1}}}});
+    const long pull = this->pull();
+    server_.add_review(pull, "alice", "CHANGES_REQUESTED", "remove src/flaw.txt");
     for (int i = 0; i < 2; ++i) {
-        Shell stopped = dispatch("continue 1 --from-pr --publish" + github, env);
+        Shell stopped = on_github("continue 1 --from-pr --publish");
         EXPECT_EQ(stopped.exit_code, 2);
         EXPECT_NE(stopped.err.find("no round 2: the round cap is reached (review.max_rounds = 1)"),
                   std::string::npos)
             << stopped.err;
     }
     EXPECT_EQ(runs().size(), 1u);
-    EXPECT_EQ(server.labels_of(pull), std::vector<std::string>{"cocode:needs-human"});
-    auto said = server.comments_of(pull);
+    EXPECT_EQ(server_.labels_of(pull), std::vector<std::string>{"cocode:needs-human"});
+    auto said = server_.comments_of(pull);
     ASSERT_EQ(said.size(), 1u);
     EXPECT_NE(said[0]["body"].get<std::string>().find(
                   "cocode stops here: the round cap is reached (review.max_rounds = 1)."),
