@@ -538,8 +538,10 @@ struct Pair {
 
 // Before a round: when the branch was pushed and someone pushed to it since (a reviewer's
 // fix-up), the branch here moves forward to what origin has, in its worktree too, so that the
-// round starts from it and its push is a fast-forward that keeps their commit. Branches that
-// went both ways are not merged for anyone: the round is refused. The branch's head after.
+// round starts from it and its push is a fast-forward that keeps their commit. When both
+// moved (commits here that were never pushed), origin's branch is merged into the worktree's
+// — nobody's commits are rewritten — and a merge that conflicts is undone and the round
+// refused. The branch's head after.
 Result<std::string> catch_up_with_origin(const git::Repository& repo, const std::string& branch,
                                          const fs::path& worktree) {
     const std::string local = "refs/heads/" + branch, tracking = "refs/remotes/origin/" + branch;
@@ -554,16 +556,28 @@ Result<std::string> catch_up_with_origin(const git::Repository& repo, const std:
         auto ahead = git::run_git(root, {"merge-base", "--is-ancestor", tracking, local});
         if (!behind) return std::move(behind).error();
         if (!ahead) return std::move(ahead).error();
-        if (behind->exit_code != 0 && ahead->exit_code != 0)
-            return Error::usage("branch " + branch +
-                                " has commits on origin that are not here and commits here "
-                                "that are not on origin; merge them, then continue");
+        std::error_code ec;
+        const bool has_worktree = fs::exists(worktree / ".git", ec);
+        if (behind->exit_code != 0 && ahead->exit_code != 0) {
+            const std::string both = "branch " + branch +
+                                     " has commits on origin that are not here and commits here "
+                                     "that are not on origin";
+            if (!has_worktree) return Error::usage(both + "; merge them, then continue");
+            // The user's hooks are theirs to run, not cocode's merge.
+            auto merged = git::git_output(
+                worktree,
+                {"-c", "core.hooksPath=/dev/null", "merge", "--quiet", "--no-edit", "--no-ff", "-m",
+                 "Merge origin's " + branch + " into the next round", tracking});
+            if (!merged) {
+                (void)git::run_git(worktree, {"merge", "--abort"});
+                return Error::usage(both + ", and they do not merge cleanly (" +
+                                    merged.error().message + "); merge them, then continue");
+            }
+        }
         if (behind->exit_code == 0 && ahead->exit_code != 0) {
-            std::error_code ec;
-            auto moved =
-                fs::exists(worktree / ".git", ec)
-                    ? git::git_output(worktree, {"merge", "--quiet", "--ff-only", tracking})
-                    : git::git_output(root, {"update-ref", local, tracking});
+            auto moved = has_worktree ? git::git_output(worktree,
+                                                        {"merge", "--quiet", "--ff-only", tracking})
+                                      : git::git_output(root, {"update-ref", local, tracking});
             if (!moved) return std::move(moved).error();
         }
     }

@@ -405,4 +405,44 @@ TEST_F(Rounds, ARoundNeedsAMarkerOfItsOwn) {
                                               ") carries \"cocode ready for check\"");
 }
 
+// Both moved: a round whose commits were never pushed, and a reviewer's commit pushed since.
+// The next round merges origin's branch in (rewriting nobody's commits) and its push is a
+// fast-forward; a merge that conflicts is undone and the round refused.
+TEST_F(RoundsOnGitHub, WhenBothSidesMovedOriginsBranchIsMergedNeverForced) {
+    publish_first_round({{"review", {{"max_rounds", 9}}}});
+    ASSERT_EQ(dispatch("continue 1 -m 'remove src/flaw.txt'").exit_code, 0);  // not pushed
+    const std::string ours = rev("refs/heads/cocode/1-fixer", repo_);
+    sh_ok(
+        "git clone -q origin.git other && cd other && git checkout -q cocode/1-fixer && "
+        "git config user.name reviewer && git config user.email reviewer@cocode.invalid && "
+        "echo note > src/reviewer.txt && git add src && git commit -q -m 'a reviewer fix-up' "
+        "&& git push -q origin cocode/1-fixer",
+        dir_.path());
+    const std::string theirs = rev("HEAD", dir_ / "other");
+
+    Shell third = on_github("continue 1 --publish -m 'add src/second.txt'");
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    const std::string pushed = rev("refs/heads/cocode/1-fixer", dir_ / "origin.git");
+    for (const auto& kept : {ours, theirs})
+        EXPECT_EQ(sh("git merge-base --is-ancestor " + kept + " " + pushed, dir_ / "origin.git")
+                      .exit_code,
+                  0)
+            << kept << " is not in what was pushed";
+    EXPECT_EQ(check_of(runs()[2])["verdict"], "PASS");
+
+    // Now a conflict: the reviewer and an unpushed round both write src/clash.txt.
+    ASSERT_EQ(dispatch("continue 1 -m 'add src/clash.txt'").exit_code, 0);
+    sh_ok(
+        "cd other && git pull -q && echo theirs > src/clash.txt && git add src && "
+        "git commit -q -m 'the reviewer writes it too' && git push -q origin cocode/1-fixer",
+        dir_.path());
+    const std::string before = rev("HEAD", runs()[3].worktree);
+    Shell clash = on_github("continue 1 -m 'remove src/clash.txt'");
+    EXPECT_EQ(clash.exit_code, 2);
+    EXPECT_NE(clash.err.find("do not merge cleanly"), std::string::npos) << clash.err;
+    EXPECT_EQ(rev("HEAD", runs()[3].worktree), before) << "the failed merge is undone";
+    EXPECT_EQ(sh("git status --porcelain", runs()[3].worktree).out, "");
+    EXPECT_EQ(runs().size(), 4u);
+}
+
 }  // namespace cocode::test
