@@ -19,6 +19,8 @@ $COCODE_READY_MARKER"
   exit 0
 fi
 cp "$COCODE_FEEDBACK_FILE" "$JRUN_RUN_FOLDER/feedback-seen.md"
+# "give up": the round fails before it commits anything.
+if grep -q "give up" "$COCODE_FEEDBACK_FILE"; then exit 1; fi
 # Quoted words ("> remove PATH", as a review's are) count as well.
 sed 's/^> //' "$COCODE_FEEDBACK_FILE" | while read -r verb path; do
   case "$verb" in

@@ -557,7 +557,7 @@ Result<std::string> catch_up_with_origin(const git::Repository& repo, const std:
         if (!behind) return std::move(behind).error();
         if (!ahead) return std::move(ahead).error();
         std::error_code ec;
-        const bool has_worktree = fs::exists(worktree / ".git", ec);
+        const bool has_worktree = !worktree.empty() && fs::exists(worktree / ".git", ec);
         if (behind->exit_code != 0 && ahead->exit_code != 0) {
             const std::string both = "branch " + branch +
                                      " has commits on origin that are not here and commits here "
@@ -612,9 +612,6 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
             return Error::usage(pair_text + ": no round " + std::to_string(decided.number) + ": " +
                                 decided.why_not);
         pair.round = decided.number;
-        auto from = catch_up_with_origin(repo, branch, path);
-        if (!from) return Error{from.error().code, pair_text + ": " + from.error().message};
-        pair.round_from = *from;
     } else if (pair.previous) {
         pair.round = pair.previous->round;
     }
@@ -648,6 +645,12 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
                                 "what you need from it, then `cocode-dispatch clean " +
                                 std::to_string(issue.number) + " --force`");
         pair.remake = true;
+    }
+    // Only now, with nothing of the last run alive in the worktree, does a round touch it.
+    if (round) {
+        auto from = catch_up_with_origin(repo, branch, usable ? path : fs::path());
+        if (!from) return Error{from.error().code, pair_text + ": " + from.error().message};
+        pair.round_from = *from;
     }
     return pair;
 }
@@ -705,28 +708,35 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     run.ready_marker = context.config.ready_marker;
     run.round = pair.round;
     // A round is judged by the rules sealed when its pair first started, whatever the
-    // configuration says now: a review cannot loosen them, nor can the agent.
+    // configuration says now: a review cannot loosen them, nor can the agent. So is a round
+    // restarted with --resume, which also keeps the round's feedback.
     std::optional<run::Seal> sealed;
     if (pair.resume && pair.previous)
         if (auto previous = run::read_seal(context.repo_root, pair.previous->run_id);
             previous && *previous)
             sealed = std::move(**previous);
-    std::string last_output;
     const RoundRequest* round = context.round_for(run.agent.name);
+    const bool resumed_round = !round && pair.resume && pair.previous && pair.round > 1;
+    std::string last_output, feedback;
     if (round) {
         run.round_trigger = round->trigger;
         run.round_from = pair.round_from;
+        feedback = visible_text(round->feedback).text;
+    } else if (pair.previous) {
+        run.round_trigger = pair.previous->round_trigger;
+        run.round_from = pair.previous->round_from;
+        if (resumed_round)
+            if (auto said = read_file(run::RunFiles{pair.previous->folder}.feedback()))
+                feedback = std::move(*said);
+    }
+    if (round || resumed_round) {
         if (sealed) {
             run.base_commit = sealed->base_commit;
             run.ready_marker = sealed->marker;
         }
         last_output = read_file_tail(run::RunFiles{pair.previous->folder}.output(), 64 << 10);
-    } else if (pair.previous) {
-        run.round_trigger = pair.previous->round_trigger;
-        run.round_from = pair.previous->round_from;
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
-    const std::string feedback = round ? visible_text(round->feedback).text : "";
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);
 
     const run::RunFiles making{context.runs_dir() / (std::string(run::kMakingPrefix) + run.run_id)};
@@ -740,8 +750,9 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
                     write_file_atomic(making.prompt(), run.prompt, 0644, kNoFolderFlush),
                     create_file(making.stdout_file()), create_file(making.stderr_file()),
                     create_file(making.events()), create_file(making.info_lock()),
-                    round ? write_file_atomic(making.feedback(), feedback, 0644, kNoFolderFlush)
-                          : Result<void>{},
+                    round || resumed_round
+                        ? write_file_atomic(making.feedback(), feedback, 0644, kNoFolderFlush)
+                        : Result<void>{},
                     run::reserve_run_end(making),
                     write_file_atomic(making.info(),
                                       initial_run_info(context, run, pair.issue->title).render(),
@@ -771,10 +782,13 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (round) {
         seal.pull_request = round->pull_request;
         seal.threads = round->threads;
+    } else if (resumed_round && sealed) {
+        seal.pull_request = sealed->pull_request;
+        seal.threads = sealed->threads;
     }
     if (sealed) {
         seal.refs = sealed->refs;
-        if (round) {
+        if (round || resumed_round) {
             seal.config_text = sealed->config_text;
             seal.marker = sealed->marker;
         }

@@ -445,4 +445,24 @@ TEST_F(RoundsOnGitHub, WhenBothSidesMovedOriginsBranchIsMergedNeverForced) {
     EXPECT_EQ(runs().size(), 4u);
 }
 
+// A round restarted with `run --resume` is the same round: its number, its feedback, the rules
+// sealed at the first round (not today's configuration).
+TEST_F(Rounds, ARoundResumedIsTheSameRoundWithItsFeedbackAndSealedRules) {
+    configure_rounds();
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    ASSERT_EQ(dispatch("continue 1 -m 'give up'").exit_code, 1);
+    configure({{"agents", {{"fixer", {{"command", agent_path("review-agent.sh")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --resume").exit_code, 1);
+    const auto all = runs();
+    ASSERT_EQ(all.size(), 3u);
+    const run::RunRecord& resumed = all[2];
+    EXPECT_EQ(resumed.round, 2);
+    EXPECT_EQ(resumed.parent_run_id, all[1].run_id);
+    EXPECT_EQ(resumed.round_trigger, "terminal");
+    EXPECT_EQ(read_text(resumed.folder / "feedback-seen.md"), "give up\n");
+    const json seal = json::parse(read_text(repo_ / ".cocode/seals" / (resumed.run_id + ".json")));
+    const json first = json::parse(read_text(repo_ / ".cocode/seals" / (all[0].run_id + ".json")));
+    EXPECT_EQ(seal["config"], first["config"]) << "the first round's rules, not today's";
+}
+
 }  // namespace cocode::test
