@@ -322,13 +322,15 @@ TEST_F(RoundsOnGitHub, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFee
     server_.add_check_run(round1.base_commit, "ci/lint", "failure", {{"Lint", "failure"}},
                           "lint broke on main\n");
     server_.add_check_run(round1.ready_commit, "ci/docs", "success", {{"Docs", "success"}}, "");
+    server_.add_check_run(round1.ready_commit, "ci/old", "failure", {{"Old", "failure"}}, "");
 
     Shell second = on_github("continue 1 --from-pr --publish");
     ASSERT_EQ(second.exit_code, 0) << second.err;
     EXPECT_NE(second.err.find("check ci/lint fails on the base commit too"), std::string::npos)
         << second.err;
     const run::RunRecord round2 = runs()[1];
-    EXPECT_EQ(round2.round_trigger, "pull request #" + std::to_string(pull) + " · 1 failing check");
+    EXPECT_EQ(round2.round_trigger,
+              "pull request #" + std::to_string(pull) + " · 2 failing checks");
     const std::string seen = read_text(round2.folder / "feedback-seen.md");
     EXPECT_NE(
         seen.find("Check ci/test failed, at the step \"Run tests\".\n\nThe end of its log:\n\n"
@@ -336,6 +338,9 @@ TEST_F(RoundsOnGitHub, FromThePullRequestTheChecksFailingOnItsHeadAloneAreTheFee
         std::string::npos)
         << seen;
     EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    // A log GitHub no longer keeps leaves the check without its log, and the round goes on.
+    EXPECT_NE(seen.find("Check ci/old failed, at the step \"Old\".\n\n"), std::string::npos);
+    EXPECT_NE(second.err.find("check ci/old: its log:"), std::string::npos) << second.err;
     EXPECT_EQ(seen.find("ci/docs"), std::string::npos);
     EXPECT_EQ(check_of(round2)["verdict"], "PASS");
     // The log came from the other host, asked without the token.

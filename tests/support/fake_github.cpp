@@ -607,8 +607,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 return finish(200, job->second, "actions/get-job-for-workflow-run");
             }
             if (is("GET", R"(/actions/jobs/(\d+)/logs)")) {
-                if (!st.job_logs.count(std::stoll(r[1])))
-                    return finish(404, {{"message", "Not Found"}});
+                if (!st.job_logs.count(std::stoll(r[1]))) return finish(410, {{"message", "Gone"}});
                 res.set_header("Location", "https://localhost:" + std::to_string(port_) +
                                                "/job-logs/" + r[1].str() + ".txt");
                 return finish(302, json(), "actions/download-job-logs-for-workflow-run");
@@ -923,7 +922,7 @@ long long FakeGitHub::add_check_run(const std::string& sha, const std::string& n
                                 {"started_at", server_->now()},
                                 {"completed_at", server_->now()}});
     server_->jobs[id] = job;
-    server_->job_logs[id] = log;
+    if (!log.empty()) server_->job_logs[id] = log;  // none: expired, as GitHub's do
     return id;
 }
 

@@ -113,7 +113,8 @@ class FakeGitHub {
                                  const std::string& path, int line, const std::string& diff_hunk,
                                  const std::string& body, long long in_reply_to = 0);
     // A GitHub Actions job on commit `sha`, as its check run: its steps (name, conclusion) and
-    // its log, which GitHub serves from another host (here localhost rather than 127.0.0.1).
+    // its log, which GitHub serves from another host (here localhost rather than 127.0.0.1);
+    // an empty log is one that has expired (410).
     long long add_check_run(const std::string& sha, const std::string& name,
                             const std::string& conclusion,
                             const std::vector<std::pair<std::string, std::string>>& steps,

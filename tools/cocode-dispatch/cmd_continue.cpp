@@ -30,8 +30,6 @@ github::Issue issue_of(const run::RunRecord& record) {
     return issue;
 }
 
-}  // namespace
-
 // The failing checks of the pull request's head that are its own doing (not failing on the
 // run's base too), each with its failing step and the end of its log.
 std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const std::string& head,
@@ -44,13 +42,22 @@ std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const st
     std::vector<agent::FailingCheck> out;
     for (const auto& run : decided.fix) {
         agent::FailingCheck check{run.name, "", ""};
+        // What the job says of itself helps; a log GitHub no longer keeps (they expire) does
+        // not stop the round.
         if (run.app == "github-actions") {
-            for (const auto& step : github.job_steps(run.id).value_or_throw())
-                if (step.conclusion == "failure" || step.conclusion == "timed_out") {
-                    check.step = step.name;
-                    break;
-                }
-            check.log_tail = github.job_log_tail(run.id, 8 << 10).value_or_throw();
+            if (auto steps = github.job_steps(run.id)) {
+                for (const auto& step : *steps)
+                    if (step.conclusion == "failure" || step.conclusion == "timed_out") {
+                        check.step = step.name;
+                        break;
+                    }
+            } else {
+                notice("check " + run.name + ": its job's steps: " + steps.error().message);
+            }
+            if (auto log = github.job_log_tail(run.id, 8 << 10))
+                check.log_tail = std::move(*log);
+            else
+                notice("check " + run.name + ": its log: " + log.error().message);
         }
         out.push_back(std::move(check));
     }
@@ -115,6 +122,8 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunReco
         round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
     return round;
 }
+
+}  // namespace
 
 int run_continue(const ContinueArgs& args) {
     if (args.from_pr && !args.message.empty())
