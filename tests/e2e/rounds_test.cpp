@@ -89,6 +89,11 @@ TEST_F(Rounds, ContinueGoesOnFromTheLastRoundWithTheFeedbackOnTheSameBranch) {
     EXPECT_EQ(listed[1]["round"], 2);
     EXPECT_EQ(listed[1]["round_trigger"], "terminal");
     EXPECT_NE(dispatch("status").out.find("fixer r2"), std::string::npos);
+    Shell logs = dispatch("logs " + round2.run_id);
+    ASSERT_EQ(logs.exit_code, 0) << logs.err;
+    EXPECT_NE(logs.err.find("round 2 of #1 fixer (terminal), from " + head1.substr(0, 7)),
+              std::string::npos)
+        << logs.err;
 }
 
 TEST_F(Rounds, ARoundIsJudgedByTheRulesSealedAtTheFirstNotByTodaysConfiguration) {

@@ -10,6 +10,7 @@
 
 #include "agent/transcript.h"
 #include "commands.h"
+#include "core/terminal_text.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -35,7 +36,14 @@ int run_logs(const LogsArgs& args) {
         throw Failure(Error::usage("'" + args.run + "' names " + std::to_string(runs.size()) +
                                    " runs:" + ids + "; give one run id"));
     }
-    run::RunFiles files{runs.front().folder};
+    const run::RunRecord& shown = runs.front();
+    // A round beyond the first says so first, on stderr; run-info is the agent's to write, so
+    // what it says is shown escaped.
+    if (shown.round > 1 && !args.raw)
+        notice(terminal_safe_line(
+            "round " + std::to_string(shown.round) + " of #" + std::to_string(shown.issue) + " " +
+            shown.agent + " (" + shown.round_trigger + "), from " + shown.round_from.substr(0, 7)));
+    run::RunFiles files{shown.folder};
     const auto path = args.stderr_stream ? files.stderr_file() : files.stdout_file();
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Failure(Error::general("cannot read " + path.string()));
