@@ -120,8 +120,13 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.round = record.round;
     input.round_trigger = record.round_trigger;
     input.round_from = record.round_from;
-    for (const auto& seen : run::rounds_of(run::list_runs(record.folder.parent_path()).runs,
-                                           record.issue, record.agent)) {
+    // Earlier rounds only for a round beyond the first: a first round has none, and listing
+    // every run folder on each check is work most checks need not do.
+    const auto rounds = record.round > 1
+                            ? run::rounds_of(run::list_runs(record.folder.parent_path()).runs,
+                                             record.issue, record.agent)
+                            : std::vector<run::RoundSeen>{};
+    for (const auto& seen : rounds) {
         if (seen.number >= record.round) break;
         input.earlier_rounds.push_back(
             {seen.number, round_trigger_text(seen.run.round_trigger, record.issue),

@@ -191,6 +191,17 @@ class RoundsOnGitHub : public Rounds {
         return only_run();
     }
 
+    // A reviewer pushes a commit of their own to the agent's branch, from a clone (`other`).
+    std::string reviewer_pushes_a_fix_up() {
+        sh_ok(
+            "git clone -q origin.git other && cd other && git checkout -q cocode/1-fixer && "
+            "git config user.name reviewer && git config user.email reviewer@cocode.invalid && "
+            "echo note > src/reviewer.txt && git add src && "
+            "git commit -q -m 'a reviewer fix-up' && git push -q origin cocode/1-fixer",
+            dir_.path());
+        return rev("HEAD", dir_ / "other");
+    }
+
     Shell on_github(const std::string& args) { return dispatch(args + github_, env_); }
     long pull() { return server_.pulls().at(0)["number"]; }
 
@@ -203,14 +214,7 @@ TEST_F(RoundsOnGitHub, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOther
     const run::RunRecord round1 = publish_first_round();
     ASSERT_EQ(server_.comments_of(1).size(), 1u);
 
-    // A reviewer pushes a fix-up of their own to the agent's branch.
-    sh_ok(
-        "git clone -q origin.git other && cd other && git checkout -q cocode/1-fixer && "
-        "git config user.name reviewer && git config user.email reviewer@cocode.invalid && "
-        "echo note > src/reviewer.txt && git add src && git commit -q -m 'a reviewer fix-up' "
-        "&& git push -q origin cocode/1-fixer",
-        dir_.path());
-    const std::string theirs = rev("HEAD", dir_ / "other");
+    const std::string theirs = reviewer_pushes_a_fix_up();
 
     Shell second = on_github("continue 1 --publish -m 'remove src/flaw.txt'");
     ASSERT_EQ(second.exit_code, 0) << second.err;
@@ -422,13 +426,7 @@ TEST_F(RoundsOnGitHub, WhenBothSidesMovedOriginsBranchIsMergedNeverForced) {
     publish_first_round({{"review", {{"max_rounds", 9}}}});
     ASSERT_EQ(dispatch("continue 1 -m 'remove src/flaw.txt'").exit_code, 0);  // not pushed
     const std::string ours = rev("refs/heads/cocode/1-fixer", repo_);
-    sh_ok(
-        "git clone -q origin.git other && cd other && git checkout -q cocode/1-fixer && "
-        "git config user.name reviewer && git config user.email reviewer@cocode.invalid && "
-        "echo note > src/reviewer.txt && git add src && git commit -q -m 'a reviewer fix-up' "
-        "&& git push -q origin cocode/1-fixer",
-        dir_.path());
-    const std::string theirs = rev("HEAD", dir_ / "other");
+    const std::string theirs = reviewer_pushes_a_fix_up();
 
     Shell third = on_github("continue 1 --publish -m 'add src/second.txt'");
     ASSERT_EQ(third.exit_code, 0) << third.err;
