@@ -397,7 +397,7 @@ TEST_F(Rounds, ADetachedRoundRunsAsARound) {
     Shell watched = dispatch("status --watch");
     ASSERT_EQ(watched.exit_code, 0) << watched.err;
     const run::RunRecord round2 = runs()[1];
-    EXPECT_EQ(round2.run_id, started["runs"][0]["run_id"]);
+    EXPECT_EQ(round2.run_id, started["runs"][0]["run_id"].get<std::string>());
     EXPECT_EQ(round2.round, 2);
     EXPECT_EQ(round2.status, run::RunStatus::completed);
     EXPECT_EQ(read_text(round2.folder / "feedback-seen.md"), "remove src/flaw.txt\n");
