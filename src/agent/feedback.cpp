@@ -33,6 +33,10 @@ std::string quoted(const std::string& words) {
 
 }  // namespace
 
+std::string command_feedback(const std::string& words) {
+    return "Asked with the command:\n\n" + quoted(words) + "\n";
+}
+
 std::vector<ReviewThread> threads_of(const std::vector<github::ReviewComment>& comments) {
     std::vector<github::ReviewComment> ordered = comments;
     std::stable_sort(ordered.begin(), ordered.end(),

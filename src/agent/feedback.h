@@ -54,6 +54,9 @@ struct ChecksToFix {
 ChecksToFix checks_to_fix(const std::vector<github::CheckRun>& head,
                           const std::vector<github::CheckRun>& base);
 
+// What was said with the command that asked for the round (`/cocode <words>`), first.
+std::string command_feedback(const std::string& words);
+
 // The failing checks as the agent reads them, after the reviews.
 std::string check_feedback(const std::vector<FailingCheck>& checks);
 

@@ -49,8 +49,13 @@ PullRequest pull_request_from_json(const json& value) {
     pr.html_url = json_value(value, "html_url", "");
     pr.state = json_value(value, "state", "");
     pr.draft = json_value(value, "draft", false);
-    if (value.contains("head") && value["head"].is_object())
-        pr.head_sha = json_value(value["head"], "sha", "");
+    if (value.contains("head") && value["head"].is_object()) {
+        const json& head = value["head"];
+        pr.head_sha = json_value(head, "sha", "");
+        pr.head_ref = json_value(head, "ref", "");
+        if (head.contains("repo") && head["repo"].is_object())
+            pr.head_repository = json_value(head["repo"], "full_name", "");
+    }
     return pr;
 }
 
@@ -353,6 +358,22 @@ Result<void> GitHub::create_label(const std::string& name, const std::string& co
                             http_.auth());
     if (!result.ok()) return std::move(result).error();
     return {};
+}
+
+Result<void> GitHub::add_review_comment_reaction(long long comment_id,
+                                                 const std::string& content) {
+    const std::string path =
+        repo_path() + "/pulls/comments/" + std::to_string(comment_id) + "/reactions";
+    auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
+                            http_.auth());
+    if (!result.ok()) return std::move(result).error();
+    return {};
+}
+
+Result<PullRequest> GitHub::pull_request(long number) {
+    auto body = http_.get_json(repo_path() + "/pulls/" + std::to_string(number));
+    if (!body.ok()) return std::move(body).error();
+    return pull_request_from_json(*body);
 }
 
 Result<std::optional<PullRequest>> GitHub::open_pull_request_for(const std::string& head) {

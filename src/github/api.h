@@ -60,6 +60,8 @@ class GitHub {
     Result<void> add_reaction(long number, const std::string& content);
     // On an issue comment (a command picked up: eyes). Safe to replay, as above.
     Result<void> add_comment_reaction(long long comment_id, const std::string& content);
+    // On a review comment (a pull request's diff). GitHub has no reactions on a review itself.
+    Result<void> add_review_comment_reaction(long long comment_id, const std::string& content);
     // What `login` may do in the repository: GitHub's role name (admin, maintain, write,
     // triage, read, or a custom role's name) and its base permission (admin, write, read,
     // none). A login GitHub does not know as a collaborator is {"none", "none"}.
@@ -86,6 +88,7 @@ class GitHub {
                                                   const std::string& body);
     Result<PullRequest> update_pull_request(long number, const std::string& title,
                                             const std::string& body);
+    Result<PullRequest> pull_request(long number);
     // The open pull request whose head is `head` (a branch, or owner:branch), if there is one.
     Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
 

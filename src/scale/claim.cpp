@@ -46,8 +46,9 @@ std::optional<Claim> claim_of(long issue, const github::Comment& comment) {
     claim.updated_at = comment.updated_at;
     try {
         claim.request.id = meta.at("request").get<long long>();
-        claim.request.kind = meta.value("kind", "label") == "command" ? Request::Kind::command
-                                                                      : Request::Kind::label;
+        auto kind = request_kind_named(meta.value("kind", "label"));
+        if (!kind) return std::nullopt;
+        claim.request.kind = *kind;
         claim.watcher = meta.at("watcher").get<std::string>();
         // A watcher's id is a host name and a random part; anything else is not a claim (and
         // never reaches a terminal).
@@ -78,7 +79,7 @@ bool trusted(const github::Comment& comment) {
 
 std::string body_of(const Claim& claim, const std::string& text) {
     const json meta = {{"request", claim.request.id},
-                       {"kind", claim.request.kind == Request::Kind::command ? "command" : "label"},
+                       {"kind", request_kind_name(claim.request.kind)},
                        {"watcher", claim.watcher},
                        {"nonce", claim.nonce},
                        {"state", claim_state_name(claim.state)},
@@ -94,6 +95,21 @@ std::string taken_text(const Claim& claim, const std::string& note) {
 }
 
 }  // namespace
+
+namespace {
+constexpr std::string_view kKindNames[] = {"label", "command", "review", "review_comment",
+                                           "check_suite"};
+}  // namespace
+
+std::string_view request_kind_name(Request::Kind kind) {
+    return kKindNames[static_cast<int>(kind)];
+}
+
+std::optional<Request::Kind> request_kind_named(std::string_view name) {
+    for (int i = 0; i < 5; ++i)
+        if (kKindNames[i] == name) return static_cast<Request::Kind>(i);
+    return std::nullopt;
+}
 
 std::string_view claim_state_name(ClaimState state) {
     switch (state) {

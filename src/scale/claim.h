@@ -20,6 +20,7 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +34,12 @@ enum class ClaimState { claimed, running, done, failed };
 
 // What a claim answers: one labelling (the `labeled` event's id), or one `/cocode` command (the
 // comment's id). A later labelling supersedes an earlier one; commands stand each on its own.
+// On a pull request cocode opened (docs/review.md), a request for a round is a review asking
+// for changes (the review's id), a command in a review comment (its id) or in a comment on the
+// pull request (`command`), or a check suite that failed (the suite's id); the claim is on the
+// pull request.
 struct Request {
-    enum class Kind { label, command };
+    enum class Kind { label, command, review, review_comment, check_suite };
     Kind kind = Kind::label;
     long long id = 0;
     bool operator==(const Request&) const = default;
@@ -44,6 +49,9 @@ struct Request {
     }
 };
 std::string_view claim_state_name(ClaimState state);
+// The kind as claims and the watcher's state file write it, and back (nullopt: not a kind).
+std::string_view request_kind_name(Request::Kind kind);
+std::optional<Request::Kind> request_kind_named(std::string_view name);
 
 struct Claim {
     long issue = 0;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/terminal_text.h"
+#include "core/visible_text.h"
 
 namespace cocode::scale {
 namespace {
@@ -40,6 +41,56 @@ std::string text_field(const json& object, const char* key) {
                : std::string();
 }
 
+const json& object_field(const json& object, const char* key) {
+    static const json none;
+    return object.is_object() && object.contains(key) && object[key].is_object() ? object[key]
+                                                                                 : none;
+}
+
+Result<long long> id_field(const json& object, const char* name, const char* what) {
+    if (!object.is_object() || !object.contains("id") || !object["id"].is_number_integer())
+        return Error::usage(std::string("event: field '") + name + ".id': expected the " + what +
+                            "'s id");
+    return object["id"].get<long long>();
+}
+
+void read_author(const json& object, EventRequest& request) {
+    const json& user = object_field(object, "user");
+    request.login = text_field(user, "login");
+    request.bot = text_field(user, "type") == "Bot" ||
+                  (request.login.size() > 5 &&
+                   request.login.compare(request.login.size() - 5, 5, "[bot]") == 0);
+}
+
+// The words after the command when `body` starts with it (its first line's first word), hidden
+// text left out; nullopt when it does not.
+std::optional<std::string> after_command(std::string_view body, const std::string& command) {
+    const auto said = words(first_line(body));
+    if (said.empty() || said.front() != command) return std::nullopt;
+    const std::string text(body);
+    const auto at = text.find(command);
+    std::string rest = visible_text(std::string_view(text).substr(at + command.size())).text;
+    const auto start = rest.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos) return std::string();
+    const auto end = rest.find_last_not_of(" \t\r\n");
+    return rest.substr(start, end - start + 1);
+}
+
+// The pull request of a pull_request_review(_comment) payload: its number, branch and the
+// repository the branch is in.
+Result<void> read_pull(const json& payload, EventRequest& request) {
+    const json& pull = object_field(payload, "pull_request");
+    if (!pull.contains("number") || !pull["number"].is_number_integer())
+        return Error::usage("event: field 'pull_request.number': expected the pull request's number");
+    request.issue = pull["number"].get<long>();
+    const json& head = object_field(pull, "head");
+    request.head_ref = text_field(head, "ref");
+    request.head_repository = text_field(object_field(head, "repo"), "full_name");
+    if (request.head_ref.empty())
+        return Error::usage("event: field 'pull_request.head.ref': expected the pull request's branch");
+    return {};
+}
+
 // An agent name as the command gave it, when it is one a configuration could hold; else none
 // of it goes into the reply (comment text is untrusted: no markup, no mentions).
 std::string quoted_name(const std::string& name) {
@@ -58,8 +109,13 @@ std::string known_agents(const config::Config& config) {
 
 Result<void> reply_once(github::GitHub& github, const EventRequest& request,
                         const std::string& text) {
-    const std::string marker =
-        github::comment_marker("refused/" + std::to_string(request.comment_id));
+    // A command in an issue comment keeps the marker it always had; the round's other kinds
+    // name theirs (a review's id and a comment's may be the same number).
+    const std::string marker = github::comment_marker(
+        request.kind == EventRequest::Kind::round && request.request.kind != Request::Kind::command
+            ? "refused/" + std::string(request_kind_name(request.request.kind)) + "-" +
+                  std::to_string(request.request.id)
+            : "refused/" + std::to_string(request.comment_id));
     auto posted = github.upsert_comment(request.issue, marker, text);
     if (!posted) return std::move(posted).error();
     return {};
@@ -102,26 +158,110 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             return Error::usage("event: field 'comment.id': expected the comment's id");
         const json& comment = payload["comment"];
         request.comment_id = comment["id"].get<long long>();
-        const json user = comment.contains("user") ? comment["user"] : json();
-        request.login = text_field(user, "login");
-        request.bot = text_field(user, "type") == "Bot" ||
-                      (request.login.size() > 5 &&
-                       request.login.compare(request.login.size() - 5, 5, "[bot]") == 0);
+        read_author(comment, request);
         const auto said = words(first_line(text_field(comment, "body")));
         if (action != "created") {
             request.why_not = "comment " + action + ", not created";
         } else if (payload["issue"].contains("pull_request")) {
-            request.why_not = "a comment on a pull request";
+            // On a pull request the command asks for a round; the words after it are for
+            // the agent. The branch is asked of GitHub: the event does not carry it.
+            if (auto words_after = after_command(text_field(comment, "body"), trigger.command)) {
+                request.kind = EventRequest::Kind::round;
+                request.request = {Request::Kind::command, request.comment_id};
+                request.commanded = true;
+                request.instruction = std::move(*words_after);
+            } else {
+                request.why_not = "the comment is not a " + trigger.command + " command";
+            }
         } else if (said.empty() || said.front() != trigger.command) {
             request.why_not = "the comment is not a " + trigger.command + " command";
         } else {
             request.kind = EventRequest::Kind::command;
+            request.commanded = true;
             request.agents.assign(said.begin() + 1, said.end());
         }
         return request;
     }
+    if (name == "pull_request_review" || name == "pull_request_review_comment") {
+        const bool review = name == "pull_request_review";
+        if (auto pull = read_pull(payload, request); !pull) return std::move(pull).error();
+        const char* field = review ? "review" : "comment";
+        const json& item = object_field(payload, field);
+        auto id = id_field(item, field, review ? "review" : "comment");
+        if (!id) return std::move(id).error();
+        request.comment_id = *id;
+        read_author(item, request);
+        const std::string state = text_field(item, "state");
+        auto words_after = after_command(text_field(item, "body"), trigger.command);
+        const bool changes = review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
+        if (action != (review ? "submitted" : "created")) {
+            request.why_not = name + " " + action + ", not " + (review ? "submitted" : "created");
+        } else if (!changes && !words_after) {
+            request.why_not = review ? "a review that neither requests changes nor says " +
+                                           trigger.command
+                                     : "the review comment is not a " + trigger.command + " command";
+        } else {
+            request.kind = EventRequest::Kind::round;
+            request.request = {review ? Request::Kind::review : Request::Kind::review_comment, *id};
+            request.commanded = words_after.has_value();
+            if (words_after) request.instruction = std::move(*words_after);
+        }
+        return request;
+    }
+    if (name == "check_suite") {
+        const json& suite = object_field(payload, "check_suite");
+        auto id = id_field(suite, "check_suite", "check suite");
+        if (!id) return std::move(id).error();
+        const std::string conclusion = text_field(suite, "conclusion");
+        if (action != "completed") {
+            request.why_not = "check suite " + action + ", not completed";
+            return request;
+        }
+        if (conclusion != "failure" && conclusion != "timed_out") {
+            request.why_not = "check suite concluded '" + conclusion + "', not failure";
+            return request;
+        }
+        // GitHub lists the pull requests of the suite's head in this repository.
+        if (suite.contains("pull_requests") && suite["pull_requests"].is_array())
+            for (const auto& pull : suite["pull_requests"]) {
+                const json& head = object_field(pull, "head");
+                if (!pull.contains("number") || !pull["number"].is_number_integer()) continue;
+                request.issue = pull["number"].get<long>();
+                request.head_ref = text_field(head, "ref");
+                request.head_repository = request.repository;
+                break;
+            }
+        if (request.issue == 0) {
+            request.why_not = "the check suite is on no pull request";
+            return request;
+        }
+        request.kind = EventRequest::Kind::round;
+        request.request = {Request::Kind::check_suite, *id};
+        return request;
+    }
     return Error::usage("event '" + name +
-                        "': cocode plans from 'issues' (labeled) and 'issue_comment' (created)");
+                        "': cocode plans from 'issues' (labeled), 'issue_comment' (created), "
+                        "'pull_request_review' (submitted), 'pull_request_review_comment' "
+                        "(created) and 'check_suite' (completed)");
+}
+
+bool event_read(std::string_view name) {
+    for (const char* known : {"issues", "issue_comment", "pull_request_review",
+                              "pull_request_review_comment", "check_suite"})
+        if (name == known) return true;
+    return false;
+}
+
+std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_view prefix) {
+    if (prefix.empty() || branch.substr(0, prefix.size()) != prefix) return std::nullopt;
+    const std::string_view name = branch.substr(prefix.size());
+    const auto dash = name.find('-');
+    if (dash == 0 || dash == std::string_view::npos || dash > 9 || dash + 1 == name.size())
+        return std::nullopt;
+    for (char c : name.substr(0, dash))
+        if (c < '0' || c > '9') return std::nullopt;
+    return BranchPair{std::stol(std::string(name.substr(0, dash))),
+                      std::string(name.substr(dash + 1))};
 }
 
 bool may_command(const github::CollaboratorPermission& p) {
@@ -130,8 +270,98 @@ bool may_command(const github::CollaboratorPermission& p) {
     return p.permission == "admin" || p.permission == "write";
 }
 
+namespace {
+
+// The author of a command or of a review asking for changes may ask: a bot only when listed
+// (and never answered: a bot answering a bot can go on forever); a person with write access,
+// asked of GitHub. A reader's command is answered once; `notice` says why not.
+Result<bool> may_ask(const EventRequest& request, const config::Config& config,
+                     github::GitHub& github, std::string& notice) {
+    const std::string who = terminal_safe_line(request.login);
+    if (request.bot) {
+        const auto& bots = config.trigger.allowed_bots;
+        if (std::find(bots.begin(), bots.end(), request.login) != bots.end()) return true;
+        notice = "refused: " + who + " is a bot not listed in trigger.allowed_bots";
+        return false;
+    }
+    auto permission = github.collaborator_permission(request.login);
+    if (!permission) return std::move(permission).error();
+    if (may_command(*permission)) return true;
+    notice = "refused: " + who + " has " + terminal_safe_line(permission->role_name) +
+             " permission; write, maintain or admin is needed";
+    if (!request.commanded) return false;  // a reader's review: not a command, not answered
+    if (auto replied = reply_once(
+            github, request,
+            "@" + request.login + " thanks — `" + config.trigger.command +
+                "` starts coding agents, so it runs only for people with write access to "
+                "this repository (yours is `" +
+                permission->role_name + "`). A maintainer can start it for you.");
+        !replied)
+        return std::move(replied).error();
+    return false;
+}
+
+Result<Decision> decide_round(EventRequest request, const config::Config& config,
+                              github::GitHub& github) {
+    Decision decision;
+    const std::string pr = "pull request #" + std::to_string(request.issue);
+    if (request.head_ref.empty()) {
+        auto pull = github.pull_request(request.issue);
+        if (!pull) return std::move(pull).error();
+        request.head_ref = pull->head_ref;
+        request.head_repository = pull->head_repository;
+    }
+    const auto pair = pair_of_branch(request.head_ref, config.branch_prefix);
+    if (!pair || !config.find_agent(pair->agent)) {
+        decision.notice = "nothing to do: " + pr + " is not on a branch of cocode's (" +
+                          terminal_safe_line(request.head_ref) + ")";
+        return decision;
+    }
+    // A fork may name its branch like cocode's; only the repository's own branch is a run's.
+    if (!request.head_repository.empty() && request.head_repository != github.repo().full()) {
+        decision.notice = "nothing to do: " + pr + " is from another repository (" +
+                          terminal_safe_line(request.head_repository) + ")";
+        return decision;
+    }
+    if (request.request.kind == Request::Kind::check_suite) {
+        if (!config.review.fix_checks) {
+            decision.notice = "nothing to do: a check failed on " + pr + ", and review.fix_checks is off";
+            return decision;
+        }
+    } else {
+        auto allowed = may_ask(request, config, github, decision.notice);
+        if (!allowed) return std::move(allowed).error();
+        if (!*allowed) return decision;
+    }
+    // Seen at once: 👀 where GitHub has reactions (not on a review itself, nor a check).
+    if (request.request.kind == Request::Kind::command) {
+        if (auto eyes = github.add_comment_reaction(request.request.id, "eyes"); !eyes)
+            return std::move(eyes).error();
+    } else if (request.request.kind == Request::Kind::review_comment) {
+        if (auto eyes = github.add_review_comment_reaction(request.request.id, "eyes"); !eyes)
+            return std::move(eyes).error();
+    }
+    decision.run = true;
+    decision.round = true;
+    decision.issue = pair->issue;
+    decision.agents = {pair->agent};
+    decision.pull = request.issue;
+    decision.request = request.request;
+    decision.instruction = request.instruction;
+    static constexpr std::string_view kWhat[] = {"", "a command", "a review", "a review comment",
+                                                 "a failed check suite"};
+    decision.notice = pr + " (issue #" + std::to_string(pair->issue) + ", agent " + pair->agent +
+                      "): a round, for " +
+                      std::string(kWhat[static_cast<int>(request.request.kind)]) +
+                      (request.login.empty() ? "" : " by " + terminal_safe_line(request.login));
+    return decision;
+}
+
+}  // namespace
+
 Result<Decision> decide(const EventRequest& request, const config::Config& config,
                         github::GitHub& github) {
+    if (request.kind == EventRequest::Kind::round) return decide_round(request, config, github);
     Decision decision;
     decision.issue = request.issue;
     const std::string who = terminal_safe_line(request.login);
@@ -145,33 +375,12 @@ Result<Decision> decide(const EventRequest& request, const config::Config& confi
                               config.trigger.label + "'";
             return decision;
         case EventRequest::Kind::command:
+        case EventRequest::Kind::round:
             break;
     }
-    if (request.bot) {
-        const auto& bots = config.trigger.allowed_bots;
-        if (std::find(bots.begin(), bots.end(), request.login) == bots.end()) {
-            // No reply: a bot answering a bot can go on forever.
-            decision.notice = "refused: " + who + " is a bot not listed in trigger.allowed_bots";
-            return decision;
-        }
-    } else {
-        auto permission = github.collaborator_permission(request.login);
-        if (!permission) return std::move(permission).error();
-        if (!may_command(*permission)) {
-            if (auto replied = reply_once(
-                    github, request,
-                    "@" + request.login + " thanks — `" + config.trigger.command +
-                        "` starts coding agents, so it runs only for people with write access to "
-                        "this repository (yours is `" +
-                        permission->role_name + "`). A maintainer can start it for you.");
-                !replied)
-                return std::move(replied).error();
-            decision.notice = "refused: " + who + " has " +
-                              terminal_safe_line(permission->role_name) +
-                              " permission; write, maintain or admin is needed";
-            return decision;
-        }
-    }
+    auto allowed = may_ask(request, config, github, decision.notice);
+    if (!allowed) return std::move(allowed).error();
+    if (!*allowed) return decision;
     for (const auto& name : request.agents) {
         if (config.find_agent(name)) continue;
         if (auto replied =

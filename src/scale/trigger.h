@@ -1,5 +1,8 @@
-// What starts cocode from a GitHub event (the action's `plan --event`): an issue labelled with
-// the trigger label, or a comment command (`/cocode`, `/cocode claude codex`). A command counts
+// What starts cocode from a GitHub event (the action's `plan --event`, `serve`): an issue
+// labelled with the trigger label, or a comment command (`/cocode`, `/cocode claude codex`);
+// and on a pull request cocode opened, a round (docs/review.md): a review asking for changes, a
+// review, review comment or comment that says the command, or — with review.fix_checks — a
+// check suite that failed. A command or a review asking for changes counts
 // only from a person whose repository permission is write, maintain or admin — asked of GitHub,
 // not guessed from the event's author_association — or from a bot the configuration lists.
 // A refused command gets one polite reply (one per comment, however often the event is
@@ -7,6 +10,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,26 +18,45 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "github/api.h"
+#include "scale/claim.h"
 
 namespace cocode::scale {
 
 struct EventRequest {
-    enum class Kind { none, label, command };
+    enum class Kind { none, label, command, round };
     Kind kind = Kind::none;
-    long issue = 0;
+    long issue = 0;  // for a round: the pull request's number (the issues API's, too)
     std::vector<std::string> agents;  // named after the command
     long long comment_id = 0;
     std::string login;  // the comment's author
     bool bot = false;
     std::string repository;  // OWNER/NAME, from the payload
     std::string why_not;     // kind none: why the event asks for nothing
+    // Kind round: what asks for it (its id is what a claim answers), the pull request's
+    // branch and the repository it is in (empty when the event does not say: a comment's), and
+    // the words said after the command (hidden text left out).
+    Request request;
+    bool commanded = false;  // the command was said: a refusal is answered
+    std::string head_ref;
+    std::string head_repository;
+    std::string instruction;
 };
 
-// Reads an `issues` (labeled) or `issue_comment` (created) payload. `event_name` is
-// GITHUB_EVENT_NAME (or the X-GitHub-Event header); empty: told from the payload's shape.
+// The pair whose branch `branch` is (`<branch_prefix><issue>-<agent>`), when it is one.
+struct BranchPair {
+    long issue = 0;
+    std::string agent;
+};
+std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_view prefix);
+
+// Reads an `issues` (labeled), `issue_comment` (created), `pull_request_review` (submitted),
+// `pull_request_review_comment` (created) or `check_suite` (completed) payload. `event_name`
+// is GITHUB_EVENT_NAME (or the X-GitHub-Event header); empty: told from the payload's shape.
 // Any other event, or a payload that is not one, is a usage error naming what was expected.
 Result<EventRequest> read_event(std::string_view event_name, const nlohmann::json& payload,
                                 const config::TriggerConfig& trigger);
+// The events read_event reads.
+bool event_read(std::string_view event_name);
 
 // write, maintain, admin (by role), or a base permission of write or admin.
 bool may_command(const github::CollaboratorPermission& permission);
@@ -43,11 +66,20 @@ struct Decision {
     long issue = 0;
     std::vector<std::string> agents;  // empty: the configuration's default agents
     std::string notice;               // one line for the log: what was decided and why
+    // A round (run is true): the pair's pull request, the agent, the claim's request and the
+    // words to add to what the pull request says.
+    bool round = false;
+    long pull = 0;
+    Request request;
+    std::string instruction;
 };
 
 // Decides on a request: labels run; a command runs when its author may command (asked of
 // GitHub) and names only configured agents, else it is answered once, politely, and nothing
-// runs. An accepted command gets 👀.
+// runs. An accepted command gets 👀. A round runs only on a pull request of a cocode branch in
+// the repository itself (not a fork's), for a configured agent; a review asking for changes or
+// a command by someone who may command (a refused command is answered once, a review is not);
+// a failed check suite only with review.fix_checks.
 Result<Decision> decide(const EventRequest& request, const config::Config& config,
                         github::GitHub& github);
 

@@ -53,9 +53,9 @@ std::optional<WatchPhase> phase_named(std::string_view name) {
 }
 
 json entry_json(const WatchEntry& e) {
-    return {{"issue", e.claim.issue},
+    json out = {{"issue", e.claim.issue},
             {"request", e.claim.request.id},
-            {"kind", e.claim.request.kind == Request::Kind::command ? "command" : "label"},
+            {"kind", request_kind_name(e.claim.request.kind)},
             {"agents", e.agents},
             {"nonce", e.claim.nonce},
             {"comment", e.claim.comment_id},
@@ -67,6 +67,11 @@ json entry_json(const WatchEntry& e) {
             {"sent", e.sent},
             {"since", e.since},
             {"runs", e.runs}};
+    if (e.round)
+        out["round"] = {{"issue", e.round->issue},
+                        {"agent", e.round->agent},
+                        {"instruction", e.round->instruction}};
+    return out;
 }
 
 Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const fs::path& file) {
@@ -74,8 +79,9 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
     try {
         e.claim.issue = j.at("issue").get<long>();
         e.claim.request.id = j.at("request").get<long long>();
-        e.claim.request.kind = j.at("kind").get<std::string>() == "command" ? Request::Kind::command
-                                                                            : Request::Kind::label;
+        auto kind = request_kind_named(j.at("kind").get<std::string>());
+        if (!kind) throw std::invalid_argument("kind");
+        e.claim.request.kind = *kind;
         e.agents = j.at("agents").get<std::vector<std::string>>();
         e.claim.nonce = j.at("nonce").get<std::string>();
         e.claim.comment_id = j.at("comment").get<long long>();
@@ -93,11 +99,17 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
         e.runs = j.at("runs").get<std::vector<std::string>>();
         for (const auto& id : e.runs)
             if (!is_run_id(id)) throw std::invalid_argument("runs");
+        if (j.contains("round")) {
+            const json& r = j.at("round");
+            e.round = WatchRound{r.at("issue").get<long>(), r.at("agent").get<std::string>(),
+                                 r.at("instruction").get<std::string>()};
+        }
     } catch (const std::exception&) {
         return Error::usage(file.string() +
                             ": an entry of `issues` is not one a watcher wrote "
                             "(expected issue, request, kind, agents, nonce, comment, state, "
-                            "lease, beat, updated_at, phase, sent, since, runs)");
+                            "lease, beat, updated_at, phase, sent, since, runs; and round for a "
+                            "pull request's)");
     }
     return e;
 }
@@ -225,8 +237,19 @@ Result<void> Watcher::claim_new() {
     return {};
 }
 
+Result<Watcher::Taking> Watcher::take_round(long pull, const Request& request,
+                                            const WatchRound& round) {
+    return take_entry(pull, request, {round.agent}, round);
+}
+
 Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
                                       const std::vector<std::string>& agents) {
+    return take_entry(issue, request, agents, std::nullopt);
+}
+
+Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
+                                            const std::vector<std::string>& agents,
+                                            const std::optional<WatchRound>& round) {
     if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
             return e.claim.issue == issue && e.claim.request == request;
         }))
@@ -253,6 +276,7 @@ Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
     entry.claim.nonce = new_nonce();
     entry.claim.lease = options_.lease;
     entry.agents = agents;
+    entry.round = round;
     entries_.push_back(std::move(entry));
     if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
     return Taking::started;
@@ -335,14 +359,15 @@ Result<Watcher::Step> Watcher::contend_for(WatchEntry& e) {
 // Claimed: the issue says it is running, and the time from which runs are this entry's.
 Result<void> Watcher::label_running(WatchEntry& e) {
     const long n = e.claim.issue;
+    e.phase = WatchPhase::dispatching;
+    e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
+    if (e.round) return save();  // a pull request's labels say what the verdict says
     if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
         options_.notice("#" + std::to_string(n) + ": " + labelled.error().message);
     // What an earlier request came to no longer stands.
     for (const char* old : {kLabelDone, kLabelFailed})
         if (auto unlabelled = github_->remove_label(n, old); !unlabelled)
             options_.notice("#" + std::to_string(n) + ": " + unlabelled.error().message);
-    e.phase = WatchPhase::dispatching;
-    e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
     return save();
 }
 
@@ -352,18 +377,42 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     const long n = e.claim.issue;
     const std::string issue = "#" + std::to_string(n);
     const fs::path runs_dir = options_.repo_root / run::kRunsDir;
+    // A round's runs are its pair's; an issue's are the issue's.
+    auto ours = [&](const run::RunRecord& record) {
+        return e.round ? record.issue == e.round->issue && record.agent == e.round->agent
+                       : record.issue == n;
+    };
     auto adopt = [&] {
         for (const auto& record : run::list_runs(runs_dir).runs)
-            if (record.issue == n && record.run_id.substr(0, e.since.size()) >= e.since)
+            if (ours(record) && record.run_id.substr(0, e.since.size()) >= e.since)
                 e.runs.push_back(record.run_id);
     };
+    // A round waits for the pull request's round under way (this watcher's, or one started
+    // elsewhere in this clone, e.g. at the terminal): it runs once that one has ended.
+    if (e.round && e.runs.empty()) {
+        const auto pairs_runs = run::list_runs(runs_dir).runs;
+        const bool under_way =
+            std::any_of(entries_.begin(), entries_.end(),
+                        [&](const WatchEntry& other) {
+                            return &other != &e && other.round && other.claim.issue == n &&
+                                   other.phase == WatchPhase::running;
+                        }) ||
+            std::any_of(pairs_runs.begin(), pairs_runs.end(),
+                        [&](const run::RunRecord& r) {
+                            return ours(r) && r.run_id.substr(0, e.since.size()) < e.since &&
+                                   run::dispatcher_alive(r);
+                        });
+        if (under_way) return Step::wait;
+    }
     // Looked at before the runs are listed: a run folder is renamed from its `.making-`
     // name in one step, so one made meanwhile is seen either way.
     const bool making = runs_being_made(runs_dir, e.since);
     adopt();
     if (e.runs.empty() && making) return Step::wait;
     if (e.runs.empty()) {
-        auto started = options_.dispatch(n, e.agents);
+        auto started = e.round ? options_.dispatch_round(e.round->issue, e.round->agent,
+                                                         e.round->instruction)
+                               : options_.dispatch(n, e.agents);
         // The `run` of a watcher killed mid-step may have made its runs meanwhile.
         if (!started && runs_being_made(runs_dir, e.since)) return Step::wait;
         if (!started) adopt();
@@ -372,6 +421,13 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
             // Nothing ran: the issue is answered as failed, with why.
             const std::string why = redact(started.error().message);
             options_.notice(issue + ": the runs could not start: " + why);
+            if (e.round) {
+                // No round (the cap, two failures, nothing to act on): the claim says why;
+                // `continue` has told the pull request what a person must know.
+                auto finished = finish(*github_, e.claim, ClaimState::failed, "no round: " + why);
+                if (!finished) return std::move(finished).error();
+                return Step::done;
+            }
             if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)
                 options_.notice(issue + ": " + unlabelled.error().message);
             if (auto labelled = github_->add_labels(n, {kLabelFailed}); !labelled)
@@ -438,6 +494,13 @@ Result<bool> Watcher::answer(WatchEntry& e) {
     }
     if (outcome.empty()) outcome = "no verdict";
     const ClaimState state = any_pass ? ClaimState::done : ClaimState::failed;
+    if (e.round) {
+        if (auto finished = finish(*github_, e.claim, state, outcome + "."); !finished)
+            return std::move(finished).error();
+        options_.notice(issue + ": round " + std::string(claim_state_name(state)) + " (" +
+                        outcome + ")");
+        return true;
+    }
     if (auto labelled = github_->add_labels(n, {any_pass ? kLabelDone : kLabelFailed}); !labelled)
         return std::move(labelled).error();
     if (auto unlabelled = github_->remove_label(n, kLabelRunning); !unlabelled)

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,7 +47,20 @@ struct WatchOptions {
     std::function<Result<std::vector<std::string>>(long issue,
                                                    const std::vector<std::string>& agents)>
         dispatch;
+    // Starts a round of the pair (`cocode-dispatch continue ISSUE --agent A --from-pr --detach
+    // --publish --json`, with `instruction` added to what the pull request says): its run ids.
+    std::function<Result<std::vector<std::string>>(long issue, const std::string& agent,
+                                                   const std::string& instruction)>
+        dispatch_round;
     std::function<void(std::string_view)> notice;
+};
+
+// A round on a pull request (docs/review.md): the pair whose pull request the entry's claim is
+// on, and the words of the command that asked for it.
+struct WatchRound {
+    long issue = 0;
+    std::string agent;
+    std::string instruction;
 };
 
 // What a watcher holds, step by step (the state file's entries).
@@ -64,6 +78,7 @@ struct WatchEntry {
     bool sent = false;                // claiming: the claim may have been made
     std::string since;                // dispatching: the run id prefix no earlier run can have
     std::vector<std::string> runs;
+    std::optional<WatchRound> round;  // claim.issue is the pull request's number
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 
@@ -97,6 +112,9 @@ class Watcher {
     // unless it is in hand already, or another watcher's claim holds it or answered it.
     enum class Taking { started, in_hand, held, answered };
     Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents);
+    // Takes on a request for a round on pull request `pull`. It waits for a round of the same
+    // pull request that is under way, then runs once.
+    Result<Taking> take_round(long pull, const Request& request, const WatchRound& round);
     // For SIGTERM: claims whose runs have not started are handed back (deleted), so another
     // watcher can take them at once; started ones stay, to be picked up after a restart, and
     // so does any claim GitHub could not be asked about (each said in a notice). An error only
@@ -114,6 +132,9 @@ class Watcher {
     Result<void> label_running(WatchEntry& entry);
     Result<Step> dispatch_runs(WatchEntry& entry);
     Result<bool> answer(WatchEntry& entry);
+    Result<Taking> take_entry(long issue, const Request& request,
+                              const std::vector<std::string>& agents,
+                              const std::optional<WatchRound>& round);
     Result<void> claim_new();
     Result<void> renew_due();
 

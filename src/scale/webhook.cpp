@@ -121,7 +121,7 @@ WebhookAnswer receive(Inbox& inbox, std::string_view secret, std::string_view si
     if (!valid_delivery_id(delivery_id))
         return {400, answer_line("X-GitHub-Delivery: expected a delivery id (a GUID)"), false};
     if (event == "ping") return {200, answer_line("pong"), false};
-    if (event != "issues" && event != "issue_comment")
+    if (!event_read(event))
         return {202, answer_line("not an event cocode acts on: " + std::string(event)), false};
     // Signed, but not what the event needs: refused now, with why, so that GitHub's log of
     // deliveries shows the failure rather than a 202 for something thrown away later.

@@ -61,8 +61,8 @@ struct WebhookAnswer {
 
 // The answer to a POST: 401 for a missing or wrong signature; 400 for a delivery without an
 // event or a usable id, or whose body is not the payload its event needs (with why); 200 for `ping`
-// and for a delivery seen before; 202 once queued. Events other than `issues` and `issue_comment`
-// are answered 202 and dropped (the hook may send more than cocode needs).
+// and for a delivery seen before; 202 once queued. Events read_event does not read are answered
+// 202 and dropped (the hook may send more than cocode needs).
 WebhookAnswer receive(Inbox& inbox, std::string_view secret, std::string_view signature,
                       std::string_view event, std::string_view delivery_id, std::string_view body);
 

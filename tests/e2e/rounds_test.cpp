@@ -150,9 +150,6 @@ TEST_F(Rounds, ContinueRefusesWhatItCannotContinue) {
     EXPECT_EQ(neither.exit_code, 2);
     EXPECT_NE(neither.err.find("give the feedback with -m TEXT, or --from-pr"), std::string::npos)
         << neither.err;
-    Shell both = dispatch("continue 1 -m 'go on' --from-pr");
-    EXPECT_EQ(both.exit_code, 2);
-    EXPECT_NE(both.err.find("-m and --from-pr both give the feedback"), std::string::npos);
     Shell local = dispatch("continue 1 --from-pr");
     EXPECT_EQ(local.exit_code, 2);
     EXPECT_NE(local.err.find("the pull request is on GitHub"), std::string::npos) << local.err;

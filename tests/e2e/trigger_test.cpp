@@ -168,8 +168,9 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
     Shell push = plan(example_payload("issues", "labeled"), "push");
     EXPECT_EQ(push.exit_code, 2);
     EXPECT_EQ(push.err,
-              "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled) and "
-              "'issue_comment' (created)\n");
+              "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled), "
+              "'issue_comment' (created), 'pull_request_review' (submitted), "
+              "'pull_request_review_comment' (created) and 'check_suite' (completed)\n");
     write_text(dir_ / "broken.json", "{\"action\": ");
     Shell broken = sh(quote(tool_path("cocode-dispatch").string()) + " plan --event ../broken.json",
                       dir_ / "repo");

@@ -2,13 +2,16 @@
 // (docs/review.md). The round is a run of its own on the same branch, from where the last one
 // stopped, judged by the rules sealed at the pair's first round; `run`'s batch does the rest.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "agent/feedback.h"
 #include "batch.h"
 #include "commands.h"
 #include "core/files.h"
+#include "core/terminal_text.h"
 #include "run/rounds.h"
+#include "scale/trigger.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -33,10 +36,12 @@ github::Issue issue_of(const run::RunRecord& record) {
 // The failing checks of the pull request's head that are its own doing (not failing on the
 // run's base too), each with its failing step and the end of its log.
 std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const std::string& head,
-                                                const std::string& base) {
+                                                const std::string& base,
+                                                std::vector<std::string>& on_base_too) {
     if (head.empty()) return {};
     const auto decided = agent::checks_to_fix(github.check_runs(head).value_or_throw(),
                                               github.check_runs(base).value_or_throw());
+    on_base_too = decided.on_base_too;
     for (const auto& name : decided.on_base_too)
         notice("check " + name + " fails on the base commit too: not the pull request's doing");
     std::vector<agent::FailingCheck> out;
@@ -89,7 +94,8 @@ void stop_if_rounds_stopped(github::GitHub& github, const Workspace& ws,
 
 // The round's feedback from the pair's open pull request: the reviews that ask for changes,
 // the threads on lines still in the diff, and the checks failing on its head.
-agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunRecord& last) {
+agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunRecord& last,
+                                      const std::string& words) {
     auto pull = github.open_pull_request_for(last.branch).value_or_throw();
     if (!pull)
         throw Failure(Error::usage("continue --from-pr: no open pull request has branch " +
@@ -99,35 +105,107 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunReco
     const auto feedback =
         agent::review_feedback(github.reviews(pull->number).value_or_throw(),
                                github.review_comments(pull->number).value_or_throw());
-    const auto checks = failing_checks(github, pull->head_sha, last.base_commit);
-    if (feedback.text.empty() && checks.empty())
+    std::vector<std::string> on_base_too;
+    const auto checks = failing_checks(github, pull->head_sha, last.base_commit, on_base_too);
+    if (feedback.text.empty() && checks.empty() && words.empty()) {
+        // Only checks that fail on the base too: the pull request is told once, not the agent.
+        if (!on_base_too.empty()) {
+            std::string names;
+            for (const auto& name : on_base_too)
+                names += (names.empty() ? "`" : ", `") + name + "`";
+            github
+                .upsert_comment(pull->number,
+                                github::comment_marker("checks-on-base/" + last.agent + "/" +
+                                                       last.base_commit),
+                                "cocode starts no round for " + names +
+                                    ": it fails on the base commit too (" +
+                                    last.base_commit.substr(0, 7) +
+                                    "), so it is not this pull request's doing.\n")
+                .value_or_throw();
+        }
         throw Failure(Error::usage("continue --from-pr: pull request #" +
                                    std::to_string(pull->number) +
                                    " has nothing to act on (no review requests changes, no "
                                    "thread is on lines still in the diff, no check of its own "
                                    "fails)"));
+    }
     agent::RoundRequest round;
     round.trigger = feedback.reviewers.size() == 1
                         ? "review by @" + feedback.reviewers.front()
                         : "pull request #" + std::to_string(pull->number);
+    if (!words.empty() && feedback.reviewers.empty() && checks.empty())
+        round.trigger = "command on pull request #" + std::to_string(pull->number);
     auto count = [](std::size_t n, const char* one, const char* many) {
         return " · " + std::to_string(n) + " " + (n == 1 ? one : many);
     };
     if (feedback.threads > 0)
         round.trigger += count(static_cast<std::size_t>(feedback.threads), "thread", "threads");
     if (!checks.empty()) round.trigger += count(checks.size(), "failing check", "failing checks");
-    round.feedback = feedback.text + agent::check_feedback(checks);
+    round.feedback = (words.empty() ? std::string() : agent::command_feedback(words)) +
+                     feedback.text + agent::check_feedback(checks);
     round.pull_request = pull->number;
     for (const auto& thread : feedback.given)
         round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
     return round;
 }
 
+// --event: the round a pull request's event asks for (docs/review.md), decided as `serve`
+// decides it — the pair from the pull request's branch, a command or a review asking for
+// changes only from someone who may command (a reader's command answered once), 👀 on what
+// asked. Nothing asked: nullopt, said in a notice.
+std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Workspace& ws) {
+    if (!args.which.empty() || !args.agents.empty() || args.from_pr)
+        throw Failure(Error::usage(
+            "continue --event: the event names the run and its feedback; give no run, "
+            "--agent or --from-pr"));
+    auto text = read_file(*args.event);
+    if (!text) throw Failure(Error::usage("--event " + *args.event + ": " + text.error().message));
+    const nlohmann::json payload = nlohmann::json::parse(*text, nullptr, false);
+    if (payload.is_discarded())
+        throw Failure(Error::usage("--event " + *args.event + ": not valid JSON (a webhook payload)"));
+    const char* name = std::getenv("GITHUB_EVENT_NAME");
+    auto request =
+        scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
+    if (request.kind != scale::EventRequest::Kind::round) {
+        notice(request.kind == scale::EventRequest::Kind::none
+                   ? "nothing to do: " + terminal_safe_line(request.why_not)
+                   : "nothing to do: the event asks for runs on an issue (plan --event), not "
+                     "a round");
+        return std::nullopt;
+    }
+    SourceFlags flags = args.source;
+    flags.options.repo_dir = ws.root;
+    if (!flags.names_a_source() && !request.repository.empty())
+        flags.options.repo = request.repository;
+    auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+    github::GitHub* github = source->github_api();
+    if (!github)
+        throw Failure(Error::usage("continue --event: the pull request is on GitHub; this "
+                                   "repository's issues are a local folder (give --repo)"));
+    const auto decision = scale::decide(request, ws.config, *github).value_or_throw();
+    notice(decision.notice);
+    if (!decision.run) return std::nullopt;
+    ContinueArgs round = args;
+    round.event.reset();
+    round.source = flags;
+    round.which = std::to_string(decision.issue);
+    round.agents = decision.agents;
+    round.from_pr = true;
+    round.message = decision.instruction;
+    return round;
+}
+
 }  // namespace
 
-int run_continue(const ContinueArgs& args) {
-    if (args.from_pr && !args.message.empty())
-        throw Failure(Error::usage("continue: -m and --from-pr both give the feedback; give one"));
+int run_continue(const ContinueArgs& given) {
+    ContinueArgs args = given;
+    if (args.event) {
+        auto round = round_of_event(args, open_workspace());
+        if (!round) return 0;
+        args = std::move(*round);
+    }
+    if (args.which.empty())
+        throw Failure(Error::usage("continue: name the run (a run id or an issue), or --event"));
     if (!args.from_pr && args.message.find_first_not_of(" \t\r\n") == std::string::npos)
         throw Failure(Error::usage(args.message.empty()
                                        ? "continue: give the feedback with -m TEXT, or --from-pr"
@@ -181,7 +259,7 @@ int run_continue(const ContinueArgs& args) {
         std::map<std::string, agent::RoundRequest> rounds;
         for (const auto& name : names) {
             stop_if_rounds_stopped(*github, ws, *newest.at(name));
-            rounds[name] = from_pull_request(*github, *newest.at(name));
+            rounds[name] = from_pull_request(*github, *newest.at(name), args.message);
         }
         return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
                          std::move(rounds));

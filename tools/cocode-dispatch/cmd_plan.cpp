@@ -56,17 +56,23 @@ int run_plan(const PlanArgs& args) {
             throw Failure(Error::usage(
                 "--event: a comment command is answered on GitHub; the local issue store has "
                 "no permissions to ask"));
+        // A round is not a run to plan: it goes on from the pair's last run (docs/review.md).
+        if (request->kind == scale::EventRequest::Kind::round) {
+            request->why_not = "pull request #" + std::to_string(request->issue) +
+                               " asks for a round, which `cocode-dispatch continue` runs, not run";
+            request->kind = scale::EventRequest::Kind::none;
+        }
         // Without GitHub (a local store named with --issues) only a label can be acted on.
-        const bool labelled = request->kind == scale::EventRequest::Kind::label;
-        const scale::Decision decision =
-            api ? scale::decide(*request, ws.config, *api).value_or_throw()
-                : scale::Decision{labelled,
-                                  request->issue,
-                                  {},
-                                  labelled
-                                      ? "issue #" + std::to_string(request->issue) + " labelled '" +
-                                            ws.config.trigger.label + "'"
-                                      : "nothing to do: " + terminal_safe_line(request->why_not)};
+        scale::Decision decision;
+        if (api) {
+            decision = scale::decide(*request, ws.config, *api).value_or_throw();
+        } else {
+            decision.run = request->kind == scale::EventRequest::Kind::label;
+            decision.issue = request->issue;
+            decision.notice = decision.run ? "issue #" + std::to_string(request->issue) +
+                                                 " labelled '" + ws.config.trigger.label + "'"
+                                           : "nothing to do: " + terminal_safe_line(request->why_not);
+        }
         notice(decision.notice);
         if (decision.run) {
             numbers = {decision.issue};

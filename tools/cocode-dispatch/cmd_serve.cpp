@@ -1,5 +1,6 @@
 // cocode-dispatch serve: GitHub's webhooks (`issues` labeled, `issue_comment` created with the
-// command) feed the same claim → run → judge → answer path as `watch`. A delivery is verified
+// command; on a pull request cocode opened, reviews, review comments, comments and failed check
+// suites asking for a round) feed the same claim → run → judge → answer path as `watch`. A delivery is verified
 // and queued on disk before it is answered 202 (src/scale/webhook); this loop takes it from
 // the queue, decides on it as the action does (a command only from someone with write access),
 // and hands what is to run to the watcher. SIGTERM stops taking deliveries, finishes the step
@@ -71,6 +72,13 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     if (!decision) return std::move(decision).error();
     notice(decision->notice);
     if (!decision->run) return {};
+    if (decision->round) {
+        auto taken = w.watcher->take_round(
+            decision->pull, decision->request,
+            {decision->issue, decision->agents.front(), decision->instruction});
+        if (!taken) return std::move(taken).error();
+        return {};
+    }
     auto taken = w.watcher->take(
         request->issue, {scale::Request::Kind::command, request->comment_id}, decision->agents);
     if (!taken) return std::move(taken).error();

@@ -53,6 +53,7 @@ struct ContinueArgs {
     std::vector<std::string> agents;  // with an issue number: these pairs (default: all its)
     std::string message;              // -m: the feedback
     bool from_pr = false;             // the feedback from the pair's pull request
+    std::optional<std::string> event;  // a webhook payload asking for the round (the action)
     bool detach = false;              // return once the rounds have started
     std::optional<std::string> timeout;
     bool json = false;

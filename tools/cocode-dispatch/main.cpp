@@ -91,17 +91,21 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     auto* continue_cmd = app.add_subcommand(
         "continue", "a run's next round on its branch, with feedback, judged by its sealed rules");
     next.source.add_to(*continue_cmd);
-    continue_cmd->add_option("which", next.which, "a run id (or a unique prefix), or an issue")
-        ->required();
+    continue_cmd->add_option("which", next.which,
+                             "a run id (or a unique prefix), or an issue (not with --event)");
     continue_cmd->add_option("--agent", next.agents,
                              "with an issue: this agent's run (repeatable; default: each agent "
                              "that ran on it)");
-    // Which of -m and --from-pr is checked by the command, not by CLI11, whose words for it
-    // differ between its versions (the help is held against golden files).
-    continue_cmd->add_option("-m,--message", next.message, "the feedback for the agent");
+    // That -m or --from-pr is given is checked by the command, not by CLI11, whose words for
+    // it differ between its versions (the help is held against golden files).
+    continue_cmd->add_option("-m,--message", next.message,
+                             "the feedback for the agent (with --from-pr: said before it)");
     continue_cmd->add_flag("--from-pr", next.from_pr,
-                           "instead of -m: the feedback from the pair's pull request (the reviews "
-                           "asking for changes, their threads)");
+                           "the feedback from the pair's pull request (the reviews asking for "
+                           "changes, their threads, its own failing checks)");
+    continue_cmd->add_option("--event", next.event,
+                             "a pull request's event (GITHUB_EVENT_PATH) asking for the round; "
+                             "its pair and feedback from the pull request");
     continue_cmd->add_option("--timeout", next.timeout,
                              "per-run limit, e.g. 30m (over the config)");
     continue_cmd->add_flag("--detach", next.detach, "return once the rounds have started");

@@ -18,6 +18,31 @@ std::string last_line(std::string text) {
     return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+// `cocode-dispatch <argv…> --json` (run or continue, detached): the runs' ids.
+Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<std::string> argv,
+                                               const SourceFlags& flags) {
+    CommandOptions options;
+    options.cwd = ws.root;
+    auto source = flags.as_args();
+    argv.insert(argv.end(), source.begin(), source.end());
+    auto ran = run_command(argv, options);
+    if (!ran) return std::move(ran).error();
+    if (ran->exit_code != 0) {
+        const std::string why = last_line(ran->err);
+        return Error::general("cocode-dispatch " + argv[1] + " exited " +
+                              std::to_string(ran->exit_code) +
+                              (why.empty() ? std::string() : ": " + why));
+    }
+    const json out = json::parse(ran->out, nullptr, false);
+    std::vector<std::string> ids;
+    if (out.is_object() && out.contains("runs") && out["runs"].is_array())
+        for (const auto& r : out["runs"])
+            if (r.is_object() && r.contains("run_id") && r["run_id"].is_string())
+                ids.push_back(r["run_id"].get<std::string>());
+    if (ids.empty()) return Error::general("cocode-dispatch " + argv[1] + " --json named no runs");
+    return ids;
+}
+
 // `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
 // by itself (a session of its own), so the runs outlive a watcher that is killed.
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
@@ -41,23 +66,25 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
                                      "--publish",
                                      "--json"};
     for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
-    auto source = flags.as_args();
-    argv.insert(argv.end(), source.begin(), source.end());
-    auto ran = run_command(argv, options);
-    if (!ran) return std::move(ran).error();
-    if (ran->exit_code != 0) {
-        const std::string why = last_line(ran->err);
-        return Error::general("cocode-dispatch run exited " + std::to_string(ran->exit_code) +
-                              (why.empty() ? std::string() : ": " + why));
-    }
-    const json out = json::parse(ran->out, nullptr, false);
-    std::vector<std::string> ids;
-    if (out.is_object() && out.contains("runs") && out["runs"].is_array())
-        for (const auto& r : out["runs"])
-            if (r.is_object() && r.contains("run_id") && r["run_id"].is_string())
-                ids.push_back(r["run_id"].get<std::string>());
-    if (ids.empty()) return Error::general("cocode-dispatch run --json named no runs");
-    return ids;
+    return dispatch_json(ws, std::move(argv), flags);
+}
+
+// `cocode-dispatch continue ISSUE --agent A --from-pr --detach --publish --json [-m WORDS]`:
+// the round's run id. `continue` reads the pull request as it is when the round starts.
+Result<std::vector<std::string>> start_round(const Workspace& ws, const SourceFlags& flags,
+                                             long issue, const std::string& agent,
+                                             const std::string& instruction) {
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
+                                     "continue",
+                                     std::to_string(issue),
+                                     "--agent",
+                                     agent,
+                                     "--from-pr",
+                                     "--detach",
+                                     "--publish",
+                                     "--json"};
+    if (!instruction.empty()) argv.insert(argv.end(), {"-m", instruction});
+    return dispatch_json(ws, std::move(argv), flags);
 }
 
 }  // namespace
@@ -93,6 +120,10 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     options.dispatch = [ws, source = args.source, mine = args.agents](
                            long issue, const std::vector<std::string>& named) {
         return start_runs(*ws, source, issue, named.empty() ? mine : named);
+    };
+    options.dispatch_round = [ws, source = args.source](long issue, const std::string& agent,
+                                                        const std::string& instruction) {
+        return start_round(*ws, source, issue, agent, instruction);
     };
     options.notice = notice;
     w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
