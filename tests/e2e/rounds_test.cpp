@@ -243,10 +243,14 @@ TEST_F(RoundsOnGitHub, APublishedRoundKeepsOneCommentMovesTheStatusAndKeepsOther
 }
 
 // --from-pr: the feedback is the pull request's review asking for changes and its threads on
-// lines still in the diff, each with its hunk and its replies in order.
+// lines still in the diff, each with its hunk and its replies in order — the words of those
+// who may command only.
 TEST_F(RoundsOnGitHub, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     publish_first_round();
     const long pull = this->pull();
+    server_.set_permission("alice", "write", "write");
+    server_.set_permission("bob", "maintain", "write");
+    server_.set_permission("carol", "read", "read");
 
     // An earlier review was approved away; the latest asks for changes, with two threads (one
     // answered) and an outdated one.
@@ -276,9 +280,14 @@ TEST_F(RoundsOnGitHub, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     EXPECT_EQ(seen.find("bob"), std::string::npos) << "an approval lifts bob's request";
     EXPECT_NE(seen.find("Thread on src/flaw.txt, line 1:\n\n```diff\n" + hunk +
                         "\n```\n\n"
-                        "@alice:\n> Why is this here?\n\n@carol:\n> I wondered too.\n"),
+                        "@alice:\n> Why is this here?\n"),
               std::string::npos)
         << seen;
+    // carol may not command: her words do not reach the agent.
+    EXPECT_EQ(seen.find("I wondered too."), std::string::npos) << seen;
+    EXPECT_NE(second.err.find("left out of the feedback: what carol wrote (no write access)"),
+              std::string::npos)
+        << second.err;
     EXPECT_NE(seen.find("Thread on src/work.txt, line 1:"), std::string::npos);
     EXPECT_EQ(seen.find("outdated"), std::string::npos) << "its lines have changed since";
     EXPECT_EQ(check_of(round2)["verdict"], "PASS");

@@ -119,5 +119,140 @@ TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {
     EXPECT_EQ(runs.count(1) ? runs.at(1) : 0, 1);
 }
 
+// Rounds on the pull request through webhooks (docs/review.md): the reference review agent
+// (examples/agents/review-agent.sh) leaves a flaw in round 1, whose pull request a writer's
+// review asks to change in two threads; the review's webhook starts round 2 on the same branch.
+class ServeRounds : public Serve {
+  protected:
+    void SetUp() override {
+        Serve::SetUp();
+        json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
+        config["agents"] = {{"fixer",
+                             {{"command", std::string(COCODE_SOURCE_DIR) +
+                                              "/examples/agents/review-agent.sh"}}}};
+        config["check"] = {{"allowed_paths", {"src/**"}},
+                           {"verify", {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}}}}};
+        config["publish"] = {{"push", true}, {"pull_request", true}};
+        write_text(dir_ / "project/.cocode/config.json", config.dump(2));
+        sh_ok("git commit -qam 'the review agent' && git push -q ../origin.git main",
+              dir_ / "project");
+        github_->set_permission("writer", "write", "write");
+        github_->set_permission("reader", "read", "read");
+    }
+
+    // Round 1 of issue 1, started by its label and answered (FAIL: the flaw); its pull request.
+    long first_round(const fs::path& clone) {
+        EXPECT_EQ(deliver("issues", "r-1", labeled(1)), 202);
+        EXPECT_TRUE(wait_until([&] { return final_claims(1) == 1; }, 60s)) << served_.err;
+        EXPECT_EQ(github_->pulls().size(), 1u);
+        (void)clone;
+        return github_->pulls().empty() ? 0 : github_->pulls()[0]["number"].get<long>();
+    }
+
+    int final_claims(long number) {
+        int n = 0;
+        for (const auto& c : claims_on(number)) {
+            const std::string body = c["body"];
+            n += body.find("\"state\":\"done\"") != std::string::npos ||
+                 body.find("\"state\":\"failed\"") != std::string::npos;
+        }
+        return n;
+    }
+
+    json review_event(long pull, long long review, const std::string& login,
+                      const std::string& state) {
+        json payload = example_payload("pull_request_review", "submitted");
+        payload["review"]["id"] = review;
+        payload["review"]["state"] = state;
+        payload["review"]["body"] = "Two things.";
+        payload["review"]["user"]["login"] = login;
+        payload["review"]["user"]["type"] = "User";
+        payload["pull_request"]["number"] = pull;
+        payload["pull_request"]["head"]["ref"] = "cocode/1-fixer";
+        payload["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+        return payload;
+    }
+
+    std::vector<run::RunRecord> pair_runs(const fs::path& clone) {
+        return run::list_runs(clone / ".cocode/runs").runs;
+    }
+
+    std::string rev(const std::string& what, const fs::path& where) {
+        std::string id = sh_ok("git rev-parse " + what, where);
+        return id.substr(0, id.size() - 1);
+    }
+};
+
+TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThreadGetsOneReply) {
+    const fs::path a = machine("a");
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    const run::RunRecord round1 = pair_runs(a).at(0);
+
+    // A reader asking for changes starts nothing (and is not answered: a review is no command).
+    const long long readers =
+        github_->add_review(pull, "reader", "CHANGES_REQUESTED", "remove src/work.txt");
+    EXPECT_EQ(deliver("pull_request_review", "r-2",
+                      review_event(pull, readers, "reader", "changes_requested")),
+              202);
+
+    const long long review =
+        github_->add_review(pull, "writer", "CHANGES_REQUESTED", "Two things.");
+    const std::string flaw_hunk = "@@ -0,0 +1 @@\n+a flaw";
+    const long long flaw = github_->add_review_comment(pull, review, "writer", "src/flaw.txt", 1,
+                                                       flaw_hunk, "remove src/flaw.txt");
+    const long long work = github_->add_review_comment(
+        pull, review, "writer", "src/work.txt", 1, "@@ -0,0 +1 @@\n+the work", "Is this done?");
+    const json asked = review_event(pull, review, "writer", "changes_requested");
+    EXPECT_EQ(deliver("pull_request_review", "r-3", asked), 202);
+    EXPECT_EQ(deliver("pull_request_review", "r-3", asked), 200) << "a repeated delivery";
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+    // Redelivered (a new delivery id, the same review): answered already, not run again.
+    EXPECT_EQ(deliver("pull_request_review", "r-4", asked), 202);
+    EXPECT_TRUE(wait_until([&] { return fs::is_empty(a / ".cocode/serve/queue"); }, 60s));
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << ended.err;
+    const run::RunRecord& round2 = runs[1];
+    EXPECT_EQ(round2.round, 2);
+    EXPECT_EQ(round2.branch, round1.branch);
+    // Both threads, with their hunks, in the agent's feedback file; the reader's words not.
+    const std::string seen = read_text(round2.folder / "feedback-seen.md");
+    EXPECT_NE(seen.find("Thread on src/flaw.txt, line 1:\n\n```diff\n" + flaw_hunk), std::string::npos)
+        << seen;
+    EXPECT_NE(seen.find("Thread on src/work.txt, line 1:"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("reader"), std::string::npos) << seen;
+    // The push is a fast-forward of the pull request's branch, and the status is on its head.
+    const std::string head = rev("refs/heads/cocode/1-fixer", dir_ / "origin.git");
+    EXPECT_EQ(head, rev("HEAD", round2.worktree));
+    EXPECT_EQ(sh("git merge-base --is-ancestor " + round1.ready_commit + " " + head,
+                 dir_ / "origin.git")
+                  .exit_code,
+              0);
+    const auto statuses = github_->statuses();
+    ASSERT_FALSE(statuses.empty());
+    EXPECT_EQ(statuses.back()["sha"], head);
+    EXPECT_EQ(statuses.back()["state"], "success");
+    // One verdict comment on the issue, listing both rounds.
+    int verdicts = 0;
+    for (const auto& c : github_->comments_of(1)) {
+        const std::string body = c["body"];
+        if (body.rfind("<!-- cocode:check/issue-1/fixer -->", 0) != 0) continue;
+        ++verdicts;
+        EXPECT_NE(body.find("- round 1 · issue #1 · FAIL"), std::string::npos) << body;
+        EXPECT_NE(body.find("- round 2 · review by @writer · 2 threads · PASS"), std::string::npos)
+            << body;
+    }
+    EXPECT_EQ(verdicts, 1);
+    // Each thread one reply.
+    std::map<long long, int> replies;
+    for (const auto& c : github_->review_comments_of(pull))
+        if (c.contains("in_reply_to_id")) ++replies[c["in_reply_to_id"].get<long long>()];
+    EXPECT_EQ(replies, (std::map<long long, int>{{flaw, 1}, {work, 1}}));
+}
+
 }  // namespace
 }  // namespace cocode::test

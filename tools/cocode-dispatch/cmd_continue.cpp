@@ -94,17 +94,42 @@ void stop_if_rounds_stopped(github::GitHub& github, const Workspace& ws,
 
 // The round's feedback from the pair's open pull request: the reviews that ask for changes,
 // the threads on lines still in the diff, and the checks failing on its head.
-agent::RoundRequest from_pull_request(github::GitHub& github, const run::RunRecord& last,
-                                      const std::string& words) {
+// Anyone may review a public repository's pull request: only the words of people who may
+// command (write, maintain, admin; bots the configuration lists) reach the agent, as only they
+// may start a round. Each author is asked of GitHub once.
+void keep_those_who_may_command(github::GitHub& github, const config::TriggerConfig& trigger,
+                                std::vector<github::Review>& reviews,
+                                std::vector<github::ReviewComment>& comments) {
+    std::map<std::string, bool> may;
+    auto allowed = [&](const std::string& login) {
+        auto [it, added] = may.try_emplace(login, false);
+        if (!added) return it->second;
+        const auto& bots = trigger.allowed_bots;
+        if (login.size() > 5 && login.compare(login.size() - 5, 5, "[bot]") == 0)
+            it->second = std::find(bots.begin(), bots.end(), login) != bots.end();
+        else
+            it->second = scale::may_command(github.collaborator_permission(login).value_or_throw());
+        if (!it->second)
+            notice("left out of the feedback: what " + terminal_safe_line(login) +
+                   " wrote (no write access)");
+        return it->second;
+    };
+    std::erase_if(reviews, [&](const github::Review& r) { return !allowed(r.author); });
+    std::erase_if(comments, [&](const github::ReviewComment& c) { return !allowed(c.author); });
+}
+
+agent::RoundRequest from_pull_request(github::GitHub& github, const config::Config& config,
+                                      const run::RunRecord& last, const std::string& words) {
     auto pull = github.open_pull_request_for(last.branch).value_or_throw();
     if (!pull)
         throw Failure(Error::usage("continue --from-pr: no open pull request has branch " +
                                    last.branch +
                                    " (publish with publish.pull_request, or "
                                    "cocode-check --open-pr)"));
-    const auto feedback =
-        agent::review_feedback(github.reviews(pull->number).value_or_throw(),
-                               github.review_comments(pull->number).value_or_throw());
+    auto reviews = github.reviews(pull->number).value_or_throw();
+    auto comments = github.review_comments(pull->number).value_or_throw();
+    keep_those_who_may_command(github, config.trigger, reviews, comments);
+    const auto feedback = agent::review_feedback(reviews, comments);
     std::vector<std::string> on_base_too;
     const auto checks = failing_checks(github, pull->head_sha, last.base_commit, on_base_too);
     if (feedback.text.empty() && checks.empty() && words.empty()) {
@@ -259,7 +284,7 @@ int run_continue(const ContinueArgs& given) {
         std::map<std::string, agent::RoundRequest> rounds;
         for (const auto& name : names) {
             stop_if_rounds_stopped(*github, ws, *newest.at(name));
-            rounds[name] = from_pull_request(*github, *newest.at(name), args.message);
+            rounds[name] = from_pull_request(*github, ws.config, *newest.at(name), args.message);
         }
         return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
                          std::move(rounds));
