@@ -180,5 +180,139 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
         "cocode-dispatch: error: --event ../broken.json: not valid JSON (a webhook payload)\n");
 }
 
+// On a pull request cocode opened, `continue --event` (the action's review workflow) decides on
+// a round as serve does: the pair from the branch; a review asking for changes or a command from
+// someone who may command; 👀 where GitHub has reactions; everything else starts nothing. This
+// repository has no runs: an accepted round ends in "no run matches", after the decision.
+class TriggerRounds : public Trigger {
+  protected:
+    Shell round(const json& payload, const std::string& event_name) {
+        write_text(dir_ / "event.json", payload.dump());
+        return sh("GITHUB_TOKEN=" + std::string(kTestToken) +
+                      " GITHUB_API_URL=" + github_->base_url() +
+                      " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
+                      " GITHUB_EVENT_NAME=" + event_name + " " +
+                      quote(tool_path("cocode-dispatch").string()) + " continue --event " +
+                      quote((dir_ / "event.json").string()),
+                  dir_ / "repo");
+    }
+    json review(long pull, const std::string& login, const std::string& state,
+                const std::string& body = "", const std::string& head = "cocode/1-claude") {
+        json payload = example_payload("pull_request_review", "submitted");
+        payload["review"]["id"] = github_->add_review(pull, login, "COMMENTED", body);
+        payload["review"]["state"] = state;
+        payload["review"]["body"] = body;
+        payload["review"]["user"]["login"] = login;
+        payload["review"]["user"]["type"] = "User";
+        payload["pull_request"]["number"] = pull;
+        payload["pull_request"]["head"]["ref"] = head;
+        payload["pull_request"]["head"]["repo"]["full_name"] = "Codertocat/Hello-World";
+        return payload;
+    }
+    json review_comment(long pull, const std::string& login, const std::string& body) {
+        json payload = example_payload("pull_request_review_comment", "created");
+        const long long review = github_->add_review(pull, login, "COMMENTED", "");
+        payload["comment"]["id"] =
+            github_->add_review_comment(pull, review, login, "README", 1, "@@ -1 +1 @@", body);
+        payload["comment"]["body"] = body;
+        payload["comment"]["user"]["login"] = login;
+        payload["comment"]["user"]["type"] = "User";
+        payload["pull_request"]["number"] = pull;
+        payload["pull_request"]["head"]["ref"] = "cocode/1-claude";
+        payload["pull_request"]["head"]["repo"]["full_name"] = "Codertocat/Hello-World";
+        return payload;
+    }
+    std::vector<json> replies_on(long pull) const {
+        std::vector<json> out;
+        for (const auto& c : github_->comments_of(pull))
+            if (c["body"].get<std::string>().find("<!-- cocode:refused/") != std::string::npos)
+                out.push_back(c);
+        return out;
+    }
+    static constexpr char kNoRun[] = "no run matches '1'";
+};
+
+TEST_F(TriggerRounds, AWritersReviewOrCommandAsksForARoundOfThePairWhoseBranchItIs) {
+    github_->set_permission("writer", "write", "write");
+    const long pull = github_->add_pull("Fix #1", "cocode/1-claude");
+
+    Shell changes = round(review(pull, "writer", "changes_requested", "Not yet."),
+                          "pull_request_review");
+    EXPECT_EQ(changes.exit_code, 2) << changes.err;
+    EXPECT_NE(changes.err.find("pull request #" + std::to_string(pull) +
+                               " (issue #1, agent claude): a round, for a review by writer"),
+              std::string::npos)
+        << changes.err;
+    EXPECT_NE(changes.err.find(kNoRun), std::string::npos) << changes.err;
+
+    // A command in a review comment: 👀 on it.
+    Shell command = round(review_comment(pull, "writer", "/cocode keep the README short"),
+                          "pull_request_review_comment");
+    EXPECT_NE(command.err.find("a round, for a review comment by writer"), std::string::npos)
+        << command.err;
+    ASSERT_EQ(github_->reactions().size(), 1u);
+    EXPECT_EQ(github_->reactions()[0]["content"], "eyes");
+    // A comment on the pull request: its branch is asked of GitHub.
+    json comment = this->comment("/cocode", "writer");
+    comment["issue"]["number"] = pull;
+    comment["issue"]["pull_request"] = {{"url", "https://api.github.com/x"}};
+    Shell on_pr = round(comment, "issue_comment");
+    EXPECT_NE(on_pr.err.find("(issue #1, agent claude): a round, for a command by writer"),
+              std::string::npos)
+        << on_pr.err;
+    EXPECT_EQ(github_->reactions().size(), 2u);
+    EXPECT_TRUE(replies_on(pull).empty());
+}
+
+TEST_F(TriggerRounds, ReadersBotsStrangersBranchesAndTalkStartNothing) {
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("reader", "read", "read");
+    const long pull = github_->add_pull("Fix #1", "cocode/1-claude");
+    auto nothing = [&](const Shell& shell, const std::string& why) {
+        EXPECT_EQ(shell.exit_code, 0) << shell.err;
+        EXPECT_NE(shell.err.find(why), std::string::npos) << shell.err;
+        EXPECT_EQ(shell.err.find(kNoRun), std::string::npos) << shell.err;
+    };
+    // A reader's review asking for changes: not a command, not answered.
+    nothing(round(review(pull, "reader", "changes_requested"), "pull_request_review"),
+            "refused: reader has read permission");
+    EXPECT_TRUE(replies_on(pull).empty());
+    // A reader's command: one reply, however often it is delivered.
+    const json command = review_comment(pull, "reader", "/cocode do it");
+    for (int i = 0; i < 2; ++i)
+        nothing(round(command, "pull_request_review_comment"), "refused: reader has read");
+    EXPECT_EQ(replies_on(pull).size(), 1u);
+    // A bot not listed; people talking to each other; a review that approves.
+    json bot = review_comment(pull, "ci-bot[bot]", "/cocode");
+    bot["comment"]["user"]["type"] = "Bot";
+    nothing(round(bot, "pull_request_review_comment"), "is a bot not listed");
+    nothing(round(review_comment(pull, "writer", "I think we should wait."),
+                  "pull_request_review_comment"),
+            "the review comment is not a /cocode command");
+    nothing(round(review(pull, "writer", "approved", "LGTM"), "pull_request_review"),
+            "neither requests changes nor says /cocode");
+    // Not a pair's branch; a fork's branch named like one; an agent not configured.
+    nothing(round(review(pull, "writer", "changes_requested", "", "feature/x"),
+                  "pull_request_review"),
+            "is not on a branch of cocode's (feature/x)");
+    json fork = review(pull, "writer", "changes_requested");
+    fork["pull_request"]["head"]["repo"]["full_name"] = "someone/Hello-World";
+    nothing(round(fork, "pull_request_review"), "is from another repository (someone/Hello-World)");
+    nothing(round(review(pull, "writer", "changes_requested", "", "cocode/1-gpt"),
+                  "pull_request_review"),
+            "is not on a branch of cocode's");
+    // A failed check suite, with review.fix_checks off (the default).
+    json suite = example_payload("check_suite", "completed");
+    suite["check_suite"]["conclusion"] = "failure";
+    suite["check_suite"]["pull_requests"] = {
+        {{"number", pull}, {"head", {{"ref", "cocode/1-claude"}, {"sha", std::string(40, 'a')}}}}};
+    nothing(round(suite, "check_suite"), "and review.fix_checks is off");
+    // An issue's label is plan's, not a round.
+    nothing(round(example_payload("issues", "labeled"), "issues"),
+            "the event asks for runs on an issue (plan --event), not a round");
+    EXPECT_TRUE(github_->reactions().empty());
+    EXPECT_EQ(replies_on(pull).size(), 1u);
+}
+
 }  // namespace
 }  // namespace cocode::test

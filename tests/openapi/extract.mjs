@@ -24,6 +24,8 @@ export const operations = [
   "pulls/create",
   "pulls/list",
   "pulls/update",
+  "pulls/get",
+  "reactions/create-for-pull-request-review-comment",
   "pulls/list-reviews",
   "pulls/list-review-comments",
   "pulls/create-reply-for-review-comment",

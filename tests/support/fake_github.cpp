@@ -623,21 +623,36 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                                 {"code", "custom"},
                                 {"message", "A pull request already exists for " + options_.owner +
                                                 ":" + body.value("head", "") + "."}}}}});
-                json pr = github_example("pull-request");
-                pr["id"] = ++st.next_id;
-                pr["number"] = static_cast<long>(st.pulls.size()) + 100;
-                pr["title"] = body.value("title", "");
-                pr["body"] = body.value("body", "");
-                pr["draft"] = body.value("draft", false);
-                pr["head"]["ref"] = body.value("head", "");
-                pr["base"]["ref"] = body.value("base", "");
-                pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo +
-                                 "/pull/" + std::to_string(pr["number"].get<long>());
-                st.pulls.push_back(pr);
-                // On GitHub a pull request is an issue too: labels and comments go through
-                // the issues API.
-                put_issue(pr["number"].get<long>(), pr["title"], pr["body"], {}, "open", true);
-                return finish(201, pr, "pulls/create");
+                return finish(201,
+                              put_pull(body.value("title", ""), body.value("body", ""),
+                                       body.value("draft", false), body.value("head", ""),
+                                       body.value("base", "")),
+                              "pulls/create");
+            }
+            if (is("GET", R"(/pulls/(\d+))")) {
+                for (const auto& pr : st.pulls)
+                    if (pr["number"] == std::stol(r[1])) return finish(200, pr, "pulls/get");
+                return finish(404, {{"message", "Not Found"}});
+            }
+            if (is("POST", R"(/pulls/comments/(\d+)/reactions)")) {
+                const long long comment_id = std::stoll(r[1]);
+                bool found = false;
+                for (const auto& [number, list] : st.review_comments)
+                    for (const auto& c : list) found = found || c["id"] == comment_id;
+                if (!found) return finish(404, {{"message", "Not Found"}});
+                const std::string content = body.value("content", "");
+                for (const auto& existing : st.reactions)
+                    if (existing["content"] == content &&
+                        existing.value("review_comment_id", 0LL) == comment_id)
+                        return finish(200, existing,
+                                      "reactions/create-for-pull-request-review-comment");
+                json reaction = github_example("reaction");
+                reaction["id"] = ++st.next_id;
+                reaction["content"] = content;
+                json stored = reaction;
+                stored["review_comment_id"] = comment_id;  // ours, for the test
+                st.reactions.push_back(stored);
+                return finish(201, reaction, "reactions/create-for-pull-request-review-comment");
             }
             if (is("PATCH", R"(/pulls/(\d+))")) {
                 for (auto& pr : st.pulls)
@@ -711,6 +726,34 @@ void FakeGitHub::add_issue(long number, const std::string& title, const std::str
                            bool pull_request) {
     std::lock_guard lock(server_->mutex);
     put_issue(number, title, body, labels, state, pull_request);
+}
+
+long FakeGitHub::add_pull(const std::string& title, const std::string& head,
+                          const std::string& head_repository) {
+    std::lock_guard lock(server_->mutex);
+    json pr = put_pull(title, "", true, head, "main");
+    if (!head_repository.empty()) server_->pulls.back()["head"]["repo"]["full_name"] = head_repository;
+    return pr["number"].get<long>();
+}
+
+// A pull request opened, with the lock held: numbered from 100.
+json FakeGitHub::put_pull(const std::string& title, const std::string& body, bool draft,
+                          const std::string& head, const std::string& base) {
+    json pr = github_example("pull-request");
+    pr["id"] = ++server_->next_id;
+    pr["number"] = static_cast<long>(server_->pulls.size()) + 100;
+    pr["title"] = title;
+    pr["body"] = body;
+    pr["draft"] = draft;
+    pr["head"]["ref"] = head;
+    pr["head"]["repo"]["full_name"] = options_.owner + "/" + options_.repo;
+    pr["base"]["ref"] = base;
+    pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/pull/" +
+                     std::to_string(pr["number"].get<long>());
+    server_->pulls.push_back(pr);
+    // On GitHub a pull request is an issue too: labels and comments go through the issues API.
+    put_issue(pr["number"].get<long>(), title, body, {}, "open", true);
+    return pr;
 }
 
 // add_issue with the lock held (a pull request opened through the API is an issue too).

@@ -119,6 +119,10 @@ class FakeGitHub {
                             const std::string& conclusion,
                             const std::vector<std::pair<std::string, std::string>>& steps,
                             const std::string& log);
+    // A pull request from `head` (a branch of `head_repository`, default this repository)
+    // into main, as if opened: its number.
+    long add_pull(const std::string& title, const std::string& head,
+                  const std::string& head_repository = "");
     // Where pull request `number`'s branch is, as GitHub would know it after a push.
     void set_pull_head(long number, const std::string& sha);
     std::vector<nlohmann::json> review_comments_of(long pull) const;  // replies included
@@ -137,6 +141,8 @@ class FakeGitHub {
     void put_issue(long number, const std::string& title, const std::string& body,
                    const std::vector<std::string>& labels, const std::string& state,
                    bool pull_request);
+    nlohmann::json put_pull(const std::string& title, const std::string& body, bool draft,
+                            const std::string& head, const std::string& base);
     struct Server;
     Options options_;
     std::unique_ptr<Server> server_;
