@@ -2,8 +2,8 @@
 # A reference agent for rounds on the pull request (docs/review.md). Round 1 writes its work
 # and, with it, a flaw (src/flaw.txt). A later round reads the feedback from
 # $COCODE_FEEDBACK_FILE and does what its lines say, quoted or not: "remove PATH" removes a
-# file, "add PATH" adds one. Every round ends with a commit carrying the ready marker. What it
-# was told is kept as feedback-seen.md in its run folder.
+# file (when it is still there), "add PATH" adds one. Every round ends with a commit carrying
+# the ready marker. What it was told is kept as feedback-seen.md in its run folder.
 set -eu
 cd "$COCODE_REPO_PATH"
 round=${COCODE_ROUND:-1}
@@ -24,7 +24,7 @@ if grep -q "give up" "$COCODE_FEEDBACK_FILE"; then exit 1; fi
 # Quoted words ("> remove PATH", as a review's are) count as well.
 sed 's/^> //' "$COCODE_FEEDBACK_FILE" | while read -r verb path; do
   case "$verb" in
-    remove) git rm -q -- "$path" ;;
+    remove) git rm -q --ignore-unmatch -- "$path" ;;
     add) mkdir -p "$(dirname "$path")"
          echo "added in round $round" > "$path"
          git add -- "$path" ;;

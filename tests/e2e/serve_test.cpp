@@ -130,8 +130,16 @@ class ServeRounds : public Serve {
         config["agents"] = {{"fixer",
                              {{"command", std::string(COCODE_SOURCE_DIR) +
                                               "/examples/agents/review-agent.sh"}}}};
-        config["check"] = {{"allowed_paths", {"src/**"}},
-                           {"verify", {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}}}}};
+        // The second check holds each judgement until the gate is there (it is, unless a test
+        // takes it away to hold a round while it is running).
+        const std::string gate = (dir_ / "gate").string();
+        write_text(gate, "");
+        config["check"] = {
+            {"allowed_paths", {"src/**"}},
+            {"verify",
+             {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}},
+              {{"name", "gate"},
+               {"run", "while [ ! -e " + quote(gate) + " ]; do sleep 0.05; done"}}}}};
         config["publish"] = {{"push", true}, {"pull_request", true}};
         write_text(dir_ / "project/.cocode/config.json", config.dump(2));
         sh_ok("git commit -qam 'the review agent' && git push -q ../origin.git main",
@@ -157,6 +165,14 @@ class ServeRounds : public Serve {
                  body.find("\"state\":\"failed\"") != std::string::npos;
         }
         return n;
+    }
+
+    // A writer's review asking for changes, with one thread saying `words` on `path`: its
+    // event.
+    json writers_review(long pull, const std::string& path, const std::string& words) {
+        const long long review = github_->add_review(pull, "writer", "CHANGES_REQUESTED", "");
+        github_->add_review_comment(pull, review, "writer", path, 1, "@@ -0,0 +1 @@", words);
+        return review_event(pull, review, "writer", "changes_requested");
     }
 
     json review_event(long pull, long long review, const std::string& login,
@@ -205,6 +221,13 @@ TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThread
     const long long work = github_->add_review_comment(
         pull, review, "writer", "src/work.txt", 1, "@@ -0,0 +1 @@\n+the work", "Is this done?");
     const json asked = review_event(pull, review, "writer", "changes_requested");
+    // Signed, but not what the event needs: refused with why.
+    json reviewless = asked;
+    reviewless.erase("review");
+    EXPECT_EQ(deliver("pull_request_review", "r-bad", reviewless), 400);
+    json suite = example_payload("check_suite", "completed");
+    suite["check_suite"].erase("id");
+    EXPECT_EQ(deliver("check_suite", "r-bad-2", suite), 400);
     EXPECT_EQ(deliver("pull_request_review", "r-3", asked), 202);
     EXPECT_EQ(deliver("pull_request_review", "r-3", asked), 200) << "a repeated delivery";
     EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
@@ -252,6 +275,35 @@ TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThread
     for (const auto& c : github_->review_comments_of(pull))
         if (c.contains("in_reply_to_id")) ++replies[c["in_reply_to_id"].get<long long>()];
     EXPECT_EQ(replies, (std::map<long long, int>{{flaw, 1}, {work, 1}}));
+}
+
+// A review that comes while the pull request's round is running waits for it, then runs once.
+TEST_F(ServeRounds, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
+    const fs::path a = machine("a");
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    fs::remove(dir_ / "gate");  // round 2 will be held in its check
+    EXPECT_EQ(deliver("pull_request_review", "w-1",
+                      writers_review(pull, "src/flaw.txt", "remove src/flaw.txt")),
+              202);
+    ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
+    EXPECT_EQ(deliver("pull_request_review", "w-2",
+                      writers_review(pull, "src/work.txt", "add src/more.txt")),
+              202);
+    // Its claim is made, and it waits: no third run while round 2 runs.
+    ASSERT_TRUE(wait_until([&] { return claims_on(pull).size() == 2; }, 60s)) << served_.err;
+    EXPECT_EQ(pair_runs(a).size(), 2u);
+    write_text(dir_ / "gate", "");
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 2; }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 3u) << ended.err;
+    EXPECT_EQ(runs[2].round, 3);
+    EXPECT_NE(read_text(runs[2].folder / "feedback-seen.md").find("add src/more.txt"),
+              std::string::npos);
+    EXPECT_TRUE(fs::exists(runs[2].worktree / "src/more.txt"));
 }
 
 }  // namespace
