@@ -131,9 +131,10 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& v,
 
     // The verdict as data too: the comparison can then be made where no run folder is (a
     // fresh runner after a matrix of jobs).
-    auto comment =
-        source.upsert_comment(v.issue, github::comment_marker(comment_key(v.issue, v.agent)),
-                              request.markdown + "\n" + verdict_record(v) + "\n");
+    auto comment = source.upsert_comment(
+        v.issue, github::comment_marker(comment_key(v.issue, v.agent)),
+        request.markdown + "\n" + verdict_record(v) + "\n" +
+            (request.continuation.empty() ? "" : request.continuation + "\n"));
     if (!comment) return std::move(comment).error();
     result.comment_url = comment->html_url;
     result.notes.push_back(

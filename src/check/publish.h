@@ -38,6 +38,9 @@ struct PublishRequest {
     std::string round_from;  // the branch's head when the round began
     int round = 1;
     std::string run_id;
+    // How the pair goes on where its run folder is not (continuation_record), appended to
+    // the comment; empty: nothing appended.
+    std::string continuation;
 };
 
 struct PublishResult {

@@ -217,6 +217,33 @@ namespace {
 
 constexpr std::size_t kRecordListCap = 300;
 constexpr std::string_view kRecordStart = "<!-- cocode:verdict ";
+constexpr std::string_view kContinueStart = "<!-- cocode:continue ";
+
+// `start` and JSON text as an HTML comment: "--" can only be inside a JSON string, where it is
+// written "-\u002d", which reads back as "--"; so nothing can end the comment early.
+std::string hidden_record(std::string_view start, const std::string& text) {
+    std::string out(start);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        out += text[i];
+        if (text[i] == '-' && i + 1 < text.size() && text[i + 1] == '-') {
+            out += "\\u002d";
+            ++i;
+        }
+    }
+    return out + " -->";
+}
+
+// The JSON object of the record `start` opens in `body`, if it has one.
+std::optional<nlohmann::json> record_in(const std::string& body, std::string_view start) {
+    const std::size_t at = body.find(start);
+    if (at == std::string::npos) return std::nullopt;
+    const std::size_t stop = body.find(" -->", at + start.size());
+    if (stop == std::string::npos) return std::nullopt;
+    auto parsed = nlohmann::json::parse(body.substr(at + start.size(), stop - at - start.size()),
+                                        nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+    return parsed;
+}
 
 std::size_t file_count(const Verdict& v) { return std::max(v.files.size(), v.files_total); }
 
@@ -235,17 +262,44 @@ std::string verdict_record(const Verdict& v) {
             c["files_total"] = c["files"].size();
             c["files"].erase(c["files"].begin() + kRecordListCap, c["files"].end());
         }
-    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::string out(kRecordStart);
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        out += text[i];
-        // "--" can only be inside a JSON string, where "\u002d" reads back as '-'.
-        if (text[i] == '-' && i + 1 < text.size() && text[i + 1] == '-') {
-            out += "\\u002d";
-            ++i;
-        }
+    return hidden_record(kRecordStart,
+                         j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string continuation_record(const Continuation& c) {
+    std::string output = c.output;
+    if (output.size() > kContinuationOutputCap)
+        output.erase(0, output.size() - kContinuationOutputCap);
+    const nlohmann::json j = {{"seal", nlohmann::json::parse(run::seal_text(c.seal))},
+                              {"output", output}};
+    return hidden_record(kContinueStart,
+                         j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::optional<Published> published_pair(const std::vector<github::Comment>& comments, long issue,
+                                        const std::string& agent) {
+    const std::string marker = github::comment_marker(comment_key(issue, agent));
+    for (const auto& comment : comments) {
+        if (comment.body.rfind(marker, 0) != 0) continue;
+        // The oldest is the one publishing keeps; anyone else's is not read.
+        const auto& a = comment.author_association;
+        if (!comment.author_is_bot && a != "OWNER" && a != "MEMBER" && a != "COLLABORATOR")
+            return std::nullopt;
+        const auto verdict = record_in(comment.body, kRecordStart);
+        const auto continuation = record_in(comment.body, kContinueStart);
+        if (!verdict || !continuation || !continuation->contains("seal")) return std::nullopt;
+        Published out;
+        out.verdict = verdict_from_json(*verdict);
+        if (out.verdict.agent != agent || out.verdict.issue != issue) return std::nullopt;
+        auto seal = run::parse_seal((*continuation)["seal"].dump(), "the published comment",
+                                    out.verdict.run_id);
+        if (!seal) return std::nullopt;
+        out.continuation.seal = std::move(*seal);
+        if ((*continuation).contains("output") && (*continuation)["output"].is_string())
+            out.continuation.output = (*continuation)["output"].get<std::string>();
+        return out;
     }
-    return out + " -->";
+    return std::nullopt;
 }
 
 std::vector<Verdict> verdicts_from_comments(const std::vector<github::Comment>& comments,

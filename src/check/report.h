@@ -2,11 +2,14 @@
 // request and the Actions step summary; and the comparison of every agent's run on an issue.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "check/verdict.h"
 #include "github/types.h"
+#include "run/seal.h"
 
 namespace cocode::check {
 
@@ -41,6 +44,28 @@ std::string verdict_record(const Verdict& verdict);
 // marker, which anyone could post, is not read). A record that does not parse is left out.
 std::vector<Verdict> verdicts_from_comments(const std::vector<github::Comment>& comments,
                                             long issue);
+
+// How a pair goes on where its run folder is not — a round on a fresh runner (docs/review.md):
+// the round's seal (base, marker, the configuration it is judged by, refs) and the end of
+// what the agent said, as `<!-- cocode:continue {…} -->`, escaped as the verdict's record.
+// Appended to a round's published comment.
+struct Continuation {
+    run::Seal seal;
+    std::string output;  // the last of the agent's output.md
+};
+inline constexpr std::size_t kContinuationOutputCap = 8 << 10;
+std::string continuation_record(const Continuation& continuation);
+
+// What the pair's published comment says: the verdict and how to go on. Only the comment
+// publishing keeps (the oldest with the pair's marker), and only when the repository's people
+// or a bot wrote it: the sealed rules come from it. nullopt: no such comment, or it lacks
+// either record.
+struct Published {
+    Verdict verdict;
+    Continuation continuation;
+};
+std::optional<Published> published_pair(const std::vector<github::Comment>& comments, long issue,
+                                        const std::string& agent);
 
 // "1 file", "3 files".
 std::string plural(std::size_t n, const char* one, const char* many);

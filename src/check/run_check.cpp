@@ -132,7 +132,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
             {seen.number, round_trigger_text(seen.run.round_trigger, record.issue),
              seen.judged ? std::optional<bool>(seen.judged->pass) : std::nullopt,
              seen.run.round_from.empty() ? seen.run.base_commit : seen.run.round_from,
-             seen.judged ? seen.judged->head : seen.run.ready_commit});
+             seen.judged ? seen.judged->head : seen.run.ready_commit, seen.run.run_id});
     }
     return input;
 }
@@ -149,7 +149,8 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
         verdict->rounds = input.earlier_rounds;
         verdict->rounds.push_back(
             {input.round, round_trigger_text(input.round_trigger, input.issue), verdict->pass,
-             input.round_from.empty() ? verdict->base : input.round_from, verdict->head});
+             input.round_from.empty() ? verdict->base : input.round_from, verdict->head,
+             input.run_id});
     }
     if (auto w = write_file_atomic(input.report_dir / kCheckJson,
                                    json_dump(to_json(*verdict), 2) + "\n");
@@ -198,7 +199,14 @@ void add_round_replies(PublishRequest& request, const Verdict& verdict, const fs
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict) {
     auto request = configured_request(config, record.worktree, verdict);
-    add_round_replies(request, verdict, record.folder.parent_path().parent_path().parent_path());
+    const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
+    add_round_replies(request, verdict, repo_root);
+    // With the seal, a round can go on from this run on a machine that never had it.
+    if (auto seal = run::read_seal(repo_root, record.run_id); seal && *seal) {
+        request.continuation =
+            continuation_record({**seal, read_file_tail(run::RunFiles{record.folder}.output(),
+                                                        kContinuationOutputCap)});
+    }
     auto published = publish(source, verdict, request);
     if (!published) return published;
     if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)

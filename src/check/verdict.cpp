@@ -95,7 +95,8 @@ json to_json(const Verdict& v) {
                               {"trigger", r.trigger},
                               {"verdict", r.pass ? json(*r.pass ? "PASS" : "FAIL") : json(nullptr)},
                               {"from", r.from},
-                              {"to", r.to}});
+                              {"to", r.to},
+                              {"run_id", r.run_id}});
         out["rounds"] = std::move(rounds);
     }
     return out;
@@ -177,6 +178,7 @@ Verdict verdict_from_json(const json& j) {
         if (verdict == "PASS" || verdict == "FAIL") line.pass = verdict == "PASS";
         line.from = json_value(r, "from", "");
         line.to = json_value(r, "to", "");
+        line.run_id = json_value(r, "run_id", "");
         v.rounds.push_back(std::move(line));
     }
     return v;

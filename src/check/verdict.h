@@ -40,6 +40,7 @@ struct RoundLine {
     std::string trigger;       // "issue #12", "terminal", "review by @login", "check ci/test"
     std::optional<bool> pass;  // nullopt: not judged
     std::string from, to;      // the commits the round went from and to
+    std::string run_id;        // the round's run (a fresh runner restores the rounds from it)
 };
 
 struct Verdict {

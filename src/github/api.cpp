@@ -360,8 +360,7 @@ Result<void> GitHub::create_label(const std::string& name, const std::string& co
     return {};
 }
 
-Result<void> GitHub::add_review_comment_reaction(long long comment_id,
-                                                 const std::string& content) {
+Result<void> GitHub::add_review_comment_reaction(long long comment_id, const std::string& content) {
     const std::string path =
         repo_path() + "/pulls/comments/" + std::to_string(comment_id) + "/reactions";
     auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),

@@ -13,7 +13,7 @@ fs::path seal_path(const fs::path& repo_root, const std::string& run_id) {
     return repo_root / kSealsDir / (run_id + ".json");
 }
 
-Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
+std::string seal_text(const Seal& seal) {
     json refs = json::array();
     for (const auto& ref : seal.refs) refs.push_back({{"name", ref.name}, {"commit", ref.commit}});
     json doc = {{"run_id", seal.run_id}, {"base_commit", seal.base_commit}, {"branch", seal.branch},
@@ -24,12 +24,16 @@ Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
             threads.push_back({{"id", t.id}, {"path", t.path}, {"line", t.line}});
         doc["pull_request"] = {{"number", seal.pull_request}, {"threads", threads}};
     }
+    return json_dump(doc, 2) + "\n";
+}
+
+Result<void> write_seal(const fs::path& repo_root, const Seal& seal) {
     const fs::path path = seal_path(repo_root, seal.run_id);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec)
         return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
-    return write_file_atomic(path, json_dump(doc, 2) + "\n", 0644, Durability::full);
+    return write_file_atomic(path, seal_text(seal), 0644, Durability::full);
 }
 
 Result<std::optional<Seal>> read_seal(const fs::path& repo_root, const std::string& run_id) {

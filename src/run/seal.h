@@ -43,6 +43,9 @@ struct Seal {
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);
 
+// The seal as its file holds it (JSON), as parse_seal reads it.
+std::string seal_text(const Seal& seal);
+
 // Written once, atomically and durably, before the agent starts.
 Result<void> write_seal(const std::filesystem::path& repo_root, const Seal& seal);
 

@@ -81,13 +81,15 @@ std::optional<std::string> after_command(std::string_view body, const std::strin
 Result<void> read_pull(const json& payload, EventRequest& request) {
     const json& pull = object_field(payload, "pull_request");
     if (!pull.contains("number") || !pull["number"].is_number_integer())
-        return Error::usage("event: field 'pull_request.number': expected the pull request's number");
+        return Error::usage(
+            "event: field 'pull_request.number': expected the pull request's number");
     request.issue = pull["number"].get<long>();
     const json& head = object_field(pull, "head");
     request.head_ref = text_field(head, "ref");
     request.head_repository = text_field(object_field(head, "repo"), "full_name");
     if (request.head_ref.empty())
-        return Error::usage("event: field 'pull_request.head.ref': expected the pull request's branch");
+        return Error::usage(
+            "event: field 'pull_request.head.ref': expected the pull request's branch");
     return {};
 }
 
@@ -193,13 +195,14 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         read_author(item, request);
         const std::string state = text_field(item, "state");
         auto words_after = after_command(text_field(item, "body"), trigger.command);
-        const bool changes = review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
+        const bool changes =
+            review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
         if (action != (review ? "submitted" : "created")) {
             request.why_not = name + " " + action + ", not " + (review ? "submitted" : "created");
         } else if (!changes && !words_after) {
-            request.why_not = review ? "a review that neither requests changes nor says " +
-                                           trigger.command
-                                     : "the review comment is not a " + trigger.command + " command";
+            request.why_not =
+                review ? "a review that neither requests changes nor says " + trigger.command
+                       : "the review comment is not a " + trigger.command + " command";
         } else {
             request.kind = EventRequest::Kind::round;
             request.request = {review ? Request::Kind::review : Request::Kind::review_comment, *id};
@@ -325,7 +328,8 @@ Result<Decision> decide_round(EventRequest request, const config::Config& config
     }
     if (request.request.kind == Request::Kind::check_suite) {
         if (!config.review.fix_checks) {
-            decision.notice = "nothing to do: a check failed on " + pr + ", and review.fix_checks is off";
+            decision.notice =
+                "nothing to do: a check failed on " + pr + ", and review.fix_checks is off";
             return decision;
         }
     } else {

@@ -54,19 +54,19 @@ std::optional<WatchPhase> phase_named(std::string_view name) {
 
 json entry_json(const WatchEntry& e) {
     json out = {{"issue", e.claim.issue},
-            {"request", e.claim.request.id},
-            {"kind", request_kind_name(e.claim.request.kind)},
-            {"agents", e.agents},
-            {"nonce", e.claim.nonce},
-            {"comment", e.claim.comment_id},
-            {"state", claim_state_name(e.claim.state)},
-            {"lease", e.claim.lease.count()},
-            {"beat", e.claim.beat},
-            {"updated_at", e.claim.updated_at},
-            {"phase", phase_name(e.phase)},
-            {"sent", e.sent},
-            {"since", e.since},
-            {"runs", e.runs}};
+                {"request", e.claim.request.id},
+                {"kind", request_kind_name(e.claim.request.kind)},
+                {"agents", e.agents},
+                {"nonce", e.claim.nonce},
+                {"comment", e.claim.comment_id},
+                {"state", claim_state_name(e.claim.state)},
+                {"lease", e.claim.lease.count()},
+                {"beat", e.claim.beat},
+                {"updated_at", e.claim.updated_at},
+                {"phase", phase_name(e.phase)},
+                {"sent", e.sent},
+                {"since", e.since},
+                {"runs", e.runs}};
     if (e.round)
         out["round"] = {{"issue", e.round->issue},
                         {"agent", e.round->agent},
@@ -397,11 +397,10 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
                             return &other != &e && other.round && other.claim.issue == n &&
                                    other.phase == WatchPhase::running;
                         }) ||
-            std::any_of(pairs_runs.begin(), pairs_runs.end(),
-                        [&](const run::RunRecord& r) {
-                            return ours(r) && r.run_id.substr(0, e.since.size()) < e.since &&
-                                   run::dispatcher_alive(r);
-                        });
+            std::any_of(pairs_runs.begin(), pairs_runs.end(), [&](const run::RunRecord& r) {
+                return ours(r) && r.run_id.substr(0, e.since.size()) < e.since &&
+                       run::dispatcher_alive(r);
+            });
         if (under_way) return Step::wait;
     }
     // Looked at before the runs are listed: a run folder is renamed from its `.making-`
@@ -410,9 +409,9 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     adopt();
     if (e.runs.empty() && making) return Step::wait;
     if (e.runs.empty()) {
-        auto started = e.round ? options_.dispatch_round(e.round->issue, e.round->agent,
-                                                         e.round->instruction)
-                               : options_.dispatch(n, e.agents);
+        auto started =
+            e.round ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)
+                    : options_.dispatch(n, e.agents);
         // The `run` of a watcher killed mid-step may have made its runs meanwhile.
         if (!started && runs_being_made(runs_dir, e.since)) return Step::wait;
         if (!started) adopt();
@@ -497,8 +496,8 @@ Result<bool> Watcher::answer(WatchEntry& e) {
     if (e.round) {
         if (auto finished = finish(*github_, e.claim, state, outcome + "."); !finished)
             return std::move(finished).error();
-        options_.notice(issue + ": round " + std::string(claim_state_name(state)) + " (" +
-                        outcome + ")");
+        options_.notice(issue + ": round " + std::string(claim_state_name(state)) + " (" + outcome +
+                        ")");
         return true;
     }
     if (auto labelled = github_->add_labels(n, {any_pass ? kLabelDone : kLabelFailed}); !labelled)

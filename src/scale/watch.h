@@ -78,7 +78,7 @@ struct WatchEntry {
     bool sent = false;                // claiming: the claim may have been made
     std::string since;                // dispatching: the run id prefix no earlier run can have
     std::vector<std::string> runs;
-    std::optional<WatchRound> round;  // claim.issue is the pull request's number
+    std::optional<WatchRound> round;                  // claim.issue is the pull request's number
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 

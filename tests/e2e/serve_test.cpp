@@ -127,9 +127,9 @@ class ServeRounds : public Serve {
     void SetUp() override {
         Serve::SetUp();
         json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
-        config["agents"] = {{"fixer",
-                             {{"command", std::string(COCODE_SOURCE_DIR) +
-                                              "/examples/agents/review-agent.sh"}}}};
+        config["agents"] = {
+            {"fixer",
+             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/review-agent.sh"}}}};
         // The second check holds each judgement until the gate is there (it is, unless a test
         // takes it away to hold a round while it is running).
         const std::string gate = (dir_ / "gate").string();
@@ -218,8 +218,8 @@ TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThread
     const std::string flaw_hunk = "@@ -0,0 +1 @@\n+a flaw";
     const long long flaw = github_->add_review_comment(pull, review, "writer", "src/flaw.txt", 1,
                                                        flaw_hunk, "remove src/flaw.txt");
-    const long long work = github_->add_review_comment(
-        pull, review, "writer", "src/work.txt", 1, "@@ -0,0 +1 @@\n+the work", "Is this done?");
+    const long long work = github_->add_review_comment(pull, review, "writer", "src/work.txt", 1,
+                                                       "@@ -0,0 +1 @@\n+the work", "Is this done?");
     const json asked = review_event(pull, review, "writer", "changes_requested");
     // Signed, but not what the event needs: refused with why.
     json reviewless = asked;
@@ -244,17 +244,18 @@ TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThread
     EXPECT_EQ(round2.branch, round1.branch);
     // Both threads, with their hunks, in the agent's feedback file; the reader's words not.
     const std::string seen = read_text(round2.folder / "feedback-seen.md");
-    EXPECT_NE(seen.find("Thread on src/flaw.txt, line 1:\n\n```diff\n" + flaw_hunk), std::string::npos)
+    EXPECT_NE(seen.find("Thread on src/flaw.txt, line 1:\n\n```diff\n" + flaw_hunk),
+              std::string::npos)
         << seen;
     EXPECT_NE(seen.find("Thread on src/work.txt, line 1:"), std::string::npos) << seen;
     EXPECT_EQ(seen.find("reader"), std::string::npos) << seen;
     // The push is a fast-forward of the pull request's branch, and the status is on its head.
     const std::string head = rev("refs/heads/cocode/1-fixer", dir_ / "origin.git");
     EXPECT_EQ(head, rev("HEAD", round2.worktree));
-    EXPECT_EQ(sh("git merge-base --is-ancestor " + round1.ready_commit + " " + head,
-                 dir_ / "origin.git")
-                  .exit_code,
-              0);
+    EXPECT_EQ(
+        sh("git merge-base --is-ancestor " + round1.ready_commit + " " + head, dir_ / "origin.git")
+            .exit_code,
+        0);
     const auto statuses = github_->statuses();
     ASSERT_FALSE(statuses.empty());
     EXPECT_EQ(statuses.back()["sha"], head);

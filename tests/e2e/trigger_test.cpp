@@ -236,8 +236,8 @@ TEST_F(TriggerRounds, AWritersReviewOrCommandAsksForARoundOfThePairWhoseBranchIt
     github_->set_permission("writer", "write", "write");
     const long pull = github_->add_pull("Fix #1", "cocode/1-claude");
 
-    Shell changes = round(review(pull, "writer", "changes_requested", "Not yet."),
-                          "pull_request_review");
+    Shell changes =
+        round(review(pull, "writer", "changes_requested", "Not yet."), "pull_request_review");
     EXPECT_EQ(changes.exit_code, 2) << changes.err;
     EXPECT_NE(changes.err.find("pull request #" + std::to_string(pull) +
                                " (issue #1, agent claude): a round, for a review by writer"),
@@ -292,9 +292,9 @@ TEST_F(TriggerRounds, ReadersBotsStrangersBranchesAndTalkStartNothing) {
     nothing(round(review(pull, "writer", "approved", "LGTM"), "pull_request_review"),
             "neither requests changes nor says /cocode");
     // Not a pair's branch; a fork's branch named like one; an agent not configured.
-    nothing(round(review(pull, "writer", "changes_requested", "", "feature/x"),
-                  "pull_request_review"),
-            "is not on a branch of cocode's (feature/x)");
+    nothing(
+        round(review(pull, "writer", "changes_requested", "", "feature/x"), "pull_request_review"),
+        "is not on a branch of cocode's (feature/x)");
     json fork = review(pull, "writer", "changes_requested");
     fork["pull_request"]["head"]["repo"]["full_name"] = "someone/Hello-World";
     nothing(round(fork, "pull_request_review"), "is from another repository (someone/Hello-World)");

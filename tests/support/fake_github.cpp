@@ -732,7 +732,8 @@ long FakeGitHub::add_pull(const std::string& title, const std::string& head,
                           const std::string& head_repository) {
     std::lock_guard lock(server_->mutex);
     json pr = put_pull(title, "", true, head, "main");
-    if (!head_repository.empty()) server_->pulls.back()["head"]["repo"]["full_name"] = head_repository;
+    if (!head_repository.empty())
+        server_->pulls.back()["head"]["repo"]["full_name"] = head_repository;
     return pr["number"].get<long>();
 }
 

@@ -7,9 +7,12 @@
 
 #include "agent/feedback.h"
 #include "batch.h"
+#include "check/report.h"
 #include "commands.h"
 #include "core/files.h"
 #include "core/terminal_text.h"
+#include "git/cli.h"
+#include "run/restore.h"
 #include "run/rounds.h"
 #include "scale/trigger.h"
 #include "workspace.h"
@@ -139,13 +142,12 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const config::Conf
             for (const auto& name : on_base_too)
                 names += (names.empty() ? "`" : ", `") + name + "`";
             github
-                .upsert_comment(pull->number,
-                                github::comment_marker("checks-on-base/" + last.agent + "/" +
-                                                       last.base_commit),
-                                "cocode starts no round for " + names +
-                                    ": it fails on the base commit too (" +
-                                    last.base_commit.substr(0, 7) +
-                                    "), so it is not this pull request's doing.\n")
+                .upsert_comment(
+                    pull->number,
+                    github::comment_marker("checks-on-base/" + last.agent + "/" + last.base_commit),
+                    "cocode starts no round for " + names + ": it fails on the base commit too (" +
+                        last.base_commit.substr(0, 7) +
+                        "), so it is not this pull request's doing.\n")
                 .value_or_throw();
         }
         throw Failure(Error::usage("continue --from-pr: pull request #" +
@@ -174,23 +176,79 @@ agent::RoundRequest from_pull_request(github::GitHub& github, const config::Conf
     return round;
 }
 
+// On a machine that never ran the pair (a fresh runner), its rounds are restored from the
+// comment its last round published (check::published_pair: the verdict, with every round's
+// run, and the seal the next round copies) and its branch is taken from origin; then the round
+// goes on as anywhere. Nothing published (or not by the repository's people or a bot):
+// nothing restored, and the round is refused as one with no run.
+void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
+                      const std::vector<std::string>& agents) {
+    const auto here = run::list_runs(ws.runs_dir()).runs;
+    std::optional<std::vector<github::Comment>> comments;
+    std::optional<github::Issue> issue;
+    for (const auto& agent : agents) {
+        if (std::any_of(here.begin(), here.end(), [&](const run::RunRecord& r) {
+                return r.issue == number && r.agent == agent;
+            }))
+            continue;
+        if (!comments) comments = github.comments(number).value_or_throw();
+        auto published = check::published_pair(*comments, number, agent);
+        if (!published) continue;
+        if (!issue) issue = github.issue(number).value_or_throw();
+        const check::Verdict& v = published->verdict;
+        std::vector<check::RoundLine> rounds = v.rounds;
+        if (rounds.empty())
+            rounds.push_back(
+                {1, "issue #" + std::to_string(number), v.pass, v.base, v.head, v.run_id});
+        rounds.back().run_id = v.run_id;
+        for (const auto& line : rounds) {
+            if (line.run_id.empty()) continue;  // judged without a run: nothing to go on from
+            const bool last = &line == &rounds.back();
+            run::RestoredRound round{
+                line.run_id,     number,
+                issue->html_url, issue->title,
+                issue->body,     agent,
+                v.branch,        v.base,
+                line.number,     line.trigger,
+                line.from,       line.pass,
+                line.to,         last ? published->continuation.output : std::string()};
+            run::restore_round(
+                ws.root, ws.runs_dir(), round,
+                last ? std::optional<run::Seal>(published->continuation.seal) : std::nullopt)
+                .value_or_throw();
+        }
+        // The branch, as origin has it (what the pull request shows).
+        const std::string tracking = "refs/remotes/origin/" + v.branch;
+        git::git_output(ws.root,
+                        {"fetch", "--quiet", "origin", "+refs/heads/" + v.branch + ":" + tracking})
+            .value_or_throw();
+        if (!git::run_git(ws.root, {"rev-parse", "--verify", "--quiet", "refs/heads/" + v.branch})
+                 .value_or_throw()
+                 .exit_code == 0)
+            git::git_output(ws.root, {"branch", "--quiet", v.branch, tracking}).value_or_throw();
+        notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
+               std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
+               " restored from the published verdict; branch " + v.branch + " from origin");
+    }
+}
+
 // --event: the round a pull request's event asks for (docs/review.md), decided as `serve`
 // decides it — the pair from the pull request's branch, a command or a review asking for
 // changes only from someone who may command (a reader's command answered once), 👀 on what
 // asked. Nothing asked: nullopt, said in a notice.
 std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Workspace& ws) {
     if (!args.which.empty() || !args.agents.empty() || args.from_pr)
-        throw Failure(Error::usage(
-            "continue --event: the event names the run and its feedback; give no run, "
-            "--agent or --from-pr"));
+        throw Failure(
+            Error::usage("continue --event: the event names the run and its feedback; give no run, "
+                         "--agent or --from-pr"));
     auto text = read_file(*args.event);
     if (!text) throw Failure(Error::usage("--event " + *args.event + ": " + text.error().message));
     const nlohmann::json payload = nlohmann::json::parse(*text, nullptr, false);
     if (payload.is_discarded())
-        throw Failure(Error::usage("--event " + *args.event + ": not valid JSON (a webhook payload)"));
+        throw Failure(
+            Error::usage("--event " + *args.event + ": not valid JSON (a webhook payload)"));
     const char* name = std::getenv("GITHUB_EVENT_NAME");
-    auto request =
-        scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
+    auto request = scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
     if (request.kind != scale::EventRequest::Kind::round) {
         notice(request.kind == scale::EventRequest::Kind::none
                    ? "nothing to do: " + terminal_safe_line(request.why_not)
@@ -205,8 +263,9 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
     github::GitHub* github = source->github_api();
     if (!github)
-        throw Failure(Error::usage("continue --event: the pull request is on GitHub; this "
-                                   "repository's issues are a local folder (give --repo)"));
+        throw Failure(
+            Error::usage("continue --event: the pull request is on GitHub; this "
+                         "repository's issues are a local folder (give --repo)"));
     const auto decision = scale::decide(request, ws.config, *github).value_or_throw();
     notice(decision.notice);
     if (!decision.run) return std::nullopt;
@@ -231,6 +290,16 @@ int run_continue(const ContinueArgs& given) {
     }
     if (args.which.empty())
         throw Failure(Error::usage("continue: name the run (a run id or an issue), or --event"));
+    // A fresh clone: the pair's rounds from what they published, when the feedback is GitHub's.
+    if (args.from_pr && !args.agents.empty() &&
+        args.which.find_first_not_of("0123456789") == std::string::npos && args.which.size() < 10) {
+        Workspace here = open_workspace();
+        SourceFlags flags = args.source;
+        flags.options.repo_dir = here.root;
+        auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+        if (github::GitHub* github = source->github_api())
+            restore_if_fresh(here, *github, std::stol(args.which), args.agents);
+    }
     if (!args.from_pr && args.message.find_first_not_of(" \t\r\n") == std::string::npos)
         throw Failure(Error::usage(args.message.empty()
                                        ? "continue: give the feedback with -m TEXT, or --from-pr"

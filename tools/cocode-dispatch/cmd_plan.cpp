@@ -69,9 +69,10 @@ int run_plan(const PlanArgs& args) {
         } else {
             decision.run = request->kind == scale::EventRequest::Kind::label;
             decision.issue = request->issue;
-            decision.notice = decision.run ? "issue #" + std::to_string(request->issue) +
-                                                 " labelled '" + ws.config.trigger.label + "'"
-                                           : "nothing to do: " + terminal_safe_line(request->why_not);
+            decision.notice = decision.run
+                                  ? "issue #" + std::to_string(request->issue) + " labelled '" +
+                                        ws.config.trigger.label + "'"
+                                  : "nothing to do: " + terminal_safe_line(request->why_not);
         }
         notice(decision.notice);
         if (decision.run) {

@@ -1,8 +1,8 @@
 // cocode-dispatch serve: GitHub's webhooks (`issues` labeled, `issue_comment` created with the
 // command; on a pull request cocode opened, reviews, review comments, comments and failed check
-// suites asking for a round) feed the same claim → run → judge → answer path as `watch`. A delivery is verified
-// and queued on disk before it is answered 202 (src/scale/webhook); this loop takes it from
-// the queue, decides on it as the action does (a command only from someone with write access),
+// suites asking for a round) feed the same claim → run → judge → answer path as `watch`. A delivery
+// is verified and queued on disk before it is answered 202 (src/scale/webhook); this loop takes it
+// from the queue, decides on it as the action does (a command only from someone with write access),
 // and hands what is to run to the watcher. SIGTERM stops taking deliveries, finishes the step
 // under way and exits 0; the queue keeps what has not been taken.
 #include <httplib.h>

@@ -49,12 +49,12 @@ struct RunArgs {
 // `continue`: the next round of a pair's run (docs/review.md), with feedback typed here.
 struct ContinueArgs {
     SourceFlags source;
-    std::string which;                // a run id (or a unique prefix), or an issue number
-    std::vector<std::string> agents;  // with an issue number: these pairs (default: all its)
-    std::string message;              // -m: the feedback
-    bool from_pr = false;             // the feedback from the pair's pull request
+    std::string which;                 // a run id (or a unique prefix), or an issue number
+    std::vector<std::string> agents;   // with an issue number: these pairs (default: all its)
+    std::string message;               // -m: the feedback
+    bool from_pr = false;              // the feedback from the pair's pull request
     std::optional<std::string> event;  // a webhook payload asking for the round (the action)
-    bool detach = false;              // return once the rounds have started
+    bool detach = false;               // return once the rounds have started
     std::optional<std::string> timeout;
     bool json = false;
     bool no_check = false;
