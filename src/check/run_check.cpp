@@ -185,10 +185,17 @@ Result<void> note_published(const fs::path& run_folder, const std::string& run_i
     return {};
 }
 
-void add_round_replies(PublishRequest& request, const Verdict& verdict, const fs::path& repo_root) {
-    if (verdict.run_id.empty() || verdict.rounds.empty()) return;
+void add_run_parts(PublishRequest& request, const Verdict& verdict, const fs::path& repo_root) {
+    if (verdict.run_id.empty()) return;
     auto seal = run::read_seal(repo_root, verdict.run_id);
-    if (!seal || !*seal || !(*seal)->pull_request) return;
+    if (!seal || !*seal) return;
+    // With the seal, a round can go on from this run on a machine that never had it.
+    request.continuation = continuation_record(
+        {**seal, read_file_tail(run::RunFiles{repo_root / run::kRunsDir / verdict.run_id}.output(),
+                                kContinuationOutputCap)});
+    if (verdict.rounds.empty() || !(*seal)->pull_request) return;
+    // The pull request is where a round from it is seen: its branch is pushed (never forced).
+    request.push = true;
     request.round_pull = (*seal)->pull_request;
     request.threads = (*seal)->threads;
     request.round = verdict.round;
@@ -200,13 +207,7 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
                                           const run::RunRecord& record, const Verdict& verdict) {
     auto request = configured_request(config, record.worktree, verdict);
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
-    add_round_replies(request, verdict, repo_root);
-    // With the seal, a round can go on from this run on a machine that never had it.
-    if (auto seal = run::read_seal(repo_root, record.run_id); seal && *seal) {
-        request.continuation =
-            continuation_record({**seal, read_file_tail(run::RunFiles{record.folder}.output(),
-                                                        kContinuationOutputCap)});
-    }
+    add_run_parts(request, verdict, repo_root);
     auto published = publish(source, verdict, request);
     if (!published) return published;
     if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)

@@ -42,11 +42,13 @@ std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder)
 // and the bus, after the CHECK event judge_and_record appended.
 Result<void> note_published(const std::filesystem::path& run_folder, const std::string& run_id,
                             const std::string& comment_url);
+// What publishing a run's verdict adds from its seal (which the agent could not write): how to
+// go on from it on another machine (the continuation record); and for a round from a pull
+// request, a push of its branch (the pull request shows it), the threads it was given and
+// where the round began, so that publishing answers each thread.
+void add_run_parts(PublishRequest& request, const Verdict& verdict,
+                   const std::filesystem::path& repo_root);
 // Publishes a run's verdict on its issue as the configuration asks (publish.h), then notes it.
-// For a round from a pull request: the threads it was given (from its seal, which the agent
-// could not write) and where the round began, so that publishing answers each thread.
-void add_round_replies(PublishRequest& request, const Verdict& verdict,
-                       const std::filesystem::path& repo_root);
 
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict);

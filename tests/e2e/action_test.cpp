@@ -175,5 +175,88 @@ TEST_F(Action, ACommentCommandRunsForWritersOnlyAndNamesItsAgents) {
     EXPECT_EQ(replies, 1);
 }
 
+// Rounds through the action (examples/workflows/review.yml): round 1 of the reference review
+// agent (examples/agents/review-agent.sh) runs from the label and fails its check (it leaves a
+// flaw); a writer's review asking for changes, in two threads, runs round 2 on a runner that
+// never saw round 1 — the pair restored from the verdict published on the issue, the branch
+// from origin — and the pull request moves forward.
+class ActionRounds : public Action {
+  protected:
+    void SetUp() override {
+        Action::SetUp();
+        json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
+        config["agents"] = {
+            {"fixer",
+             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/review-agent.sh"}}}};
+        config["check"] = {{"allowed_paths", {"src/**"}},
+                           {"verify", {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}}}}};
+        write_text(dir_ / "project/.cocode/config.json", config.dump(2));
+        sh_ok("git commit -qam 'the review agent' && git push -q ../origin.git main",
+              dir_ / "project");
+        github_->set_permission("writer", "write", "write");
+    }
+
+    std::string branch_head() {
+        std::string id = sh_ok("git rev-parse refs/heads/cocode/1-fixer", dir_ / "origin.git");
+        return id.substr(0, id.size() - 1);
+    }
+};
+
+TEST_F(ActionRounds, AWritersReviewRunsTheNextRoundOnAFreshRunner) {
+    json label = example_payload("issues", "labeled");
+    label["label"]["name"] = "cocode";
+    const json first = run_workflow("label.yml", "issues", label, 1)["jobs"];
+    ASSERT_EQ(first["agent"].size(), 1u) << first.dump(2);
+    EXPECT_EQ(first["agent"][0]["result"], "failure");  // round 1 left the flaw
+    ASSERT_EQ(github_->pulls().size(), 1u);
+    const long pull = github_->pulls()[0]["number"];
+    const std::string head1 = branch_head();
+
+    const long long review =
+        github_->add_review(pull, "writer", "CHANGES_REQUESTED", "Two things.");
+    const long long flaw = github_->add_review_comment(
+        pull, review, "writer", "src/flaw.txt", 1, "@@ -0,0 +1 @@\n+a flaw", "remove src/flaw.txt");
+    const long long work = github_->add_review_comment(pull, review, "writer", "src/work.txt", 1,
+                                                       "@@ -0,0 +1 @@\n+the work", "Is this done?");
+    json event = example_payload("pull_request_review", "submitted");
+    event["review"]["id"] = review;
+    event["review"]["state"] = "changes_requested";
+    event["review"]["body"] = "Two things.";
+    event["review"]["user"]["login"] = "writer";
+    event["pull_request"]["number"] = pull;
+    event["pull_request"]["head"]["ref"] = "cocode/1-fixer";
+    event["pull_request"]["head"]["repo"]["full_name"] = "Codertocat/Hello-World";
+    const json second = run_workflow("review.yml", "pull_request_review", event)["jobs"];
+    ASSERT_EQ(second["round"].size(), 1u) << second.dump(2);
+    EXPECT_EQ(second["round"][0]["result"], "success") << second.dump(2);
+    EXPECT_NE(second["round"][0]["runner"], first["agent"][0]["runner"]);
+
+    // The branch moved forward from round 1's head; the status is on the new head.
+    const std::string head2 = branch_head();
+    EXPECT_NE(head2, head1);
+    EXPECT_EQ(
+        sh("git merge-base --is-ancestor " + head1 + " " + head2, dir_ / "origin.git").exit_code,
+        0);
+    const auto statuses = github_->statuses();
+    ASSERT_FALSE(statuses.empty());
+    EXPECT_EQ(statuses.back()["sha"], head2);
+    EXPECT_EQ(statuses.back()["state"], "success");
+    // One verdict comment listing both rounds; one reply in each thread.
+    ASSERT_EQ(comments_marked("check/issue-1/fixer"), 1);
+    for (const auto& c : github_->comments_of(1)) {
+        const std::string body = c["body"];
+        if (body.find("check/issue-1/fixer") == std::string::npos) continue;
+        EXPECT_NE(body.find("- round 1 · issue #1 · FAIL"), std::string::npos) << body;
+        EXPECT_NE(body.find("- round 2 · review by @writer · 2 threads · PASS · `" +
+                            head1.substr(0, 7) + ".." + head2.substr(0, 7) + "`"),
+                  std::string::npos)
+            << body;
+    }
+    std::map<long long, int> replies;
+    for (const auto& c : github_->review_comments_of(pull))
+        if (c.contains("in_reply_to_id")) ++replies[c["in_reply_to_id"].get<long long>()];
+    EXPECT_EQ(replies, (std::map<long long, int>{{flaw, 1}, {work, 1}}));
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -154,7 +154,7 @@ int run_check(const CheckArgs& args) {
         auto request = check::configured_request(config, input.worktree, verdict);
         request.push = request.push || args.push;
         request.pull_request = request.pull_request || args.open_pr;
-        if (args.run || latest) check::add_round_replies(request, verdict, repo_dir);
+        if (args.run || latest) check::add_run_parts(request, verdict, repo_dir);
         auto result = check::publish(*source, verdict, request);
         if (result) {
             published = {result->comment_url, result->pr_url};
