@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "agent/transcript.h"
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
@@ -130,6 +133,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set_number("round", run.round);
     info.set("round_trigger", run.round_trigger);
     info.set("round_from", run.round_from);
+    info.set("resumed_session", run.resumed_session);
     info.set_number("restarts", 0);
     info.set("sandbox", run.sandbox);
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
@@ -355,6 +359,29 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     return plan;
 }
 
+// The session claude's last round ran in, when it is still on this machine: its stream names
+// it, and claude keeps each session as <config dir>/projects/<the folder's name>/<id>.jsonl
+// ($CLAUDE_CONFIG_DIR, else ~/.claude). The worktree is the same folder, so --resume finds it.
+std::string claude_session_to_resume(const run::RunRecord& previous) {
+    std::ifstream in(run::RunFiles{previous.folder}.stdout_file(), std::ios::binary);
+    std::string head(64 << 10, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    const auto id = session_of(head);
+    if (!id) return {};
+    fs::path dir;
+    if (const char* configured = std::getenv("CLAUDE_CONFIG_DIR"); configured && *configured)
+        dir = configured;
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        dir = fs::path(home) / ".claude";
+    else
+        return {};
+    std::error_code ec;
+    for (fs::directory_iterator it(dir / "projects", ec), end; !ec && it != end; it.increment(ec))
+        if (fs::exists(it->path() / (*id + ".jsonl"), ec)) return *id;
+    return {};
+}
+
 void complete_launch(PlannedRun& run, const DispatchContext& context,
                      const std::vector<std::string>& ours, bool as_root) {
     run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
@@ -381,6 +408,8 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());
+    if (!run.resumed_session.empty())
+        run.argv.insert(run.argv.end(), {"--resume", run.resumed_session});
     run.environment = agent_environment(ours, run, context);
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
@@ -735,6 +764,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.ready_marker = sealed->marker;
         }
         last_output = read_file_tail(run::RunFiles{pair.previous->folder}.output(), 64 << 10);
+        if (run.agent.type == config::AgentType::claude)
+            run.resumed_session = claude_session_to_resume(*pair.previous);
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);

@@ -333,6 +333,26 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
     }
 }
 
+std::optional<std::string> session_of(std::string_view stream) {
+    std::size_t start = 0;
+    while (start < stream.size()) {
+        std::size_t end = stream.find('\n', start);
+        if (end == std::string_view::npos) end = stream.size();
+        const json event = json::parse(stream.substr(start, end - start), nullptr, false);
+        start = end + 1;
+        if (!event.is_object()) continue;
+        const StreamKind kind = recognise(event);
+        const std::string id = kind == StreamKind::codex     ? str(event, "thread_id")
+                               : kind == StreamKind::unknown ? std::string()
+                                                             : str(event, "session_id");
+        // An id is a plain token (a UUID): anything else is not taken as one.
+        if (!id.empty() && id.size() <= 128 &&
+            id.find_first_not_of("0123456789abcdefABCDEF-_") == std::string::npos)
+            return id;
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> final_answer(std::string_view stream) {
     StreamKind kind = StreamKind::unknown;
     std::optional<std::string> result;     // claude's result event

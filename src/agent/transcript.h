@@ -44,4 +44,8 @@ class TranscriptRenderer {
 // nullopt when `stream` is not one of these streams.
 std::optional<std::string> final_answer(std::string_view stream);
 
+// The CLI's own session named in its stream (claude's session_id, codex's thread id, gemini's
+// session_id), from the first event that names it; nullopt when none does.
+std::optional<std::string> session_of(std::string_view stream);
+
 }  // namespace cocode::agent

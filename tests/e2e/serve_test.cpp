@@ -307,5 +307,65 @@ TEST_F(ServeRounds, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
     EXPECT_TRUE(fs::exists(runs[2].worktree / "src/more.txt"));
 }
 
+// With review.fix_checks, a check suite that failed on the pull request starts a round whose
+// feedback is the failing job's step and log — unless the check fails on the base commit too:
+// then no round, and the pull request is told so once.
+TEST_F(ServeRounds, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails) {
+    const fs::path a = machine("a");
+    json config = json::parse(read_text(a / ".cocode/config.json"));
+    config["review"] = {{"fix_checks", true}};
+    write_text(a / ".cocode/config.json", config.dump(2));
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    const run::RunRecord round1 = pair_runs(a).at(0);
+    github_->set_pull_head(pull, round1.ready_commit);
+    auto suite = [&](long long id) {
+        json payload = example_payload("check_suite", "completed");
+        payload["check_suite"]["id"] = id;
+        payload["check_suite"]["conclusion"] = "failure";
+        payload["check_suite"]["head_sha"] = round1.ready_commit;
+        payload["check_suite"]["pull_requests"] = {
+            {{"number", pull},
+             {"head", {{"ref", "cocode/1-fixer"}, {"sha", round1.ready_commit}}}}};
+        return payload;
+    };
+    auto told = [&] {
+        int n = 0;
+        for (const auto& c : github_->comments_of(pull))
+            n += c["body"].get<std::string>().find("fails on the base commit too") !=
+                 std::string::npos;
+        return n;
+    };
+
+    // Failing on the base too: not the pull request's doing.
+    for (const std::string& sha : {round1.ready_commit, round1.base_commit})
+        github_->add_check_run(sha, "ci/lint", "failure", {{"Lint", "failure"}}, "lint broke\n");
+    EXPECT_EQ(deliver("check_suite", "c-1", suite(9001)), 202);
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+    EXPECT_EQ(deliver("check_suite", "c-2", suite(9002)), 202);
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 2; }, 60s)) << served_.err;
+    EXPECT_EQ(told(), 1);
+    EXPECT_EQ(pair_runs(a).size(), 1u);
+
+    // Failing on the head alone: a round, with the failing step and the log's end.
+    github_->add_check_run(round1.ready_commit, "ci/test", "failure",
+                           {{"Set up job", "success"}, {"Run tests", "failure"}},
+                           "not ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    EXPECT_EQ(deliver("check_suite", "c-3", suite(9003)), 202);
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 3; }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << ended.err;
+    const std::string seen = read_text(runs[1].folder / "feedback-seen.md");
+    EXPECT_NE(seen.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos)
+        << seen;
+    EXPECT_NE(seen.find("remove src/flaw.txt"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    EXPECT_FALSE(fs::exists(runs[1].worktree / "src/flaw.txt"));
+    EXPECT_EQ(told(), 1);
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <thread>
 
 #include "loopback_server.h"
@@ -67,6 +68,7 @@ struct FakeModels::Server {
     mutable std::mutex mutex;
     std::vector<ModelRequest> requests;
     int refused = 0;
+    std::atomic<long> replies{0};
 };
 
 FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(new Server) {
@@ -80,10 +82,10 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
 
     // Records the request; false (answered 401) when it lacks the key.
     auto admit = [this](const httplib::Request& req, httplib::Response& res, const char* api,
-                        const std::string& model) {
+                        const std::string& model, std::vector<std::string> prompts = {}) {
         Server& st = *server_;
         std::lock_guard<std::mutex> lock(st.mutex);
-        st.requests.push_back({api, req.path, credential(req), model});
+        st.requests.push_back({api, req.path, credential(req), model, std::move(prompts)});
         if (credential(req) == options_.key) return true;
         ++st.refused;
         res.status = 401;
@@ -102,12 +104,36 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                                   httplib::Response& res) {
         json body = json::parse(req.body, nullptr, false);
         if (!body.is_object()) body = json::object();
-        if (!admit(req, res, "anthropic", body.value("model", ""))) return;
+        // Tool results since the last prompt (a user message that is not a tool's result).
         std::size_t results = 0;
-        for (const auto& message : body.value("messages", json::array()))
+        std::vector<std::string> prompts;
+        for (const auto& message : body.value("messages", json::array())) {
+            if (message.value("role", "") != "user") continue;
+            std::size_t here = 0;
+            std::string words;
+            if (message.contains("content") && message["content"].is_string())
+                words = message["content"].get<std::string>();
             if (message.contains("content") && message["content"].is_array())
-                for (const auto& block : message["content"])
-                    results += block.value("type", "") == "tool_result";
+                for (const auto& block : message["content"]) {
+                    here += block.value("type", "") == "tool_result";
+                    if (block.value("type", "") == "text") words += block.value("text", "");
+                }
+            // What claude adds by itself (a file changed, the context) comes as
+            // <system-reminder> blocks, and a resumed session has "(no content)" where an
+            // empty message was; a prompt has words besides them.
+            std::string said = words;
+            for (std::size_t at; (at = said.find("<system-reminder>")) != std::string::npos;) {
+                const std::size_t end = said.find("</system-reminder>", at);
+                said.erase(at, end == std::string::npos ? std::string::npos : end + 18 - at);
+            }
+            if (said == "(no content)") said.clear();
+            if (here == 0 && said.find_first_not_of(" \t\r\n") != std::string::npos) {
+                prompts.push_back(words);
+                results = 0;
+            }
+            results += here;
+        }
+        if (!admit(req, res, "anthropic", body.value("model", ""), prompts)) return;
         bool has_bash = false;
         for (const auto& tool : body.value("tools", json::array()))
             has_bash = has_bash || tool.value("name", "") == "Bash";
@@ -116,7 +142,8 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         if (has_bash && results < options_.commands.size()) {
             content.push_back({{"type", "text"}, {"text", "Step " + std::to_string(results + 1)}});
             content.push_back({{"type", "tool_use"},
-                               {"id", "toolu_" + std::to_string(results)},
+                               {"id", "toolu_" + std::to_string(results) + "_" +
+                                          std::to_string(++server_->replies)},
                                {"name", "Bash"},
                                {"input",
                                 {{"command", options_.commands[results]},
@@ -125,7 +152,9 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         } else {
             content.push_back({{"type", "text"}, {"text", options_.answer}});
         }
-        json message = {{"id", "msg_" + std::to_string(results)},
+        // Ids unique over the fake's life: a resumed session keeps the earlier ones, and a
+        // message id seen again would be taken for the same message.
+        json message = {{"id", "msg_" + std::to_string(++server_->replies)},
                         {"type", "message"},
                         {"role", "assistant"},
                         {"model", body.value("model", "claude")},

@@ -4,7 +4,8 @@
 // real CLIs talk to it and run for real: each turn, the model asks for the next shell command
 // of the script through the CLI's own shell tool, and when the script is done it answers with
 // the final text. Which turn it is comes from the request itself (how many tool results it
-// carries), so the CLIs' side requests (titles, routing, token counts) are answered too.
+// carries since its last prompt: a resumed session starts the script again), so the CLIs' side
+// requests (titles, routing, token counts) are answered too.
 #pragma once
 
 #include <memory>
@@ -22,6 +23,10 @@ struct ModelRequest {
     std::string path;  // with the query
     std::string key;   // the credential it carried (x-api-key, Bearer, x-goog-api-key)
     std::string model;
+    // Anthropic: the words of each user message that is not a tool's result, oldest first —
+    // the prompts of the conversation the request carries (a resumed session carries its
+    // earlier rounds').
+    std::vector<std::string> prompts;
 };
 
 class FakeModels {
