@@ -367,5 +367,33 @@ TEST_F(ServeRounds, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails) {
     EXPECT_EQ(told(), 1);
 }
 
+// Killed with SIGKILL while a round runs, and started again: the round runs on (its
+// supervisor is its own), is answered once, and no second round starts.
+TEST_F(ServeRounds, KilledMidRoundAndRestartedItAnswersTheOneRound) {
+    const fs::path a = machine("a");
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    fs::remove(dir_ / "gate");  // round 2 is held in its check
+    EXPECT_EQ(deliver("pull_request_review", "k-1",
+                      writers_review(pull, "src/flaw.txt", "remove src/flaw.txt")),
+              202);
+    ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
+    const Shell killed = stop(a, SIGKILL);
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+
+    start(a);
+    write_text(dir_ / "gate", "");
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << ended.err;
+    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
+    const auto claims = claims_on(pull);
+    ASSERT_EQ(claims.size(), 1u);
+    EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cocode::test
