@@ -5,7 +5,10 @@
 // run's RUN_START event carries in the runs' bus (.cocode/runs/events.jsonl): the dispatcher
 // writes it once the agent's process is started, after the claim, the worktree and the run
 // folder. Issues are labelled one at a time, each once the previous one is answered and a
-// random part of the poll interval later, so that labels fall anywhere in it. Three ways:
+// random part of the poll interval later, so that labels fall anywhere in it. Three ways, and
+// a fourth beside them: a round on the pull request (docs/review.md), from a writer's review
+// asking for changes, delivered as GitHub's signed `pull_request_review.submitted` webhook, to
+// the agent of the pair's next round started (`serve`; the round is `continue --from-pr`):
 //   watch    `cocode-dispatch watch --interval 5s` in a clone;
 //   serve    `cocode-dispatch serve`, the webhook delivered over HTTP on 127.0.0.1;
 //   poller   the peer (bench/watch_peer.py): the way the tools cocode replaces take labelled
@@ -102,13 +105,14 @@ double now_ms() {
     return std::chrono::duration<double, std::milli>(SystemClock::now().time_since_epoch()).count();
 }
 
-// The time of the RUN_START for `issue` in the runs' bus, as milliseconds since the epoch.
-std::optional<double> run_start(const fs::path& clone, long issue) {
+// The time of the `nth` RUN_START for `issue` in the runs' bus (its nth run: round n of its
+// pair), as milliseconds since the epoch.
+std::optional<double> run_start(const fs::path& clone, long issue, long nth = 1) {
     std::istringstream lines(read_all(clone / ".cocode/runs/events.jsonl"));
     for (std::string line; std::getline(lines, line);) {
         const json event = json::parse(line, nullptr, false);
         if (event.is_object() && event.value("type", "") == "RUN_START" &&
-            event.value("issue", 0L) == issue)
+            event.value("issue", 0L) == issue && --nth == 0)
             return epoch_ms(event.value("time", ""));
     }
     return std::nullopt;
@@ -199,8 +203,9 @@ int main(int argc, char** argv) {
     options.owner = "Codertocat";
     options.repo = "Hello-World";
     FakeGitHub github(options);
-    for (long i = 1; i <= 3 * n; ++i)
+    for (long i = 1; i <= 3 * n + 1; ++i)
         github.add_issue(i, "Issue " + std::to_string(i), "Fix it.", {});
+    github.set_permission("writer", "write", "write");
     const std::string cert = cocode::test::loopback_tls().files.certificate.string();
 
     char scratch[] = "/tmp/cocode-bench-watch-XXXXXX";
@@ -210,12 +215,17 @@ int main(int argc, char** argv) {
     // The project: one agent that commits a file, on an origin each machine clones.
     fs::create_directories(work / "project/.cocode");
     std::ofstream(work / "project/.cocode/fast.sh")
-        << "#!/bin/sh\necho \"fixed $COCODE_ISSUE_NUMBER\" > fixed.txt\ngit add -A\n"
-           "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n";
+        << "#!/bin/sh\necho \"fixed $COCODE_ISSUE_NUMBER, round $COCODE_ROUND\" >> fixed.txt\n"
+           "git add -A\ngit commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m "
+           "\"$COCODE_READY_MARKER\"\n";
     fs::permissions(work / "project/.cocode/fast.sh", fs::perms::owner_all);
     std::ofstream(work / "project/.cocode/config.json") << json{
         {"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
-        {"check", {{"allowed_paths", {"fixed.txt"}}}}}.dump(2);
+        {"check", {{"allowed_paths", {"fixed.txt"}}}},
+        // Rounds: each publishes (a pushed branch, one pull request); the bench's pair goes
+        // on for as many rounds as it has samples.
+        {"publish", {{"push", true}, {"pull_request", true}}},
+        {"review", {{"max_rounds", 100}}}}.dump(2);
     const std::string identity = " -c user.name='cocode bench' -c user.email=bench@cocode.invalid ";
     run("cd " + quote((work / "project").string()) + " && git init -q -b main && echo demo > " +
         "README.md && git add -A && git" + identity + "commit -q -m start && git init -q --bare " +
@@ -229,6 +239,15 @@ int main(int argc, char** argv) {
                                           "SSL_CERT_FILE=" + cert,
                                           std::string("COCODE_WEBHOOK_SECRET=") + kSecret};
     const std::string dispatch = (bin / "cocode-dispatch").string();
+    // GitHub's first example of `event` with `action` (@octokit/webhooks-examples).
+    auto example = [&](const std::string& event, const std::string& action) {
+        for (const auto& entry : json::parse(std::ifstream(
+                 peers / "node_modules/@octokit/webhooks-examples/api.github.com/index.json")))
+            if (entry["name"] == event)
+                for (const auto& e : entry["examples"])
+                    if (e.value("action", "") == action) return json(e);
+        fail("no " + event + "." + action + " example in @octokit/webhooks-examples");
+    };
     auto answered = [&](long issue) {
         const auto labels = github.labels_of(issue);
         return std::find(labels.begin(), labels.end(), "cocode:done") != labels.end() ||
@@ -269,13 +288,7 @@ int main(int argc, char** argv) {
         std::string where = read_all(clone / ".cocode/serve/listening");
         where = where.substr(0, where.find('\n'));
         httplib::Client client("http://" + where);
-        json payload;
-        for (const auto& entry : json::parse(std::ifstream(
-                 peers / "node_modules/@octokit/webhooks-examples/api.github.com/index.json")))
-            if (entry["name"] == "issues")
-                for (const auto& example : entry["examples"])
-                    if (example.value("action", "") == "labeled") payload = example;
-        if (payload.is_null()) fail("no issues.labeled example in @octokit/webhooks-examples");
+        json payload = example("issues", "labeled");
         payload["label"]["name"] = "cocode";
         for (long issue = n + 1; issue <= 2 * n; ++issue) {
             payload["issue"]["number"] = issue;
@@ -292,6 +305,65 @@ int main(int argc, char** argv) {
             if (!res || res->status != 202)
                 fail("the delivery for issue " + std::to_string(issue) + " was not accepted");
             row.ms.push_back(time_to_start(issue, t0));
+        }
+        stop(pid);
+        rows.push_back(row);
+    }
+    {  // serve: a writer's review of the pair's pull request, to the next round's agent started
+        Row row{"cocode-dispatch serve: review webhook -> round's agent", {}};
+        const long issue = 3 * n + 1;
+        fs::remove(clone / ".cocode/serve/listening");
+        const pid_t pid = spawn({dispatch, "serve", "--listen", "127.0.0.1:0", "--repo", kRepo},
+                                clone, work / "serve-rounds.log", env);
+        await("serve to listen", [&] { return fs::exists(clone / ".cocode/serve/listening"); });
+        std::string where = read_all(clone / ".cocode/serve/listening");
+        where = where.substr(0, where.find('\n'));
+        httplib::Client client("http://" + where);
+        auto deliver = [&](const std::string& event, const std::string& id, const json& payload) {
+            const std::string body = payload.dump();
+            auto res = client.Post("/webhook",
+                                   httplib::Headers{{"X-GitHub-Event", event},
+                                                    {"X-GitHub-Delivery", id},
+                                                    {"X-Hub-Signature-256",
+                                                     "sha256=" + hmac_sha256_hex(kSecret, body)}},
+                                   body, "application/json");
+            if (!res || res->status != 202) fail("the delivery " + id + " was not accepted");
+        };
+        // Round 1, from the label; its pull request.
+        json labeled = example("issues", "labeled");
+        labeled["issue"]["number"] = issue;
+        labeled["label"]["name"] = "cocode";
+        github.set_label(issue, "cocode", true);
+        deliver("issues", "rounds-label", labeled);
+        await("round 1 answered", [&] { return answered(issue) && !github.pulls().empty(); });
+        const long pull = github.pulls().back()["number"];
+        auto final_claims = [&] {
+            int k = 0;
+            for (const auto& c : github.comments_of(pull)) {
+                const std::string body = c["body"];
+                k += body.find("\"state\":\"done\"") != std::string::npos ||
+                     body.find("\"state\":\"failed\"") != std::string::npos;
+            }
+            return k;
+        };
+        json review = example("pull_request_review", "submitted");
+        review["pull_request"]["number"] = pull;
+        review["pull_request"]["head"]["ref"] = "cocode/" + std::to_string(issue) + "-fast";
+        review["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+        review["review"]["state"] = "changes_requested";
+        review["review"]["user"]["login"] = "writer";
+        review["review"]["user"]["type"] = "User";
+        for (long k = 1; k <= n; ++k) {
+            review["review"]["id"] =
+                github.add_review(pull, "writer", "CHANGES_REQUESTED", "Once more.");
+            const double t0 = now_ms();
+            deliver("pull_request_review", "rounds-" + std::to_string(k), review);
+            std::optional<double> started;
+            await("round " + std::to_string(k + 1),
+                  [&] { return (started = run_start(clone, issue, k + 1)).has_value(); });
+            await("round " + std::to_string(k + 1) + " answered",
+                  [&] { return final_claims() == k; });
+            row.ms.push_back(*started - t0);
         }
         stop(pid);
         rows.push_back(row);
@@ -335,9 +407,11 @@ int main(int argc, char** argv) {
     for (const auto& r : rows)
         std::printf("| %s | %.0f | %.0f | %.0f | %.0f |\n", r.name.c_str(), percentile(r.ms, 0.5),
                     percentile(r.ms, 0.9), percentile(r.ms, 0.0), percentile(r.ms, 1.0));
-    const double peer_median = percentile(rows[2].ms, 0.5);
-    std::printf("\nwatch / peer: %.2fx; serve / peer: %.3fx (target for serve: <= 200 ms)\n",
-                percentile(rows[0].ms, 0.5) / peer_median,
-                percentile(rows[1].ms, 0.5) / peer_median);
+    const double peer_median = percentile(rows[3].ms, 0.5);
+    std::printf(
+        "\nwatch / peer: %.2fx; serve / peer: %.3fx (target for serve: <= 200 ms); "
+        "review -> round / peer: %.3fx (target: <= 200 ms)\n",
+        percentile(rows[0].ms, 0.5) / peer_median, percentile(rows[1].ms, 0.5) / peer_median,
+        percentile(rows[2].ms, 0.5) / peer_median);
     return 0;
 }

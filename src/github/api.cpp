@@ -375,6 +375,16 @@ Result<PullRequest> GitHub::pull_request(long number) {
     return pull_request_from_json(*body);
 }
 
+Result<std::vector<PullRequest>> GitHub::open_pull_requests() {
+    auto list = http_.get_json(repo_path() + "/pulls?" +
+                               query_string({{"state", "open"}, {"per_page", "100"}}));
+    if (!list.ok()) return std::move(list).error();
+    std::vector<PullRequest> out;
+    if (list->is_array())
+        for (const auto& item : *list) out.push_back(pull_request_from_json(item));
+    return out;
+}
+
 Result<std::optional<PullRequest>> GitHub::open_pull_request_for(const std::string& head) {
     std::string qualified = head.find(':') == std::string::npos ? repo_.owner + ":" + head : head;
     const std::string path =

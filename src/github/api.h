@@ -89,6 +89,8 @@ class GitHub {
     Result<PullRequest> update_pull_request(long number, const std::string& title,
                                             const std::string& body);
     Result<PullRequest> pull_request(long number);
+    // The open pull requests, newest first (the first 100).
+    Result<std::vector<PullRequest>> open_pull_requests();
     // The open pull request whose head is `head` (a branch, or owner:branch), if there is one.
     Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
 

@@ -62,20 +62,6 @@ void read_author(const json& object, EventRequest& request) {
                    request.login.compare(request.login.size() - 5, 5, "[bot]") == 0);
 }
 
-// The words after the command when `body` starts with it (its first line's first word), hidden
-// text left out; nullopt when it does not.
-std::optional<std::string> after_command(std::string_view body, const std::string& command) {
-    const auto said = words(first_line(body));
-    if (said.empty() || said.front() != command) return std::nullopt;
-    const std::string text(body);
-    const auto at = text.find(command);
-    std::string rest = visible_text(std::string_view(text).substr(at + command.size())).text;
-    const auto start = rest.find_first_not_of(" \t\r\n");
-    if (start == std::string::npos) return std::string();
-    const auto end = rest.find_last_not_of(" \t\r\n");
-    return rest.substr(start, end - start + 1);
-}
-
 // The pull request of a pull_request_review(_comment) payload: its number, branch and the
 // repository the branch is in.
 Result<void> read_pull(const json& payload, EventRequest& request) {
@@ -167,7 +153,8 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         } else if (payload["issue"].contains("pull_request")) {
             // On a pull request the command asks for a round; the words after it are for
             // the agent. The branch is asked of GitHub: the event does not carry it.
-            if (auto words_after = after_command(text_field(comment, "body"), trigger.command)) {
+            if (auto words_after =
+                    words_after_command(text_field(comment, "body"), trigger.command)) {
                 request.kind = EventRequest::Kind::round;
                 request.request = {Request::Kind::command, request.comment_id};
                 request.commanded = true;
@@ -194,7 +181,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         request.comment_id = *id;
         read_author(item, request);
         const std::string state = text_field(item, "state");
-        auto words_after = after_command(text_field(item, "body"), trigger.command);
+        auto words_after = words_after_command(text_field(item, "body"), trigger.command);
         const bool changes =
             review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
         if (action != (review ? "submitted" : "created")) {
@@ -246,6 +233,18 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
                         "': cocode plans from 'issues' (labeled), 'issue_comment' (created), "
                         "'pull_request_review' (submitted), 'pull_request_review_comment' "
                         "(created) and 'check_suite' (completed)");
+}
+
+std::optional<std::string> words_after_command(std::string_view body, const std::string& command) {
+    const auto said = words(first_line(body));
+    if (said.empty() || said.front() != command) return std::nullopt;
+    const std::string text(body);
+    const auto at = text.find(command);
+    std::string rest = visible_text(std::string_view(text).substr(at + command.size())).text;
+    const auto start = rest.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos) return std::string();
+    const auto end = rest.find_last_not_of(" \t\r\n");
+    return rest.substr(start, end - start + 1);
 }
 
 bool event_read(std::string_view name) {

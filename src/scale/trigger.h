@@ -42,6 +42,10 @@ struct EventRequest {
     std::string instruction;
 };
 
+// The words after the command when `body` says it (the first word of its first line that is
+// not blank), hidden text left out and trimmed; nullopt when it does not say it.
+std::optional<std::string> words_after_command(std::string_view body, const std::string& command);
+
 // The pair whose branch `branch` is (`<branch_prefix><issue>-<agent>`), when it is one.
 struct BranchPair {
     long issue = 0;

@@ -185,8 +185,11 @@ Result<void> Watcher::save() {
 Result<void> Watcher::pass(bool poll) {
     github_->http().renew_wait_budget();  // each pass may wait as long as one command may
     if (auto renewed = renew_due(); !renewed) return renewed;
-    if (poll)
+    if (poll) {
         if (auto claimed = claim_new(); !claimed) return claimed;
+        if (options_.rounds)
+            if (auto rounds = claim_rounds(); !rounds) return rounds;
+    }
     for (std::size_t i = 0; i < entries_.size();) {
         auto done = advance(entries_[i]);
         if (!done) {

@@ -53,6 +53,9 @@ struct WatchOptions {
                                                    const std::string& instruction)>
         dispatch_round;
     std::function<void(std::string_view)> notice;
+    // Poll the pull requests of cocode's branches for reviews and commands asking for a round
+    // (watch; serve has webhooks).
+    bool rounds = false;
 };
 
 // A round on a pull request (docs/review.md): the pair whose pull request the entry's claim is
@@ -136,6 +139,7 @@ class Watcher {
                               const std::vector<std::string>& agents,
                               const std::optional<WatchRound>& round);
     Result<void> claim_new();
+    Result<void> claim_rounds();  // watch_rounds.cpp
     Result<void> renew_due();
 
     WatchOptions options_;
@@ -144,6 +148,7 @@ class Watcher {
     std::vector<WatchEntry> entries_;
     std::set<long long> told_;              // claims of others already named in a notice
     std::map<long, std::string> answered_;  // issue → its updated_at when found answered
+    std::set<std::pair<Request::Kind, long long>> decided_;  // round requests decided on
     struct Lock;
     std::unique_ptr<Lock> lock_;
 };

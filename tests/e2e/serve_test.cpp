@@ -122,7 +122,7 @@ TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {
 // Rounds on the pull request through webhooks (docs/review.md): the reference review agent
 // (examples/agents/review-agent.sh) leaves a flaw in round 1, whose pull request a writer's
 // review asks to change in two threads; the review's webhook starts round 2 on the same branch.
-class ServeRounds : public Serve {
+class RoundsFromGitHub : public Serve {
   protected:
     void SetUp() override {
         Serve::SetUp();
@@ -199,7 +199,7 @@ class ServeRounds : public Serve {
     }
 };
 
-TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThreadGetsOneReply) {
+TEST_F(RoundsFromGitHub, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThreadGetsOneReply) {
     const fs::path a = machine("a");
     start(a);
     const long pull = first_round(a);
@@ -279,7 +279,7 @@ TEST_F(ServeRounds, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThread
 }
 
 // A review that comes while the pull request's round is running waits for it, then runs once.
-TEST_F(ServeRounds, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
+TEST_F(RoundsFromGitHub, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
     const fs::path a = machine("a");
     start(a);
     const long pull = first_round(a);
@@ -310,7 +310,7 @@ TEST_F(ServeRounds, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
 // With review.fix_checks, a check suite that failed on the pull request starts a round whose
 // feedback is the failing job's step and log — unless the check fails on the base commit too:
 // then no round, and the pull request is told so once.
-TEST_F(ServeRounds, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails) {
+TEST_F(RoundsFromGitHub, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails) {
     const fs::path a = machine("a");
     json config = json::parse(read_text(a / ".cocode/config.json"));
     config["review"] = {{"fix_checks", true}};
@@ -369,7 +369,7 @@ TEST_F(ServeRounds, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails) {
 
 // Killed with SIGKILL while a round runs, and started again: the round runs on (its
 // supervisor is its own), is answered once, and no second round starts.
-TEST_F(ServeRounds, KilledMidRoundAndRestartedItAnswersTheOneRound) {
+TEST_F(RoundsFromGitHub, KilledMidRoundAndRestartedItAnswersTheOneRound) {
     const fs::path a = machine("a");
     start(a);
     const long pull = first_round(a);
@@ -393,6 +393,34 @@ TEST_F(ServeRounds, KilledMidRoundAndRestartedItAnswersTheOneRound) {
     const auto claims = claims_on(pull);
     ASSERT_EQ(claims.size(), 1u);
     EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""), std::string::npos);
+}
+
+// `watch` polls the pairs' pull requests: a writer's review since the last round began is
+// taken as the next round, once; polling again starts nothing more.
+TEST_F(RoundsFromGitHub, WatchPollingTakesAWritersReviewAsTheNextRoundOnce) {
+    for (long n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(github_->pulls().size(), 1u) << first.err;
+    const long pull = github_->pulls()[0]["number"];
+    github_->add_review(pull, "reader", "CHANGES_REQUESTED", "remove src/work.txt");
+    writers_review(pull, "src/flaw.txt", "remove src/flaw.txt");
+
+    Shell second = watch(a);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_NE(second.err.find("refused: reader has read permission"), std::string::npos)
+        << second.err;
+    auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << second.err;
+    EXPECT_EQ(runs[1].round, 2);
+    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
+    EXPECT_TRUE(fs::exists(runs[1].worktree / "src/work.txt")) << "the reader's words reached it";
+    EXPECT_EQ(final_claims(pull), 1);
+
+    Shell third = watch(a);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
 }
 
 }  // namespace

@@ -566,6 +566,10 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         item[key] = pr[key];
                     items.push_back(item);
                 }
+                const std::string etag = etag_of(items.dump());
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
                 return finish(200, items, "pulls/list");
             }
             if (is("GET", R"(/pulls/(\d+)/reviews)")) {

@@ -126,6 +126,7 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
         return start_round(*ws, source, issue, agent, instruction);
     };
     options.notice = notice;
+    options.rounds = true;  // watch polls for them; serve's come by webhook
     w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
     return held;
 }

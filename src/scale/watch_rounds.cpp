@@ -1,0 +1,102 @@
+// `watch` polling for rounds (docs/review.md): the open pull requests of the pairs' branches,
+// and on each the requests that came since the pair's last round began — a review asking for
+// changes or saying the command, a review comment or a comment saying it — decided as `serve`
+// decides a webhook's (trigger.h) and taken as rounds. Conditional GETs make an unchanged pull
+// request cost no rate limit; claims make each request run once, whoever polls.
+#include <algorithm>
+
+#include "run/run_folder.h"
+#include "scale/trigger.h"
+#include "scale/watch.h"
+
+namespace cocode::scale {
+namespace fs = std::filesystem;
+
+namespace {
+
+// When the pair's last round began, as GitHub writes times ("2026-11-25T21:00:00Z"): its
+// newest run's start here, else the time its verdict comment was last published; "" when
+// neither is known (no round to go on from).
+std::string last_round_began(const std::vector<run::RunRecord>& runs,
+                             const std::vector<github::Comment>& comments, long issue,
+                             const std::string& agent) {
+    std::string began;
+    for (const auto& r : runs)
+        if (r.issue == issue && r.agent == agent && !r.start_time.empty())
+            began = r.start_time.substr(0, 19) + "Z";
+    if (!began.empty()) return began;
+    const std::string marker =
+        github::comment_marker("check/issue-" + std::to_string(issue) + "/" + agent);
+    for (const auto& c : comments)
+        if (c.body.rfind(marker, 0) == 0) return c.updated_at;
+    return {};
+}
+
+}  // namespace
+
+Result<void> Watcher::claim_rounds() {
+    const config::Config& config = *options_.config;
+    auto pulls = github_->open_pull_requests();
+    if (!pulls) return std::move(pulls).error();
+    const auto runs = run::list_runs(options_.repo_root / run::kRunsDir).runs;
+    for (const auto& pull : *pulls) {
+        const auto pair = pair_of_branch(pull.head_ref, config.branch_prefix);
+        if (!pair || !config.find_agent(pair->agent) ||
+            (!pull.head_repository.empty() && pull.head_repository != github_->repo().full()))
+            continue;
+        auto issue_comments = github_->comments(pair->issue);
+        if (!issue_comments) return std::move(issue_comments).error();
+        const std::string since = last_round_began(runs, *issue_comments, pair->issue, pair->agent);
+        if (since.empty()) continue;
+
+        // What asks for a round, as an event would say it.
+        std::vector<EventRequest> asked;
+        auto ask = [&](Request request, const std::string& login, const std::string& body,
+                       bool changes) {
+            auto words = words_after_command(body, config.trigger.command);
+            if (!changes && !words) return;
+            EventRequest e;
+            e.kind = EventRequest::Kind::round;
+            e.issue = pull.number;
+            e.head_ref = pull.head_ref;
+            e.head_repository = pull.head_repository;
+            e.request = request;
+            e.comment_id = request.id;
+            e.login = login;
+            e.bot = login.size() > 5 && login.compare(login.size() - 5, 5, "[bot]") == 0;
+            e.commanded = words.has_value();
+            e.instruction = words.value_or("");
+            asked.push_back(std::move(e));
+        };
+        auto reviews = github_->reviews(pull.number);
+        if (!reviews) return std::move(reviews).error();
+        for (const auto& r : *reviews)
+            if (r.submitted_at >= since)
+                ask({Request::Kind::review, r.id}, r.author, r.body,
+                    r.state == "CHANGES_REQUESTED");
+        auto review_comments = github_->review_comments(pull.number);
+        if (!review_comments) return std::move(review_comments).error();
+        for (const auto& c : *review_comments)
+            if (c.created_at >= since)
+                ask({Request::Kind::review_comment, c.id}, c.author, c.body, false);
+        auto comments = github_->comments(pull.number);
+        if (!comments) return std::move(comments).error();
+        for (const auto& c : *comments)
+            if (c.created_at >= since) ask({Request::Kind::command, c.id}, c.author, c.body, false);
+
+        for (auto& e : asked) {
+            if (!decided_.insert({e.request.kind, e.request.id}).second) continue;
+            auto decision = decide(e, config, *github_);
+            if (!decision) return std::move(decision).error();
+            options_.notice(decision->notice);
+            if (!decision->run) continue;
+            auto taken =
+                take_round(pull.number, decision->request,
+                           {decision->issue, decision->agents.front(), decision->instruction});
+            if (!taken) return std::move(taken).error();
+        }
+    }
+    return {};
+}
+
+}  // namespace cocode::scale
