@@ -202,6 +202,9 @@ int main(int argc, char** argv) {
     FakeGitHub::Options options = cocode::test::loopback_options();
     options.owner = "Codertocat";
     options.repo = "Hello-World";
+    // 200 runs and 50 rounds, each claimed, judged and published: more than a token's 5,000
+    // requests an hour, as much as an App's installation has. The bench measures latency.
+    options.rate_limit = 15000;
     FakeGitHub github(options);
     for (long i = 1; i <= 3 * n + 1; ++i)
         github.add_issue(i, "Issue " + std::to_string(i), "Fix it.", {});
@@ -221,11 +224,7 @@ int main(int argc, char** argv) {
     fs::permissions(work / "project/.cocode/fast.sh", fs::perms::owner_all);
     std::ofstream(work / "project/.cocode/config.json") << json{
         {"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
-        {"check", {{"allowed_paths", {"fixed.txt"}}}},
-        // Rounds: each publishes (a pushed branch, one pull request); the bench's pair goes
-        // on for as many rounds as it has samples.
-        {"publish", {{"push", true}, {"pull_request", true}}},
-        {"review", {{"max_rounds", 100}}}}.dump(2);
+        {"check", {{"allowed_paths", {"fixed.txt"}}}}}.dump(2);
     const std::string identity = " -c user.name='cocode bench' -c user.email=bench@cocode.invalid ";
     run("cd " + quote((work / "project").string()) + " && git init -q -b main && echo demo > " +
         "README.md && git add -A && git" + identity + "commit -q -m start && git init -q --bare " +
@@ -312,6 +311,15 @@ int main(int argc, char** argv) {
     {  // serve: a writer's review of the pair's pull request, to the next round's agent started
         Row row{"cocode-dispatch serve: review webhook -> round's agent", {}};
         const long issue = 3 * n + 1;
+        // Rounds: each publishes (a pushed branch, one pull request); the bench's pair goes on
+        // for as many rounds as it has samples.
+        std::ofstream(work / "project/.cocode/config.json") << json{
+            {"agents", {{"fast", {{"command", ".cocode/fast.sh"}}}}},
+            {"check", {{"allowed_paths", {"fixed.txt"}}}},
+            {"publish", {{"push", true}, {"pull_request", true}}},
+            {"review", {{"max_rounds", 100}}}}.dump(2);
+        run("cd " + quote((work / "project").string()) + " && git" + identity +
+            "commit -qam rounds && git push -q ../origin.git main && cd ../machine && git pull -q");
         fs::remove(clone / ".cocode/serve/listening");
         const pid_t pid = spawn({dispatch, "serve", "--listen", "127.0.0.1:0", "--repo", kRepo},
                                 clone, work / "serve-rounds.log", env);

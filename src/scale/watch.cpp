@@ -380,8 +380,13 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     const long n = e.claim.issue;
     const std::string issue = "#" + std::to_string(n);
     const fs::path runs_dir = options_.repo_root / run::kRunsDir;
-    // A round's runs are its pair's; an issue's are the issue's.
+    // A round's runs are its pair's; an issue's are the issue's. A run another entry holds
+    // is that entry's (a round started within the same millisecond as this entry's `since`).
     auto ours = [&](const run::RunRecord& record) {
+        for (const auto& other : entries_)
+            if (&other != &e &&
+                std::find(other.runs.begin(), other.runs.end(), record.run_id) != other.runs.end())
+                return false;
         return e.round ? record.issue == e.round->issue && record.agent == e.round->agent
                        : record.issue == n;
     };

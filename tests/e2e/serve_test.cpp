@@ -423,5 +423,51 @@ TEST_F(RoundsFromGitHub, WatchPollingTakesAWritersReviewAsTheNextRoundOnce) {
     EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
 }
 
+// `/cocode` with words, in a review comment and in a comment on the pull request, each start a
+// round whose agent reads the words first; each gets 👀.
+TEST_F(RoundsFromGitHub, ACommandInAReviewCommentOrACommentStartsARoundWithItsWords) {
+    const fs::path a = machine("a");
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    const long long review = github_->add_review(pull, "writer", "COMMENTED", "");
+    const std::string said = "/cocode remove src/flaw.txt";
+    json in_thread = example_payload("pull_request_review_comment", "created");
+    in_thread["comment"]["id"] = github_->add_review_comment(pull, review, "writer", "src/flaw.txt",
+                                                             1, "@@ -0,0 +1 @@\n+a flaw", said);
+    in_thread["comment"]["body"] = said;
+    in_thread["comment"]["user"]["login"] = "writer";
+    in_thread["comment"]["user"]["type"] = "User";
+    in_thread["pull_request"]["number"] = pull;
+    in_thread["pull_request"]["head"]["ref"] = "cocode/1-fixer";
+    in_thread["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+    EXPECT_EQ(deliver("pull_request_review_comment", "m-1", in_thread), 202);
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+
+    json on_pr = example_payload("issue_comment", "created");
+    on_pr["issue"]["number"] = pull;
+    on_pr["issue"]["pull_request"] = {{"url", "https://api.github.com/x"}};
+    on_pr["comment"]["id"] = github_->add_comment(pull, "/cocode add src/more.txt", "writer");
+    on_pr["comment"]["body"] = "/cocode add src/more.txt";
+    on_pr["comment"]["user"]["login"] = "writer";
+    EXPECT_EQ(deliver("issue_comment", "m-2", on_pr), 202);
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 2; }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 3u) << ended.err;
+    EXPECT_EQ(read_text(runs[2].folder / "feedback-seen.md")
+                  .find("Asked with the command:\n\n> add "
+                        "src/more.txt\n"),
+              0u)
+        << read_text(runs[2].folder / "feedback-seen.md");
+    EXPECT_FALSE(fs::exists(runs[2].worktree / "src/flaw.txt"));
+    EXPECT_TRUE(fs::exists(runs[2].worktree / "src/more.txt"));
+    int eyes = 0;
+    for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
+    EXPECT_EQ(eyes, 2);
+}
+
 }  // namespace
 }  // namespace cocode::test

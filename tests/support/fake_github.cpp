@@ -149,6 +149,7 @@ FakeGitHub::Options loopback_options(std::string prefix) {
 }
 
 FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(new Server) {
+    server_->remaining = options_.rate_limit;
     Server& s = *server_;
     if (options_.tls.certificate.empty())
         s.http = std::make_unique<httplib::Server>();
@@ -174,7 +175,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             res.status = status;
             if (!text.empty()) res.set_content(std::move(text), "application/json; charset=utf-8");
             if (count && st.remaining > 0) --st.remaining;
-            res.set_header("x-ratelimit-limit", "5000");
+            res.set_header("x-ratelimit-limit", std::to_string(options_.rate_limit));
             res.set_header("x-ratelimit-remaining", std::to_string(st.remaining));
             res.set_header("x-ratelimit-reset", std::to_string(st.reset_at));
             res.set_header("x-ratelimit-resource", "core");
@@ -225,7 +226,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
 
         // Rate limit: the reset passes, or every request is refused.
         if (st.remaining == 0 && std::time(nullptr) >= st.reset_at) {
-            st.remaining = 5000;
+            st.remaining = options_.rate_limit;
             st.reset_at = std::time(nullptr) + 3600;
         }
 

@@ -59,6 +59,7 @@ class FakeGitHub {
         std::string app_public_key;  // PEM; enables installation token minting
         std::string app_id;
         std::optional<std::filesystem::path> exchanges;  // JSONL for tests/openapi/validate.mjs
+        long rate_limit = 5000;  // requests an hour (a token's; an App's installation has more)
     };
 
     explicit FakeGitHub(Options options);
