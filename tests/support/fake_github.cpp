@@ -742,12 +742,15 @@ long FakeGitHub::add_pull(const std::string& title, const std::string& head,
     return pr["number"].get<long>();
 }
 
-// A pull request opened, with the lock held: numbered from 100.
+// A pull request opened, with the lock held: numbered from 100 and, as on GitHub, where issues
+// and pull requests share one sequence, never with an issue's number.
 json FakeGitHub::put_pull(const std::string& title, const std::string& body, bool draft,
                           const std::string& head, const std::string& base) {
     json pr = github_example("pull-request");
     pr["id"] = ++server_->next_id;
-    pr["number"] = static_cast<long>(server_->pulls.size()) + 100;
+    long number = static_cast<long>(server_->pulls.size()) + 100;
+    if (!server_->issues.empty()) number = std::max(number, server_->issues.rbegin()->first + 1);
+    pr["number"] = number;
     pr["title"] = title;
     pr["body"] = body;
     pr["draft"] = draft;

@@ -222,9 +222,10 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
         git::git_output(ws.root,
                         {"fetch", "--quiet", "origin", "+refs/heads/" + v.branch + ":" + tracking})
             .value_or_throw();
-        if (!git::run_git(ws.root, {"rev-parse", "--verify", "--quiet", "refs/heads/" + v.branch})
-                 .value_or_throw()
-                 .exit_code == 0)
+        const auto local =
+            git::run_git(ws.root, {"rev-parse", "--verify", "--quiet", "refs/heads/" + v.branch})
+                .value_or_throw();
+        if (local.exit_code != 0)  // no such branch here yet
             git::git_output(ws.root, {"branch", "--quiet", v.branch, tracking}).value_or_throw();
         notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
                std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
