@@ -174,6 +174,18 @@ std::string hmac_sha256_hex(const std::string& key, const std::string& body) {
     return hex;
 }
 
+// Posts a signed delivery of `event` to serve; fails the bench unless it is queued (202).
+void deliver(httplib::Client& client, const std::string& event, const std::string& id,
+             const std::string& body) {
+    auto res = client.Post(
+        "/webhook",
+        httplib::Headers{{"X-GitHub-Event", event},
+                         {"X-GitHub-Delivery", id},
+                         {"X-Hub-Signature-256", "sha256=" + hmac_sha256_hex(kSecret, body)}},
+        body, "application/json");
+    if (!res || res->status != 202) fail("the delivery " + id + " was not accepted");
+}
+
 struct Row {
     std::string name;
     std::vector<double> ms;
@@ -238,6 +250,15 @@ int main(int argc, char** argv) {
                                           "SSL_CERT_FILE=" + cert,
                                           std::string("COCODE_WEBHOOK_SECRET=") + kSecret};
     const std::string dispatch = (bin / "cocode-dispatch").string();
+    // `serve` on a free port in the clone, logging to `log`: its pid and where it listens.
+    auto start_serve = [&](const std::string& log) {
+        fs::remove(clone / ".cocode/serve/listening");
+        const pid_t pid = spawn({dispatch, "serve", "--listen", "127.0.0.1:0", "--repo", kRepo},
+                                clone, work / log, env);
+        await("serve to listen", [&] { return fs::exists(clone / ".cocode/serve/listening"); });
+        std::string where = read_all(clone / ".cocode/serve/listening");
+        return std::pair<pid_t, std::string>{pid, where.substr(0, where.find('\n'))};
+    };
     // GitHub's first example of `event` with `action` (@octokit/webhooks-examples).
     auto example = [&](const std::string& event, const std::string& action) {
         for (const auto& entry : json::parse(std::ifstream(
@@ -280,12 +301,7 @@ int main(int argc, char** argv) {
     }
     {  // serve: the label, then GitHub's webhook for it
         Row row{"cocode-dispatch serve (webhook)", {}};
-        fs::remove(clone / ".cocode/serve/listening");
-        const pid_t pid = spawn({dispatch, "serve", "--listen", "127.0.0.1:0", "--repo", kRepo},
-                                clone, work / "serve.log", env);
-        await("serve to listen", [&] { return fs::exists(clone / ".cocode/serve/listening"); });
-        std::string where = read_all(clone / ".cocode/serve/listening");
-        where = where.substr(0, where.find('\n'));
+        const auto [pid, where] = start_serve("serve.log");
         httplib::Client client("http://" + where);
         json payload = example("issues", "labeled");
         payload["label"]["name"] = "cocode";
@@ -294,15 +310,7 @@ int main(int argc, char** argv) {
             const std::string body = payload.dump();
             github.set_label(issue, "cocode", true);
             const double t0 = now_ms();
-            auto res = client.Post(
-                "/webhook",
-                httplib::Headers{
-                    {"X-GitHub-Event", "issues"},
-                    {"X-GitHub-Delivery", "bench-" + std::to_string(issue)},
-                    {"X-Hub-Signature-256", "sha256=" + hmac_sha256_hex(kSecret, body)}},
-                body, "application/json");
-            if (!res || res->status != 202)
-                fail("the delivery for issue " + std::to_string(issue) + " was not accepted");
+            deliver(client, "issues", "bench-" + std::to_string(issue), body);
             row.ms.push_back(time_to_start(issue, t0));
         }
         stop(pid);
@@ -320,29 +328,14 @@ int main(int argc, char** argv) {
             {"review", {{"max_rounds", 100}}}}.dump(2);
         run("cd " + quote((work / "project").string()) + " && git" + identity +
             "commit -qam rounds && git push -q ../origin.git main && cd ../machine && git pull -q");
-        fs::remove(clone / ".cocode/serve/listening");
-        const pid_t pid = spawn({dispatch, "serve", "--listen", "127.0.0.1:0", "--repo", kRepo},
-                                clone, work / "serve-rounds.log", env);
-        await("serve to listen", [&] { return fs::exists(clone / ".cocode/serve/listening"); });
-        std::string where = read_all(clone / ".cocode/serve/listening");
-        where = where.substr(0, where.find('\n'));
+        const auto [pid, where] = start_serve("serve-rounds.log");
         httplib::Client client("http://" + where);
-        auto deliver = [&](const std::string& event, const std::string& id, const json& payload) {
-            const std::string body = payload.dump();
-            auto res = client.Post("/webhook",
-                                   httplib::Headers{{"X-GitHub-Event", event},
-                                                    {"X-GitHub-Delivery", id},
-                                                    {"X-Hub-Signature-256",
-                                                     "sha256=" + hmac_sha256_hex(kSecret, body)}},
-                                   body, "application/json");
-            if (!res || res->status != 202) fail("the delivery " + id + " was not accepted");
-        };
         // Round 1, from the label; its pull request.
         json labeled = example("issues", "labeled");
         labeled["issue"]["number"] = issue;
         labeled["label"]["name"] = "cocode";
         github.set_label(issue, "cocode", true);
-        deliver("issues", "rounds-label", labeled);
+        deliver(client, "issues", "rounds-label", labeled.dump());
         await("round 1 answered", [&] { return answered(issue) && !github.pulls().empty(); });
         const long pull = github.pulls().back()["number"];
         auto final_claims = [&] {
@@ -364,8 +357,9 @@ int main(int argc, char** argv) {
         for (long k = 1; k <= n; ++k) {
             review["review"]["id"] =
                 github.add_review(pull, "writer", "CHANGES_REQUESTED", "Once more.");
+            const std::string body = review.dump();
             const double t0 = now_ms();
-            deliver("pull_request_review", "rounds-" + std::to_string(k), review);
+            deliver(client, "pull_request_review", "rounds-" + std::to_string(k), body);
             std::optional<double> started;
             await("round " + std::to_string(k + 1),
                   [&] { return (started = run_start(clone, issue, k + 1)).has_value(); });

@@ -285,8 +285,7 @@ Result<void> GitHub::remove_label(long number, const std::string& label) {
     return response_error("DELETE", path, response.value(), http_.auth());
 }
 
-Result<void> GitHub::add_reaction(long number, const std::string& content) {
-    const std::string path = repo_path() + "/issues/" + std::to_string(number) + "/reactions";
+Result<void> GitHub::react(const std::string& path, const std::string& content) {
     // GitHub answers 200 with the existing reaction when it is there: safe to replay.
     auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
                             http_.auth());
@@ -294,13 +293,13 @@ Result<void> GitHub::add_reaction(long number, const std::string& content) {
     return {};
 }
 
+Result<void> GitHub::add_reaction(long number, const std::string& content) {
+    return react(repo_path() + "/issues/" + std::to_string(number) + "/reactions", content);
+}
+
 Result<void> GitHub::add_comment_reaction(long long comment_id, const std::string& content) {
-    const std::string path =
-        repo_path() + "/issues/comments/" + std::to_string(comment_id) + "/reactions";
-    auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
-                            http_.auth());
-    if (!result.ok()) return std::move(result).error();
-    return {};
+    return react(repo_path() + "/issues/comments/" + std::to_string(comment_id) + "/reactions",
+                 content);
 }
 
 Result<CollaboratorPermission> GitHub::collaborator_permission(const std::string& login) {
@@ -361,12 +360,8 @@ Result<void> GitHub::create_label(const std::string& name, const std::string& co
 }
 
 Result<void> GitHub::add_review_comment_reaction(long long comment_id, const std::string& content) {
-    const std::string path =
-        repo_path() + "/pulls/comments/" + std::to_string(comment_id) + "/reactions";
-    auto result = json_body("POST", path, http_.request("POST", path, json{{"content", content}}),
-                            http_.auth());
-    if (!result.ok()) return std::move(result).error();
-    return {};
+    return react(repo_path() + "/pulls/comments/" + std::to_string(comment_id) + "/reactions",
+                 content);
 }
 
 Result<PullRequest> GitHub::pull_request(long number) {

@@ -96,6 +96,8 @@ class GitHub {
 
   private:
     std::string repo_path() const;
+    // POSTs a reaction to `path` (a .../reactions address).
+    Result<void> react(const std::string& path, const std::string& content);
 
     HttpClient& http_;
     RepoRef repo_;

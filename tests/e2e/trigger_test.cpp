@@ -32,16 +32,21 @@ class Trigger : public ::testing::Test {
                 .dump());
     }
 
-    // plan --event with the payload, as the action runs it: returns the matrix's entries.
-    Shell plan(const json& payload, const std::string& event_name) {
+    // `cocode-dispatch <command> --event FILE` with the payload, as the action runs it.
+    Shell with_event(const std::string& command, const json& payload,
+                     const std::string& event_name) {
         write_text(dir_ / "event.json", payload.dump());
         return sh("GITHUB_TOKEN=" + std::string(kTestToken) +
                       " GITHUB_API_URL=" + github_->base_url() +
                       " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
                       " GITHUB_EVENT_NAME=" + event_name + " " +
-                      quote(tool_path("cocode-dispatch").string()) + " plan --json --event " +
+                      quote(tool_path("cocode-dispatch").string()) + " " + command + " --event " +
                       quote((dir_ / "event.json").string()),
                   dir_ / "repo");
+    }
+    // plan --event: prints the matrix's entries.
+    Shell plan(const json& payload, const std::string& event_name) {
+        return with_event("plan --json", payload, event_name);
     }
 
     json comment(const std::string& body, const std::string& login,
@@ -187,14 +192,7 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
 class TriggerRounds : public Trigger {
   protected:
     Shell round(const json& payload, const std::string& event_name) {
-        write_text(dir_ / "event.json", payload.dump());
-        return sh("GITHUB_TOKEN=" + std::string(kTestToken) +
-                      " GITHUB_API_URL=" + github_->base_url() +
-                      " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
-                      " GITHUB_EVENT_NAME=" + event_name + " " +
-                      quote(tool_path("cocode-dispatch").string()) + " continue --event " +
-                      quote((dir_ / "event.json").string()),
-                  dir_ / "repo");
+        return with_event("continue", payload, event_name);
     }
     json review(long pull, const std::string& login, const std::string& state,
                 const std::string& body = "", const std::string& head = "cocode/1-claude") {
