@@ -359,27 +359,102 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     return plan;
 }
 
-// The session claude's last round ran in, when it is still on this machine: its stream names
-// it, and claude keeps each session as <config dir>/projects/<the folder's name>/<id>.jsonl
-// ($CLAUDE_CONFIG_DIR, else ~/.claude). The worktree is the same folder, so --resume finds it.
-std::string claude_session_to_resume(const run::RunRecord& previous) {
+// A folder named by a variable of ours, else a folder under HOME; empty when neither is set.
+fs::path configured_or_home(const char* variable, const char* under_home) {
+    if (const char* configured = std::getenv(variable); configured && *configured)
+        return configured;
+    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / under_home;
+    return {};
+}
+
+// gemini's home when cocode gave the run one of its own (a base_url: config/presets.cpp).
+fs::path own_gemini_home(const fs::path& run_folder) { return run_folder / "gemini-home"; }
+
+// Whether a file in `dir` (and, to `depth`, its subfolders) is named `prefix…suffix` and,
+// when `holding` is given, holds it.
+bool session_file_in(const fs::path& dir, int depth, std::string_view prefix,
+                     std::string_view suffix, std::string_view holding = {}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec)) {
+            if (depth > 0 && session_file_in(it->path(), depth - 1, prefix, suffix, holding))
+                return true;
+        } else if (name.size() >= prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            if (holding.empty()) return true;
+            if (auto text = read_file(it->path()); text && text->find(holding) != std::string::npos)
+                return true;
+        }
+    }
+    return false;
+}
+
+// The session the CLI's last round ran in, when it is still on this machine: its stream
+// names it (claude's and gemini's session_id, codex's thread_id), and each CLI keeps it in a
+// file of its own (docs/review.md, "The CLI's own session"):
+// - claude: <$CLAUDE_CONFIG_DIR, else ~/.claude>/projects/<the folder's name>/<id>.jsonl;
+// - codex: <$CODEX_HOME, else ~/.codex>/sessions/<year>/<month>/<day>/rollout-…-<id>.jsonl;
+// - gemini: <its home>/.gemini/tmp/<project>/chats/session-…-<first 8 of id>.json[l], its home
+//   being the last run's own when cocode gives runs one, else $GEMINI_CLI_HOME, else HOME.
+// The worktree is the same folder, where each looks for its sessions.
+std::string session_to_resume(const run::RunRecord& previous, const config::AgentConfig& agent) {
     std::ifstream in(run::RunFiles{previous.folder}.stdout_file(), std::ios::binary);
     std::string head(64 << 10, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<std::size_t>(in.gcount()));
     const auto id = session_of(head);
     if (!id) return {};
-    fs::path dir;
-    if (const char* configured = std::getenv("CLAUDE_CONFIG_DIR"); configured && *configured)
-        dir = configured;
-    else if (const char* home = std::getenv("HOME"); home && *home)
-        dir = fs::path(home) / ".claude";
-    else
-        return {};
-    std::error_code ec;
-    for (fs::directory_iterator it(dir / "projects", ec), end; !ec && it != end; it.increment(ec))
-        if (fs::exists(it->path() / (*id + ".jsonl"), ec)) return *id;
-    return {};
+    bool kept = false;
+    switch (agent.type) {
+        case config::AgentType::claude:
+            if (const fs::path dir = configured_or_home("CLAUDE_CONFIG_DIR", ".claude");
+                !dir.empty())
+                kept = session_file_in(dir / "projects", 1, *id, ".jsonl");
+            break;
+        case config::AgentType::codex:
+            if (const fs::path dir = configured_or_home("CODEX_HOME", ".codex"); !dir.empty())
+                kept = session_file_in(dir / "sessions", 3, "rollout-", "-" + *id + ".jsonl");
+            break;
+        case config::AgentType::gemini: {
+            // A base_url gives each run a gemini home of its own (config/presets.cpp), and the
+            // round takes the last run's along.
+            const fs::path home = agent.base_url ? own_gemini_home(previous.folder)
+                                                 : configured_or_home("GEMINI_CLI_HOME", "");
+            if (home.empty()) break;
+            const std::string suffix = "-" + id->substr(0, 8) + ".json";
+            const std::string quoted = "\"" + *id + "\"";
+            kept = session_file_in(home / ".gemini/tmp", 2, "session-", suffix, quoted) ||
+                   session_file_in(home / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
+            break;
+        }
+        default:
+            break;
+    }
+    return kept ? *id : std::string();
+}
+
+// The argv that resumes `session` in place of starting one, for argv in the preset's shape;
+// false (argv untouched) when it is not: a configured argv that cocode cannot read.
+bool resume_in_argv(config::AgentType type, std::vector<std::string>& argv,
+                    const std::string& session) {
+    switch (type) {
+        case config::AgentType::claude:
+        case config::AgentType::gemini:
+            argv.insert(argv.end(), {"--resume", session});
+            return true;
+        case config::AgentType::codex: {
+            // `codex [-c …] exec [options] -` becomes `codex [-c …] exec resume [options] ID -`.
+            const auto exec = std::find(argv.begin() + 1, argv.end(), "exec") - argv.begin();
+            if (static_cast<std::size_t>(exec) + 1 >= argv.size() || argv.back() != "-")
+                return false;
+            argv.insert(argv.end() - 1, session);
+            argv.insert(argv.begin() + exec + 1, "resume");
+            return true;
+        }
+        default:
+            return false;
+    }
 }
 
 void complete_launch(PlannedRun& run, const DispatchContext& context,
@@ -408,8 +483,9 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root);
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());
-    if (!run.resumed_session.empty())
-        run.argv.insert(run.argv.end(), {"--resume", run.resumed_session});
+    if (!run.resumed_session.empty() &&
+        !resume_in_argv(run.agent.type, run.argv, run.resumed_session))
+        run.resumed_session.clear();
     run.environment = agent_environment(ours, run, context);
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
@@ -764,8 +840,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.ready_marker = sealed->marker;
         }
         last_output = read_file_tail(run::RunFiles{pair.previous->folder}.output(), 64 << 10);
-        if (run.agent.type == config::AgentType::claude)
-            run.resumed_session = claude_session_to_resume(*pair.previous);
+        if (config::cli_preset(run.agent.type))
+            run.resumed_session = session_to_resume(*pair.previous, run.agent);
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);
@@ -789,6 +865,16 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
                                       initial_run_info(context, run, pair.issue->title).render(),
                                       0644, kNoFolderFlush)})
         if (!ok) return std::move(ok).error();
+    if (!run.resumed_session.empty() && run.agent.type == config::AgentType::gemini &&
+        run.agent.base_url) {
+        // The session resumed is in the last run's own gemini home: this run's starts as a
+        // copy of it (its settings are written again below).
+        fs::copy(own_gemini_home(pair.previous->folder), own_gemini_home(making.folder),
+                 fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+        if (ec)
+            return Error::general("cannot copy gemini's session of run " + pair.previous->run_id +
+                                  ": " + ec.message());
+    }
     for (const auto& [path, content] : run.launch.files) {
         // Files the agent's launch needs inside its run folder are made with the rest.
         const fs::path inside = path.lexically_relative(run.files.folder);

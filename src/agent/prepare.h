@@ -63,8 +63,9 @@ struct PlannedRun {
     int round = 1;              // the round on the pull request (a resumed run keeps its own)
     std::string round_trigger;
     std::string round_from;  // the branch's head when the round began
-    // A round of claude: the CLI's own session of the last round, resumed (--resume) when it
-    // is on this machine; "" for a new session (docs/runs.md, "Rounds and the CLIs' sessions").
+    // A round of claude, codex or gemini: the CLI's own session of the last round, resumed
+    // when it is on this machine; "" for a new session (docs/review.md, "The CLI's own
+    // session").
     std::string resumed_session;
     run::RunFiles files;
     long issue = 0;

@@ -44,13 +44,14 @@ const Cli kCliList[] = {
 
 class AgentCli : public ::testing::TestWithParam<Cli> {
   protected:
-    // The CLI's own session a run's stream names.
+    // The CLI's own session a run's stream names (claude's and gemini's session_id, codex's
+    // thread_id).
     static std::string agent_session(const run::RunRecord& r) {
         for (const auto& line : read_lines(r.folder / "agent-stdout.txt")) {
             const json event = json::parse(line, nullptr, false);
-            if (event.is_object() && event.contains("session_id") &&
-                event["session_id"].is_string())
-                return event["session_id"];
+            if (!event.is_object()) continue;
+            for (const char* key : {"session_id", "thread_id"})
+                if (event.contains(key) && event[key].is_string()) return event[key];
         }
         return {};
     }
@@ -306,19 +307,20 @@ TEST_P(ClaudeBehindAProxy, TheModelIsReachedThroughTheProxy) {
 
 INSTANTIATE_TEST_SUITE_P(Claude, ClaudeBehindAProxy, ::testing::Values(kCliList[0]), cli_name);
 
-// Rounds (docs/review.md): claude's second round resumes the session of its first, which is on
-// this machine — the model is sent the first round's conversation with the second round's
+// Rounds (docs/review.md): each CLI's second round resumes the session of its first, which is
+// on this machine — the model is sent the first round's conversation with the second round's
 // prompt after it — and the round is judged as any.
-class ClaudeRounds : public AgentCli {};
+class CliRounds : public AgentCli {};
 
-TEST_P(ClaudeRounds, TheSecondRoundResumesTheFirstRoundsSession) {
+TEST_P(CliRounds, TheSecondRoundResumesTheFirstRoundsSession) {
+    const std::string name = GetParam().name;
     FakeModels::Options options = script();
     // Both rounds run the script: each adds a line and commits it with the marker.
     options.commands = {"echo fixed >> fix.txt",
                         "git add fix.txt && git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
     FakeModels models(options);
     init_with_base_url(models.origin());
-    Shell first = dispatch("run 1 --agent claude --timeout 3m --json");
+    Shell first = dispatch("run 1 --agent " + name + " --timeout 3m --json");
 
     ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
     const std::size_t before = models.requests().size();
@@ -327,13 +329,13 @@ TEST_P(ClaudeRounds, TheSecondRoundResumesTheFirstRoundsSession) {
     ASSERT_FALSE(session.empty());
 
     Shell second =
-        dispatch("continue 1 --agent claude --timeout 3m --json -m 'Say fixed once more.'");
+        dispatch("continue 1 --agent " + name + " --timeout 3m --json -m 'Say fixed once more.'");
     ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
     EXPECT_EQ(json::parse(second.out)["runs"][0]["verdict"], "PASS") << second.out;
     const auto runs = run::list_runs(repo_ / ".cocode/runs").runs;
     ASSERT_EQ(runs.size(), 2u);
     EXPECT_EQ(run::read_run_info(runs[1].folder)->get("resumed_session"), session);
-    EXPECT_EQ(agent_session(runs[1]), session) << "claude went on in the same session";
+    EXPECT_EQ(agent_session(runs[1]), session) << name << " went on in the same session";
     // The round's request carries the first round's prompt, then the second's.
     bool carried = false;
     const auto requests = models.requests();
@@ -342,6 +344,7 @@ TEST_P(ClaudeRounds, TheSecondRoundResumesTheFirstRoundsSession) {
         if (prompts.size() < 2) continue;
         carried = prompts.front().find("Create fix.txt containing the word fixed.") !=
                       std::string::npos &&
+                  prompts.front().find("Say fixed once more.") == std::string::npos &&
                   prompts.back().find("Say fixed once more.") != std::string::npos;
         if (carried) break;
     }
@@ -350,7 +353,9 @@ TEST_P(ClaudeRounds, TheSecondRoundResumesTheFirstRoundsSession) {
 
     // A session no longer on this machine is not resumed: round 3 starts a new one.
     fs::remove_all(home_ / ".claude/projects");
-    Shell third = dispatch("continue 1 --agent claude --timeout 3m --json -m 'Once more.'");
+    fs::remove_all(home_ / ".codex/sessions");
+    fs::remove_all(runs[1].folder / "gemini-home/.gemini/tmp");
+    Shell third = dispatch("continue 1 --agent " + name + " --timeout 3m --json -m 'Once more.'");
     ASSERT_EQ(third.exit_code, 0) << third.out << third.err;
     const auto all = run::list_runs(repo_ / ".cocode/runs").runs;
     ASSERT_EQ(all.size(), 3u);
@@ -358,7 +363,7 @@ TEST_P(ClaudeRounds, TheSecondRoundResumesTheFirstRoundsSession) {
     EXPECT_NE(agent_session(all[2]), session);
 }
 
-INSTANTIATE_TEST_SUITE_P(Claude, ClaudeRounds, ::testing::Values(kCliList[0]), cli_name);
+INSTANTIATE_TEST_SUITE_P(Presets, CliRounds, ::testing::ValuesIn(kCliList), cli_name);
 
 }  // namespace
 }  // namespace cocode::test

@@ -208,10 +208,10 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                                    httplib::Response& res) {
         json body = json::parse(req.body, nullptr, false);
         if (!body.is_object()) body = json::object();
-        if (!admit(req, res, "openai", body.value("model", ""))) return;
+        // Tool results since the last prompt; tools come at the top level and, in codex's
+        // code mode, in namespaces of an additional_tools input item.
         std::size_t results = 0;
-        // Tools come at the top level and, in codex's code mode, in namespaces of an
-        // additional_tools input item.
+        std::vector<std::string> prompts;
         std::vector<std::pair<std::string, std::string>> tools;  // type, name
         auto collect = [&](const json& list, auto& self) -> void {
             for (const auto& tool : list) {
@@ -224,7 +224,20 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
             const std::string type = item.value("type", "");
             results += type == "function_call_output" || type == "custom_tool_call_output";
             if (type == "additional_tools") collect(item.value("tools", json::array()), collect);
+            if (type != "message" || item.value("role", "") != "user") continue;
+            std::string words;
+            for (const auto& part : item.value("content", json::array()))
+                if (part.is_object()) words += part.value("text", "");
+            // What codex adds by itself comes as user messages too: its environment and the
+            // project's instructions, each in tags (<environment_context>, <INSTRUCTIONS>).
+            const std::size_t first = words.find_first_not_of(" \t\r\n");
+            if (first == std::string::npos || words[first] == '<' ||
+                words.compare(first, 11, "# AGENTS.md") == 0)
+                continue;
+            prompts.push_back(words);
+            results = 0;
         }
+        if (!admit(req, res, "openai", body.value("model", ""), prompts)) return;
         auto has = [&](const char* type, const char* name) {
             return std::any_of(tools.begin(), tools.end(),
                                [&](const auto& t) { return t.first == type && t.second == name; });
@@ -234,9 +247,12 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
             (has("custom", "exec") || has("function", "exec_command") ||
              has("function", "shell"))) {
             const std::string& command = options_.commands[results];
-            const std::string call = "call_" + std::to_string(results);
+            // Ids unique over the fake's life: a resumed session keeps the earlier ones.
+            const std::string n =
+                std::to_string(results) + "_" + std::to_string(++server_->replies);
+            const std::string call = "call_" + n;
             items.push_back({{"type", "message"},
-                             {"id", "msg_" + std::to_string(results)},
+                             {"id", "msg_" + n},
                              {"role", "assistant"},
                              {"status", "completed"},
                              {"content",
@@ -245,7 +261,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                 {"annotations", json::array()}}}}});
             if (has("custom", "exec")) {
                 items.push_back({{"type", "custom_tool_call"},
-                                 {"id", "ctc_" + std::to_string(results)},
+                                 {"id", "ctc_" + n},
                                  {"call_id", call},
                                  {"name", "exec"},
                                  {"status", "completed"},
@@ -256,7 +272,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                 json arguments =
                     exec ? json{{"cmd", command}} : json{{"command", {"bash", "-lc", command}}};
                 items.push_back({{"type", "function_call"},
-                                 {"id", "fc_" + std::to_string(results)},
+                                 {"id", "fc_" + n},
                                  {"call_id", call},
                                  {"name", exec ? "exec_command" : "shell"},
                                  {"status", "completed"},
@@ -264,7 +280,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
             }
         } else {
             items.push_back({{"type", "message"},
-                             {"id", "msg_final"},
+                             {"id", "msg_final_" + std::to_string(++server_->replies)},
                              {"role", "assistant"},
                              {"status", "completed"},
                              {"content",
@@ -272,7 +288,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                 {"text", options_.answer},
                                 {"annotations", json::array()}}}}});
         }
-        json response = {{"id", "resp_" + std::to_string(results)},
+        json response = {{"id", "resp_" + std::to_string(++server_->replies)},
                          {"object", "response"},
                          {"status", "in_progress"},
                          {"model", body.value("model", "")},
@@ -304,9 +320,25 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                                                    httplib::Response& res) {
         const std::string model = req.matches[1];
         const std::string method = req.matches[2];
-        if (!admit(req, res, "gemini", model)) return;
         json body = json::parse(req.body, nullptr, false);
         if (!body.is_object()) body = json::object();
+        // Tool results since the last prompt (a user turn of words, not of tool results).
+        std::size_t results = 0;
+        std::vector<std::string> prompts;
+        for (const auto& content : body.value("contents", json::array())) {
+            if (content.value("role", "") != "user") continue;
+            for (const auto& part : content.value("parts", json::array())) {
+                results += part.contains("functionResponse");
+                if (!part.contains("text") || !part["text"].is_string()) continue;
+                // gemini's own context (the date, the folder) is a part in tags.
+                const std::string words = part["text"];
+                const std::size_t first = words.find_first_not_of(" \t\r\n");
+                if (first == std::string::npos || words[first] == '<') continue;
+                prompts.push_back(words);
+                results = 0;
+            }
+        }
+        if (!admit(req, res, "gemini", model, prompts)) return;
         if (method == "countTokens") {
             res.set_content(R"({"totalTokens":10})", "application/json");
             return;
@@ -320,10 +352,6 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                                      : config["responseSchema"];
             parts.push_back({{"text", sample(schema).dump()}});
         } else {
-            std::size_t results = 0;
-            for (const auto& content : body.value("contents", json::array()))
-                for (const auto& part : content.value("parts", json::array()))
-                    results += part.contains("functionResponse");
             bool has_shell = false;
             for (const auto& tool : body.value("tools", json::array()))
                 for (const auto& f : tool.value("functionDeclarations", json::array()))
