@@ -423,6 +423,39 @@ TEST_F(RoundsFromGitHub, WatchPollingTakesAWritersReviewAsTheNextRoundOnce) {
     EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
 }
 
+// `watch`, polling, killed with SIGKILL while the round a review asked for runs, and started
+// again: the round runs on, is answered once, and no second round starts.
+TEST_F(RoundsFromGitHub, WatchKilledMidRoundAndRestartedAnswersTheOneRound) {
+    for (long n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    auto start_watching = [&] {
+        server_ = std::thread(
+            [this, a] { served_ = dispatch(a, "watch --max-parallel 5 --interval 1s"); });
+    };
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(github_->pulls().size(), 1u) << first.err;
+    const long pull = github_->pulls()[0]["number"];
+    fs::remove(dir_ / "gate");  // round 2 is held in its check
+    writers_review(pull, "src/flaw.txt", "remove src/flaw.txt");
+    start_watching();
+    ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
+    const Shell killed = stop(a, SIGKILL);
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+
+    start_watching();
+    write_text(dir_ / "gate", "");
+    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << ended.err;
+    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
+    const auto claims = claims_on(pull);
+    ASSERT_EQ(claims.size(), 1u);
+    EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""), std::string::npos);
+}
+
 // `/cocode` with words, in a review comment and in a comment on the pull request, each start a
 // round whose agent reads the words first; each gets 👀.
 TEST_F(RoundsFromGitHub, ACommandInAReviewCommentOrACommentStartsARoundWithItsWords) {
