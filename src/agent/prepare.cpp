@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "agent/sessions.h"
 #include "agent/transcript.h"
+#include "agent/usage.h"
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
@@ -134,6 +137,8 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("round_trigger", run.round_trigger);
     info.set("round_from", run.round_from);
     info.set("resumed_session", run.resumed_session);
+    info.set("model", run.agent.model.value_or(""));
+    info.set("billing", run.billing);
     info.set_number("restarts", 0);
     info.set("sandbox", run.sandbox);
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
@@ -359,79 +364,18 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     return plan;
 }
 
-// A folder named by a variable of ours, else a folder under HOME; empty when neither is set.
-fs::path configured_or_home(const char* variable, const char* under_home) {
-    if (const char* configured = std::getenv(variable); configured && *configured)
-        return configured;
-    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / under_home;
-    return {};
-}
-
-// gemini's home when cocode gave the run one of its own (a base_url: config/presets.cpp).
-fs::path own_gemini_home(const fs::path& run_folder) { return run_folder / "gemini-home"; }
-
-// Whether a file in `dir` (and, to `depth`, its subfolders) is named `prefix…suffix` and,
-// when `holding` is given, holds it.
-bool session_file_in(const fs::path& dir, int depth, std::string_view prefix,
-                     std::string_view suffix, std::string_view holding = {}) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (it->is_directory(ec)) {
-            if (depth > 0 && session_file_in(it->path(), depth - 1, prefix, suffix, holding))
-                return true;
-        } else if (name.size() >= prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
-                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            if (holding.empty()) return true;
-            if (auto text = read_file(it->path()); text && text->find(holding) != std::string::npos)
-                return true;
-        }
-    }
-    return false;
-}
-
 // The session the CLI's last round ran in, when it is still on this machine: its stream
-// names it (claude's and gemini's session_id, codex's thread_id), and each CLI keeps it in a
-// file of its own (docs/review.md, "The CLI's own session"):
-// - claude: <$CLAUDE_CONFIG_DIR, else ~/.claude>/projects/<the folder's name>/<id>.jsonl;
-// - codex: <$CODEX_HOME, else ~/.codex>/sessions/<year>/<month>/<day>/rollout-…-<id>.jsonl;
-// - gemini: <its home>/.gemini/tmp/<project>/chats/session-…-<first 8 of id>.json[l], its home
-//   being the last run's own when cocode gives runs one, else $GEMINI_CLI_HOME, else HOME.
-// The worktree is the same folder, where each looks for its sessions.
+// names it, and the CLI still keeps its file (agent/sessions.h).
 std::string session_to_resume(const run::RunRecord& previous, const config::AgentConfig& agent) {
-    std::ifstream in(run::RunFiles{previous.folder}.stdout_file(), std::ios::binary);
-    std::string head(64 << 10, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    const auto id = session_of(head);
+    const auto id = session_of(
+        read_file_from(run::RunFiles{previous.folder}.stdout_file(), 0, std::size_t{64} << 10));
     if (!id) return {};
-    bool kept = false;
-    switch (agent.type) {
-        case config::AgentType::claude:
-            if (const fs::path dir = configured_or_home("CLAUDE_CONFIG_DIR", ".claude");
-                !dir.empty())
-                kept = session_file_in(dir / "projects", 1, *id, ".jsonl");
-            break;
-        case config::AgentType::codex:
-            if (const fs::path dir = configured_or_home("CODEX_HOME", ".codex"); !dir.empty())
-                kept = session_file_in(dir / "sessions", 3, "rollout-", "-" + *id + ".jsonl");
-            break;
-        case config::AgentType::gemini: {
-            // A base_url gives each run a gemini home of its own (config/presets.cpp), and the
-            // round takes the last run's along.
-            const fs::path home = agent.base_url ? own_gemini_home(previous.folder)
-                                                 : configured_or_home("GEMINI_CLI_HOME", "");
-            if (home.empty()) break;
-            const std::string suffix = "-" + id->substr(0, 8) + ".json";
-            const std::string quoted = "\"" + *id + "\"";
-            kept = session_file_in(home / ".gemini/tmp", 2, "session-", suffix, quoted) ||
-                   session_file_in(home / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
-            break;
-        }
-        default:
-            break;
-    }
-    return kept ? *id : std::string();
+    // A base_url gives each gemini run a home of its own (config/presets.cpp), and the round
+    // takes the last run's along.
+    const fs::path gemini_home = agent.type == config::AgentType::gemini && agent.base_url
+                                     ? own_gemini_home(previous.folder)
+                                     : fs::path();
+    return session_file(agent.type, *id, gemini_home) ? *id : std::string();
 }
 
 // The argv that resumes `session` in place of starting one, for argv in the preset's shape;
@@ -486,7 +430,14 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     if (!run.resumed_session.empty() &&
         !resume_in_argv(run.agent.type, run.argv, run.resumed_session))
         run.resumed_session.clear();
+    // claude keeps to a budget of its own too; cocode's supervisor still reads its stream.
+    if (run.agent.type == config::AgentType::claude && run.agent.max_cost_usd) {
+        char amount[32];
+        std::snprintf(amount, sizeof amount, "%.4f", *run.agent.max_cost_usd);
+        run.argv.insert(run.argv.end(), {"--max-budget-usd", amount});
+    }
     run.environment = agent_environment(ours, run, context);
+    run.billing = billing_of(run.agent, run.environment);
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
     } else if (context.sandbox && context.sandbox->available) {

@@ -67,6 +67,8 @@ struct PlannedRun {
     // when it is on this machine; "" for a new session (docs/review.md, "The CLI's own
     // session").
     std::string resumed_session;
+    // How its agent is billed: "key", "subscription" or "" (agent/usage.h, billing_of).
+    std::string billing;
     run::RunFiles files;
     long issue = 0;
     std::string issue_url;

@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <optional>
 
+#include "agent/builtin.h"
 #include "agent/ready_watch.h"
 #include "agent/transcript.h"
+#include "agent/usage.h"
 #include "core/files.h"
 #include "core/redact.h"
 #include "git/git_files.h"
@@ -62,12 +65,24 @@ struct Slot {
     std::string last_head;  // the newest commit already scanned for the marker
     int commits = 0;        // since the base
     Clock::time_point first_start{}, ended{};
+    // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
+    std::optional<UsageReader> usage;
+    std::uint64_t usage_read = 0;  // bytes of that file read
+    run::RunUsage usage_before;    // at the start of the current attempt
+    std::vector<run::AttemptUsage> attempts;
+    std::string over_budget;  // why it was stopped for its budget
     // Its end, until run-info and the events have it.
     run::RunEnd end;
     bool end_pending = false;
     Clock::time_point end_tried{};
     std::string end_error;
 };
+
+// Where a run's usage is read from: a built-in agent's usage.jsonl, else its stdout.
+fs::path usage_source(const PlannedRun& run) {
+    return config::is_builtin(run.agent.type) ? run.files.folder / kUsageFile
+                                              : run.files.stdout_file();
+}
 
 std::uintmax_t size_of(const fs::path& path) {
     std::error_code ec;
@@ -222,6 +237,7 @@ class Supervisor {
             view.started = slot.first_start;
             view.ended = slot.ended;
             view.output_bytes = slot.out_size + slot.err_size;
+            if (slot.usage) view.usage = usage_of(slot);
             view.commits = slot.commits;
             view.ready_commit = slot.ready_commit;
             views.push_back(std::move(view));
@@ -320,9 +336,39 @@ class Supervisor {
         }
     }
 
+    // What the run's usage file added since it was last read, at most `limit` bytes of it.
+    static void read_usage(Slot& slot, std::uint64_t limit) {
+        constexpr std::size_t kChunk = std::size_t{1} << 20;
+        const fs::path source = usage_source(*slot.run);
+        for (std::uint64_t taken = 0; taken < limit;) {
+            const std::string bytes = read_file_from(source, slot.usage_read, kChunk);
+            slot.usage_read += bytes.size();
+            taken += bytes.size();
+            slot.usage->feed(bytes);
+            if (bytes.size() < kChunk) return;
+        }
+    }
+
+    run::RunUsage usage_of(const Slot& slot) const {
+        return price_usage(*slot.usage, slot.run->billing, options_.pricing);
+    }
+
+    // The attempt that ended: its share of the run's usage.
+    void close_attempt_usage(Slot& slot) {
+        if (!slot.usage) return;
+        read_usage(slot, std::numeric_limits<std::uint64_t>::max());
+        const run::RunUsage now = usage_of(slot);
+        run::AttemptUsage attempt;
+        attempt.tokens = now.tokens - slot.usage_before.tokens;
+        if (now.cost_usd) attempt.cost_usd = *now.cost_usd - slot.usage_before.cost_usd.value_or(0);
+        slot.attempts.push_back(attempt);
+        slot.usage_before = now;
+    }
+
     void start(Slot& slot) {
         PlannedRun& run = *slot.run;
         if (!slot.started_once) watch_commits(slot);
+        if (!slot.usage) slot.usage.emplace(run.agent.model.value_or(""));
         ChildOptions child;
         child.argv = run.argv;
         child.environment = run.environment;
@@ -498,6 +544,8 @@ class Supervisor {
             slot.out_size = out;
             slot.err_size = err;
             slot.last_output = now;
+            // A tick reads at most this much of it: an agent writing faster is read on.
+            if (slot.usage) read_usage(slot, std::uint64_t{16} << 20);
         }
         if (slot.phase == Phase::running) {
             // Before its exit: a burst written just before exiting is past the cap all the same.
@@ -505,6 +553,12 @@ class Supervisor {
                 begin_stop(slot, run::StopReason::output_cap);
                 return;
             }
+            if (slot.usage && (run.agent.max_cost_usd || run.agent.max_tokens) && !slot.exited)
+                if (auto why = budget_crossed(run.agent, usage_of(slot))) {
+                    slot.over_budget = *why;
+                    begin_stop(slot, run::StopReason::budget);
+                    return;
+                }
             if (slot.exited) {
                 // The agent is gone; whatever it left behind (a grandchild holding its
                 // output, a daemon) goes too, the same way.
@@ -575,6 +629,9 @@ class Supervisor {
             code = 0;  // it said it was done, then lingered
         else if (why == StopReason::output_cap)
             code = static_cast<int>(ExitCode::general);
+        else if (why == StopReason::budget)
+            code = static_cast<int>(ExitCode::budget);
+        close_attempt_usage(slot);
 
         if (why == StopReason::none && code != 0 && slot.result.restarts < run.agent.restarts &&
             slot.ready_commit.empty() && !interrupted_) {
@@ -608,6 +665,8 @@ class Supervisor {
             summary = "interrupted";
         else if (why == StopReason::output_cap)
             summary = cap_output(run);
+        else if (why == StopReason::budget)
+            summary = "over its budget: " + slot.over_budget;
         else if (code != 0) {
             summary = "exit code " + std::to_string(code);
             if (auto line = last_stderr_line(run.files.stderr_file()); !line.empty())
@@ -636,6 +695,10 @@ class Supervisor {
         end.end_time = format_utc_timestamp(std::chrono::system_clock::now());
         end.error_summary = summary;
         end.ready_commit = slot.ready_commit;
+        if (slot.usage) {
+            end.usage = usage_of(slot);
+            end.usage->attempts = slot.attempts;
+        }
         // First into the space kept for it, which a full disk cannot refuse; then run-info and
         // the events, tried again until they land (see retry_ends).
         if (auto kept = run::write_run_end(run.files, end); !kept)

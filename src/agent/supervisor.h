@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct RunView {
     std::chrono::steady_clock::time_point started{};  // of the run's first attempt; epoch if none
     std::chrono::steady_clock::time_point ended{};    // epoch while it runs
     std::uintmax_t output_bytes = 0;                  // stdout and stderr so far
+    std::optional<run::RunUsage> usage;               // tokens and cost so far, once started
     int commits = 0;                                  // since the base
     std::string ready_commit;
     std::optional<RunResult> result;  // once it has ended
@@ -59,6 +61,8 @@ struct SupervisorOptions {
     std::function<void()> on_started;
     // Every run as it stands: after any update, and about once a second in between.
     std::function<void(const std::vector<RunView>&)> on_tick;
+    // The configuration's `pricing`, over the shipped price table (agent/usage.h).
+    std::map<std::string, config::Price> pricing;
     // Where deadlines are read from; steady_clock when empty. Tests jump it forward to reach
     // a timeout or the end of a grace period on an event of theirs, not after a wall-clock wait.
     std::function<std::chrono::steady_clock::time_point()> clock;

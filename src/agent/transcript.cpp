@@ -106,6 +106,20 @@ std::string seconds(const json& ms) {
     return buf;
 }
 
+// The agent protocol's log line: {"timestamp": …, "level": …, "message": …}.
+std::optional<std::string> protocol_log(const json& entry) {
+    if (!entry.is_object() || !entry.contains("message") || entry.contains("type"))
+        return std::nullopt;
+    std::string time = str(entry, "timestamp");
+    if (time.empty()) time = str(entry, "time");
+    std::string level = str(entry, "level");
+    for (auto& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return shown(time.empty() ? "-" : time, 64) + " " + shown(level.empty() ? "-" : level, 16) +
+           " " + terminal_safe_line(str(entry, "message"));
+}
+
+}  // namespace
+
 StreamKind recognise(const json& event) {
     const std::string type = str(event, "type");
     if (type.empty()) return StreamKind::unknown;
@@ -124,20 +138,6 @@ StreamKind recognise(const json& event) {
     if (type == "error" && event.contains("message")) return StreamKind::codex;
     return StreamKind::unknown;
 }
-
-// The agent protocol's log line: {"timestamp": …, "level": …, "message": …}.
-std::optional<std::string> protocol_log(const json& entry) {
-    if (!entry.is_object() || !entry.contains("message") || entry.contains("type"))
-        return std::nullopt;
-    std::string time = str(entry, "timestamp");
-    if (time.empty()) time = str(entry, "time");
-    std::string level = str(entry, "level");
-    for (auto& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return shown(time.empty() ? "-" : time, 64) + " " + shown(level.empty() ? "-" : level, 16) +
-           " " + terminal_safe_line(str(entry, "message"));
-}
-
-}  // namespace
 
 std::string_view stream_kind_name(StreamKind kind) {
     switch (kind) {

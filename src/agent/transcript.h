@@ -19,6 +19,7 @@ namespace cocode::agent {
 // Which CLI's stream a line belongs to, told from the line itself.
 enum class StreamKind { unknown, claude, codex, gemini };
 std::string_view stream_kind_name(StreamKind kind);
+StreamKind recognise(const nlohmann::json& event);
 
 class TranscriptRenderer {
   public:

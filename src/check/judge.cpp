@@ -198,6 +198,8 @@ std::optional<std::string> exit_code_failure(int code) {
             return "exit 3: missing dependencies (run `cocode-dispatch doctor`)";
         case 124:
             return "exit 124: timed out";
+        case 125:
+            return "exit 125: over its budget (max_cost_usd or max_tokens)";
         case 130:
             return "exit 130: interrupted";
         default:

@@ -81,6 +81,15 @@ struct Reader {
         return parsed;
     }
 
+    // A number of dollars (or a price) from 0, or above 0 when `positive`.
+    Result<double> amount(const json& value, const std::string& field, bool positive) const {
+        const std::string expected = positive ? "a number above 0" : "a number from 0";
+        if (!value.is_number()) return bad(field, expected);
+        const double n = value.get<double>();
+        if (!(n >= 0) || (positive && n == 0) || n > 1e9) return bad(field, expected);
+        return n;
+    }
+
     Result<Duration> duration(const json& value, const std::string& field) const {
         std::string text;
         if (value.is_number_unsigned() || value.is_number_integer()) {
@@ -220,6 +229,48 @@ Result<void> parse_review(const Reader& r, const json& review, ReviewConfig& out
     if (review.contains("fix_checks")) {
         if (!review["fix_checks"].is_boolean()) return r.bad("review.fix_checks", "true or false");
         out.fix_checks = review["fix_checks"].get<bool>();
+    }
+    return {};
+}
+
+Result<void> parse_pricing(const Reader& r, const json& pricing,
+                           std::map<std::string, Price>& out) {
+    const std::string expected =
+        "an object of model names, each {\"input\", \"output\", \"cached\"} in USD per million "
+        "tokens";
+    if (!pricing.is_object()) return r.bad("pricing", expected);
+    for (const auto& [model, value] : pricing.items()) {
+        const std::string field = "pricing." + model;
+        if (model.empty()) return r.bad("pricing", expected);
+        if (!value.is_object()) return r.bad(field, "an object with input, output, cached");
+        if (auto ok = r.only_keys(value, field, {"input", "output", "cached"}); !ok) return ok;
+        Price price;
+        for (auto [key, slot] : {std::pair{"input", &price.input},
+                                 {"output", &price.output},
+                                 {"cached", &price.cached}}) {
+            if (!value.contains(key)) {
+                if (std::string_view(key) == "cached") {
+                    price.cached = price.input;  // no discount for a cache, unless said
+                    continue;
+                }
+                return r.bad(field + "." + key, "a number from 0 (USD per million tokens)");
+            }
+            auto n = r.amount(value[key], field + "." + key, false);
+            if (!n) return std::move(n).error();
+            *slot = *n;
+        }
+        out[model] = price;
+    }
+    return {};
+}
+
+Result<void> parse_budget(const Reader& r, const json& budget, BudgetConfig& out) {
+    if (!budget.is_object()) return r.bad("budget", "an object with daily_usd");
+    if (auto ok = r.only_keys(budget, "budget", {"daily_usd"}); !ok) return ok;
+    if (budget.contains("daily_usd")) {
+        auto n = r.amount(budget["daily_usd"], "budget.daily_usd", true);
+        if (!n) return std::move(n).error();
+        out.daily_usd = *n;
     }
     return {};
 }
@@ -499,8 +550,9 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         if (!parsed) return std::move(parsed).error();
         type = *parsed;
     }
-    std::vector<std::string> keys = {"type",    "env",          "base_url",   "model",
-                                     "timeout", "idle_timeout", "output_cap", "restarts"};
+    std::vector<std::string> keys = {"type",         "env",          "base_url",   "model",
+                                     "timeout",      "idle_timeout", "output_cap", "restarts",
+                                     "max_cost_usd", "max_tokens"};
     const std::vector<std::string>& own = is_builtin(type) ? kChatKeys : kProcessKeys;
     keys.insert(keys.end(), own.begin(), own.end());
     if (type == AgentType::codali) keys.insert(keys.end(), kCodaliKeys.begin(), kCodaliKeys.end());
@@ -584,6 +636,17 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         auto n = r.integer(value["restarts"], field + ".restarts", 0, kMaxRestarts);
         if (!n) return std::move(n).error();
         agent.restarts = *n;
+    }
+    if (value.contains("max_cost_usd")) {
+        auto n = r.amount(value["max_cost_usd"], field + ".max_cost_usd", true);
+        if (!n) return std::move(n).error();
+        agent.max_cost_usd = *n;
+    }
+    if (value.contains("max_tokens")) {
+        const json& n = value["max_tokens"];
+        if (!n.is_number_integer() || n.get<long long>() <= 0)
+            return r.bad(field + ".max_tokens", "a whole number above 0");
+        agent.max_tokens = n.get<std::uint64_t>();
     }
     if (value.contains("stdin")) {
         const json& s = value["stdin"];
@@ -817,11 +880,13 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     const json& doc = *parsed;
     if (!doc.is_object())
         return Error::usage(r.source + ": expected a JSON object, see docs/configuration.md");
-    if (auto ok = r.only_keys(doc, "",
-                              {"concurrency", "timeout", "grace", "ready_quiet", "restart_backoff",
-                               "ready_marker", "worktree_root", "branch_prefix", "base_branch",
-                               "worktree_setup", "agents", "default_agents", "check", "publish",
-                               "trigger", "review", "sandbox", "output_cap", "$schema"});
+    if (auto ok = r.only_keys(
+            doc, "",
+            {"concurrency",  "timeout",        "grace",         "ready_quiet", "restart_backoff",
+             "ready_marker", "worktree_root",  "branch_prefix", "base_branch", "worktree_setup",
+             "agents",       "default_agents", "check",         "publish",     "trigger",
+             "review",       "sandbox",        "output_cap",    "pricing",     "budget",
+             "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -922,6 +987,14 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     }
     if (doc.contains("review")) {
         if (auto ok = parse_review(r, doc["review"], config.review); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("pricing")) {
+        if (auto ok = parse_pricing(r, doc["pricing"], config.pricing); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("budget")) {
+        if (auto ok = parse_budget(r, doc["budget"], config.budget); !ok)
             return std::move(ok).error();
     }
     if (doc.contains("agents")) {

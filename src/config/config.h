@@ -74,6 +74,10 @@ struct AgentConfig {
     std::optional<std::string> token_env;
     // Built-in agents only: the provider, transport and limits. Their key is token_env.
     std::optional<ChatSettings> chat;
+    // Budgets: a run whose cost or tokens (input and output) cross one is ended, reason
+    // `budget` (docs/cost.md).
+    std::optional<double> max_cost_usd;
+    std::optional<std::uint64_t> max_tokens;
 };
 
 struct WorktreeSetup {
@@ -127,6 +131,18 @@ struct ReviewConfig {
     bool fix_checks = false;  // a failing check on the PR's head starts a round
 };
 
+// What a model's tokens cost, in USD per million (`pricing`, over the shipped price table).
+struct Price {
+    double input = 0;  // input tokens not read from a cache
+    double output = 0;
+    double cached = 0;  // input tokens read from a cache
+};
+
+// `budget`: what this repository may spend on this machine.
+struct BudgetConfig {
+    std::optional<double> daily_usd;  // a run that would start past it is refused
+};
+
 // Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:
 // a run that cannot have it fails), or only in their own process group (none).
 enum class SandboxMode { automatic, bwrap, none };
@@ -152,6 +168,9 @@ struct Config {
     PublishConfig publish;
     TriggerConfig trigger;
     ReviewConfig review;
+    // Model name (or a prefix of one: the longest that matches wins) to its price.
+    std::map<std::string, Price> pricing;
+    BudgetConfig budget;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all
 

@@ -16,6 +16,8 @@ std::string_view exit_code_name(ExitCode code) {
             return "missing-dependency";
         case ExitCode::timeout:
             return "timeout";
+        case ExitCode::budget:
+            return "budget";
         case ExitCode::interrupted:
             return "interrupted";
     }

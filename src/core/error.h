@@ -15,6 +15,7 @@ enum class ExitCode : int {
     usage = 2,               // invalid arguments or config
     missing_dependency = 3,  // a program, library or file we need is not there
     timeout = 124,
+    budget = 125,  // a run ended for crossing its budget (docs/cost.md)
     interrupted = 130,
 };
 

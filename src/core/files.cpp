@@ -94,6 +94,15 @@ std::string read_file_tail(const fs::path& path, std::size_t bytes) {
     return out;
 }
 
+std::string read_file_from(const fs::path& path, std::uint64_t offset, std::size_t bytes) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return "";
+    std::string out(bytes, '\0');
+    ssize_t n = ::pread(fd.get(), out.data(), bytes, static_cast<off_t>(offset));
+    out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return out;
+}
+
 Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode_t mode,
                                Durability durability) {
     fs::path dir = path.parent_path();

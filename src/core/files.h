@@ -52,6 +52,11 @@ Result<std::string> read_file(const std::filesystem::path& path,
 // hundreds of megabytes. Empty when it cannot be read.
 std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes);
 
+// Up to `bytes` bytes of a file from `offset`: what a growing log added since it was last
+// read. Empty when there is nothing new or it cannot be read.
+std::string read_file_from(const std::filesystem::path& path, std::uint64_t offset,
+                           std::size_t bytes);
+
 // What a write promises beyond atomicity. Both fsync the new content before the rename, so
 // a power loss leaves the old file or the new one, never a torn or empty one.
 enum class Durability {

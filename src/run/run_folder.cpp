@@ -143,6 +143,7 @@ Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
         {"exit_code", end.exit_code},        {"restarts", end.restarts},
         {"end_time", end.end_time},          {"ready_commit", end.ready_commit},
         {"error_summary", end.error_summary}};
+    if (end.usage) record["usage"] = usage_json(*end.usage);
     std::string text = json_dump(record);
     // A summary too long for the space kept is cut, not the record.
     while (text.size() > kRunEndSize && !record["error_summary"].get<std::string>().empty()) {
@@ -173,6 +174,7 @@ std::optional<RunEnd> parse_run_end(std::string_view text) {
     end.end_time = json_value(record, "end_time", "");
     end.error_summary = json_value(record, "error_summary", "");
     end.ready_commit = json_value(record, "ready_commit", "");
+    if (record.contains("usage")) end.usage = usage_from_json(record["usage"]);
     return end;
 }
 

@@ -22,6 +22,7 @@
 #include "core/run_id.h"
 #include "proc/process_tree.h"
 #include "run/states.h"
+#include "run/usage.h"
 
 namespace cocode::run {
 
@@ -102,6 +103,7 @@ struct RunEnd {
     std::string end_time;
     std::string error_summary;
     std::string ready_commit;  // as the dispatcher knew it, for its report; run-info keeps its own
+    std::optional<RunUsage> usage;  // tokens and cost, when the agent reported any
 };
 inline constexpr std::size_t kRunEndSize = 4096;
 Result<void> reserve_run_end(const RunFiles& files);

@@ -14,11 +14,12 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 5> kStatuses{{
     {RunStatus::unknown, "unknown"},
 }};
 
-constexpr std::array<std::pair<StopReason, std::string_view>, 12> kReasons{{
+constexpr std::array<std::pair<StopReason, std::string_view>, 13> kReasons{{
     {StopReason::none, ""},
     {StopReason::timeout, "timeout"},
     {StopReason::idle, "idle"},
     {StopReason::output_cap, "output-cap"},
+    {StopReason::budget, "budget"},
     {StopReason::interrupted, "interrupted"},
     {StopReason::missing_dependency, "missing-dependency"},
     {StopReason::setup, "setup"},

@@ -16,6 +16,7 @@ enum class StopReason {
     timeout,             // its time limit (exit 124)
     idle,                // no output for idle_timeout (exit 124)
     output_cap,          // wrote more than output_cap (exit 1)
+    budget,              // its cost or tokens crossed max_cost_usd or max_tokens (exit 125)
     interrupted,         // Ctrl-C, SIGTERM, SIGHUP (exit 130)
     missing_dependency,  // the agent's program is not installed (exit 3)
     setup,               // making its worktree or worktree_setup failed

@@ -102,6 +102,10 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
             ASSERT_TRUE(config["agents"].contains(cli.name)) << config.dump(2);
             config["agents"][cli.name]["base_url"] = origin + cli.path_suffix;
         }
+        // The fakes' models are not in the shipped price table: every name of theirs is
+        // priced here (USD per million tokens), as a team prices a model of its own.
+        for (const char* prefix : {"gpt-", "gemini-"})
+            config["pricing"][prefix] = {{"input", 2.0}, {"output", 8.0}, {"cached", 0.5}};
         write_text(file, config.dump(2));
         sh_ok("git add -A && git commit -q -m 'cocode config'", repo_);
     }
@@ -183,6 +187,32 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
     json status = json::parse(dispatch("status --json").out);
     EXPECT_EQ(status[0]["verdict"], "PASS");
     EXPECT_EQ(status[0]["ready_commit"], r.ready_commit);
+    // The tokens are the ones the API reported, summed over its answers, as the CLI's own
+    // stream told them; the cost is known, and says how.
+    const ServedTokens served = models.served(cli.api);
+    ASSERT_GT(served.input, 0);
+    EXPECT_EQ(status[0]["tokens"]["input"], served.input) << status[0].dump(2);
+    EXPECT_EQ(status[0]["tokens"]["output"], served.output) << status[0].dump(2);
+    EXPECT_EQ(status[0]["tokens"]["cached"], served.cached) << status[0].dump(2);
+    ASSERT_TRUE(status[0]["cost_usd"].is_number()) << status[0].dump(2);
+    const double cost = status[0]["cost_usd"];
+    if (cli.name == "claude") {
+        // claude prices its own tokens, and says so in its result event.
+        EXPECT_GT(cost, 0);
+        EXPECT_EQ(status[0]["cost_source"], "reported by claude");
+    } else {
+        // codex's and gemini's are priced by the test's `pricing` (see init_with_base_url).
+        auto d = [](long n) { return static_cast<double>(n); };
+        const double expected = (d(served.input - served.cached) * 2.0 + d(served.cached) * 0.5 +
+                                 d(served.output) * 8.0) /
+                                1e6;
+        EXPECT_NEAR(cost, expected, 1e-9) << status[0].dump(2);
+        EXPECT_EQ(status[0]["cost_source"], "pricing in the config");
+    }
+    // codex names no model in its stream; its session file does.
+    if (cli.name == "codex") {
+        EXPECT_EQ(status[0]["models"][0]["model"], requests.back().model) << status[0].dump(2);
+    }
 }
 
 TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {

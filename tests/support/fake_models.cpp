@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "loopback_server.h"
@@ -69,6 +70,15 @@ struct FakeModels::Server {
     std::vector<ModelRequest> requests;
     int refused = 0;
     std::atomic<long> replies{0};
+    std::map<std::string, ServedTokens> served;
+
+    void count(const std::string& api) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ServedTokens& t = served[api];
+        t.input += kAnswerUsage.input;
+        t.output += kAnswerUsage.output;
+        t.cached += kAnswerUsage.cached;
+    }
 };
 
 FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(new Server) {
@@ -161,7 +171,12 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                         {"content", content},
                         {"stop_reason", stop},
                         {"stop_sequence", nullptr},
-                        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+                        {"usage",
+                         {{"input_tokens", kAnswerUsage.input - kAnswerUsage.cached},
+                          {"cache_read_input_tokens", kAnswerUsage.cached},
+                          {"cache_creation_input_tokens", 0},
+                          {"output_tokens", kAnswerUsage.output}}}};
+        server_->count("anthropic");
         if (!body.value("stream", false)) {
             res.set_content(message.dump(), "application/json");
             return;
@@ -190,7 +205,7 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         out +=
             event("message_delta", {{"type", "message_delta"},
                                     {"delta", {{"stop_reason", stop}, {"stop_sequence", nullptr}}},
-                                    {"usage", {{"output_tokens", 5}}}});
+                                    {"usage", {{"output_tokens", kAnswerUsage.output}}}});
         out += event("message_stop", {{"type", "message_stop"}});
         send_events(res, std::move(out));
     });
@@ -305,11 +320,12 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         }
         response["status"] = "completed";
         response["output"] = items;
-        response["usage"] = {{"input_tokens", 10},
-                             {"input_tokens_details", {{"cached_tokens", 0}}},
-                             {"output_tokens", 5},
+        response["usage"] = {{"input_tokens", kAnswerUsage.input},
+                             {"input_tokens_details", {{"cached_tokens", kAnswerUsage.cached}}},
+                             {"output_tokens", kAnswerUsage.output},
                              {"output_tokens_details", {{"reasoning_tokens", 0}}},
-                             {"total_tokens", 15}};
+                             {"total_tokens", kAnswerUsage.input + kAnswerUsage.output}};
+        server_->count("openai");
         out +=
             event("response.completed", {{"type", "response.completed"}, {"response", response}});
         send_events(res, std::move(out));
@@ -367,14 +383,17 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                 parts.push_back({{"text", options_.answer}});
             }
         }
-        json answer = {
-            {"candidates",
-             {{{"content", {{"role", "model"}, {"parts", parts}}},
-               {"finishReason", "STOP"},
-               {"index", 0}}}},
-            {"usageMetadata",
-             {{"promptTokenCount", 10}, {"candidatesTokenCount", 5}, {"totalTokenCount", 15}}},
-            {"modelVersion", model}};
+        json answer = {{"candidates",
+                        {{{"content", {{"role", "model"}, {"parts", parts}}},
+                          {"finishReason", "STOP"},
+                          {"index", 0}}}},
+                       {"usageMetadata",
+                        {{"promptTokenCount", kAnswerUsage.input},
+                         {"cachedContentTokenCount", kAnswerUsage.cached},
+                         {"candidatesTokenCount", kAnswerUsage.output},
+                         {"totalTokenCount", kAnswerUsage.input + kAnswerUsage.output}}},
+                       {"modelVersion", model}};
+        server_->count("gemini");
         if (method == "streamGenerateContent")
             send_events(res, "data: " + answer.dump() + "\r\n\r\n");
         else
@@ -397,6 +416,12 @@ std::string FakeModels::origin() const {
 std::vector<ModelRequest> FakeModels::requests() const {
     std::lock_guard<std::mutex> lock(server_->mutex);
     return server_->requests;
+}
+
+ServedTokens FakeModels::served(const std::string& api) const {
+    std::lock_guard<std::mutex> lock(server_->mutex);
+    auto it = server_->served.find(api);
+    return it == server_->served.end() ? ServedTokens{} : it->second;
 }
 
 int FakeModels::refused() const {

@@ -23,11 +23,19 @@ struct ModelRequest {
     std::string path;  // with the query
     std::string key;   // the credential it carried (x-api-key, Bearer, x-goog-api-key)
     std::string model;
-    // Anthropic: the words of each user message that is not a tool's result, oldest first —
-    // the prompts of the conversation the request carries (a resumed session carries its
-    // earlier rounds').
+    // The words of each user message that is not a tool's result (nor the CLI's own context),
+    // oldest first — the prompts of the conversation the request carries (a resumed session
+    // carries its earlier rounds').
     std::vector<std::string> prompts;
 };
+
+// What one answer reports it used: every answer of the fake says the same.
+struct ServedTokens {
+    long input = 0;  // all input tokens, cached included
+    long output = 0;
+    long cached = 0;  // of input
+};
+inline constexpr ServedTokens kAnswerUsage{1200, 50, 200};
 
 class FakeModels {
   public:
@@ -48,6 +56,8 @@ class FakeModels {
     int port() const { return port_; }
     std::vector<ModelRequest> requests() const;
     int refused() const;  // requests without the right key, answered 401
+    // The tokens the answers of `api` reported, summed (kAnswerUsage each).
+    ServedTokens served(const std::string& api) const;
 
   private:
     struct Server;

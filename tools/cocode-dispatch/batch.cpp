@@ -12,6 +12,7 @@ agent::SupervisorOptions supervisor_options(const config::Config& config) {
     options.grace = config.grace;
     options.ready_quiet = config.ready_quiet;
     options.restart_backoff = config.restart_backoff;
+    options.pricing = config.pricing;
     return options;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "agent/usage.h"
 #include "check/run_check.h"
 #include "commands.h"
 #include "core/json_text.h"
@@ -56,23 +57,32 @@ std::string state_of(const run::RunRecord& r) {
     return r.reason_text.empty() ? status : status + " (" + r.reason_text + ")";
 }
 
-std::string line_of(const git::Repository* repo, const run::RunRecord& r) {
+// Tokens in and out together, short: "421k".
+std::string tokens_cell(const run::RunUsage& usage) {
+    if (usage.tokens.empty()) return "-";
+    const std::string text = run::format_tokens({usage.tokens.total(), 0, 0});
+    return text.substr(0, text.find(' '));
+}
+
+std::string line_of(const git::Repository* repo, const run::RunRecord& r,
+                    const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
     const std::string verdict = verdict_of(r);
     // A round on the pull request beyond the first is shown beside its agent: "claude r2".
     const std::string agent = r.round > 1 ? r.agent + " r" + std::to_string(r.round) : r.agent;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %4s  %s",
+    std::snprintf(buf, sizeof buf, "%-28s #%-5ld %-12s %-30s %8s %7s %-12s %4s %7s %8s  %s",
                   r.run_id.c_str(), r.issue, agent.c_str(), state_of(r).c_str(), elapsed(r).c_str(),
                   commits ? std::to_string(*commits).c_str() : "-",
                   r.ready_commit.empty() ? "-" : r.ready_commit.substr(0, 12).c_str(),
                   r.exit_code ? std::to_string(*r.exit_code).c_str() : "-",
+                  tokens_cell(usage).c_str(), run::format_cost(usage.cost_usd).c_str(),
                   verdict.empty() ? "-" : verdict.c_str());
     // run-info is in a folder the agent can write to: shown, never interpreted.
     return terminal_safe_line(buf);
 }
 
-json json_of(const git::Repository* repo, const run::RunRecord& r) {
+json json_of(const git::Repository* repo, const run::RunRecord& r, const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
     const std::string verdict = verdict_of(r);
     return {{"run_id", r.run_id},
@@ -90,6 +100,13 @@ json json_of(const git::Repository* repo, const run::RunRecord& r) {
             {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
             {"restarts", r.restarts},
             {"verdict", verdict.empty() ? json(nullptr) : json(verdict)},
+            {"tokens",
+             {{"input", usage.tokens.input},
+              {"output", usage.tokens.output},
+              {"cached", usage.tokens.cached}}},
+            {"cost_usd", usage.cost_usd ? json(*usage.cost_usd) : json(nullptr)},
+            {"cost_source", usage.cost_source},
+            {"models", run::usage_json(usage)["models"]},
             {"branch", r.branch},
             {"worktree", r.worktree.string()},
             {"run_folder", r.folder.string()},
@@ -102,13 +119,16 @@ bool finished(const run::RunRecord& r) { return !run::is_active(r.status); }
 
 int run_status(const StatusArgs& args) {
     Workspace ws = open_workspace(false);
+    auto usage_of = [&](const run::RunRecord& r) {
+        return agent::usage_of_run(r.folder, ws.config.pricing);
+    };
     auto opened = git::Repository::open(ws.root);
     const git::Repository* repo = opened ? &*opened : nullptr;
     if (!args.watch) {
         auto runs = select_runs(ws, args.which);
         if (args.json) {
             json out = json::array();
-            for (const auto& r : runs) out.push_back(json_of(repo, r));
+            for (const auto& r : runs) out.push_back(json_of(repo, r, usage_of(r)));
             std::cout << json_dump(out, 2) << "\n";
             return 0;
         }
@@ -116,9 +136,10 @@ int run_status(const StatusArgs& args) {
             std::printf("no runs in %s\n", ws.runs_dir().c_str());
             return 0;
         }
-        std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %4s  %s\n", "RUN", "ISSUE", "AGENT",
-                    "STATE", "ELAPSED", "COMMITS", "READY", "EXIT", "VERDICT");
-        for (const auto& r : runs) std::printf("%s\n", line_of(repo, r).c_str());
+        std::printf("%-28s %-6s %-12s %-30s %8s %7s %-12s %4s %7s %8s  %s\n", "RUN", "ISSUE",
+                    "AGENT", "STATE", "ELAPSED", "COMMITS", "READY", "EXIT", "TOKENS", "COST",
+                    "VERDICT");
+        for (const auto& r : runs) std::printf("%s\n", line_of(repo, r, usage_of(r)).c_str());
         return 0;
     }
     // --watch: until every run shown has finished (or Ctrl-C).
@@ -127,7 +148,9 @@ int run_status(const StatusArgs& args) {
     while (true) {
         auto runs = select_runs(ws, args.which);
         for (const auto& r : runs) {
-            std::string line = args.json ? json_dump(json_of(repo, r)) : line_of(repo, r);
+            const run::RunUsage usage = usage_of(r);
+            std::string line =
+                args.json ? json_dump(json_of(repo, r, usage)) : line_of(repo, r, usage);
             // Without a terminal, print a run again only when its state changed.
             std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
             if (shown[r.run_id] == key) continue;

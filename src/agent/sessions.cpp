@@ -1,0 +1,100 @@
+#include "agent/sessions.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "core/files.h"
+#include "core/json_text.h"
+
+namespace cocode::agent {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder named by a variable of ours, else a folder under HOME; empty when neither is set.
+fs::path configured_or_home(const char* variable, const char* under_home) {
+    if (const char* configured = std::getenv(variable); configured && *configured)
+        return configured;
+    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / under_home;
+    return {};
+}
+
+// A file in `dir` (and, to `depth`, its subfolders) named `prefix…suffix` and, when `holding`
+// is given, holding it.
+std::optional<fs::path> file_in(const fs::path& dir, int depth, std::string_view prefix,
+                                std::string_view suffix, std::string_view holding = {}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec)) {
+            if (depth > 0)
+                if (auto found = file_in(it->path(), depth - 1, prefix, suffix, holding))
+                    return found;
+        } else if (name.size() >= prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            if (holding.empty()) return it->path();
+            if (auto text = read_file(it->path()); text && text->find(holding) != std::string::npos)
+                return it->path();
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+fs::path own_gemini_home(const fs::path& run_folder) { return run_folder / "gemini-home"; }
+
+std::optional<fs::path> session_file(config::AgentType type, const std::string& id,
+                                     const fs::path& gemini_home) {
+    if (id.empty()) return std::nullopt;
+    switch (type) {
+        case config::AgentType::claude:
+            if (const fs::path dir = configured_or_home("CLAUDE_CONFIG_DIR", ".claude");
+                !dir.empty())
+                return file_in(dir / "projects", 1, id, ".jsonl");
+            break;
+        case config::AgentType::codex:
+            if (const fs::path dir = configured_or_home("CODEX_HOME", ".codex"); !dir.empty())
+                return file_in(dir / "sessions", 3, "rollout-", "-" + id + ".jsonl");
+            break;
+        case config::AgentType::gemini: {
+            const fs::path home =
+                gemini_home.empty() ? configured_or_home("GEMINI_CLI_HOME", "") : gemini_home;
+            if (home.empty()) break;
+            const std::string suffix = "-" + id.substr(0, 8) + ".json";
+            const std::string quoted = "\"" + id + "\"";
+            if (auto found = file_in(home / ".gemini/tmp", 2, "session-", suffix, quoted))
+                return found;
+            return file_in(home / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
+        }
+        case config::AgentType::command:
+        case config::AgentType::textproto:
+        case config::AgentType::perplexity:
+        case config::AgentType::xai:
+        case config::AgentType::codali:
+            break;
+    }
+    return std::nullopt;
+}
+
+std::string codex_session_model(const std::string& id) {
+    auto file = session_file(config::AgentType::codex, id);
+    if (!file) return {};
+    // Each turn's context names its model: {"type":"turn_context","payload":{"model":…}}.
+    const std::string head = read_file_from(*file, 0, std::size_t{4} << 20);
+    std::string_view text = head;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (line.find("\"turn_context\"") == std::string_view::npos) continue;
+        const auto entry = nlohmann::json::parse(line, nullptr, false);
+        const auto payload = json_value(entry, "payload", nlohmann::json::object());
+        if (auto model = json_value(payload, "model", ""); !model.empty()) return model;
+    }
+    return {};
+}
+
+}  // namespace cocode::agent

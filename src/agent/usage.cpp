@@ -1,0 +1,431 @@
+#include "agent/usage.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "agent/builtin.h"
+#include "agent/sessions.h"
+#include "agent/transcript.h"
+#include "core/files.h"
+#include "core/json_text.h"
+#include "run/run_folder.h"
+
+namespace cocode::agent {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::vector<ShippedPrice>& price_table() {
+    // USD per million tokens: input, output, input read from a cache. Standard tier, prompts
+    // of up to 200k tokens; a cache write is counted as input.
+    static const std::vector<ShippedPrice> table = {
+        {"claude-opus-4-5", {5, 25, 0.5}},
+        {"claude-opus-4", {15, 75, 1.5}},
+        {"claude-sonnet-4", {3, 15, 0.3}},
+        {"claude-3-7-sonnet", {3, 15, 0.3}},
+        {"claude-3-5-sonnet", {3, 15, 0.3}},
+        {"claude-haiku-4-5", {1, 5, 0.1}},
+        {"claude-3-5-haiku", {0.8, 4, 0.08}},
+        {"gpt-5", {1.25, 10, 0.125}},
+        {"gpt-5-mini", {0.25, 2, 0.025}},
+        {"gpt-5-nano", {0.05, 0.4, 0.005}},
+        {"gpt-4.1", {2, 8, 0.5}},
+        {"gpt-4.1-mini", {0.4, 1.6, 0.1}},
+        {"gpt-4.1-nano", {0.1, 0.4, 0.025}},
+        {"gpt-4o", {2.5, 10, 1.25}},
+        {"gpt-4o-mini", {0.15, 0.6, 0.075}},
+        {"o3", {2, 8, 0.5}},
+        {"o3-mini", {1.1, 4.4, 0.55}},
+        {"o4-mini", {1.1, 4.4, 0.275}},
+        {"codex-mini", {1.5, 6, 0.375}},
+        {"gemini-3-pro", {2, 12, 0.2}},
+        {"gemini-2.5-pro", {1.25, 10, 0.125}},
+        {"gemini-2.5-flash", {0.3, 2.5, 0.03}},
+        {"gemini-2.5-flash-lite", {0.1, 0.4, 0.01}},
+        {"gemini-2.0-flash", {0.1, 0.4, 0.025}},
+        {"sonar", {1, 1, 1}},
+        {"sonar-pro", {3, 15, 3}},
+        {"grok-4", {3, 15, 0.75}},
+        {"grok-code-fast", {0.2, 1.5, 0.02}},
+        {"grok-3-mini", {0.3, 0.5, 0.075}},
+    };
+    return table;
+}
+
+namespace {
+
+// The longest key of `names` that `model` starts with.
+template <typename Range, typename Name>
+auto longest_prefix(const Range& names, std::string_view model, Name name_of) {
+    auto best = names.end();
+    std::size_t length = 0;
+    for (auto it = names.begin(); it != names.end(); ++it) {
+        const std::string_view name = name_of(*it);
+        if (name.size() > length && model.substr(0, name.size()) == name) {
+            best = it;
+            length = name.size();
+        }
+    }
+    return best;
+}
+
+double priced(const config::Price& price, const run::Tokens& t) {
+    const std::uint64_t cached = std::min(t.cached, t.input);
+    return (static_cast<double>(t.input - cached) * price.input +
+            static_cast<double>(cached) * price.cached +
+            static_cast<double>(t.output) * price.output) /
+           1e6;
+}
+
+std::uint64_t count(const json& object, std::string_view key) {
+    if (!object.is_object()) return 0;
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_number()) return 0;
+    const double n = it->get<double>();
+    return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
+// Anthropic's usage: input_tokens leaves out what was read from or written to the cache.
+run::Tokens claude_tokens(const json& usage, const char* input, const char* output,
+                          const char* cache_read, const char* cache_write) {
+    run::Tokens t;
+    t.cached = count(usage, cache_read);
+    t.input = count(usage, input) + t.cached + count(usage, cache_write);
+    t.output = count(usage, output);
+    return t;
+}
+
+}  // namespace
+
+std::optional<config::Price> price_of(std::string_view model,
+                                      const std::map<std::string, config::Price>& pricing,
+                                      bool* from_config) {
+    if (model.empty()) return std::nullopt;
+    // A provider's prefix ("models/gemini-2.5-pro", "openai/gpt-5") names the same model.
+    if (auto slash = model.rfind('/'); slash != std::string_view::npos)
+        if (pricing.find(std::string(model)) == pricing.end()) model.remove_prefix(slash + 1);
+    if (auto own = longest_prefix(pricing, model,
+                                  [](const auto& p) -> std::string_view { return p.first; });
+        own != pricing.end()) {
+        if (from_config) *from_config = true;
+        return own->second;
+    }
+    const auto& table = price_table();
+    auto shipped = longest_prefix(table, model, [](const ShippedPrice& p) { return p.model; });
+    if (shipped == table.end()) return std::nullopt;
+    if (from_config) *from_config = false;
+    return shipped->price;
+}
+
+void UsageReader::feed(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const auto nl = bytes.find('\n');
+        if (nl == std::string_view::npos) {
+            // A line longer than this is no usage line: its head is enough to skip it.
+            if (partial_.size() < (1u << 20)) partial_.append(bytes);
+            return;
+        }
+        if (partial_.empty()) {
+            feed_line(bytes.substr(0, nl));
+        } else {
+            partial_.append(bytes.substr(0, nl));
+            feed_line(partial_);
+            partial_.clear();
+        }
+        bytes.remove_prefix(nl + 1);
+    }
+}
+
+void UsageReader::add(const std::string& model, const run::Tokens& tokens) {
+    if (!settled_.count(model) && !unpriced_.count(model) &&
+        std::find(order_.begin(), order_.end(), model) == order_.end())
+        order_.push_back(model);
+    settled_[model] += tokens;
+}
+
+void UsageReader::add_unpriced(const std::string& model, const run::Tokens& tokens) {
+    add(model, tokens);
+    unpriced_[model] += tokens;
+}
+
+void UsageReader::feed_line(std::string_view line) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Most lines are text or events without usage: only those that can carry it are parsed.
+    if (line.empty() || line.front() != '{') return;
+    const bool may = line.find("usage") != std::string_view::npos ||
+                     line.find("\"stats\"") != std::string_view::npos ||
+                     line.find("prompt_tokens") != std::string_view::npos ||
+                     line.find("\"init\"") != std::string_view::npos ||
+                     line.find("thread.started") != std::string_view::npos;
+    if (!may) return;
+    const json event = json::parse(line, nullptr, false);
+    if (!event.is_object()) return;
+    const std::string type = json_value(event, "type", "");
+
+    if (type == "cocode.usage") {  // a script agent's own line (docs/runs.md)
+        const std::string model = json_value(event, "model", "");
+        run::Tokens t;
+        t.input = count(event, "input_tokens");
+        t.output = count(event, "output_tokens");
+        t.cached = std::min(count(event, "cached_tokens"), t.input);
+        if (event.contains("cost_usd") && event["cost_usd"].is_number() &&
+            event["cost_usd"].get<double>() >= 0) {
+            add(model, t);
+            reported_cost_ = reported_cost_.value_or(0) + event["cost_usd"].get<double>();
+            if (reporter_.empty()) reporter_ = "the agent";
+        } else {
+            add_unpriced(model, t);
+        }
+        return;
+    }
+    if (type.empty() && event.contains("call") && event.contains("prompt_tokens")) {
+        // The built-in agents' usage.jsonl: one line per chat call.
+        run::Tokens t;
+        t.input = count(event, "prompt_tokens");
+        t.output = count(event, "completion_tokens");
+        add_unpriced(json_value(event, "model", default_model_), t);
+        return;
+    }
+    switch (recognise(event)) {
+        case StreamKind::claude:
+            if (type == "assistant" && event.contains("message") && event["message"].is_object()) {
+                const json& message = event["message"];
+                if (!message.contains("usage")) return;
+                const std::string id = json_value(message, "id", "");
+                pending_[id.empty() ? std::to_string(pending_.size()) : id] = {
+                    json_value(message, "model", default_model_),
+                    claude_tokens(message["usage"], "input_tokens", "output_tokens",
+                                  "cache_read_input_tokens", "cache_creation_input_tokens")};
+            } else if (type == "result") {
+                // The attempt's own account settles what its messages said.
+                const json& by_model = json_value(event, "modelUsage", json::object());
+                const bool cost =
+                    event.contains("total_cost_usd") && event["total_cost_usd"].is_number();
+                if (by_model.is_object() && !by_model.empty()) {
+                    for (const auto& [model, u] : by_model.items()) {
+                        const run::Tokens t =
+                            claude_tokens(u, "inputTokens", "outputTokens", "cacheReadInputTokens",
+                                          "cacheCreationInputTokens");
+                        cost ? add(model, t) : add_unpriced(model, t);
+                    }
+                } else {
+                    for (const auto& [id, entry] : pending_)
+                        cost ? add(entry.first, entry.second)
+                             : add_unpriced(entry.first, entry.second);
+                }
+                pending_.clear();
+                if (cost) {
+                    reported_cost_ =
+                        reported_cost_.value_or(0) + event["total_cost_usd"].get<double>();
+                    reporter_ = "claude";
+                }
+            }
+            return;
+        case StreamKind::codex:
+            if (type == "thread.started") {
+                codex_thread_ = json_value(event, "thread_id", "");
+            } else if (type == "turn.completed" && event.contains("usage")) {
+                const json& u = event["usage"];
+                run::Tokens t;
+                t.input = count(u, "input_tokens");
+                t.cached = std::min(count(u, "cached_input_tokens"), t.input);
+                t.output = count(u, "output_tokens");
+                // codex's stream does not name its model; its session file does.
+                if (default_model_.empty() && !codex_thread_.empty())
+                    default_model_ = codex_session_model(codex_thread_);
+                add_unpriced(default_model_, t);
+            }
+            return;
+        case StreamKind::gemini:
+            if (type == "init") {
+                gemini_model_ = json_value(event, "model", "");
+            } else if (type == "result" && event.contains("stats")) {
+                const json& stats = event["stats"];
+                const json& by_model = json_value(stats, "models", json::object());
+                auto tokens_of = [](const json& s) {
+                    run::Tokens t;
+                    t.input = count(s, "input_tokens");
+                    t.cached = std::min(count(s, "cached"), t.input);
+                    t.output = count(s, "output_tokens");
+                    return t;
+                };
+                if (by_model.is_object() && !by_model.empty()) {
+                    for (const auto& [model, s] : by_model.items())
+                        add_unpriced(model, tokens_of(s));
+                } else {
+                    add_unpriced(gemini_model_.empty() ? default_model_ : gemini_model_,
+                                 tokens_of(stats));
+                }
+            }
+            return;
+        case StreamKind::unknown:
+            return;
+    }
+}
+
+std::vector<run::ModelTokens> UsageReader::models() const {
+    std::map<std::string, run::Tokens> all = settled_;
+    std::vector<std::string> order = order_;
+    for (const auto& [id, entry] : pending_) {
+        if (!all.count(entry.first) &&
+            std::find(order.begin(), order.end(), entry.first) == order.end())
+            order.push_back(entry.first);
+        all[entry.first] += entry.second;
+    }
+    std::vector<run::ModelTokens> out;
+    for (const auto& model : order)
+        if (auto it = all.find(model); it != all.end() && !it->second.empty())
+            out.push_back({model, it->second});
+    return out;
+}
+
+std::map<std::string, run::Tokens> UsageReader::unpriced() const {
+    std::map<std::string, run::Tokens> out = unpriced_;
+    for (const auto& [id, entry] : pending_) out[entry.first] += entry.second;
+    return out;
+}
+
+run::Tokens UsageReader::tokens() const {
+    run::Tokens total;
+    for (const auto& m : models()) total += m.tokens;
+    return total;
+}
+
+run::RunUsage price_usage(const UsageReader& reader, const std::string& billing,
+                          const std::map<std::string, config::Price>& pricing) {
+    run::RunUsage usage;
+    usage.billing = billing;
+    usage.models = reader.models();
+    usage.tokens = reader.tokens();
+    if (usage.tokens.empty() && !reader.reported_cost()) return usage;
+    if (billing == "subscription") {
+        usage.cost_source = "subscription: tokens only";
+        return usage;
+    }
+    double cost = reader.reported_cost().value_or(0);
+    bool table = false, configured = false;
+    for (const auto& [model, tokens] : reader.unpriced()) {
+        if (tokens.empty()) continue;
+        bool from_config = false;
+        auto price = price_of(model, pricing, &from_config);
+        if (!price) {
+            usage.cost_source = model.empty() ? "the model is not known (set the agent's model)"
+                                              : "no price for " + model;
+            return usage;
+        }
+        cost += priced(*price, tokens);
+        (from_config ? configured : table) = true;
+    }
+    std::vector<std::string> sources;
+    if (reader.reported_cost()) sources.push_back("reported by " + reader.reporter());
+    if (configured) sources.push_back("pricing in the config");
+    if (table) sources.push_back(std::string("price table of ") + kPriceTableDate);
+    for (std::size_t i = 0; i < sources.size(); ++i)
+        usage.cost_source += (i == 0 ? "" : i + 1 == sources.size() ? " and " : ", ") + sources[i];
+    usage.cost_usd = cost;
+    return usage;
+}
+
+run::RunUsage usage_of_run(const fs::path& run_folder,
+                           const std::map<std::string, config::Price>& pricing) {
+    const run::RunFiles files{run_folder};
+    if (auto end = run::read_run_end(files); end && end->usage) return *end->usage;
+    auto info = run::read_run_info(run_folder);
+    if (!info) return {};
+    UsageReader reader(info->get("model").value_or(""));
+    // Only a built-in agent writes usage.jsonl.
+    std::error_code ec;
+    fs::path source = run_folder / kUsageFile;
+    if (!fs::exists(source, ec)) source = files.stdout_file();
+    constexpr std::size_t kChunk = std::size_t{4} << 20;
+    for (std::uint64_t at = 0;;) {
+        const std::string bytes = read_file_from(source, at, kChunk);
+        reader.feed(bytes);
+        at += bytes.size();
+        if (bytes.size() < kChunk) break;
+    }
+    return price_usage(reader, info->get("billing").value_or(""), pricing);
+}
+
+namespace {
+
+bool has_variable(const std::vector<std::string>& env, std::initializer_list<const char*> names) {
+    for (const auto& entry : env)
+        for (const char* name : names) {
+            const std::size_t n = std::char_traits<char>::length(name);
+            if (entry.size() > n + 1 && entry.compare(0, n, name) == 0 && entry[n] == '=')
+                return true;
+        }
+    return false;
+}
+
+std::string variable(const std::vector<std::string>& env, std::string_view name) {
+    for (const auto& entry : env)
+        if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+            entry[name.size()] == '=')
+            return entry.substr(name.size() + 1);
+    return {};
+}
+
+// codex records how it was signed in: `auth_mode` "apikey", or an OPENAI_API_KEY kept there.
+// Only those two fields are read; nothing of the file is kept.
+bool codex_signed_in_with_key(const std::vector<std::string>& env) {
+    fs::path home = variable(env, "CODEX_HOME");
+    if (home.empty()) {
+        const std::string user_home = variable(env, "HOME");
+        if (user_home.empty()) return false;
+        home = fs::path(user_home) / ".codex";
+    }
+    auto text = read_file(home / "auth.json", 1 << 20);
+    if (!text) return false;
+    const json auth = json::parse(*text, nullptr, false);
+    if (!auth.is_object()) return false;
+    if (json_value(auth, "auth_mode", "") == "apikey") return true;
+    return auth.contains("OPENAI_API_KEY") && auth["OPENAI_API_KEY"].is_string() &&
+           !auth["OPENAI_API_KEY"].get_ref<const std::string&>().empty();
+}
+
+}  // namespace
+
+std::string billing_of(const config::AgentConfig& agent, const std::vector<std::string>& env) {
+    switch (agent.type) {
+        case config::AgentType::claude:
+            return has_variable(
+                       env, {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
+                             "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"})
+                       ? "key"
+                       : "subscription";
+        case config::AgentType::codex:
+            return has_variable(env, {"CODEX_API_KEY", "OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"}) ||
+                           codex_signed_in_with_key(env)
+                       ? "key"
+                       : "subscription";
+        case config::AgentType::gemini:
+            return has_variable(env,
+                                {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"})
+                       ? "key"
+                       : "subscription";
+        case config::AgentType::textproto:
+        case config::AgentType::perplexity:
+        case config::AgentType::xai:
+        case config::AgentType::codali:
+            return "key";
+        case config::AgentType::command:
+            break;
+    }
+    return {};
+}
+
+std::optional<std::string> budget_crossed(const config::AgentConfig& agent,
+                                          const run::RunUsage& usage) {
+    if (agent.max_tokens && usage.tokens.total() > *agent.max_tokens)
+        return "used " + std::to_string(usage.tokens.total()) + " tokens, past max_tokens " +
+               std::to_string(*agent.max_tokens);
+    if (agent.max_cost_usd && usage.cost_usd && *usage.cost_usd > *agent.max_cost_usd)
+        return "cost " + run::format_cost(usage.cost_usd) + ", past max_cost_usd " +
+               run::format_cost(*agent.max_cost_usd);
+    return std::nullopt;
+}
+
+}  // namespace cocode::agent

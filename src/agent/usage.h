@@ -1,0 +1,94 @@
+// Tokens and cost, read from what an agent writes as it runs (docs/cost.md): the coding
+// CLIs' streams (claude's assistant and result events, codex's turn.completed, gemini's
+// result stats), the built-in agents' usage.jsonl, and the line a script agent may print;
+// priced by the provider's own figure where the stream has one, else by the price table.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "run/usage.h"
+
+namespace cocode::agent {
+
+// The day the shipped price table was last checked against the providers' price pages.
+inline constexpr char kPriceTableDate[] = "2025-11-24";
+
+struct ShippedPrice {
+    std::string_view model;  // a model name, or a prefix of its dated names
+    config::Price price;     // USD per million tokens
+};
+// The shipped price table (docs/cost.md lists how to see it: `cocode-dispatch report --prices`).
+const std::vector<ShippedPrice>& price_table();
+
+// The price of `model`: the configuration's `pricing` first, then the table; in each the
+// longest name that `model` starts with wins. `from_config` says which answered.
+std::optional<config::Price> price_of(std::string_view model,
+                                      const std::map<std::string, config::Price>& pricing,
+                                      bool* from_config = nullptr);
+
+// What the stream says so far, as it comes: feed it chunks, lines may span them.
+class UsageReader {
+  public:
+    // `model`: the model when the stream does not name it (codex's does not: the agent's
+    // configured `model`, else the one codex's session file records).
+    explicit UsageReader(std::string model = {}) : default_model_(std::move(model)) {}
+
+    void feed(std::string_view bytes);
+    void feed_line(std::string_view line);
+
+    // Tokens per model, in the order first seen.
+    std::vector<run::ModelTokens> models() const;
+    run::Tokens tokens() const;
+    // The cost the agent reported itself (claude's total_cost_usd, a script's cost_usd), and
+    // who reported it ("claude", "the agent").
+    std::optional<double> reported_cost() const { return reported_cost_; }
+    const std::string& reporter() const { return reporter_; }
+    // Per model, the tokens no reported cost covers: what the price table prices.
+    std::map<std::string, run::Tokens> unpriced() const;
+
+  private:
+    void add(const std::string& model, const run::Tokens& tokens);
+    void add_unpriced(const std::string& model, const run::Tokens& tokens);
+
+    std::string default_model_;
+    std::string partial_;  // a line not yet ended
+    std::vector<std::string> order_;
+    std::map<std::string, run::Tokens> settled_;
+    std::map<std::string, run::Tokens> unpriced_;
+    // claude: each assistant message's usage by its id, until a result event settles them
+    // (its streams repeat a message's usage once per content block).
+    std::unordered_map<std::string, std::pair<std::string, run::Tokens>> pending_;
+    std::optional<double> reported_cost_;
+    std::string reporter_;
+    std::string gemini_model_;
+    std::string codex_thread_;
+};
+
+// The run's usage: tokens per model, and a cost — the agent's own figure, else priced from
+// `pricing` and the table; none for a subscription (`billing` "subscription"), nor when a
+// model has no price.
+run::RunUsage price_usage(const UsageReader& reader, const std::string& billing,
+                          const std::map<std::string, config::Price>& pricing);
+
+// A run's usage: what its end recorded, else (a run still going) read from its files now:
+// its stdout, or a built-in agent's usage.jsonl, priced with `pricing` and the table.
+run::RunUsage usage_of_run(const std::filesystem::path& run_folder,
+                           const std::map<std::string, config::Price>& pricing);
+
+// How an agent is billed, from the environment it is given (and, for codex, the mode its
+// auth.json records): "key" when it has an API key of its provider, "subscription" when a
+// CLI runs signed in to a plan, "" when cocode cannot tell (a script agent).
+std::string billing_of(const config::AgentConfig& agent, const std::vector<std::string>& env);
+
+// Whether `usage` crossed one of the agent's budgets; the reason in words, or nullopt.
+std::optional<std::string> budget_crossed(const config::AgentConfig& agent,
+                                          const run::RunUsage& usage);
+
+}  // namespace cocode::agent
