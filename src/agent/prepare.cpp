@@ -941,6 +941,8 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     if (!worktrees) return std::move(worktrees).error();
 
     // First decide everything, so that a refusal leaves nothing made.
+    if (auto spent = daily_budget_spent(context.config, existing, std::chrono::system_clock::now()))
+        return Error::usage(*spent);
     std::vector<Pair> pairs;
     bool any_new = false;
     for (const auto& issue : issues)

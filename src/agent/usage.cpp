@@ -9,6 +9,7 @@
 #include "agent/transcript.h"
 #include "core/files.h"
 #include "core/json_text.h"
+#include "core/run_id.h"
 #include "run/run_folder.h"
 
 namespace cocode::agent {
@@ -346,6 +347,49 @@ run::RunUsage usage_of_run(const fs::path& run_folder,
         if (bytes.size() < kChunk) break;
     }
     return price_usage(reader, info->get("billing").value_or(""), pricing);
+}
+
+namespace {
+
+// "2026-11-25" of a time, in UTC.
+std::string utc_day(std::chrono::system_clock::time_point time) {
+    return format_utc_timestamp(time).substr(0, 10);
+}
+
+}  // namespace
+
+DaySpend spent_on_day(const std::vector<run::RunRecord>& runs,
+                      const std::map<std::string, config::Price>& pricing,
+                      std::chrono::system_clock::time_point day) {
+    const std::string wanted = utc_day(day);
+    DaySpend spend;
+    for (const auto& r : runs) {
+        // A run not started yet has its folder's time: it counts from the day it was made.
+        const std::string started = r.start_time.empty() ? r.run_id.substr(0, 8) : r.start_time;
+        const std::string on =
+            started.size() >= 10 && started[4] == '-'
+                ? started.substr(0, 10)
+                : started.substr(0, 4) + "-" + started.substr(4, 2) + "-" + started.substr(6, 2);
+        if (on != wanted) continue;
+        ++spend.runs;
+        const run::RunUsage usage = usage_of_run(r.folder, pricing);
+        if (usage.cost_usd)
+            spend.usd += *usage.cost_usd;
+        else if (!usage.tokens.empty())
+            ++spend.unpriced;
+    }
+    return spend;
+}
+
+std::optional<std::string> daily_budget_spent(const config::Config& config,
+                                              const std::vector<run::RunRecord>& runs,
+                                              std::chrono::system_clock::time_point now) {
+    if (!config.budget.daily_usd) return std::nullopt;
+    const DaySpend spend = spent_on_day(runs, config.pricing, now);
+    if (spend.usd < *config.budget.daily_usd) return std::nullopt;
+    return "budget.daily_usd: " + run::format_cost(spend.usd) + " spent today (UTC) by " +
+           std::to_string(spend.runs) + (spend.runs == 1 ? " run" : " runs") + ", of " +
+           run::format_cost(*config.budget.daily_usd) + "; runs start again at 00:00 UTC";
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // priced by the provider's own figure where the stream has one, else by the price table.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "run/run_folder.h"
 #include "run/usage.h"
 
 namespace cocode::agent {
@@ -81,6 +83,24 @@ run::RunUsage price_usage(const UsageReader& reader, const std::string& billing,
 // its stdout, or a built-in agent's usage.jsonl, priced with `pricing` and the table.
 run::RunUsage usage_of_run(const std::filesystem::path& run_folder,
                            const std::map<std::string, config::Price>& pricing);
+
+// What the runs started on a UTC day cost together: budget.daily_usd's measure. A run with no
+// known cost (a subscription, a model with no price) adds nothing and is counted apart.
+struct DaySpend {
+    double usd = 0;
+    int runs = 0;      // runs started that day
+    int unpriced = 0;  // of them, with tokens but no known cost
+};
+DaySpend spent_on_day(const std::vector<run::RunRecord>& runs,
+                      const std::map<std::string, config::Price>& pricing,
+                      std::chrono::system_clock::time_point day);
+
+// Why no run may start now (budget.daily_usd spent today, on this machine), or nullopt:
+// "budget.daily_usd: $10.40 spent today (UTC) by 7 runs, of $10.00; runs start again at
+// 00:00 UTC".
+std::optional<std::string> daily_budget_spent(const config::Config& config,
+                                              const std::vector<run::RunRecord>& runs,
+                                              std::chrono::system_clock::time_point now);
 
 // How an agent is billed, from the environment it is given (and, for codex, the mode its
 // auth.json records): "key" when it has an API key of its provider, "subscription" when a

@@ -185,12 +185,23 @@ Result<void> Watcher::save() {
 Result<void> Watcher::pass(bool poll) {
     github_->http().renew_wait_budget();  // each pass may wait as long as one command may
     if (auto renewed = renew_due(); !renewed) return renewed;
-    if (poll) {
+    // Held (a budget spent): nothing new is claimed; what was taken waits, unclaimed.
+    const std::string held = options_.hold ? options_.hold().value_or("") : "";
+    if (held != held_) {
+        options_.notice(held.empty() ? "holding no more: new requests are taken again"
+                                     : "holding new requests: " + held);
+        held_ = held;
+    }
+    if (poll && held.empty()) {
         if (auto claimed = claim_new(); !claimed) return claimed;
         if (options_.rounds)
             if (auto rounds = claim_rounds(); !rounds) return rounds;
     }
     for (std::size_t i = 0; i < entries_.size();) {
+        if (!held.empty() && entries_[i].phase == WatchPhase::claiming) {
+            ++i;
+            continue;
+        }
         auto done = advance(entries_[i]);
         if (!done) {
             options_.notice("#" + std::to_string(entries_[i].claim.issue) + ": " +

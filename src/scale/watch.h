@@ -53,6 +53,9 @@ struct WatchOptions {
                                                    const std::string& instruction)>
         dispatch_round;
     std::function<void(std::string_view)> notice;
+    // Why no new work may start now (budget.daily_usd spent), or nullopt: while it says so,
+    // nothing new is claimed and requests already taken wait, unclaimed (docs/cost.md).
+    std::function<std::optional<std::string>()> hold;
     // Poll the pull requests of cocode's branches for reviews and commands asking for a round
     // (watch; serve has webhooks).
     bool rounds = false;
@@ -148,6 +151,7 @@ class Watcher {
     std::vector<WatchEntry> entries_;
     std::set<long long> told_;              // claims of others already named in a notice
     std::map<long, std::string> answered_;  // issue → its updated_at when found answered
+    std::string held_;                      // why new work is held, as last said; "" if not
     std::set<std::pair<Request::Kind, long long>> decided_;  // round requests decided on
     struct Lock;
     std::unique_ptr<Lock> lock_;

@@ -106,6 +106,8 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
         // priced here (USD per million tokens), as a team prices a model of its own.
         for (const char* prefix : {"gpt-", "gemini-"})
             config["pricing"][prefix] = {{"input", 2.0}, {"output", 8.0}, {"cached", 0.5}};
+        // A budget far above what a run costs: claude is given its own cap too.
+        config["agents"]["claude"]["max_cost_usd"] = 5;
         write_text(file, config.dump(2));
         sh_ok("git add -A && git commit -q -m 'cocode config'", repo_);
     }
@@ -208,6 +210,10 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
                                 1e6;
         EXPECT_NEAR(cost, expected, 1e-9) << status[0].dump(2);
         EXPECT_EQ(status[0]["cost_source"], "pricing in the config");
+    }
+    if (cli.name == "claude") {
+        EXPECT_NE(run::read_run_info(r.folder)->get("commandline")->find("--max-budget-usd 5.0000"),
+                  std::string::npos);
     }
     // codex names no model in its stream; its session file does.
     if (cli.name == "codex") {

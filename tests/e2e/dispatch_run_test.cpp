@@ -219,6 +219,40 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
     EXPECT_EQ(events(r.folder / "events.jsonl").back()["verdict"], "FAIL");
 }
 
+// A budget crossed mid-stream ends the run as a timeout would, at the chunk that crossed it:
+// the agent, waiting for something that never comes, and the child it left are ended; its
+// usage is recorded and priced; the check says why.
+TEST_F(DispatchRun, ARunThatCrossesItsBudgetIsEndedAtOnce) {
+    const std::string line =
+        R"({"type":"cocode.usage","model":"gpt-4o","input_tokens":500,"output_tokens":100})";
+    const std::string script = "echo '" + line + "'; sleep 0.3; echo '" + line +
+                               "'; sleep 600 & while [ ! -e never ]; do sleep 0.05; done; "
+                               "echo after";
+    configure(
+        {{"grace", "300ms"},
+         {"agents",
+          {{"spender", {{"command", "sh"}, {"args", {"-c", script}}, {"max_tokens", 1000}}}}}});
+    Shell run = dispatch("run 1 --timeout 5m");
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::budget);
+    EXPECT_EQ(r.exit_code, 125);
+    EXPECT_EQ(r.error_summary, "over its budget: used 1200 tokens, past max_tokens 1000");
+    EXPECT_TRUE(nothing_left(r));
+    EXPECT_EQ(read_text(r.folder / "agent-stdout.txt").find("after"), std::string::npos);
+    const auto end = run::read_run_end(run::RunFiles{r.folder});
+    ASSERT_TRUE(end && end->usage);
+    EXPECT_EQ(end->usage->tokens, (run::Tokens{1000, 200, 0}));
+    ASSERT_TRUE(end->usage->cost_usd);
+    EXPECT_NEAR(*end->usage->cost_usd, (1000 * 2.5 + 200 * 10) / 1e6, 1e-12);
+    ASSERT_EQ(end->usage->attempts.size(), 1u);
+    EXPECT_EQ(end->usage->attempts[0].tokens, end->usage->tokens);
+    const std::string verdict = read_text(r.folder / "check.json");
+    EXPECT_NE(verdict.find("exit 125: over its budget"), std::string::npos) << verdict;
+    EXPECT_NE(verdict.find("used 1200 tokens, past max_tokens 1000"), std::string::npos) << verdict;
+}
+
 bool sandbox_works() {
     static const bool works = probe_sandbox().available;
     return works;
@@ -421,7 +455,8 @@ TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWithin100ms) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
     EXPECT_EQ(r.status, run::RunStatus::completed);
-    EXPECT_EQ(r.reason, run::StopReason::ready_quiet);  // READY was known while the agent lingered
+    EXPECT_EQ(r.reason,
+              run::StopReason::ready_quiet);  // READY was known while the agent lingered
     EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-nohooks", repo_).substr(0, 40));
     std::vector<json> ready;
     for (const auto& e : events(r.folder / "events.jsonl"))
@@ -912,7 +947,8 @@ TEST_F(DispatchRun, NoDescriptorOfTheDispatcherReachesAnAgent) {
         }));
         // Found while exec was still closing its close-on-exec descriptors, the agent can show
         // one for an instant (seen in CI: fd 3 listed, gone when read): what counts is what it
-        // holds once it runs, so the listing is read until it is the expected one or time is up.
+        // holds once it runs, so the listing is read until it is the expected one or time is
+        // up.
         const std::vector<std::string> expected = {
             "0 -> /dev/null", "1 -> " + (r.folder / "agent-stdout.txt").string(),
             "2 -> " + (r.folder / "agent-stderr.txt").string()};

@@ -253,6 +253,50 @@ TEST_F(Watch, AnAnsweredIssueRunsAgainOnlyWhenLabelledAgain) {
     EXPECT_EQ(final_claims, 2) << "one answer per labelling";
 }
 
+// budget.daily_usd spent: watch takes nothing new and fails nothing; the issue waits,
+// unclaimed, and is taken once there is budget again.
+TEST_F(Watch, ASpentDailyBudgetHoldsTheQueueAndFailsNothing) {
+    for (int n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    // The agent says what it cost: $6 a run, against $5 a day.
+    const std::string usage = R"({"type":"cocode.usage","model":"m","input_tokens":10,)"
+                              R"("output_tokens":1,"cost_usd":6})";
+    write_text(a / ".cocode/fast.sh",
+               "#!/bin/sh\necho '" + usage + "'\n" + read_text(a / ".cocode/fast.sh").substr(10));
+    json config = json::parse(read_text(a / ".cocode/config.json"));
+    config["budget"] = {{"daily_usd", 5}};
+    write_text(a / ".cocode/config.json", config.dump(2));
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(runs_per_issue({a})[1], 1) << first.err;
+
+    github_->set_label(2, "cocode", true);
+    Shell held = watch(a);
+    EXPECT_EQ(held.exit_code, 0) << held.err;
+    EXPECT_NE(held.err.find("holding new requests: budget.daily_usd: $6.00 spent today (UTC) by "
+                            "1 run, of $5.00; runs start again at 00:00 UTC"),
+              std::string::npos)
+        << held.err;
+    EXPECT_EQ(runs_per_issue({a}).count(2), 0u);
+    EXPECT_TRUE(claims_on(2).empty());
+    const auto labels = github_->labels_of(2);
+    EXPECT_EQ(std::find(labels.begin(), labels.end(), "cocode:failed"), labels.end());
+
+    // A run started by hand is refused the same way, before anything is made.
+    Shell refused = dispatch(a, "run 2");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("budget.daily_usd: $6.00 spent today (UTC)"), std::string::npos)
+        << refused.err;
+    EXPECT_EQ(runs_per_issue({a}).count(2), 0u);
+
+    config["budget"]["daily_usd"] = 100;
+    write_text(a / ".cocode/config.json", config.dump(2));
+    Shell again = watch(a);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(runs_per_issue({a})[2], 1) << again.err;
+    EXPECT_TRUE(answered(2));
+}
+
 TEST_F(Watch, APollThatFindsNothingNewCostsNoRateLimit) {
     for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
     const fs::path a = machine("a");

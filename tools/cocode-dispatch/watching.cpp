@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/usage.h"
 #include "common/executables.h"
 #include "proc/command.h"
 #include "run/run_folder.h"
@@ -126,6 +127,11 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
         return start_round(*ws, source, issue, agent, instruction);
     };
     options.notice = notice;
+    if (w.ws.config.budget.daily_usd)
+        options.hold = [ws] {
+            return agent::daily_budget_spent(ws->config, run::list_runs(ws->runs_dir()).runs,
+                                             std::chrono::system_clock::now());
+        };
     options.rounds = true;  // watch polls for them; serve's come by webhook
     w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
     return held;
