@@ -231,6 +231,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     v.head = head->id;
     v.agent_exit_code = input.exit_code;
     v.run_seconds = input.run_seconds;
+    v.usage = input.usage;
     v.marker = input.marker;
     v.report_dir = input.report_dir;
     for (const auto& c : *commits) v.commits.push_back({c.id, c.summary});

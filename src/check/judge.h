@@ -38,6 +38,7 @@ struct JudgeInput {
     std::string run_id, agent, branch, issue_url;
     long issue = 0;
     std::optional<double> run_seconds;
+    std::optional<run::RunUsage> usage;
     // Rounds on the pull request: this run's, where it started, and the pair's earlier ones.
     int round = 1;
     std::string round_trigger;

@@ -93,6 +93,30 @@ std::string comment_key(long issue, const std::string& agent) {
 }
 std::string summary_key(long issue) { return "check/issue-" + std::to_string(issue) + "/summary"; }
 
+// A verdict's cost for a table: "$1.84", the tokens where dollars are not known, or "–".
+std::string cost_cell(const Verdict& v) {
+    if (!v.usage || v.usage->empty()) return "–";
+    if (v.usage->cost_usd) return run::format_cost(v.usage->cost_usd);
+    const std::string tokens = run::format_tokens(v.usage->tokens);
+    return tokens;
+}
+
+std::string usage_line(const Verdict& v) {
+    if (!v.usage || v.usage->empty()) return {};
+    std::vector<std::string> parts;
+    std::string models;
+    for (const auto& m : v.usage->models)
+        if (!m.model.empty()) models += (models.empty() ? "" : ", ") + m.model;
+    if (!models.empty()) parts.push_back(models);
+    parts.push_back(run::format_tokens(v.usage->tokens));
+    parts.push_back(v.usage->cost_usd ? run::format_cost(v.usage->cost_usd)
+                                      : "cost unknown (" + v.usage->cost_source + ")");
+    if (v.run_seconds) parts.push_back(format_seconds(*v.run_seconds));
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " · " : "") + parts[i];
+    return out;
+}
+
 std::string render_markdown(const Verdict& v) {
     std::string out = "### " + std::string(v.pass ? "✅ PASS" : "❌ FAIL") + " · cocode check";
     if (!v.agent.empty()) out += " · " + code(v.agent);
@@ -141,6 +165,7 @@ std::string render_markdown(const Verdict& v) {
             out += "| … and " + std::to_string(v.files.size() - shown) + " more | | |\n";
         out += "\n</details>\n";
     }
+    if (auto line = usage_line(v); !line.empty()) out += "\n<sub>" + cell(line) + "</sub>\n";
     return out;
 }
 
@@ -197,6 +222,7 @@ std::string render_text(const Verdict& v) {
         if (v.files.size() > shown)
             out += "  … and " + std::to_string(v.files.size() - shown) + " more\n";
     }
+    if (auto line = usage_line(v); !line.empty()) out += "\n" + line + "\n";
     return out;
 }
 
@@ -337,8 +363,11 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
     const bool any_pass = !ranked.empty() && ranked.front().pass;
     out += any_pass ? " · best: " + code(ranked.front().agent) : " · none passed";
     out +=
-        "\n\n| agent | verdict | files | lines | outside plan | tests | run time |\n"
-        "|---|---|---:|---:|---:|---|---:|\n";
+        "\n\n| agent | verdict | files | lines | outside plan | tests | run time | cost |\n"
+        "|---|---|---:|---:|---:|---|---:|---:|\n";
+    double spent = 0;
+    int passes = 0;
+    bool all_known = true;
     for (std::size_t i = 0; i < ranked.size(); ++i) {
         const Verdict& v = ranked[i];
         std::string name = code(v.agent.empty() ? "?" : v.agent);
@@ -347,7 +376,18 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
                std::to_string(file_count(v)) + " | +" + std::to_string(v.insertions) + " −" +
                std::to_string(v.deletions) + " | " + std::to_string(outside_plan(v)) + " | " +
                tests_cell(v) + " | " + (v.run_seconds ? format_seconds(*v.run_seconds) : "–") +
-               " |\n";
+               " | " + cost_cell(v) + " |\n";
+        passes += v.pass;
+        if (v.usage && v.usage->cost_usd)
+            spent += *v.usage->cost_usd;
+        else
+            all_known = false;
+    }
+    // What the race cost, and what each PASS cost: the figure agents are chosen by.
+    if (all_known && !ranked.empty()) {
+        out += "\nCost: " + run::format_cost(spent) + " in all";
+        out +=
+            passes ? ", " + run::format_cost(spent / passes) + " per PASS.\n" : ", and no PASS.\n";
     }
     out +=
         "\nBest candidate: PASS first, then fewer files outside the allowed paths, then the "

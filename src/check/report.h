@@ -17,6 +17,10 @@ namespace cocode::check {
 // failing command's output in a collapsed block, the run's duration.
 std::string render_markdown(const Verdict& verdict);
 
+// What the run used, one line: "claude-sonnet-4-5 · 412k in / 9k out · $1.84 · 6m 2s"
+// (the verdict comment's footer); "" when the run reported no usage.
+std::string usage_line(const Verdict& verdict);
+
 // The same for a terminal: plain aligned text, no Markdown (no tables, no HTML, no
 // backticks), for `cocode-check` when its output is a terminal or with --format text.
 std::string render_text(const Verdict& verdict);

@@ -117,6 +117,9 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.issue = record.issue;
     input.issue_url = record.issue_url;
     input.run_seconds = seconds_between(record.start_time, record.end_time);
+    if (auto end = run::read_run_end(run::RunFiles{record.folder});
+        end && end->usage && !end->usage->empty())
+        input.usage = end->usage;
     input.round = record.round;
     input.round_trigger = record.round_trigger;
     input.round_from = record.round_from;

@@ -87,6 +87,7 @@ json to_json(const Verdict& v) {
                 {"checks", checks},
                 {"check_seconds", v.check_seconds},
                 {"report_dir", v.report_dir.string()}};
+    if (v.usage) out["usage"] = run::usage_json(*v.usage);
     if (!v.rounds.empty()) {
         out["round"] = v.round;
         json rounds = json::array();
@@ -133,6 +134,7 @@ Verdict verdict_from_json(const json& j) {
         v.agent_exit_code = json_value(j, "agent_exit_code", 0);
     if (j.contains("run_seconds") && j["run_seconds"].is_number())
         v.run_seconds = j["run_seconds"].get<double>();
+    if (j.contains("usage")) v.usage = run::usage_from_json(j["usage"]);
     v.marker = str("marker");
     v.ready_commit = str("ready_commit");
     for (const auto& c : json_value(j, "commits", json::array()))

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "git/repository.h"
+#include "run/usage.h"
 
 namespace cocode::check {
 
@@ -69,6 +70,8 @@ struct Verdict {
     // empty for a pair's only round.
     int round = 1;
     std::vector<RoundLine> rounds;
+    // What the run used and cost (its run-end.json), when it said (docs/cost.md).
+    std::optional<run::RunUsage> usage;
 
     const CheckItem* find(std::string_view id) const;
 };

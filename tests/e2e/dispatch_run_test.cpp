@@ -253,6 +253,41 @@ TEST_F(DispatchRun, ARunThatCrossesItsBudgetIsEndedAtOnce) {
     EXPECT_NE(verdict.find("used 1200 tokens, past max_tokens 1000"), std::string::npos) << verdict;
 }
 
+// What each run cost goes into its verdict (the comment's footer) and the comparison: the cost
+// per agent, and what the race cost per PASS.
+TEST_F(DispatchRun, TheVerdictAndTheComparisonSayWhatEachRunCost) {
+    auto spender = [](const std::string& cost, const std::string& work) {
+        return "echo '{\"type\":\"cocode.usage\",\"model\":\"m-1\",\"input_tokens\":1000,"
+               "\"output_tokens\":100,\"cost_usd\":" +
+               cost + "}'; " + work;
+    };
+    configure({{"agents",
+                {{"cheap",
+                  {{"command", "sh"},
+                   {"args",
+                    {"-c", spender("0.2",
+                                   "echo fixed > fixed.txt && git add -A && git commit "
+                                   "-qm Fix -m \"$COCODE_READY_MARKER\"")}}}},
+                 {"dear", {{"command", "sh"}, {"args", {"-c", spender("0.6", "true")}}}}}}});
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.err;  // both ran to their end; one was judged FAIL
+    for (const auto& r : runs()) {
+        const std::string report = read_text(r.folder / "check.md");
+        const std::string cost = r.agent == "cheap" ? "$0.20" : "$0.60";
+        EXPECT_NE(report.find("<sub>m-1 · 1k in / 100 out · " + cost + " · "), std::string::npos)
+            << report;
+        EXPECT_EQ(json::parse(read_text(r.folder / "check.json"))["usage"]["cost_usd"],
+                  r.agent == "cheap" ? 0.2 : 0.6);
+    }
+    Shell summary = sh(quote(tool_path("cocode-check").string()) + " --issue 1 --summary", repo_);
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("| run time | cost |"), std::string::npos) << summary.out;
+    EXPECT_NE(summary.out.find(" | $0.20 |\n"), std::string::npos) << summary.out;
+    EXPECT_NE(summary.out.find(" | $0.60 |\n"), std::string::npos) << summary.out;
+    EXPECT_NE(summary.out.find("Cost: $0.80 in all, $0.80 per PASS."), std::string::npos)
+        << summary.out;
+}
+
 bool sandbox_works() {
     static const bool works = probe_sandbox().available;
     return works;
