@@ -97,24 +97,13 @@ std::string summary_key(long issue) { return "check/issue-" + std::to_string(iss
 std::string cost_cell(const Verdict& v) {
     if (!v.usage || v.usage->empty()) return "–";
     if (v.usage->cost_usd) return run::format_cost(v.usage->cost_usd);
-    const std::string tokens = run::format_tokens(v.usage->tokens);
-    return tokens;
+    return run::format_tokens(v.usage->tokens);
 }
 
 std::string usage_line(const Verdict& v) {
     if (!v.usage || v.usage->empty()) return {};
-    std::vector<std::string> parts;
-    std::string models;
-    for (const auto& m : v.usage->models)
-        if (!m.model.empty()) models += (models.empty() ? "" : ", ") + m.model;
-    if (!models.empty()) parts.push_back(models);
-    parts.push_back(run::format_tokens(v.usage->tokens));
-    parts.push_back(v.usage->cost_usd ? run::format_cost(v.usage->cost_usd)
-                                      : "cost unknown (" + v.usage->cost_source + ")");
-    if (v.run_seconds) parts.push_back(format_seconds(*v.run_seconds));
-    std::string out;
-    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? " · " : "") + parts[i];
-    return out;
+    return run::usage_summary(*v.usage) +
+           (v.run_seconds ? " · " + format_seconds(*v.run_seconds) : "");
 }
 
 std::string render_markdown(const Verdict& v) {

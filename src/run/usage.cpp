@@ -114,6 +114,15 @@ std::string format_tokens(const Tokens& tokens) {
     return out + " / " + count(tokens.output) + " out";
 }
 
+std::string usage_summary(const RunUsage& usage) {
+    std::string models;
+    for (const auto& m : usage.models)
+        if (!m.model.empty()) models += (models.empty() ? "" : ", ") + m.model;
+    return (models.empty() ? "" : models + " · ") + format_tokens(usage.tokens) + " · " +
+           (usage.cost_usd ? format_cost(usage.cost_usd)
+                           : "cost unknown (" + usage.cost_source + ")");
+}
+
 std::string format_cost(const std::optional<double>& usd) {
     if (!usd) return "-";
     char text[32];

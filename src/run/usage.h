@@ -59,5 +59,7 @@ std::optional<RunUsage> usage_from_json(const nlohmann::json& value);
 std::string format_tokens(const Tokens& tokens);
 // "$1.84", "$0.0031"; "-" for none.
 std::string format_cost(const std::optional<double>& usd);
+// One line: "claude-sonnet-4-5 · 412k in / 9k out · $1.84", or "… · cost unknown (why)".
+std::string usage_summary(const RunUsage& usage);
 
 }  // namespace cocode::run

@@ -211,6 +211,12 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
         EXPECT_NEAR(cost, expected, 1e-9) << status[0].dump(2);
         EXPECT_EQ(status[0]["cost_source"], "pricing in the config");
     }
+    // logs ends with the same, read as the supervisor read it.
+    const std::string tokens = run::format_tokens({static_cast<std::uint64_t>(served.input),
+                                                   static_cast<std::uint64_t>(served.output),
+                                                   static_cast<std::uint64_t>(served.cached)});
+    EXPECT_NE(logs.out.find("[usage] "), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find(" · " + tokens + " · $"), std::string::npos) << logs.out;
     if (cli.name == "claude") {
         EXPECT_NE(run::read_run_info(r.folder)->get("commandline")->find("--max-budget-usd 5.0000"),
                   std::string::npos);

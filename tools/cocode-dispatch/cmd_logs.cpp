@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent/transcript.h"
+#include "agent/usage.h"
 #include "commands.h"
 #include "core/terminal_text.h"
 #include "workspace.h"
@@ -109,6 +110,13 @@ int run_logs(const LogsArgs& args) {
     }
     if (!pending.empty()) emit(pending);
     flush_renderer();
+    // What it used, last: read as the supervisor reads it (docs/cost.md).
+    if (!args.raw && !args.stderr_stream)
+        if (auto usage = agent::usage_of_run(files.folder, ws.config.pricing); !usage.empty())
+            print({terminal_safe_line("[usage] " + run::usage_summary(usage) +
+                                      (usage.cost_source.empty() || !usage.cost_usd
+                                           ? ""
+                                           : " (" + usage.cost_source + ")"))});
     return 0;
 }
 
