@@ -78,6 +78,23 @@ Result<void> write_actions_outputs(const std::string& markdown, const ActionsOut
     return {};
 }
 
+std::vector<std::pair<std::string, std::string>> usage_outputs(
+    const std::vector<Verdict>& verdicts) {
+    run::Tokens tokens;
+    double cost = 0;
+    bool known = !verdicts.empty();
+    for (const auto& v : verdicts) {
+        if (v.usage) tokens += v.usage->tokens;
+        if (v.usage && v.usage->cost_usd)
+            cost += *v.usage->cost_usd;
+        else
+            known = false;
+    }
+    const nlohmann::json counts = {
+        {"input", tokens.input}, {"output", tokens.output}, {"cached", tokens.cached}};
+    return {{"cost-usd", known ? nlohmann::json(cost).dump() : ""}, {"tokens", counts.dump()}};
+}
+
 std::vector<std::string> error_annotations(const Verdict& v) {
     std::vector<std::string> lines;
     for (const auto& c : v.checks) {

@@ -33,6 +33,11 @@ Result<void> append_actions_output(const std::string& name, const std::string& v
 // Appends the summary and the outputs to the files Actions names (each appended under a lock).
 Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs);
 
+// `cost-usd` (the runs' cost together; empty when any is not known) and `tokens`
+// ({"input", "output", "cached"}, summed) of the verdicts' runs.
+std::vector<std::pair<std::string, std::string>> usage_outputs(
+    const std::vector<Verdict>& verdicts);
+
 // One `::error title=…::…` line per failed check, escaped as workflow commands require.
 std::vector<std::string> error_annotations(const Verdict& verdict);
 

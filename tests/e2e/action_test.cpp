@@ -28,10 +28,17 @@ class Action : public ::testing::Test {
         github_->add_issue(1, "Spelling error in the README file", "It says Helo.", {"cocode"});
 
         // The project: two script agents, its rules, on an origin the runners clone.
-        make_project_on_origin(dir_ / "project",
-                               {{"fast", "echo fixed > README.md"},
-                                {"careful", "echo fixed > README.md\necho notes > NOTES.md"}},
-                               {{"check", {{"allowed_paths", {"README.md", "NOTES.md"}}}}});
+        // Each says what it cost, as a script agent may (docs/runs.md).
+        auto usage = [](const std::string& cost) {
+            return "echo '{\"type\":\"cocode.usage\",\"model\":\"m\",\"input_tokens\":1000,"
+                   "\"output_tokens\":100,\"cost_usd\":" +
+                   cost + "}'\n";
+        };
+        make_project_on_origin(
+            dir_ / "project",
+            {{"fast", usage("0.25") + "echo fixed > README.md"},
+             {"careful", usage("0.5") + "echo fixed > README.md\necho notes > NOTES.md"}},
+            {{"check", {{"allowed_paths", {"README.md", "NOTES.md"}}}}});
     }
 
     // Runs `workflow` for the event in the simulated runner; the JSON of its jobs.
@@ -114,9 +121,17 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
                 .exit_code,
             0)
             << branch;
-    // Each job's report went to its step summary.
+    // Each job's report went to its step summary, with what its run cost; the comparison's
+    // job says what the race cost, read on its fresh runner from the published verdicts.
     EXPECT_NE(summaries_.find("cocode check · `fast` on #1"), std::string::npos) << summaries_;
     EXPECT_NE(summaries_.find("cocode check · `careful` on #1"), std::string::npos);
+    EXPECT_NE(summaries_.find("<sub>m · 1k in / 100 out · $0.25 · "), std::string::npos)
+        << summaries_;
+    EXPECT_NE(summaries_.find("Cost: $0.75 in all, $0.38 per PASS."), std::string::npos)
+        << summaries_;
+    EXPECT_EQ(jobs["compare"][0]["outputs"]["cost-usd"], "0.75") << jobs["compare"].dump(2);
+    EXPECT_EQ(json::parse(jobs["compare"][0]["outputs"]["tokens"].get<std::string>()),
+              json::parse(R"({"input":2000,"output":200,"cached":0})"));
 }
 
 // On GitHub Enterprise Server the runner names the server in GITHUB_SERVER_URL and its API in

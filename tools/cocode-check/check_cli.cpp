@@ -193,6 +193,7 @@ int run_check(const CheckArgs& args) {
                                       published.comment_url,
                                       published.pr_url,
                                       {{"branch", verdict.branch}, {"run-id", verdict.run_id}}};
+        for (auto& output : check::usage_outputs({verdict})) outputs.more.push_back(output);
         if (auto w = check::write_actions_outputs(markdown, outputs); !w)
             notice("warning: " + w.error().message);
     }
@@ -297,6 +298,7 @@ int run_summary(const CheckArgs& args) {
             "",
             {{"best-agent", ranked.front().pass ? ranked.front().agent : ""},
              {"verdicts", by_agent.dump()}}};
+        for (auto& output : check::usage_outputs(ranked)) outputs.more.push_back(output);
         if (auto w = check::write_actions_outputs(markdown, outputs); !w)
             notice("warning: " + w.error().message);
     }
