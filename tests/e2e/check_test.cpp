@@ -427,7 +427,7 @@ TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
               std::string::npos)
         << r.out;
     auto outputs = read_lines(dir_ / "out.txt");
-    ASSERT_EQ(outputs.size(), 6u);
+    ASSERT_EQ(outputs.size(), 8u);
     EXPECT_EQ(outputs[0], "verdict=FAIL");
     ASSERT_EQ(outputs[1].rfind("report-path=", 0), 0u);
     const fs::path report = outputs[1].substr(12);
@@ -437,6 +437,9 @@ TEST_F(Publish, InGitHubActionsTheOutputsSummaryAndAnnotationsAreWritten) {
     EXPECT_EQ(outputs[3], "pr-url=");
     EXPECT_EQ(outputs[4], "branch=cocode/1-a");
     EXPECT_EQ(outputs[5], "run-id=");  // --worktree: no run
+    // Nor, then, what it used.
+    EXPECT_EQ(outputs[6], "cost-usd=");
+    EXPECT_EQ(outputs[7], R"(tokens={"cached":0,"input":0,"output":0})");
     EXPECT_NE(read_text(dir_ / "summary.md").find("❌ FAIL · cocode check · `a` on #1"),
               std::string::npos);
 }
