@@ -254,8 +254,8 @@ TEST_F(DispatchRun, ARunThatCrossesItsBudgetIsEndedAtOnce) {
 }
 
 // What each run cost goes into its verdict (the comment's footer) and the comparison: the cost
-// per agent, and what the race cost per PASS.
-TEST_F(DispatchRun, TheVerdictAndTheComparisonSayWhatEachRunCost) {
+// per agent, and what the race cost per PASS; `report` sums the runs, by agent and by issue.
+TEST_F(DispatchRun, TheVerdictTheComparisonAndTheReportSayWhatRunsCost) {
     auto spender = [](const std::string& cost, const std::string& work) {
         return "echo '{\"type\":\"cocode.usage\",\"model\":\"m-1\",\"input_tokens\":1000,"
                "\"output_tokens\":100,\"cost_usd\":" +
@@ -286,6 +286,50 @@ TEST_F(DispatchRun, TheVerdictAndTheComparisonSayWhatEachRunCost) {
     EXPECT_NE(summary.out.find(" | $0.60 |\n"), std::string::npos) << summary.out;
     EXPECT_NE(summary.out.find("Cost: $0.80 in all, $0.80 per PASS."), std::string::npos)
         << summary.out;
+
+    // Issue 2 the same way: four runs, two PASS at $0.20, two FAIL at $0.60.
+    ASSERT_EQ(dispatch("run 2").exit_code, 0);
+    Shell by_agent = dispatch("report --json");
+    ASSERT_EQ(by_agent.exit_code, 0) << by_agent.err;
+    const json report = json::parse(by_agent.out);
+    ASSERT_EQ(report["rows"].size(), 2u) << report.dump(2);
+    const json& cheap = report["rows"][0];
+    EXPECT_EQ(cheap["key"], "cheap");
+    EXPECT_EQ(cheap["runs"], 2);
+    EXPECT_EQ(cheap["passed"], 2);
+    EXPECT_EQ(cheap["pass_rate"], 1.0);
+    EXPECT_EQ(cheap["tokens"], json::parse(R"({"input":2000,"output":200,"cached":0})"));
+    EXPECT_NEAR(cheap["cost_usd"].get<double>(), 0.4, 1e-9);
+    EXPECT_NEAR(cheap["cost_per_pass_usd"].get<double>(), 0.2, 1e-9);
+    EXPECT_TRUE(cheap["median_seconds_to_ready"].is_number());
+    const json& dear = report["rows"][1];
+    EXPECT_EQ(dear["key"], "dear");
+    EXPECT_EQ(dear["judged"], 2);
+    EXPECT_EQ(dear["passed"], 0);
+    EXPECT_EQ(dear["pass_rate"], 0.0);
+    EXPECT_NEAR(dear["cost_usd"].get<double>(), 1.2, 1e-9);
+    EXPECT_TRUE(dear["cost_per_pass_usd"].is_null());
+    EXPECT_TRUE(dear["median_seconds_to_ready"].is_null()) << "it never said it was done";
+    EXPECT_EQ(report["total"]["runs"], 4);
+    EXPECT_NEAR(report["total"]["cost_usd"].get<double>(), 1.6, 1e-9);
+    EXPECT_NEAR(report["total"]["cost_per_pass_usd"].get<double>(), 0.8, 1e-9);
+
+    const json by_issue = json::parse(dispatch("report --by issue --json").out);
+    ASSERT_EQ(by_issue["rows"].size(), 2u);
+    EXPECT_EQ(by_issue["rows"][0]["key"], "#1");
+    EXPECT_NEAR(by_issue["rows"][0]["cost_usd"].get<double>(), 0.8, 1e-9);
+    EXPECT_EQ(by_issue["rows"][1]["key"], "#2");
+
+    Shell table = dispatch("report");
+    EXPECT_NE(table.out.find("AGENT                 RUNS  PASS TOKENS"), std::string::npos)
+        << table.out;
+    EXPECT_NE(table.out.find("cheap                    2  100% 2k in / 200 out"), std::string::npos)
+        << table.out;
+    EXPECT_EQ(dispatch("report --since 2099-01-01").out, "no runs since 2099-01-01T00:00\n");
+    Shell bad = dispatch("report --since yesterday");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--since yesterday: expected a number of days (7d)"), std::string::npos)
+        << bad.err;
 }
 
 bool sandbox_works() {

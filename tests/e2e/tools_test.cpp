@@ -180,10 +180,12 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
         {"cocode-dispatch",
          "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, continue, plan, "
          "watch, "
-         "serve, status, logs, init, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
+         "serve, status, report, logs, init, clean, doctor, completion (see `cocode-dispatch "
+         "--help`)\n"},
         {"cocode-dispatch rnu 1",
          "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
-         "'run'? Commands: issues, run, continue, plan, watch, serve, status, logs, init, clean, "
+         "'run'? Commands: issues, run, continue, plan, watch, serve, status, report, logs, init, "
+         "clean, "
          "doctor, "
          "completion.\n"},
         {"cocode-dispatch issues shwo 3",

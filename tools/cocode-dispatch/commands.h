@@ -84,6 +84,13 @@ struct StatusArgs {
     bool watch = false;
 };
 
+struct ReportArgs {
+    std::string since = "7d";  // a duration back from now
+    std::string by = "agent";  // agent, issue or day
+    bool json = false;
+    bool prices = false;  // the shipped price table instead
+};
+
 struct LogsArgs {
     std::string run;
     bool follow = false;
@@ -143,6 +150,7 @@ int run_supervise(const SuperviseArgs& args);
 int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
+int run_report(const ReportArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);

@@ -28,6 +28,7 @@ struct Arguments {
     SuperviseArgs supervise;
     AgentArgs agent;
     StatusArgs status;
+    ReportArgs report;
     LogsArgs logs;
     InitArgs init;
     CleanArgs clean;
@@ -196,6 +197,15 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     status_cmd->add_flag("--json", a.status.json, "print JSON");
     status_cmd->add_flag("--watch", a.status.watch, "keep showing until every run has finished");
     commands.emplace_back(status_cmd, [&a] { return run_status(a.status); });
+
+    auto* report_cmd =
+        app.add_subcommand("report", "what runs did and cost: PASS rate, tokens, cost per PASS");
+    report_cmd->add_option("--since", a.report.since, "runs started this long ago or since (7d)");
+    report_cmd->add_option("--by", a.report.by, "agent (default), issue or day")
+        ->check(CLI::IsMember({"agent", "issue", "day"}));
+    report_cmd->add_flag("--json", a.report.json, "print JSON");
+    report_cmd->add_flag("--prices", a.report.prices, "print the shipped price table");
+    commands.emplace_back(report_cmd, [&a] { return run_report(a.report); });
 
     auto* logs_cmd = app.add_subcommand("logs", "an agent's output");
     logs_cmd->add_option("run", a.logs.run, "a run id (or a unique prefix)")->required();
