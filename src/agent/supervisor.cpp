@@ -338,15 +338,16 @@ class Supervisor {
 
     // What the run's usage file added since it was last read, at most `limit` bytes of it.
     static void read_usage(Slot& slot, std::uint64_t limit) {
-        constexpr std::size_t kChunk = std::size_t{1} << 20;
         const fs::path source = usage_source(*slot.run);
-        for (std::uint64_t taken = 0; taken < limit;) {
-            const std::string bytes = read_file_from(source, slot.usage_read, kChunk);
-            slot.usage_read += bytes.size();
-            taken += bytes.size();
-            slot.usage->feed(bytes);
-            if (bytes.size() < kChunk) return;
+        if (slot.run->agent.type == config::AgentType::command) {
+            const std::uint64_t size = size_of(source);
+            if (size > slot.usage_read + kScriptUsageTail) {
+                slot.usage->skip();
+                slot.usage_read = size - kScriptUsageTail;
+            }
         }
+        slot.usage_read += scan_file_from(source, slot.usage_read, limit,
+                                          [&](std::string_view bytes) { slot.usage->feed(bytes); });
     }
 
     run::RunUsage usage_of(const Slot& slot) const {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "agent/builtin.h"
@@ -120,21 +122,49 @@ std::optional<config::Price> price_of(std::string_view model,
 }
 
 void UsageReader::feed(std::string_view bytes) {
-    while (!bytes.empty()) {
-        const auto nl = bytes.find('\n');
-        if (nl == std::string_view::npos) {
-            // A line longer than this is no usage line: its head is enough to skip it.
-            if (partial_.size() < (1u << 20)) partial_.append(bytes);
-            return;
-        }
-        if (partial_.empty()) {
-            feed_line(bytes.substr(0, nl));
-        } else {
-            partial_.append(bytes.substr(0, nl));
+    // Only lines that start with '{' can carry usage. Most of an agent's output is not such a
+    // line, and memchr passes over it at memory speed: a line is looked into only when a '{'
+    // starts it.
+    constexpr std::size_t kLongest = std::size_t{1} << 20;  // a longer line is no usage line
+    const char* p = bytes.data();
+    const char* const end = p + bytes.size();
+    auto find = [&](const char* from, char c) {
+        return static_cast<const char*>(std::memchr(from, c, static_cast<std::size_t>(end - from)));
+    };
+    while (p < end) {
+        if (keeping_) {
+            const char* nl = find(p, '\n');
+            const std::size_t room = kLongest - std::min(kLongest, partial_.size());
+            partial_.append(p, std::min(room, static_cast<std::size_t>((nl ? nl : end) - p)));
+            if (!nl) return;
             feed_line(partial_);
             partial_.clear();
+            keeping_ = false;
+            p = nl + 1;
+            line_start_ = true;
+            continue;
         }
-        bytes.remove_prefix(nl + 1);
+        if (line_start_) {
+            line_start_ = false;
+            if (*p == '{') {
+                keeping_ = true;
+                continue;
+            }
+        }
+        const char* brace = find(p, '{');
+        if (!brace) {
+            line_start_ = end[-1] == '\n';
+            return;
+        }
+        if (brace > p && brace[-1] == '\n') {  // a line that starts with '{'
+            p = brace;
+            line_start_ = true;
+            continue;
+        }
+        const char* nl = find(brace, '\n');  // a '{' within a line: on to the next line
+        if (!nl) return;
+        p = nl + 1;
+        line_start_ = true;
     }
 }
 
@@ -164,20 +194,18 @@ void UsageReader::feed_line(std::string_view line) {
     if (!event.is_object()) return;
     const std::string type = json_value(event, "type", "");
 
-    if (type == "cocode.usage") {  // a script agent's own line (docs/runs.md)
+    if (type == "cocode.usage") {
+        // A script's own line (docs/runs.md): a model's totals so far; the latest counts.
         const std::string model = json_value(event, "model", "");
-        run::Tokens t;
-        t.input = count(event, "input_tokens");
-        t.output = count(event, "output_tokens");
-        t.cached = std::min(count(event, "cached_tokens"), t.input);
+        ScriptUsage& u = script_[model];
+        u.tokens.input = count(event, "input_tokens");
+        u.tokens.output = count(event, "output_tokens");
+        u.tokens.cached = std::min(count(event, "cached_tokens"), u.tokens.input);
+        u.cost.reset();
         if (event.contains("cost_usd") && event["cost_usd"].is_number() &&
-            event["cost_usd"].get<double>() >= 0) {
-            add(model, t);
-            reported_cost_ = reported_cost_.value_or(0) + event["cost_usd"].get<double>();
-            if (reporter_.empty()) reporter_ = "the agent";
-        } else {
-            add_unpriced(model, t);
-        }
+            event["cost_usd"].get<double>() >= 0)
+            u.cost = event["cost_usd"].get<double>();
+        if (std::find(order_.begin(), order_.end(), model) == order_.end()) order_.push_back(model);
         return;
     }
     if (type.empty() && event.contains("call") && event.contains("prompt_tokens")) {
@@ -216,11 +244,8 @@ void UsageReader::feed_line(std::string_view line) {
                              : add_unpriced(entry.first, entry.second);
                 }
                 pending_.clear();
-                if (cost) {
-                    reported_cost_ =
-                        reported_cost_.value_or(0) + event["total_cost_usd"].get<double>();
-                    reporter_ = "claude";
-                }
+                if (cost)
+                    claude_cost_ = claude_cost_.value_or(0) + event["total_cost_usd"].get<double>();
             }
             return;
         case StreamKind::codex:
@@ -265,8 +290,27 @@ void UsageReader::feed_line(std::string_view line) {
     }
 }
 
+std::optional<double> UsageReader::reported_cost() const {
+    std::optional<double> cost = claude_cost_;
+    for (const auto& [model, u] : script_)
+        if (u.cost) cost = cost.value_or(0) + *u.cost;
+    return cost;
+}
+
+std::string UsageReader::reporter() const {
+    if (claude_cost_) return "claude";
+    return reported_cost() ? "the agent" : "";
+}
+
+void UsageReader::skip() {
+    partial_.clear();
+    keeping_ = false;
+    line_start_ = false;
+}
+
 std::vector<run::ModelTokens> UsageReader::models() const {
     std::map<std::string, run::Tokens> all = settled_;
+    for (const auto& [model, u] : script_) all[model] += u.tokens;
     std::vector<std::string> order = order_;
     for (const auto& [id, entry] : pending_) {
         if (!all.count(entry.first) &&
@@ -283,6 +327,8 @@ std::vector<run::ModelTokens> UsageReader::models() const {
 
 std::map<std::string, run::Tokens> UsageReader::unpriced() const {
     std::map<std::string, run::Tokens> out = unpriced_;
+    for (const auto& [model, u] : script_)
+        if (!u.cost) out[model] += u.tokens;
     for (const auto& [id, entry] : pending_) out[entry.first] += entry.second;
     return out;
 }
@@ -335,17 +381,20 @@ run::RunUsage usage_of_run(const fs::path& run_folder,
     auto info = run::read_run_info(run_folder);
     if (!info) return {};
     UsageReader reader(info->get("model").value_or(""));
-    // Only a built-in agent writes usage.jsonl.
+    // Only a built-in agent writes usage.jsonl; a script's latest lines are at its end.
     std::error_code ec;
     fs::path source = run_folder / kUsageFile;
-    if (!fs::exists(source, ec)) source = files.stdout_file();
-    constexpr std::size_t kChunk = std::size_t{4} << 20;
-    for (std::uint64_t at = 0;;) {
-        const std::string bytes = read_file_from(source, at, kChunk);
-        reader.feed(bytes);
-        at += bytes.size();
-        if (bytes.size() < kChunk) break;
+    std::uint64_t from = 0;
+    if (!fs::exists(source, ec)) {
+        source = files.stdout_file();
+        const auto size = fs::file_size(source, ec);
+        if (!ec && info->get("agent_type").value_or("") == "command" && size > kScriptUsageTail) {
+            from = size - kScriptUsageTail;
+            reader.skip();
+        }
     }
+    scan_file_from(source, from, std::numeric_limits<std::uint64_t>::max(),
+                   [&](std::string_view bytes) { reader.feed(bytes); });
     return price_usage(reader, info->get("billing").value_or(""), pricing);
 }
 

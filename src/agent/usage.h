@@ -35,6 +35,10 @@ std::optional<config::Price> price_of(std::string_view model,
                                       const std::map<std::string, config::Price>& pricing,
                                       bool* from_config = nullptr);
 
+// A script's usage lines carry its totals so far, so of what it wrote since the last look only
+// the newest this much is read, however much it floods its output (docs/runs.md).
+inline constexpr std::uint64_t kScriptUsageTail = std::uint64_t{256} << 10;
+
 // What the stream says so far, as it comes: feed it chunks, lines may span them.
 class UsageReader {
   public:
@@ -44,14 +48,17 @@ class UsageReader {
 
     void feed(std::string_view bytes);
     void feed_line(std::string_view line);
+    // What follows is not where the last bytes fed ended (a reader that skipped ahead): the
+    // first whole line is the next one looked into.
+    void skip();
 
     // Tokens per model, in the order first seen.
     std::vector<run::ModelTokens> models() const;
     run::Tokens tokens() const;
     // The cost the agent reported itself (claude's total_cost_usd, a script's cost_usd), and
     // who reported it ("claude", "the agent").
-    std::optional<double> reported_cost() const { return reported_cost_; }
-    const std::string& reporter() const { return reporter_; }
+    std::optional<double> reported_cost() const;
+    std::string reporter() const;
     // Per model, the tokens no reported cost covers: what the price table prices.
     std::map<std::string, run::Tokens> unpriced() const;
 
@@ -60,15 +67,21 @@ class UsageReader {
     void add_unpriced(const std::string& model, const run::Tokens& tokens);
 
     std::string default_model_;
-    std::string partial_;  // a line not yet ended
+    std::string partial_;     // a line that starts with '{', not yet ended
+    bool keeping_ = false;    // partial_ is being filled
+    bool line_start_ = true;  // the next byte starts a line
     std::vector<std::string> order_;
     std::map<std::string, run::Tokens> settled_;
     std::map<std::string, run::Tokens> unpriced_;
     // claude: each assistant message's usage by its id, until a result event settles them
     // (its streams repeat a message's usage once per content block).
     std::unordered_map<std::string, std::pair<std::string, run::Tokens>> pending_;
-    std::optional<double> reported_cost_;
-    std::string reporter_;
+    std::optional<double> claude_cost_;
+    struct ScriptUsage {
+        run::Tokens tokens;
+        std::optional<double> cost;
+    };
+    std::map<std::string, ScriptUsage> script_;  // a script's lines: the latest per model
     std::string gemini_model_;
     std::string codex_thread_;
 };

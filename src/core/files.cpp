@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,25 @@ std::string read_file_from(const fs::path& path, std::uint64_t offset, std::size
     ssize_t n = ::pread(fd.get(), out.data(), bytes, static_cast<off_t>(offset));
     out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     return out;
+}
+
+std::uint64_t scan_file_from(const fs::path& path, std::uint64_t offset, std::uint64_t bytes,
+                             const std::function<void(std::string_view)>& see) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return 0;
+    // Read into one buffer, left uninitialised, that every piece reuses.
+    constexpr std::size_t kPiece = std::size_t{1} << 20;
+    const std::unique_ptr<char[]> buffer(new char[kPiece]);
+    std::uint64_t seen = 0;
+    while (seen < bytes) {
+        const std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, bytes - seen));
+        const ssize_t n = ::pread(fd.get(), buffer.get(), want, static_cast<off_t>(offset + seen));
+        if (n <= 0) break;
+        see(std::string_view(buffer.get(), static_cast<std::size_t>(n)));
+        seen += static_cast<std::uint64_t>(n);
+    }
+    return seen;
 }
 
 Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode_t mode,

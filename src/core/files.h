@@ -57,6 +57,12 @@ std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes)
 std::string read_file_from(const std::filesystem::path& path, std::uint64_t offset,
                            std::size_t bytes);
 
+// What a growing log added from `offset`, at most `bytes` of it, handed to `see` in pieces of
+// up to 1 MiB read into one buffer; the bytes seen. 0 when there is nothing new or it cannot
+// be read.
+std::uint64_t scan_file_from(const std::filesystem::path& path, std::uint64_t offset,
+                             std::uint64_t bytes, const std::function<void(std::string_view)>& see);
+
 // What a write promises beyond atomicity. Both fsync the new content before the rename, so
 // a power loss leaves the old file or the new one, never a torn or empty one.
 enum class Durability {

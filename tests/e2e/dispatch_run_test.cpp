@@ -223,16 +223,20 @@ TEST_F(DispatchRun, ATimeoutEndsAnAgentThatIgnoresSigterm) {
 // the agent, waiting for something that never comes, and the child it left are ended; its
 // usage is recorded and priced; the check says why.
 TEST_F(DispatchRun, ARunThatCrossesItsBudgetIsEndedAtOnce) {
-    const std::string line =
+    // Its totals so far, then again after more work: the second crosses max_tokens.
+    const std::string first =
         R"({"type":"cocode.usage","model":"gpt-4o","input_tokens":500,"output_tokens":100})";
-    const std::string script = "echo '" + line + "'; sleep 0.3; echo '" + line +
+    const std::string second =
+        R"({"type":"cocode.usage","model":"gpt-4o","input_tokens":1000,"output_tokens":200})";
+    const std::string script = "echo '" + first + "'; sleep 0.3; echo '" + second +
                                "'; sleep 600 & while [ ! -e never ]; do sleep 0.05; done; "
                                "echo after";
     configure(
         {{"grace", "300ms"},
          {"agents",
           {{"spender", {{"command", "sh"}, {"args", {"-c", script}}, {"max_tokens", 1000}}}}}});
-    Shell run = dispatch("run 1 --timeout 5m");
+    // The timeout is the test's guard only: the budget ends the run long before.
+    Shell run = dispatch("run 1 --timeout 60s");
     EXPECT_EQ(run.exit_code, 1) << run.err;
     const auto& r = only_run();
     EXPECT_EQ(r.status, run::RunStatus::failed);

@@ -105,12 +105,16 @@ TEST(Usage, ASubscriptionShowsTokensNotDollars) {
 }
 
 TEST(Usage, AScriptsOwnLinesAndTheBuiltInAgentsUsageFileAreRead) {
+    // A script's lines are each model's totals so far: the latest counts.
     UsageReader script;
     script.feed(
-        "working\n{\"type\":\"cocode.usage\",\"model\":\"gpt-4o\",\"input_tokens\":1000,"
+        "working\n{\"type\":\"cocode.usage\",\"model\":\"gpt-4o\",\"input_tokens\":500,"
+        "\"output_tokens\":50}\n");
+    script.feed(
+        "{\"type\":\"cocode.usage\",\"model\":\"gpt-4o\",\"input_tokens\":1000,"
         "\"output_tokens\":100,\"cached_tokens\":400}\n");
     script.feed(
-        "{\"type\":\"cocode.usage\",\"model\":\"gpt-4o\",\"input_tokens\":10,"
+        "{\"type\":\"cocode.usage\",\"model\":\"m-2\",\"input_tokens\":10,"
         "\"output_tokens\":1,\"cost_usd\":0.5}\n{\"type\":\"cocode.usage\",\"input");
     EXPECT_EQ(script.tokens(), tokens(1010, 101, 400));
     const run::RunUsage usage = price_usage(script, "", {});
@@ -126,6 +130,19 @@ TEST(Usage, AScriptsOwnLinesAndTheBuiltInAgentsUsageFileAreRead) {
         "\"prompt_tokens\":300,\"completion_tokens\":20,\"total_tokens\":320}\n");
     EXPECT_EQ(builtin.tokens(), tokens(300, 20, 0));
     EXPECT_NEAR(*price_usage(builtin, "key", {}).cost_usd, 320 / 1e6, 1e-12);
+}
+
+TEST(Usage, OnlyLinesThatStartWithABraceAreLookedInto) {
+    // Fed a byte at a time: a '{' within a line starts nothing; the line after it does.
+    const std::string text =
+        "a {\"type\":\"cocode.usage\",\"input_tokens\":999} mid-line\n"
+        "{\"type\":\"cocode.usage\",\"model\":\"gpt-4o\",\"input_tokens\":7,\"output_tokens\":3}"
+        "\r\n{not json\n{\"type\":\"cocode.usage\",\"input_tokens\":1}";
+    UsageReader reader;
+    for (char c : text) reader.feed(std::string_view(&c, 1));
+    EXPECT_EQ(reader.tokens(), tokens(7, 3, 0)) << "the last line has not ended yet";
+    reader.feed("\n");
+    EXPECT_EQ(reader.tokens(), tokens(8, 3, 0));
 }
 
 TEST(Usage, NothingReportedIsNoUsage) {
