@@ -67,8 +67,9 @@ struct Slot {
     Clock::time_point first_start{}, ended{};
     // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
     std::optional<UsageReader> usage;
-    std::uint64_t usage_read = 0;  // bytes of that file read
-    run::RunUsage usage_before;    // at the start of the current attempt
+    std::uint64_t usage_read = 0;               // bytes of that file read
+    std::optional<run::RunUsage> usage_priced;  // what it comes to, until more is read
+    run::RunUsage usage_before;                 // at the start of the current attempt
     std::vector<run::AttemptUsage> attempts;
     std::string over_budget;  // why it was stopped for its budget
     // Its end, until run-info and the events have it.
@@ -211,7 +212,7 @@ class Supervisor {
         views_changed_ = false;
         last_view_ = now;
         std::vector<RunView> views;
-        for (const auto& slot : slots_) {
+        for (auto& slot : slots_) {
             RunView view;
             view.run = slot.run;
             switch (slot.phase) {
@@ -346,12 +347,18 @@ class Supervisor {
                 slot.usage_read = size - kScriptUsageTail;
             }
         }
-        slot.usage_read += scan_file_from(source, slot.usage_read, limit,
-                                          [&](std::string_view bytes) { slot.usage->feed(bytes); });
+        const std::uint64_t read =
+            scan_file_from(source, slot.usage_read, limit,
+                           [&](std::string_view bytes) { slot.usage->feed(bytes); });
+        slot.usage_read += read;
+        if (read > 0) slot.usage_priced.reset();
     }
 
-    run::RunUsage usage_of(const Slot& slot) const {
-        return price_usage(*slot.usage, slot.run->billing, options_.pricing);
+    // Priced once per read that found something, not on every look.
+    run::RunUsage usage_of(Slot& slot) const {
+        if (!slot.usage_priced)
+            slot.usage_priced = price_usage(*slot.usage, slot.run->billing, options_.pricing);
+        return *slot.usage_priced;
     }
 
     // The attempt that ended: its share of the run's usage.

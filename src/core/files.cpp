@@ -107,9 +107,15 @@ std::string read_file_from(const fs::path& path, std::uint64_t offset, std::size
 std::uint64_t scan_file_from(const fs::path& path, std::uint64_t offset, std::uint64_t bytes,
                              const std::function<void(std::string_view)>& see) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) return 0;
-    // Read into one buffer, left uninitialised, that every piece reuses.
-    constexpr std::size_t kPiece = std::size_t{1} << 20;
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return 0;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size <= offset) return 0;
+    // Read into one buffer, left uninitialised, that every piece reuses: no bigger than what
+    // is there to read.
+    const std::size_t kPiece = static_cast<std::size_t>(
+        std::min<std::uint64_t>({std::uint64_t{1} << 20, size - offset, bytes}));
+    if (kPiece == 0) return 0;
     const std::unique_ptr<char[]> buffer(new char[kPiece]);
     std::uint64_t seen = 0;
     while (seen < bytes) {

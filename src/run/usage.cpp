@@ -87,9 +87,7 @@ std::optional<RunUsage> usage_from_json(const json& value) {
     return usage;
 }
 
-namespace {
-
-std::string count(std::uint64_t n) {
+std::string format_count(std::uint64_t n) {
     char text[32];
     if (n < 1000) return std::to_string(n);
     if (n < 999'500) {
@@ -106,12 +104,16 @@ std::string count(std::uint64_t n) {
     return out;
 }
 
-}  // namespace
+std::string tokens_cell(const RunUsage& usage) {
+    return usage.tokens.empty() ? "-" : format_count(usage.tokens.total());
+}
+
+std::string cost_cell(const RunUsage& usage) { return format_cost(usage.cost_usd); }
 
 std::string format_tokens(const Tokens& tokens) {
-    std::string out = count(tokens.input) + " in";
-    if (tokens.cached) out += " (" + count(tokens.cached) + " cached)";
-    return out + " / " + count(tokens.output) + " out";
+    std::string out = format_count(tokens.input) + " in";
+    if (tokens.cached) out += " (" + format_count(tokens.cached) + " cached)";
+    return out + " / " + format_count(tokens.output) + " out";
 }
 
 std::string usage_summary(const RunUsage& usage) {

@@ -55,6 +55,12 @@ nlohmann::json usage_json(const RunUsage& usage);
 // nullopt when `value` is not a usage record.
 std::optional<RunUsage> usage_from_json(const nlohmann::json& value);
 
+// A number of tokens, short: "999", "1.5k", "412k", "1.25M".
+std::string format_count(std::uint64_t tokens);
+// A run's tokens in and out together, short ("421k"), and its cost ("$1.84"): "-" for none.
+std::string tokens_cell(const RunUsage& usage);
+std::string cost_cell(const RunUsage& usage);
+
 // "412k in / 9k out" (cached input said when there is some: "412k in (380k cached) / 9k out").
 std::string format_tokens(const Tokens& tokens);
 // "$1.84", "$0.0031"; "-" for none.

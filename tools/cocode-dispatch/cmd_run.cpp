@@ -54,7 +54,8 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
     }
 }
 
-// One run in the live view: state, elapsed time, output so far, commits, READY, verdict.
+// One run in the live view: state, elapsed time, output so far, commits, tokens and cost so
+// far, READY, verdict.
 std::string view_line(const agent::RunView& view, const std::string& verdict) {
     using Clock = std::chrono::steady_clock;
     const agent::PlannedRun& run = *view.run;
@@ -68,14 +69,16 @@ std::string view_line(const agent::RunView& view, const std::string& verdict) {
             ? static_cast<long>(
                   std::chrono::duration_cast<std::chrono::seconds>(until - view.started).count())
             : 0;
+    const run::RunUsage usage = view.usage.value_or(run::RunUsage{});
     char buf[512];
     std::snprintf(
-        buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s  %-18s %s", run.issue,
+        buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s %6s %7s  %-18s %s", run.issue,
         run.agent.name.c_str(), state.c_str(), started ? format_elapsed(seconds).c_str() : "-",
         started ? format_bytes(view.output_bytes).c_str() : "-",
         started
             ? (std::to_string(view.commits) + (view.commits == 1 ? " commit" : " commits")).c_str()
             : "-",
+        run::tokens_cell(usage).c_str(), run::cost_cell(usage).c_str(),
         view.ready_commit.empty() ? "" : ("READY " + view.ready_commit.substr(0, 10)).c_str(),
         verdict.c_str());
     return buf;

@@ -57,13 +57,6 @@ std::string state_of(const run::RunRecord& r) {
     return r.reason_text.empty() ? status : status + " (" + r.reason_text + ")";
 }
 
-// Tokens in and out together, short: "421k".
-std::string tokens_cell(const run::RunUsage& usage) {
-    if (usage.tokens.empty()) return "-";
-    const std::string text = run::format_tokens({usage.tokens.total(), 0, 0});
-    return text.substr(0, text.find(' '));
-}
-
 std::string line_of(const git::Repository* repo, const run::RunRecord& r,
                     const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
@@ -76,7 +69,7 @@ std::string line_of(const git::Repository* repo, const run::RunRecord& r,
                   commits ? std::to_string(*commits).c_str() : "-",
                   r.ready_commit.empty() ? "-" : r.ready_commit.substr(0, 12).c_str(),
                   r.exit_code ? std::to_string(*r.exit_code).c_str() : "-",
-                  tokens_cell(usage).c_str(), run::format_cost(usage.cost_usd).c_str(),
+                  run::tokens_cell(usage).c_str(), run::cost_cell(usage).c_str(),
                   verdict.empty() ? "-" : verdict.c_str());
     // run-info is in a folder the agent can write to: shown, never interpreted.
     return terminal_safe_line(buf);
