@@ -234,6 +234,10 @@ constexpr std::size_t kRecordListCap = 300;
 constexpr std::string_view kRecordStart = "<!-- cocode:verdict ";
 constexpr std::string_view kContinueStart = "<!-- cocode:continue ";
 
+std::size_t file_count(const Verdict& v) { return std::max(v.files.size(), v.files_total); }
+
+}  // namespace
+
 // `start` and JSON text as an HTML comment: "--" can only be inside a JSON string, where it is
 // written "-\u002d", which reads back as "--"; so nothing can end the comment early.
 std::string hidden_record(std::string_view start, const std::string& text) {
@@ -259,10 +263,6 @@ std::optional<nlohmann::json> record_in(const std::string& body, std::string_vie
     if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
     return parsed;
 }
-
-std::size_t file_count(const Verdict& v) { return std::max(v.files.size(), v.files_total); }
-
-}  // namespace
 
 std::string verdict_record(const Verdict& v) {
     nlohmann::json j = to_json(v);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "check/verdict.h"
@@ -36,6 +37,12 @@ std::vector<Verdict> rank(std::vector<Verdict> verdicts);
 
 // The comparison across every agent's latest run on the issue, best candidate named.
 std::string render_summary(long issue, const std::vector<Verdict>& ranked);
+
+// Data in a comment, unseen: `start` ("<!-- cocode:name ") and JSON text, closed by " -->";
+// "--" is written "-\u002d" so that nothing can end the comment early. record_in reads the
+// JSON object of the record `start` opens in `body` back.
+std::string hidden_record(std::string_view start, const std::string& text);
+std::optional<nlohmann::json> record_in(const std::string& body, std::string_view start);
 
 // The verdict as data, for a reader with no run folder (the comparison on a fresh runner, after
 // a matrix of jobs each published its own): `<!-- cocode:verdict {…} -->`, the verdict's JSON

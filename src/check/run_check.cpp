@@ -270,9 +270,10 @@ std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
         for (std::size_t i = 0; i < runs.size(); ++i) {
             if (!out[i].verdict) continue;
             auto published = publish_run_verdict(*publish_to, config, runs[i], *out[i].verdict);
-            if (published)
+            if (published) {
                 out[i].comment_url = published->comment_url;
-            else
+                out[i].pr_url = published->pr_url;
+            } else
                 out[i].error = "publishing: " + published.error().message;
         }
     }

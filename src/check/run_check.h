@@ -63,6 +63,7 @@ struct BatchCheck {
     std::optional<Verdict> verdict;
     std::string error;        // why there is no verdict, or why publishing failed
     std::string comment_url;  // when published
+    std::string pr_url;       // when a pull request was opened
 };
 // `on_judged` hears of each run as soon as it is judged, from the thread that judged it.
 std::vector<BatchCheck> check_batch(

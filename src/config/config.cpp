@@ -264,6 +264,23 @@ Result<void> parse_pricing(const Reader& r, const json& pricing,
     return {};
 }
 
+Result<void> parse_progress(const Reader& r, const json& progress, ProgressConfig& out) {
+    if (progress.is_boolean()) {
+        out.enabled = progress.get<bool>();
+        return {};
+    }
+    if (!progress.is_object()) return r.bad("progress", "false, or an object with interval");
+    if (auto ok = r.only_keys(progress, "progress", {"interval"}); !ok) return ok;
+    if (progress.contains("interval")) {
+        auto d = r.duration(progress["interval"], "progress.interval");
+        if (!d) return std::move(d).error();
+        if (*d < std::chrono::seconds(3))
+            return r.bad("progress.interval", "a duration of at least 3s");
+        out.interval = *d;
+    }
+    return {};
+}
+
 Result<void> parse_budget(const Reader& r, const json& budget, BudgetConfig& out) {
     if (!budget.is_object()) return r.bad("budget", "an object with daily_usd");
     if (auto ok = r.only_keys(budget, "budget", {"daily_usd"}); !ok) return ok;
@@ -886,7 +903,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "ready_marker", "worktree_root",  "branch_prefix", "base_branch", "worktree_setup",
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
-             "$schema"});
+             "progress",     "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -995,6 +1012,10 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     }
     if (doc.contains("budget")) {
         if (auto ok = parse_budget(r, doc["budget"], config.budget); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("progress")) {
+        if (auto ok = parse_progress(r, doc["progress"], config.progress); !ok)
             return std::move(ok).error();
     }
     if (doc.contains("agents")) {

@@ -138,6 +138,12 @@ struct Price {
     double cached = 0;  // input tokens read from a cache
 };
 
+// `progress`: the live comment on each issue a publishing batch runs (docs/check.md).
+struct ProgressConfig {
+    bool enabled = true;
+    Duration interval = std::chrono::seconds(10);  // between edits while runs go on
+};
+
 // `budget`: what this repository may spend on this machine.
 struct BudgetConfig {
     std::optional<double> daily_usd;  // a run that would start past it is refused
@@ -171,6 +177,7 @@ struct Config {
     // Model name (or a prefix of one: the longest that matches wins) to its price.
     std::map<std::string, Price> pricing;
     BudgetConfig budget;
+    ProgressConfig progress;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all
 

@@ -177,6 +177,8 @@ function runScript(runner, script, env, workdir) {
     GITHUB_EVENT_NAME: args.event,
     GITHUB_EVENT_PATH: args.payload,
     GITHUB_REPOSITORY: repository,
+    GITHUB_RUN_ID: "4242",
+    GITHUB_RUN_ATTEMPT: "1",
     GITHUB_STEP_SUMMARY: runner.summary,
     PATH: [...runner.path, process.env.PATH].join(":"),
   };

@@ -113,6 +113,23 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
             EXPECT_NE(body.find("2 agents on #1 · best: `fast`"), std::string::npos) << body;
         }
     }
+    // One live comment, every runner's row in it; its final table is the comparison's, exact.
+    ASSERT_EQ(comments_marked("progress/issue-1"), 1);
+    for (const auto& c : github_->comments_of(1)) {
+        const std::string body = c["body"];
+        if (body.rfind("<!-- cocode:progress/issue-1 -->", 0) != 0) continue;
+        EXPECT_NE(body.find("2 agents on #1 · done"), std::string::npos) << body;
+        EXPECT_NE(body.find("| `careful` | ✅ PASS | "), std::string::npos) << body;
+        EXPECT_NE(body.find("| `fast` | ✅ PASS | "), std::string::npos) << body;
+        EXPECT_NE(
+            body.find("| `fast` | ✅ PASS | 0s | 1 | 1.1k | $0.25 | [logs](" + github_->origin() +
+                      "/Codertocat/Hello-World/actions/runs/4242/"
+                      "attempts/1) |"),
+            std::string::npos)
+            << body;
+        EXPECT_NE(body.find("Best: `fast`."), std::string::npos) << body;
+        EXPECT_NE(body.find("/pull/"), std::string::npos) << "each runner's pull request";
+    }
     ASSERT_EQ(github_->pulls().size(), 2u);
     for (const auto& pull : github_->pulls()) EXPECT_EQ(pull["draft"], true);
     for (const char* branch : {"cocode/1-fast", "cocode/1-careful"})

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "check/progress.h"
 #include "core/files.h"
 #include "dispatch_fixture.h"
 #include "proc/process_tree.h"
@@ -334,6 +335,60 @@ TEST_F(DispatchRun, TheVerdictTheComparisonAndTheReportSayWhatRunsCost) {
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("--since yesterday: expected a number of days (7d)"), std::string::npos)
         << bad.err;
+}
+
+// A publishing batch keeps one live comment on its issue: a row per agent, its state, time,
+// commits, tokens and cost, ending with the verdicts and the best agent; run again, still one.
+TEST_F(DispatchRun, APublishingBatchKeepsOneLiveCommentOnItsIssue) {
+    auto agent = [](const std::string& work) {
+        return json{{"command", "sh"},
+                    {"args",
+                     {"-c",
+                      "echo '{\"type\":\"cocode.usage\",\"model\":\"m\",\"input_tokens\":"
+                      "1500,\"output_tokens\":100,\"cost_usd\":0.25}'; " +
+                          work}}};
+    };
+    configure({{"agents",
+                {{"good", agent("echo fixed > fixed.txt && git add -A && git commit -qm Fix -m "
+                                "\"$COCODE_READY_MARKER\"")},
+                 {"idle", agent("true")}}}});
+    auto progress_comments = [&] {
+        std::vector<std::string> bodies;
+        const fs::path file = repo_ / ".cocode/issues/1.comments.json";
+        if (!fs::exists(file)) return bodies;
+        for (const auto& c : json::parse(read_text(file))) {
+            const std::string body = c["body"];
+            if (body.rfind("<!-- cocode:progress/issue-1 -->", 0) == 0) bodies.push_back(body);
+        }
+        return bodies;
+    };
+    Shell run = dispatch("run 1 --publish");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    auto bodies = progress_comments();
+    ASSERT_EQ(bodies.size(), 1u);
+    const std::string& body = bodies[0];
+    EXPECT_NE(body.find("### cocode · 2 agents on #1 · done"), std::string::npos) << body;
+    EXPECT_NE(body.find("| `good` | ✅ PASS | "), std::string::npos) << body;
+    EXPECT_NE(body.find("| `idle` | ❌ FAIL | "), std::string::npos) << body;
+    EXPECT_NE(body.find(" | 1 | 1.6k | $0.25 | "), std::string::npos) << body;
+    EXPECT_NE(body.find("Best: `good`."), std::string::npos) << body;
+    // The rows are in the comment as data, each as its writer last set it.
+    const auto rows = check::rows_in(body);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].agent, "good");
+    EXPECT_EQ(rows[0].state, "PASS");
+    EXPECT_EQ(rows[0].tokens, 1600u);
+
+    ASSERT_EQ(dispatch("clean 1 --force").exit_code, 0);
+    ASSERT_EQ(dispatch("run 1 --publish").exit_code, 0);
+    EXPECT_EQ(progress_comments().size(), 1u) << "one live comment per issue, run after run";
+
+    // `progress: false` turns it off.
+    configure({{"progress", false}, {"agents", {{"good", agent("true")}}}});
+    ASSERT_EQ(dispatch("run 2 --publish").exit_code, 0);
+    const fs::path second = repo_ / ".cocode/issues/2.comments.json";
+    ASSERT_TRUE(fs::exists(second));
+    EXPECT_EQ(read_text(second).find("cocode:progress/issue-2"), std::string::npos);
 }
 
 bool sandbox_works() {
@@ -1135,9 +1190,11 @@ TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
     };
     EXPECT_EQ(result_of("seed")["verdict"], "PASS");
     EXPECT_EQ(result_of("broken")["verdict"], "FAIL");
-    // Published to the run's own source, the local store: one comment per agent.
+    // Published to the run's own source, the local store: the live comment first, then one
+    // comment per agent.
     json comments = json::parse(read_text(repo_ / ".cocode/issues/1.comments.json"));
-    ASSERT_EQ(comments.size(), 2u);
+    ASSERT_EQ(comments.size(), 3u);
+    EXPECT_EQ(comments[0]["body"].get<std::string>().find("<!-- cocode:progress/issue-1 -->"), 0u);
     EXPECT_NE(result_of("seed")["comment_url"], nullptr);
 
     const std::string check = quote(tool_path("cocode-check").string());
@@ -1167,12 +1224,12 @@ TEST_F(DispatchRun, EachRunIsCheckedAndTheSummaryNamesTheBestCandidate) {
     EXPECT_NE(summary.out.find("| **`seed`** ⭐ | ✅ PASS | 1 |"), std::string::npos);
     EXPECT_NE(summary.out.find("| `broken` | ❌ FAIL | 0 |"), std::string::npos);
     comments = json::parse(read_text(repo_ / ".cocode/issues/1.comments.json"));
-    ASSERT_EQ(comments.size(), 3u);
-    EXPECT_EQ(comments[2]["body"].get<std::string>().find("<!-- cocode:check/issue-1/summary -->"),
+    ASSERT_EQ(comments.size(), 4u);
+    EXPECT_EQ(comments[3]["body"].get<std::string>().find("<!-- cocode:check/issue-1/summary -->"),
               0u);
     // Again: the same comment, updated.
     EXPECT_EQ(sh(check + " --issue 1 --summary --publish", repo_).exit_code, 0);
-    EXPECT_EQ(json::parse(read_text(repo_ / ".cocode/issues/1.comments.json")).size(), 3u);
+    EXPECT_EQ(json::parse(read_text(repo_ / ".cocode/issues/1.comments.json")).size(), 4u);
 
     Shell running = sh(check + " --issue 9 --summary", repo_);
     EXPECT_EQ(running.exit_code, 2);

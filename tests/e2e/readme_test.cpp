@@ -148,15 +148,19 @@ TEST(Readme, EveryCommandBlockRunsInOrderOnAUsersMachine) {
     EXPECT_NE(out.find("\nclaude                   1  100% "), std::string::npos) << out;
     // GitHub: the run's verdict and the comparison on issue 3 (no commit status: the branch
     // was not pushed, and GitHub refuses a status on a commit it has not seen).
-    int verdicts = 0, summaries = 0;
+    int verdicts = 0, summaries = 0, live = 0;
     for (const auto& comment : github.comments_of(3)) {
         const std::string body = comment["body"];
         verdicts += body.find("cocode check · `claude` on #3") != std::string::npos;
-        summaries += body.find("agents on #3") != std::string::npos ||
-                     body.find("agent on #3") != std::string::npos;
+        summaries += body.rfind("<!-- cocode:check/issue-3/summary -->", 0) == 0;
+        // Its last batch was the round `continue` ran: judged, the comment says it is done.
+        live += body.rfind("<!-- cocode:progress/issue-3 -->", 0) == 0 &&
+                body.find("1 agent on #3 · done") != std::string::npos &&
+                body.find("| `claude` | ") != std::string::npos;
     }
     EXPECT_EQ(verdicts, 1);
     EXPECT_EQ(summaries, 1);
+    EXPECT_EQ(live, 1) << "the live comment, ended with the verdict";
     EXPECT_TRUE(github.statuses().empty());
     // The gate let main through to the remote.
     EXPECT_EQ(sh_ok("git rev-parse main", dir / "calc"),

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/actions.h"
+#include "check/progress.h"
 #include "check/publish.h"
 #include "check/report.h"
 #include "check/run_check.h"
@@ -91,6 +92,15 @@ struct Published {
     std::string comment_url, pr_url;
 };
 
+// This writer's rows in the issue's live comment, read back until they are there.
+void update_live_comment(issues::IssueSource& source, long issue,
+                         const std::vector<check::ProgressRow>& rows,
+                         const std::vector<check::Verdict>& ranked) {
+    check::LiveComment live(source, issue, {}, [](const std::string&) {});
+    if (auto done = live.finish(rows, ranked); !done)
+        notice("warning: live comment on #" + std::to_string(issue) + ": " + done.error().message);
+}
+
 }  // namespace
 
 int run_check(const CheckArgs& args) {
@@ -166,6 +176,10 @@ int run_check(const CheckArgs& args) {
                         check::note_published(input.report_dir, input.run_id, result->comment_url);
                     !noted)
                     notice("warning: " + noted.error().message);
+            // Its row in the issue's live comment (the action's runners each write their own).
+            if (!input.run_id.empty() && verdict.issue && config.progress.enabled)
+                update_live_comment(*source, verdict.issue,
+                                    {check::row_of(verdict, result->pr_url)}, {});
         } else {
             publish_error = result.error();
         }
@@ -275,6 +289,12 @@ int run_summary(const CheckArgs& args) {
         if (!comment) throw Failure(Error::general("publishing: " + comment.error().message));
         comment_url = comment->html_url;
         if (!args.quiet && !args.json) notice("comment " + comment_url);
+        // After every runner: the live comment's final table, from the verdicts — exact.
+        if (config.progress.enabled) {
+            std::vector<check::ProgressRow> rows;
+            for (const auto& v : ranked) rows.push_back(check::row_of(v));
+            update_live_comment(*source, *args.issue, rows, ranked);
+        }
     }
     if (args.json) {
         json candidates = json::array();

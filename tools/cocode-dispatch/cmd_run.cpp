@@ -19,6 +19,7 @@
 #include "core/redact.h"
 #include "core/terminal_text.h"
 #include "hook/installer.h"
+#include "live.h"
 #include "proc/spawn.h"
 #include "progress.h"
 #include "workspace.h"
@@ -244,7 +245,11 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
             progress.set(u.run->run_id, run_line(*u.run, terminal_safe_line(redact(what))), state);
         };
     }
+    // The live comment on each issue, when the batch publishes (check/progress.h).
+    LiveProgress live(runs, ws.config, after.source, after.publish, after.check);
+    live.attach(options);
     after.on_judged = [&](const check::BatchCheck& c) {
+        live.judged(c);
         if (!progress.in_place()) return;
         std::lock_guard<std::mutex> lock(shown);
         verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
@@ -258,6 +263,7 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
     }
     auto checks = check_after(runs, batch, after);
     after.on_judged = nullptr;  // it captured this frame
+    live.finish(checks);
     return {std::move(batch), std::move(checks)};
 }
 

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
+#include "live.h"
 #include "proc/process_tree.h"
 #include "workspace.h"
 
@@ -60,14 +61,18 @@ int run_supervise(const SuperviseArgs& args) {
     after.check = !args.no_check;
     after.publish = args.publish || ws.config.publish.after_run;
     after.config = &ws.config;
-    if (after.check && after.publish) {
+    if (after.publish) {
         SourceFlags flags = args.source;
         flags.options.repo_dir = ws.root;
         source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
         after.source = source.get();
     }
+    LiveProgress live(runs, ws.config, source.get(), after.publish, after.check);
+    live.attach(options);
+    after.on_judged = [&live](const check::BatchCheck& c) { live.judged(c); };
     auto batch = agent::supervise(runs, options).value_or_throw();
     const auto checks = check_after(runs, batch, after);
+    live.finish(checks);
     for (const auto& run : runs)
         if (const auto* c = check_of(checks, run.run_id))
             std::printf("%s\n", run_line(run, terminal_safe_line(redact(check_line(*c)))).c_str());
