@@ -164,6 +164,26 @@ jobs:
         "| warm: install, plan, dispatch, check, publish, median (target <= 3 s) | %.2f |\n",
         median(warm_total));
     std::printf("| cold / warm | %.0fx |\n", cold.second / std::max(0.001, median(warm_total)));
+
+    // What each run asked of GitHub, and how much of it the live comment wrote.
+    const auto requests = github.requests();
+    std::size_t live_writes = 0, comment_lists = 0;
+    for (const auto& r : requests) {
+        if ((r.method == "POST" || r.method == "PATCH") &&
+            r.body.find("cocode:progress") != std::string::npos)
+            ++live_writes;
+        if (r.method == "GET" && r.path.rfind("/repos/bench/project/issues/1/comments", 0) == 0)
+            ++comment_lists;
+    }
+    const double per = 1.0 / (runs + 1);
+    std::printf("\n| GitHub requests per run (%d runs) | requests |\n|---|---:|\n", runs + 1);
+    std::printf("| all, reads included | %.1f |\n", static_cast<double>(requests.size()) * per);
+    std::printf("| the live comment's writes (its edits) | %.1f |\n",
+                static_cast<double>(live_writes) * per);
+    std::printf(
+        "| lists of the issue's comments (the live comment reads one per edit; so do "
+        "the verdict's publishing) | %.1f |\n",
+        static_cast<double>(comment_lists) * per);
     fs::remove_all(dir);
     return 0;
 }

@@ -362,6 +362,15 @@ TEST_F(DispatchRun, APublishingBatchKeepsOneLiveCommentOnItsIssue) {
         }
         return bodies;
     };
+    // `plan --publish` (the action's first job) makes it before any run: every agent queued.
+    ASSERT_EQ(dispatch("plan 1 --publish").exit_code, 0);
+    auto planned = progress_comments();
+    ASSERT_EQ(planned.size(), 1u);
+    EXPECT_NE(planned[0].find("2 agents on #1 · running"), std::string::npos) << planned[0];
+    EXPECT_NE(planned[0].find("| `good` | ⏸️ queued | – | 0 | – | – |  |"),
+              std::string::npos)
+        << planned[0];
+
     Shell run = dispatch("run 1 --publish");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     auto bodies = progress_comments();

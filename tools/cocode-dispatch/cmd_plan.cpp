@@ -4,7 +4,9 @@
 // someone allowed to give it. It starts nothing and writes nothing in the repository.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
+#include "check/progress.h"
 #include "commands.h"
 #include "core/files.h"
 #include "core/terminal_text.h"
@@ -88,6 +90,24 @@ int run_plan(const PlanArgs& args) {
 
     if (auto written = scale::write_plan_outputs(plan); !written)
         throw Failure(Error::general("$GITHUB_OUTPUT: " + written.error().message));
+    // The live comment appears now, before any runner has started: every agent queued. The
+    // runners put their own rows in as they go (docs/check.md, "The live comment").
+    if (args.publish && ws.config.progress.enabled) {
+        std::map<long, std::vector<check::ProgressRow>> rows;
+        for (const auto& entry : plan) {
+            check::ProgressRow row;
+            row.agent = entry.agent;
+            row.state = "queued";
+            row.logs_url = check::actions_logs_url();
+            rows[entry.issue].push_back(row);
+        }
+        for (const auto& [issue, queued] : rows) {
+            check::LiveComment live(*source, issue, {}, [](const std::string&) {});
+            if (auto done = live.finish(queued); !done)
+                notice("warning: live comment on #" + std::to_string(issue) + ": " +
+                       done.error().message);
+        }
+    }
     if (args.json) {
         std::printf("%s\n", scale::matrix(plan).dump().c_str());
     } else {

@@ -10,6 +10,7 @@
 #include "core/json_text.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
+#include "progress.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {

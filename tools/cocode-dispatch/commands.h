@@ -119,6 +119,7 @@ struct PlanArgs {
     std::vector<std::string> labels;
     std::optional<std::string> event;  // a webhook payload file ($GITHUB_EVENT_PATH)
     bool json = false;
+    bool publish = false;  // start each issue's live comment, every agent queued
 };
 
 // What `watch` and `serve` share: where the issues come from, which to take, and how.

@@ -130,6 +130,8 @@ void add_plan_command(CLI::App& app, Arguments& a, Commands& commands) {
                          "a GitHub event's payload ($GITHUB_EVENT_PATH): an issue labelled, or a "
                          "/cocode comment from someone with write access");
     plan_cmd->add_flag("--json", plan.json, "print the matrix as JSON");
+    plan_cmd->add_flag("--publish", plan.publish,
+                       "start each issue's live comment at once, every agent queued");
     commands.emplace_back(plan_cmd, [&a] { return run_plan(a.plan); });
 }
 
