@@ -223,7 +223,8 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
     }
     // codex names no model in its stream; its session file does.
     if (cli.name == "codex") {
-        EXPECT_EQ(status[0]["models"][0]["model"], requests.back().model) << status[0].dump(2);
+        EXPECT_EQ(status[0]["models"][0]["model"].get<std::string>(), requests.back().model)
+            << status[0].dump(2);
     }
 }
 
