@@ -83,18 +83,13 @@ std::string codex_session_model(const std::string& id) {
     auto file = session_file(config::AgentType::codex, id);
     if (!file) return {};
     // Each turn's context names its model: {"type":"turn_context","payload":{"model":…}}.
-    const std::string head = read_file_from(*file, 0, std::size_t{4} << 20);
-    std::string_view text = head;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        if (line.find("\"turn_context\"") == std::string_view::npos) continue;
-        const auto entry = nlohmann::json::parse(line, nullptr, false);
-        const auto payload = json_value(entry, "payload", nlohmann::json::object());
-        if (auto model = json_value(payload, "model", ""); !model.empty()) return model;
-    }
-    return {};
+    auto model_of = [](const nlohmann::json& entry) {
+        return json_value(json_value(entry, "payload", nlohmann::json::object()), "model", "");
+    };
+    const auto entry =
+        first_json_line(read_file_from(*file, 0, std::size_t{4} << 20), "\"turn_context\"",
+                        [&](const nlohmann::json& e) { return !model_of(e).empty(); });
+    return entry ? model_of(*entry) : std::string();
 }
 
 }  // namespace cocode::agent

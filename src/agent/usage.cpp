@@ -89,6 +89,17 @@ std::uint64_t count(const json& object, std::string_view key) {
     return n > 0 ? static_cast<std::uint64_t>(n) : 0;
 }
 
+// Usage whose input count includes what was read from a cache (OpenAI's, Gemini's, a
+// script's), under each provider's own names; no cached key: nothing cached.
+run::Tokens tokens_of(const json& usage, const char* input, const char* cached,
+                      const char* output) {
+    run::Tokens t;
+    t.input = count(usage, input);
+    t.cached = cached ? std::min(count(usage, cached), t.input) : 0;
+    t.output = count(usage, output);
+    return t;
+}
+
 // Anthropic's usage: input_tokens leaves out what was read from or written to the cache.
 run::Tokens claude_tokens(const json& usage, const char* input, const char* output,
                           const char* cache_read, const char* cache_write) {
@@ -198,9 +209,7 @@ void UsageReader::feed_line(std::string_view line) {
         // A script's own line (docs/runs.md): a model's totals so far; the latest counts.
         const std::string model = json_value(event, "model", "");
         ScriptUsage& u = script_[model];
-        u.tokens.input = count(event, "input_tokens");
-        u.tokens.output = count(event, "output_tokens");
-        u.tokens.cached = std::min(count(event, "cached_tokens"), u.tokens.input);
+        u.tokens = tokens_of(event, "input_tokens", "cached_tokens", "output_tokens");
         u.cost.reset();
         if (event.contains("cost_usd") && event["cost_usd"].is_number() &&
             event["cost_usd"].get<double>() >= 0)
@@ -210,10 +219,8 @@ void UsageReader::feed_line(std::string_view line) {
     }
     if (type.empty() && event.contains("call") && event.contains("prompt_tokens")) {
         // The built-in agents' usage.jsonl: one line per chat call.
-        run::Tokens t;
-        t.input = count(event, "prompt_tokens");
-        t.output = count(event, "completion_tokens");
-        add_unpriced(json_value(event, "model", default_model_), t);
+        add_unpriced(json_value(event, "model", default_model_),
+                     tokens_of(event, "prompt_tokens", nullptr, "completion_tokens"));
         return;
     }
     switch (recognise(event)) {
@@ -252,15 +259,11 @@ void UsageReader::feed_line(std::string_view line) {
             if (type == "thread.started") {
                 codex_thread_ = json_value(event, "thread_id", "");
             } else if (type == "turn.completed" && event.contains("usage")) {
-                const json& u = event["usage"];
-                run::Tokens t;
-                t.input = count(u, "input_tokens");
-                t.cached = std::min(count(u, "cached_input_tokens"), t.input);
-                t.output = count(u, "output_tokens");
                 // codex's stream does not name its model; its session file does.
                 if (default_model_.empty() && !codex_thread_.empty())
                     default_model_ = codex_session_model(codex_thread_);
-                add_unpriced(default_model_, t);
+                add_unpriced(default_model_, tokens_of(event["usage"], "input_tokens",
+                                                       "cached_input_tokens", "output_tokens"));
             }
             return;
         case StreamKind::gemini:
@@ -269,19 +272,13 @@ void UsageReader::feed_line(std::string_view line) {
             } else if (type == "result" && event.contains("stats")) {
                 const json& stats = event["stats"];
                 const json& by_model = json_value(stats, "models", json::object());
-                auto tokens_of = [](const json& s) {
-                    run::Tokens t;
-                    t.input = count(s, "input_tokens");
-                    t.cached = std::min(count(s, "cached"), t.input);
-                    t.output = count(s, "output_tokens");
-                    return t;
-                };
                 if (by_model.is_object() && !by_model.empty()) {
                     for (const auto& [model, s] : by_model.items())
-                        add_unpriced(model, tokens_of(s));
+                        add_unpriced(model,
+                                     tokens_of(s, "input_tokens", "cached", "output_tokens"));
                 } else {
                     add_unpriced(gemini_model_.empty() ? default_model_ : gemini_model_,
-                                 tokens_of(stats));
+                                 tokens_of(stats, "input_tokens", "cached", "output_tokens"));
                 }
             }
             return;

@@ -32,18 +32,14 @@ std::optional<double> seconds_to_ready(const run::RunRecord& r) {
     if (!start) return std::nullopt;
     auto events = read_file(run::RunFiles{r.folder}.events(), std::size_t{16} << 20);
     if (!events) return std::nullopt;
-    std::string_view text = *events;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        if (line.find("\"READY\"") == std::string_view::npos) continue;
-        const auto event = nlohmann::json::parse(line, nullptr, false);
-        if (json_value(event, "type", "") != "READY") continue;
-        if (auto at = parse_utc_timestamp(json_value(event, "time", "")))
-            return std::chrono::duration<double>(*at - *start).count();
-    }
-    return std::nullopt;
+    const auto ready = first_json_line(*events, "\"READY\"", [](const nlohmann::json& e) {
+        return json_value(e, "type", "") == "READY" &&
+               parse_utc_timestamp(json_value(e, "time", "")).has_value();
+    });
+    if (!ready) return std::nullopt;
+    return std::chrono::duration<double>(*parse_utc_timestamp(json_value(*ready, "time", "")) -
+                                         *start)
+        .count();
 }
 
 double median(std::vector<double> values) {

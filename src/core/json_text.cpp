@@ -38,4 +38,18 @@ Result<nlohmann::ordered_json> parse_ordered_json_text(std::string_view text,
     return parse_text<nlohmann::ordered_json>(text, source, expected);
 }
 
+std::optional<nlohmann::json> first_json_line(
+    std::string_view text, std::string_view needle,
+    const std::function<bool(const nlohmann::json&)>& accept) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (line.find(needle) == std::string_view::npos) continue;
+        auto value = nlohmann::json::parse(line, nullptr, false);
+        if (value.is_object() && accept(value)) return value;
+    }
+    return std::nullopt;
+}
+
 }  // namespace cocode

@@ -1,8 +1,10 @@
 // Parsing JSON that a person wrote or a program left on disk, with errors that name the line.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -19,6 +21,12 @@ Result<nlohmann::json> parse_json_text(std::string_view text, std::string_view s
 Result<nlohmann::ordered_json> parse_ordered_json_text(std::string_view text,
                                                        std::string_view source,
                                                        std::string_view expected);
+
+// The first line of JSON lines (a CLI's session file, a run's events) that holds `needle` and
+// is an object `accept` takes; lines without the needle are not parsed.
+std::optional<nlohmann::json> first_json_line(
+    std::string_view text, std::string_view needle,
+    const std::function<bool(const nlohmann::json&)>& accept);
 
 // JSON text of `value`, bytes that are not UTF-8 (an agent's output can hold any) replaced
 // rather than refused: never throws. `indent` as nlohmann's dump (-1: one line).

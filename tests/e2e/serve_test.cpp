@@ -5,6 +5,7 @@
 // a kill -9 right after the 202 loses nothing.
 #include <signal.h>
 
+#include <functional>
 #include <thread>
 
 #include "watch_fixture.h"
@@ -193,6 +194,29 @@ class RoundsFromGitHub : public Serve {
         return run::list_runs(clone / ".cocode/runs").runs;
     }
 
+    // Round 2 of `pull`, held in its check, is under way on machine `a`: the machine is killed
+    // with SIGKILL and started again; the round runs on (its supervisor is its own), is
+    // answered once, and no second round starts.
+    void killed_mid_round_then_restarted(const fs::path& a, long pull,
+                                         const std::function<void()>& start_again) {
+        ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
+        const Shell killed = stop(a, SIGKILL);
+        EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+
+        start_again();
+        write_text(dir_ / "gate", "");
+        EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
+        const Shell ended = stop(a);
+        EXPECT_EQ(ended.exit_code, 0) << ended.err;
+        const auto runs = pair_runs(a);
+        ASSERT_EQ(runs.size(), 2u) << ended.err;
+        EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
+        const auto claims = claims_on(pull);
+        ASSERT_EQ(claims.size(), 1u);
+        EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""),
+                  std::string::npos);
+    }
+
     std::string rev(const std::string& what, const fs::path& where) {
         std::string id = sh_ok("git rev-parse " + what, where);
         return id.substr(0, id.size() - 1);
@@ -378,21 +402,7 @@ TEST_F(RoundsFromGitHub, KilledMidRoundAndRestartedItAnswersTheOneRound) {
     EXPECT_EQ(deliver("pull_request_review", "k-1",
                       writers_review(pull, "src/flaw.txt", "remove src/flaw.txt")),
               202);
-    ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
-    const Shell killed = stop(a, SIGKILL);
-    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
-
-    start(a);
-    write_text(dir_ / "gate", "");
-    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
-    const Shell ended = stop(a);
-    EXPECT_EQ(ended.exit_code, 0) << ended.err;
-    const auto runs = pair_runs(a);
-    ASSERT_EQ(runs.size(), 2u) << ended.err;
-    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
-    const auto claims = claims_on(pull);
-    ASSERT_EQ(claims.size(), 1u);
-    EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""), std::string::npos);
+    killed_mid_round_then_restarted(a, pull, [&] { start(a); });
 }
 
 // `watch` polls the pairs' pull requests: a writer's review since the last round began is
@@ -439,21 +449,7 @@ TEST_F(RoundsFromGitHub, WatchKilledMidRoundAndRestartedAnswersTheOneRound) {
     fs::remove(dir_ / "gate");  // round 2 is held in its check
     writers_review(pull, "src/flaw.txt", "remove src/flaw.txt");
     start_watching();
-    ASSERT_TRUE(wait_until([&] { return pair_runs(a).size() == 2; }, 60s)) << served_.err;
-    const Shell killed = stop(a, SIGKILL);
-    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
-
-    start_watching();
-    write_text(dir_ / "gate", "");
-    EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
-    const Shell ended = stop(a);
-    EXPECT_EQ(ended.exit_code, 0) << ended.err;
-    const auto runs = pair_runs(a);
-    ASSERT_EQ(runs.size(), 2u) << ended.err;
-    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
-    const auto claims = claims_on(pull);
-    ASSERT_EQ(claims.size(), 1u);
-    EXPECT_NE(claims[0]["body"].get<std::string>().find("\"state\":\"done\""), std::string::npos);
+    killed_mid_round_then_restarted(a, pull, start_watching);
 }
 
 // `/cocode` with words, in a review comment and in a comment on the pull request, each start a
