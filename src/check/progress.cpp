@@ -47,6 +47,33 @@ bool settled(const std::string& state) {
     return state == "PASS" || state == "FAIL" || state == "failed";
 }
 
+// How far along a row is; a state not known here counts as the start.
+int stage(const ProgressRow& row) {
+    if (settled(row.state)) return 4;
+    if (row.state == "judging") return 3;
+    if (row.state == "READY") return 2;
+    if (row.state == "running") return 1;
+    return 0;
+}
+
+bool before(const ProgressRow& a, const ProgressRow& b) {
+    if (stage(a) != stage(b)) return stage(a) < stage(b);
+    return a.seconds < b.seconds;
+}
+
+bool holds(const std::vector<ProgressRow>& there, const std::vector<ProgressRow>& rows) {
+    return std::all_of(rows.begin(), rows.end(), [&](const ProgressRow& r) {
+        return std::any_of(there.begin(), there.end(), [&](const ProgressRow& t) {
+            return t.agent == r.agent && t.state == r.state;
+        });
+    });
+}
+
+void by_agent(std::vector<ProgressRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ProgressRow& a, const ProgressRow& b) { return a.agent < b.agent; });
+}
+
 const char* icon(const std::string& state) {
     if (state == "PASS") return "✅";
     if (state == "FAIL" || state == "failed") return "❌";
@@ -126,9 +153,21 @@ std::vector<ProgressRow> merged(std::vector<ProgressRow> theirs,
         if (kept.commits == 0) kept.commits = at->commits;
         *at = kept;
     }
-    std::stable_sort(theirs.begin(), theirs.end(),
-                     [](const ProgressRow& a, const ProgressRow& b) { return a.agent < b.agent; });
+    by_agent(theirs);
     return theirs;
+}
+
+std::vector<ProgressRow> furthest(std::vector<ProgressRow> a, const std::vector<ProgressRow>& b) {
+    for (const auto& row : b) {
+        auto at = std::find_if(a.begin(), a.end(),
+                               [&](const ProgressRow& r) { return r.agent == row.agent; });
+        if (at == a.end())
+            a.push_back(row);
+        else if (before(*at, row))
+            *at = row;
+    }
+    by_agent(a);
+    return a;
 }
 
 bool all_settled(const std::vector<ProgressRow>& rows) {
@@ -212,22 +251,51 @@ void LiveComment::set(std::vector<ProgressRow> rows, bool changed) {
 }
 
 Result<void> LiveComment::edit(const std::vector<ProgressRow>& rows,
-                               const std::vector<Verdict>& ranked) {
+                               const std::vector<Verdict>& ranked, bool* there) {
     const std::string marker = github::comment_marker(progress_key(issue_));
-    auto comments = source_.comments(issue_);
-    if (!comments) return std::move(comments).error();
-    std::vector<ProgressRow> theirs;
-    for (const auto& c : *comments)
-        if (c.body.rfind(marker, 0) == 0) {
-            theirs = rows_in(c.body);
-            break;  // the oldest: the one every writer keeps
+    // The comment as it is now, with every row seen so far at its furthest and these rows in.
+    auto text_for = [&](const std::string& text) {
+        const auto now = rows_in(text);
+        if (there) *there = holds(now, rows);
+        seen_ = furthest(now, seen_);
+        return marker + "\n" + render_progress(issue_, merged(seen_, rows), ranked);
+    };
+    for (int look = 0; look < 2; ++look) {
+        if (!comment_id_) {
+            auto comments = source_.comments(issue_);
+            if (!comments) return std::move(comments).error();
+            for (const auto& c : *comments)
+                if (c.body.rfind(marker, 0) == 0) {
+                    comment_id_ = c.id;  // the oldest: the one every writer keeps
+                    break;
+                }
         }
-    const auto all = merged(std::move(theirs), rows);
-    auto written = source_.upsert_comment(issue_, marker, render_progress(issue_, all, ranked));
-    if (!written) return std::move(written).error();
-    ++edits_;
-    last_edit_ = std::chrono::steady_clock::now();
-    return {};
+        if (!comment_id_) {
+            // None yet: made by the one call that converges racing writers on one comment.
+            auto made = source_.upsert_comment(issue_, marker, text_for(""));
+            if (!made) return std::move(made).error();
+            comment_id_ = made->id;
+            ++edits_;
+            last_edit_ = std::chrono::steady_clock::now();
+            return {};
+        }
+        bool wrote = false;
+        auto edited = source_.edit_comment(issue_, *comment_id_, [&](const std::string& text) {
+            std::string next = text_for(text);
+            wrote = next != text;
+            return next;
+        });
+        if (!edited) return std::move(edited).error();
+        if (!*edited) {  // gone: a duplicate its writer removed, or deleted by a person
+            comment_id_.reset();
+            continue;
+        }
+        if (wrote) ++edits_;
+        last_edit_ = std::chrono::steady_clock::now();
+        return {};
+    }
+    return Error::general("live comment on #" + std::to_string(issue_) +
+                          ": the comment went away twice while being edited");
 }
 
 void LiveComment::work() {
@@ -266,24 +334,14 @@ Result<int> LiveComment::finish(std::vector<ProgressRow> rows, const std::vector
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
-        if (auto ok = edit(rows, ranked); !ok) return std::move(ok).error();
-        // Read back: a runner that read the comment before this edit may have written over it.
-        auto comments = source_.comments(issue_);
-        if (!comments) return std::move(comments).error();
-        const std::string marker = github::comment_marker(progress_key(issue_));
-        for (const auto& c : *comments) {
-            if (c.body.rfind(marker, 0) != 0) continue;
-            const auto there = rows_in(c.body);
-            if (std::all_of(rows.begin(), rows.end(), [&](const ProgressRow& r) {
-                    return std::any_of(there.begin(), there.end(), [&](const ProgressRow& t) {
-                        return t.agent == r.agent && t.state == r.state;
-                    });
-                }))
-                return edits_;
-            break;
-        }
+    if (auto ok = edit(rows, ranked); !ok) return std::move(ok).error();
+    // Read again: a writer that read the comment before that edit and wrote after it has
+    // written over these rows; the next look puts them back.
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+        bool there = false;
+        if (auto ok = edit(rows, ranked, &there); !ok) return std::move(ok).error();
+        if (there) break;
     }
     return edits_;
 }

@@ -3,11 +3,15 @@
 // verdicts, the best agent and the pull requests (docs/check.md, "The live comment").
 //
 // GitHub has no compare-and-swap on comments, and in the action's fan-out every runner edits
-// the one comment. Each row is kept in the comment as data; a writer reads the comment, puts
-// its own rows in, and writes it whole. A writer that lost a race finds its row stale at its
-// next edit and writes it again; at its end it reads the comment back until its final rows are
-// there. The comparison's job, which runs after every runner, writes the final table from the
-// published verdicts: that one is exact.
+// the one comment. Each row is kept in the comment as data. A writer finds the comment once
+// (the oldest carrying the marker), then reads it by its id — a list of the issue's comments
+// lags behind writes, one comment read by id does not — puts its own rows in and writes it
+// whole. Rows only move forward: a writer keeps the furthest state of every other agent's row
+// it has seen, so it never writes back an older one, and it puts back a row another writer
+// dropped. A writer that lost a race finds its own row stale or gone at its next edit and
+// writes it again; at its end it reads the comment again until its final rows are there. The
+// comparison's job, which runs after every runner, writes the final table from the published
+// verdicts: that one is exact.
 #pragma once
 
 #include <chrono>
@@ -55,6 +59,10 @@ std::vector<ProgressRow> rows_in(const std::string& body);
 std::vector<ProgressRow> merged(std::vector<ProgressRow> theirs,
                                 const std::vector<ProgressRow>& mine);
 
+// Every agent's row of `a` and `b`, each at the further of its two states (queued, running,
+// READY, judging, then a verdict); on a tie, `a`'s. In agent order.
+std::vector<ProgressRow> furthest(std::vector<ProgressRow> a, const std::vector<ProgressRow>& b);
+
 // Whether every row is judged (PASS or FAIL) or ended without a judgement.
 bool all_settled(const std::vector<ProgressRow>& rows);
 
@@ -80,8 +88,9 @@ bool progress_due(const ProgressPace& pace, std::chrono::milliseconds since_star
 
 // One writer of an issue's live comment: its own rows, edited in by a thread of its own so
 // that GitHub's latency never holds the supervisor, at the pace above. Each edit reads the
-// comment, puts these rows in and writes it whole (one list of the issue's comments and one
-// write). A failed edit is reported through `notice` once and tried again at the next.
+// comment by its id, puts these rows in and writes it whole (two requests; the first edit
+// also lists the issue's comments to find it, or makes it). A failed edit is reported
+// through `notice` once and tried again at the next.
 class LiveComment {
   public:
     LiveComment(issues::IssueSource& source, long issue, ProgressPace pace,
@@ -92,13 +101,15 @@ class LiveComment {
 
     // This writer's rows now; `changed`: a state changed since the last call.
     void set(std::vector<ProgressRow> rows, bool changed);
-    // The last edit, now, then the comment read back until it holds these rows (three tries,
-    // a moment apart: a runner that raced this one may have written an older copy). With
-    // `ranked`, the verdicts the final words name. The edits made.
+    // The last edit, now, then the comment read again until it holds these rows (three tries,
+    // a moment apart: a runner that raced this one may have written over them). With
+    // `ranked`, the verdicts the final words name. The edits made (writes, not reads).
     Result<int> finish(std::vector<ProgressRow> rows, const std::vector<Verdict>& ranked = {});
 
   private:
-    Result<void> edit(const std::vector<ProgressRow>& rows, const std::vector<Verdict>& ranked);
+    // One edit; `there`: whether the comment held these rows' states before it.
+    Result<void> edit(const std::vector<ProgressRow>& rows, const std::vector<Verdict>& ranked,
+                      bool* there = nullptr);
     void work();
 
     issues::IssueSource& source_;
@@ -112,6 +123,9 @@ class LiveComment {
     std::vector<ProgressRow> pending_;
     bool has_pending_ = false, changed_ = false, stopping_ = false, told_ = false;
     int edits_ = 0;
+    // Touched by one edit at a time (the thread's, then finish's after it is joined).
+    std::optional<long long> comment_id_;
+    std::vector<ProgressRow> seen_;  // every row read so far, at its furthest state
     std::thread thread_;
 };
 

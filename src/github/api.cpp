@@ -201,6 +201,26 @@ Result<void> GitHub::delete_comment(long long comment_id) {
     return response_error("DELETE", path, response.value(), http_.auth());
 }
 
+Result<std::optional<Comment>> GitHub::comment(long long comment_id) {
+    const std::string path = repo_path() + "/issues/comments/" + std::to_string(comment_id);
+    auto response = http_.request("GET", path);
+    if (response.ok() && response->status == 404) return std::optional<Comment>();
+    auto body = json_body("GET", path, std::move(response), http_.auth());
+    if (!body.ok()) return std::move(body).error();
+    auto parsed = comment_from_json(body.value(), "GET " + path);
+    if (!parsed.ok()) return std::move(parsed).error();
+    return std::optional<Comment>(std::move(parsed).value());
+}
+
+Result<std::optional<Comment>> GitHub::edit_comment(long long comment_id, const CommentEdit& edit) {
+    auto current = comment(comment_id);
+    if (!current.ok() || !*current) return current;
+    const std::string& body = (*current)->body;
+    const std::string text = edit(content_of(body)), keep = writer_line_of(body);
+    if (text == content_of(body)) return current;
+    return update_comment_if_present(comment_id, keep.empty() ? text : text + "\n" + keep);
+}
+
 Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
                                        const std::string& body_in) {
     const std::string content =

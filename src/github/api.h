@@ -1,6 +1,8 @@
 // The REST operations cocode uses, on one repository, each with a typed result.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,15 @@ class GitHub {
     Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body);
     // A comment that is already gone is not an error.
     Result<void> delete_comment(long long comment_id);
+    // One comment, read by its id (GET /issues/comments/{id}): as it is now, where a list of
+    // the issue's comments may lag behind the latest writes. nullopt when it is gone.
+    Result<std::optional<Comment>> comment(long long comment_id);
+    // Read, change, write one comment by its id: `edit` gets its text (without the mark an
+    // upsert_comment in progress finds its own by, which stays) and returns the new text.
+    // nullopt when the comment is gone. Not atomic: GitHub has no compare-and-swap on
+    // comments, so a writer that edits in between may be overwritten (see check/progress.h).
+    using CommentEdit = std::function<std::string(const std::string& text)>;
+    Result<std::optional<Comment>> edit_comment(long long comment_id, const CommentEdit& edit);
     // Returns the issue's labels after the change.
     Result<std::vector<std::string>> add_labels(long number,
                                                 const std::vector<std::string>& labels);

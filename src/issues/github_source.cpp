@@ -33,6 +33,10 @@ class GitHubSource final : public IssueSource {
                                    const std::string& body) override {
         return api_.upsert_comment(number, marker, body);
     }
+    Result<std::optional<Comment>> edit_comment(long, long long id,
+                                                const github::GitHub::CommentEdit& edit) override {
+        return api_.edit_comment(id, edit);
+    }
     Result<std::vector<std::string>> add_labels(long number,
                                                 const std::vector<std::string>& labels) override {
         return api_.add_labels(number, labels);

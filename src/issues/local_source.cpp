@@ -145,6 +145,33 @@ class LocalSource final : public IssueSource {
         return github::comment_from_json(written, file.string());
     }
 
+    Result<std::optional<Comment>> edit_comment(long number, long long id,
+                                                const github::GitHub::CommentEdit& edit) override {
+        const fs::path file = comments_file(number);
+        std::error_code ec;
+        if (!fs::exists(file, ec)) return std::optional<Comment>();
+        std::optional<json> written;
+        auto updated = update_file_locked(
+            file, [&](const std::optional<std::string>& current) -> Result<std::string> {
+                auto parsed = parse_comments(file, current.value_or("[]"));
+                if (!parsed.ok()) return std::move(parsed).error();
+                json array = std::move(parsed).value();
+                for (auto& comment : array) {
+                    if (!comment.is_object() || json_value(comment, "id", 0LL) != id) continue;
+                    comment["body"] = edit(json_value(comment, "body", ""));
+                    comment["updated_at"] = github_time_now();
+                    written = comment;
+                    break;
+                }
+                return json_dump(array, 2) + "\n";
+            });
+        if (!updated.ok()) return std::move(updated).error();
+        if (!written) return std::optional<Comment>();
+        auto comment = github::comment_from_json(*written, file.string());
+        if (!comment.ok()) return std::move(comment).error();
+        return std::optional<Comment>(std::move(comment).value());
+    }
+
     bool local() const override { return true; }
 
     Result<void> set_status(const std::string& sha, const github::CommitStatus& status) override {

@@ -38,6 +38,10 @@ class IssueSource {
     // One comment per marker, ever: updated in place when it exists (github::comment_marker).
     virtual Result<Comment> upsert_comment(long number, const std::string& marker,
                                            const std::string& body) = 0;
+    // Read, change and write comment `id` of issue `number` (github::GitHub::edit_comment);
+    // nullopt when it is gone. The local store does it under its lock.
+    virtual Result<std::optional<Comment>> edit_comment(
+        long number, long long id, const github::GitHub::CommentEdit& edit) = 0;
     virtual Result<std::vector<std::string>> add_labels(long number,
                                                         const std::vector<std::string>& labels) = 0;
     virtual Result<void> remove_label(long number, const std::string& label) = 0;

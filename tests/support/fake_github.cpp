@@ -433,6 +433,14 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 st.comments[number].push_back(comment);
                 return finish(201, comment, "issues/create-comment");
             }
+            if (is("GET", R"(/issues/comments/(\d+))")) {
+                // One comment by its id is as it is now: only lists lag.
+                long long id = std::stoll(r[1]);
+                for (const auto& [number, list] : st.comments)
+                    for (const auto& c : list)
+                        if (c["id"] == id) return finish(200, c, "issues/get-comment");
+                return finish(404, {{"message", "Not Found"}});
+            }
             if (is("PATCH", R"(/issues/comments/(\d+))")) {
                 long long id = std::stoll(r[1]);
                 for (auto& [number, list] : st.comments)

@@ -69,6 +69,36 @@ TEST(Progress, EachWriterPutsItsOwnRowsInAndKeepsWhatItDoesNotKnow) {
     EXPECT_TRUE(all_settled({row("a", "PASS"), row("b", "FAIL"), row("c", "failed")}));
 }
 
+TEST(Progress, RowsOnlyMoveForward) {
+    struct Case {
+        std::string seen, there, kept;  // another writer's row: what this writer saw, what the
+                                        // comment shows now, what this writer writes
+    };
+    const Case cases[] = {
+        {"running", "PASS", "PASS"},      // the comment moved on: taken
+        {"PASS", "running", "PASS"},      // a stale copy over a verdict: not taken back
+        {"READY", "queued", "READY"},     //
+        {"judging", "FAIL", "FAIL"},      //
+        {"failed", "judging", "failed"},  // a run that ended unjudged stays ended
+        {"PASS", "", "PASS"},             // a row another writer dropped is put back
+        {"", "running", "running"},       // a row never seen is taken as it is
+    };
+    for (const auto& c : cases) {
+        std::vector<ProgressRow> seen, there;
+        if (!c.seen.empty()) seen.push_back(row("codex", c.seen));
+        if (!c.there.empty()) there.push_back(row("codex", c.there));
+        const auto kept = furthest(there, seen);
+        ASSERT_EQ(kept.size(), 1u);
+        EXPECT_EQ(kept[0].state, c.kept) << "seen " << c.seen << ", there " << c.there;
+    }
+    // Same state: the later time wins, then the comment's.
+    ProgressRow early = row("codex", "running"), late = row("codex", "running");
+    early.seconds = 10;
+    late.seconds = 40;
+    EXPECT_EQ(furthest({early}, {late})[0].seconds, 40);
+    EXPECT_EQ(furthest({late}, {early})[0].seconds, 40);
+}
+
 TEST(Progress, TheCommentKeepsTheRowsItShowsAsData) {
     ProgressRow a = row("claude", "PASS");
     a.seconds = 362;
