@@ -141,6 +141,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("billing", run.billing);
     info.set_number("restarts", 0);
     info.set("sandbox", run.sandbox);
+    info.set("network", std::string(network_name(run.egress.mode)));
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
     const ProcessStamp self = stamp_of(::getpid());
     info.set_number("supervisor_pid", self.pid);
@@ -401,6 +402,43 @@ bool resume_in_argv(config::AgentType type, std::vector<std::string>& argv,
     }
 }
 
+// cocode-dispatch, which runs the built-in agents and the egress bridge: this very program
+// when it is cocode-dispatch, else the one in PATH (a library caller, a test).
+fs::path dispatch_program() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && self.filename() == "cocode-dispatch") return self;
+    if (auto found = find_in_path("cocode-dispatch")) return *found;
+    return "cocode-dispatch";
+}
+
+// A run whose configuration asks for an enclosed network where no sandbox can give it one:
+// refused, never run open (docs/security.md, "The agent's network").
+void refuse_enclosed_network(PlannedRun& run, std::optional<config::NetworkMode> mode,
+                             const std::string& why) {
+    if (!mode || *mode == config::NetworkMode::open || run.failed) return;
+    run.failed = Error::missing(
+        "agent '" + run.agent.name + "': network.mode " +
+        (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
+        " needs the sandbox's network namespace, but " + why +
+        " (install bubblewrap and allow user namespaces, or set network.mode to \"open\")");
+    run.failed_reason = run::StopReason::missing_dependency;
+}
+
+// The agent behind its bridge, in a network namespace of its own, with the proxy variables
+// pointing at the bridge and its record of connections out of its reach.
+void enclose_network(PlannedRun& run, SandboxPlan& plan) {
+    plan.own_network = true;
+    plan.read_only_last.push_back(run.egress.record);
+    for (const auto& [name, value] : proxy_variables(run.egress)) {
+        const std::string prefix = name + "=";
+        std::erase_if(run.environment,
+                      [&](const std::string& entry) { return entry.rfind(prefix, 0) == 0; });
+        if (!value.empty()) run.environment.push_back(prefix + value);
+    }
+    run.argv = bridged_argv(dispatch_program(), run.egress, run.argv);
+}
+
 void complete_launch(PlannedRun& run, const DispatchContext& context,
                      const std::vector<std::string>& ours, bool as_root) {
     run.timeout = context.timeout.value_or(run.agent.timeout.value_or(context.config.timeout));
@@ -408,11 +446,7 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     run.output_cap = run.agent.output_cap.value_or(context.config.output_cap);
     run.argv = run.agent.argv;
     if (config::is_builtin(run.agent.type)) {
-        // cocode-dispatch runs the built-in agent itself: this very program when it is
-        // cocode-dispatch, else the one in PATH (a library caller, a test).
-        std::error_code ec;
-        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-        if (!ec && self.filename() == "cocode-dispatch") run.argv[0] = self.string();
+        run.argv[0] = dispatch_program().string();
         run.argv.insert(run.argv.end(), {"--repo", context.repo_root.string(), "--run", run.run_id,
                                          "--agent", run.agent.name});
     }
@@ -438,12 +472,18 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     }
     run.environment = agent_environment(ours, run, context);
     run.billing = billing_of(run.agent, run.environment);
+    const auto network = context.config.network.mode;
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
+        refuse_enclosed_network(run, network, "sandbox: none");
     } else if (context.sandbox && context.sandbox->available) {
         run.sandbox = "bwrap";
-        run.argv =
-            sandboxed_argv(context.sandbox->bwrap, sandbox_plan(run, context, ours), run.argv);
+        run.egress =
+            egress_plan(context.config, run.agent, network.value_or(config::NetworkMode::allowlist),
+                        run.files.folder);
+        SandboxPlan plan = sandbox_plan(run, context, ours);
+        if (run.egress.enclosed()) enclose_network(run, plan);
+        run.argv = sandboxed_argv(context.sandbox->bwrap, plan, run.argv);
     } else {
         const std::string why = context.sandbox ? context.sandbox->why_not : "not probed";
         run.sandbox = "none (" + why + ")";
@@ -452,6 +492,7 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                 Error::missing("agent '" + run.agent.name + "': sandbox: bwrap, but " + why);
             run.failed_reason = run::StopReason::missing_dependency;
         }
+        refuse_enclosed_network(run, network, why);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/egress.h"
 #include "config/config.h"
 #include "config/presets.h"
 #include "core/result.h"
@@ -81,6 +82,7 @@ struct PlannedRun {
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
     std::string sandbox;               // "bwrap", or "none" and why: recorded in run-info
+    EgressPlan egress;                 // its network: open, or enclosed behind its proxy
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;

@@ -22,6 +22,7 @@
 #include "git/git_files.h"
 #include "git/repository.h"
 #include "hook/ready.h"
+#include "net/proxy.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
 
@@ -77,6 +78,8 @@ struct Slot {
     bool end_pending = false;
     Clock::time_point end_tried{};
     std::string end_error;
+    // The run's egress proxy, from its first start to its end (agent/egress.h).
+    std::unique_ptr<net::EgressProxy> proxy;
 };
 
 // Where a run's usage is read from: a built-in agent's usage.jsonl, else its stdout.
@@ -377,6 +380,15 @@ class Supervisor {
         PlannedRun& run = *slot.run;
         if (!slot.started_once) watch_commits(slot);
         if (!slot.usage) slot.usage.emplace(run.agent.model.value_or(""));
+        if (run.egress.enclosed() && !slot.proxy) {
+            auto proxy = start_proxy(run);
+            if (!proxy) {
+                finish(slot, static_cast<int>(proxy.error().code), run::StopReason::spawn,
+                       proxy.error().message);
+                return;
+            }
+            slot.proxy = std::move(proxy).value();
+        }
         ChildOptions child;
         child.argv = run.argv;
         child.environment = run.environment;
@@ -684,8 +696,27 @@ class Supervisor {
         finish(slot, code, why, summary);
     }
 
+    // The egress proxy of a run whose network is enclosed: its record made first, so that the
+    // sandbox can make it read-only for the agent.
+    Result<std::unique_ptr<net::EgressProxy>> start_proxy(const PlannedRun& run) {
+        if (auto made = create_file(run.egress.record); !made) return std::move(made).error();
+        net::ProxyOptions options;
+        options.socket = run.egress.socket;
+        options.record = run.egress.record;
+        options.allow = run.egress.allow;
+        options.audit = run.egress.mode == config::NetworkMode::audit;
+        options.fix = "network.allow (every agent) or agents." + run.agent.name +
+                      ".network_allow in .cocode/config.json";
+        const std::string id = run.run_id;
+        options.notice = [id](const std::string& text) {
+            std::fprintf(stderr, "cocode: %s: %s\n", id.c_str(), text.c_str());
+        };
+        return net::EgressProxy::start(std::move(options));
+    }
+
     void finish(Slot& slot, int code, run::StopReason reason, const std::string& summary) {
         PlannedRun& run = *slot.run;
+        slot.proxy.reset();  // every process of the run is gone: nothing is left to go out
         slot.phase = Phase::done;
         slot.ended = clock_now();
         if (watch_) watch_->forget(index_of(slot));

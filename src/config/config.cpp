@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "core/glob.h"
 #include "core/json_text.h"
+#include "net/allowlist.h"
 
 namespace cocode::config {
 namespace fs = std::filesystem;
@@ -56,6 +57,18 @@ struct Reader {
             out.push_back(value[i].get<std::string>());
         }
         return out;
+    }
+
+    // A list of network entries (net/allowlist.h), each checked.
+    Result<std::vector<std::string>> allow_entries(const json& value,
+                                                   const std::string& field) const {
+        auto list = strings(value, field);
+        if (!list) return list;
+        for (std::size_t i = 0; i < list->size(); ++i)
+            if (auto entry = net::parse_allow_entry((*list)[i], field); !entry)
+                return Error::usage(source + ": " + field + "[" + std::to_string(i) +
+                                    "]: " + entry.error().message);
+        return list;
     }
 
     Result<int> integer(const json& value, const std::string& field, int low, int high) const {
@@ -277,6 +290,34 @@ Result<void> parse_progress(const Reader& r, const json& progress, ProgressConfi
         if (*d < std::chrono::seconds(3))
             return r.bad("progress.interval", "a duration of at least 3s");
         out.interval = *d;
+    }
+    return {};
+}
+
+Result<void> parse_network(const Reader& r, const json& network, NetworkConfig& out) {
+    if (!network.is_object()) return r.bad("network", "an object with mode, allow and on_blocked");
+    if (auto ok = r.only_keys(network, "network", {"mode", "allow", "on_blocked"}); !ok) return ok;
+    if (network.contains("mode")) {
+        const json& mode = network["mode"];
+        if (mode == "allowlist")
+            out.mode = NetworkMode::allowlist;
+        else if (mode == "audit")
+            out.mode = NetworkMode::audit;
+        else if (mode == "open")
+            out.mode = NetworkMode::open;
+        else
+            return r.bad("network.mode", "\"allowlist\", \"audit\" or \"open\"");
+    }
+    if (network.contains("allow")) {
+        auto entries = r.allow_entries(network["allow"], "network.allow");
+        if (!entries) return std::move(entries).error();
+        out.allow = std::move(*entries);
+    }
+    if (network.contains("on_blocked")) {
+        const json& on = network["on_blocked"];
+        if (on != "warn" && on != "fail")
+            return r.bad("network.on_blocked", "\"warn\" or \"fail\"");
+        out.fail_on_blocked = on == "fail";
     }
     return {};
 }
@@ -567,9 +608,9 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         if (!parsed) return std::move(parsed).error();
         type = *parsed;
     }
-    std::vector<std::string> keys = {"type",         "env",          "base_url",   "model",
-                                     "timeout",      "idle_timeout", "output_cap", "restarts",
-                                     "max_cost_usd", "max_tokens"};
+    std::vector<std::string> keys = {"type",         "env",          "base_url",     "model",
+                                     "timeout",      "idle_timeout", "output_cap",   "restarts",
+                                     "max_cost_usd", "max_tokens",   "network_allow"};
     const std::vector<std::string>& own = is_builtin(type) ? kChatKeys : kProcessKeys;
     keys.insert(keys.end(), own.begin(), own.end());
     if (type == AgentType::codali) keys.insert(keys.end(), kCodaliKeys.begin(), kCodaliKeys.end());
@@ -658,6 +699,11 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         auto n = r.amount(value["max_cost_usd"], field + ".max_cost_usd", true);
         if (!n) return std::move(n).error();
         agent.max_cost_usd = *n;
+    }
+    if (value.contains("network_allow")) {
+        auto entries = r.allow_entries(value["network_allow"], field + ".network_allow");
+        if (!entries) return std::move(entries).error();
+        agent.network_allow = std::move(*entries);
     }
     if (value.contains("max_tokens")) {
         const json& n = value["max_tokens"];
@@ -903,7 +949,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "ready_marker", "worktree_root",  "branch_prefix", "base_branch", "worktree_setup",
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
-             "progress",     "$schema"});
+             "progress",     "network",        "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -1008,6 +1054,10 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     }
     if (doc.contains("pricing")) {
         if (auto ok = parse_pricing(r, doc["pricing"], config.pricing); !ok)
+            return std::move(ok).error();
+    }
+    if (doc.contains("network")) {
+        if (auto ok = parse_network(r, doc["network"], config.network); !ok)
             return std::move(ok).error();
     }
     if (doc.contains("budget")) {

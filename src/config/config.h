@@ -77,6 +77,8 @@ struct AgentConfig {
     // Budgets: a run whose cost or tokens (input and output) cross one is ended, reason
     // `budget` (docs/cost.md).
     std::optional<double> max_cost_usd;
+    // Where this agent's network may go beyond its endpoint and network.allow.
+    std::vector<std::string> network_allow;
     std::optional<std::uint64_t> max_tokens;
 };
 
@@ -149,6 +151,18 @@ struct BudgetConfig {
     std::optional<double> daily_usd;  // a run that would start past it is refused
 };
 
+// The agent's network (docs/security.md, "The agent's network"): a namespace of its own whose
+// only way out is the run's egress proxy, letting through the allowlist (allowlist) or
+// everything while recording it (audit); or the host's network as it is (open).
+enum class NetworkMode { allowlist, audit, open };
+
+struct NetworkConfig {
+    // Unset: allowlist for a sandboxed run, open for one that is not.
+    std::optional<NetworkMode> mode;
+    std::vector<std::string> allow;  // entries for every agent (net/allowlist.h)
+    bool fail_on_blocked = false;    // on_blocked: fail (a block fails the check), else warn
+};
+
 // Where agents run: bubblewrap's PID namespace when the kernel allows (auto), always (bwrap:
 // a run that cannot have it fails), or only in their own process group (none).
 enum class SandboxMode { automatic, bwrap, none };
@@ -169,6 +183,7 @@ struct Config {
     std::string branch_prefix = "cocode/";
     std::optional<std::string> base_branch;  // default: the repository's default branch
     SandboxMode sandbox = SandboxMode::automatic;
+    NetworkConfig network;
     WorktreeSetup setup;
     CheckConfig check;
     PublishConfig publish;

@@ -69,6 +69,7 @@ std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan
                                     "/dev",
                                     "--proc",
                                     "/proc"};
+    if (plan.own_network) out.push_back("--unshare-net");
     // The -try forms skip a path missing when the sandbox starts (a run's worktree is made
     // after its command line, and must exist by then).
     for (const auto& path : plan.read_only)
@@ -82,6 +83,8 @@ std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan
         else if (fs::exists(path, ec))
             out.insert(out.end(), {"--ro-bind", "/dev/null", path.string()});
     }
+    for (const auto& path : plan.read_only_last)
+        out.insert(out.end(), {"--ro-bind-try", path.string(), path.string()});
     out.push_back("--");
     out.insert(out.end(), argv.begin(), argv.end());
     return out;

@@ -2,8 +2,10 @@
 // when the run ends — or the dispatcher dies — every process it started is gone, whatever it
 // did (setsid, double fork, `env -i`, ignoring SIGTERM). The file system is the host's, with
 // what the plan says made read-only or hidden; the network is shared (agents need their
-// model). Without bubblewrap (not installed, or user namespaces restricted, as Ubuntu 24.04's
-// AppArmor does) cocode falls back to process-group tracking and says so (docs/security.md).
+// model, unless the run's network is enclosed: then it has a namespace of its own, see
+// agent/egress.h). Without bubblewrap (not installed, or user namespaces restricted, as
+// Ubuntu 24.04's AppArmor does) cocode falls back to process-group tracking and says so
+// (docs/security.md).
 #pragma once
 
 #include <filesystem>
@@ -30,6 +32,10 @@ struct SandboxPlan {
     std::vector<std::filesystem::path> read_only;
     std::vector<std::filesystem::path> read_write;
     std::vector<std::filesystem::path> hidden;
+    // Made read-only last, inside a writable folder (the run's record of its network).
+    std::vector<std::filesystem::path> read_only_last;
+    // A network namespace of its own: its loopback, nothing else (agent/egress.h).
+    bool own_network = false;
 };
 
 // The command line that runs `argv` inside the sandbox.

@@ -1,0 +1,315 @@
+#include "agent/egress.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "config/presets.h"
+#include "core/error.h"
+#include "core/files.h"
+#include "net/proxy.h"
+#include "net/relay.h"
+#include "proc/spawn.h"
+
+namespace cocode::agent {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Where an agent's model is: its base_url, else its preset's or its provider's.
+std::string endpoint_of(const config::AgentConfig& agent) {
+    if (agent.base_url) return *agent.base_url;
+    if (const auto* cli = config::cli_preset(agent.type)) return cli->default_endpoint;
+    if (agent.chat)
+        if (const auto* provider = config::chat_provider(agent.chat->provider))
+            return std::string(provider->base_url);
+    return {};
+}
+
+void add_entries(net::Allowlist& allow, const std::vector<std::string>& texts,
+                 const std::string& why) {
+    for (const auto& text : texts)
+        if (auto entries = net::parse_allow_entry(text, why)) allow.add(*entries);
+}
+
+}  // namespace
+
+std::string_view network_name(config::NetworkMode mode) {
+    switch (mode) {
+        case config::NetworkMode::allowlist:
+            return "allowlist";
+        case config::NetworkMode::audit:
+            return "audit";
+        case config::NetworkMode::open:
+            break;
+    }
+    return "open";
+}
+
+net::Allowlist allowlist_of(const config::Config& config, const config::AgentConfig& agent) {
+    net::Allowlist allow;
+    if (auto entry = net::endpoint_entry(endpoint_of(agent), "agent " + agent.name + "'s endpoint"))
+        allow.add(*entry);
+    add_entries(allow, config.network.allow, "network.allow");
+    add_entries(allow, agent.network_allow, "agent " + agent.name + "'s network_allow");
+    return allow;
+}
+
+EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& agent,
+                       config::NetworkMode mode, const fs::path& folder) {
+    EgressPlan plan;
+    plan.mode = mode;
+    if (mode == config::NetworkMode::open) return plan;
+    plan.fail_on_blocked = config.network.fail_on_blocked;
+    plan.allow = allowlist_of(config, agent);
+    plan.socket = folder / "egress.sock";
+    plan.record = folder / "egress.jsonl";
+    // The host's loopback endpoints, at their own address and port inside too; localhost
+    // as both of its addresses.
+    for (const auto& e : plan.allow.entries()) {
+        if (!e.port || !net::is_loopback(e.host)) continue;
+        if (e.host == "localhost") {
+            plan.forwards.push_back({"127.0.0.1", e.port, e.host});
+            plan.forwards.push_back({"::1", e.port, e.host});
+        } else {
+            plan.forwards.push_back({e.host, e.port, e.host});
+        }
+    }
+    // The proxy's own port: one no forward takes.
+    plan.proxy_port = 3128;
+    while (std::any_of(plan.forwards.begin(), plan.forwards.end(),
+                       [&](const auto& f) { return f.port == plan.proxy_port; }))
+        ++plan.proxy_port;
+    return plan;
+}
+
+std::vector<std::pair<std::string, std::string>> proxy_variables(const EgressPlan& plan) {
+    if (!plan.enclosed()) return {};
+    const std::string url = "http://127.0.0.1:" + std::to_string(plan.proxy_port);
+    return {{"HTTPS_PROXY", url}, {"https_proxy", url}, {"HTTP_PROXY", url}, {"http_proxy", url},
+            {"NO_PROXY", ""},     {"no_proxy", ""},     {"ALL_PROXY", ""},   {"all_proxy", ""}};
+}
+
+std::vector<std::string> bridged_argv(const fs::path& program, const EgressPlan& plan,
+                                      const std::vector<std::string>& argv) {
+    std::vector<std::string> out = {program.string(), "egress-bridge",
+                                    "--socket",       plan.socket.string(),
+                                    "--proxy-port",   std::to_string(plan.proxy_port)};
+    for (const auto& f : plan.forwards)
+        out.insert(out.end(),
+                   {"--forward", f.address + "," + std::to_string(f.port) + "," + f.host});
+    out.push_back("--");
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+}
+
+namespace {
+
+struct Listener {
+    net::Socket socket;
+    std::string host;  // a forward's, as the proxy is asked for it; "" for the proxy's own
+    int port = 0;
+};
+
+std::string hex_port(int port) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04X", port);
+    return text;
+}
+
+// The process that holds the other end of `fd` (a connection accepted inside the namespace):
+// the socket's inode from /proc/net/tcp{,6}, then the process with that socket open.
+nlohmann::json peer_of(int fd) {
+    sockaddr_storage peer{}, self{};
+    socklen_t peer_size = sizeof peer, self_size = sizeof self;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &self_size) != 0)
+        return nlohmann::json::object();
+    auto port_of = [](const sockaddr_storage& a) {
+        return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(a).sin_port
+                                            : reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+    };
+    const std::string local = ":" + hex_port(port_of(peer)), remote = ":" + hex_port(port_of(self));
+    std::string inode;
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        auto text = read_file(table);
+        if (!text) continue;
+        std::size_t at = 0;
+        while (inode.empty() && at < text->size()) {
+            const auto end = text->find('\n', at);
+            const std::string line = text->substr(at, end - at);
+            at = end == std::string::npos ? text->size() : end + 1;
+            char l[64], r[64];
+            unsigned long long ino = 0;
+            if (std::sscanf(line.c_str(), " %*d: %63s %63s %*x %*s %*s %*s %*d %*d %llu", l, r,
+                            &ino) != 3)
+                continue;
+            const std::string ls(l), rs(r);
+            if (ls.size() > 5 && rs.size() > 5 && ls.substr(ls.size() - 5) == local &&
+                rs.substr(rs.size() - 5) == remote && ino)
+                inode = "socket:[" + std::to_string(ino) + "]";
+        }
+    }
+    if (inode.empty()) return nlohmann::json::object();
+    std::error_code ec;
+    for (const auto& process : fs::directory_iterator("/proc", ec)) {
+        const std::string name = process.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::error_code fd_ec;
+        for (const auto& entry : fs::directory_iterator(process.path() / "fd", fd_ec)) {
+            std::error_code link_ec;
+            if (fs::read_symlink(entry.path(), link_ec).string() != inode) continue;
+            auto cmdline = read_file(process.path() / "cmdline", 4096);
+            std::string command = cmdline ? *cmdline : "";
+            for (char& c : command)
+                if (c == '\0') c = ' ';
+            while (!command.empty() && command.back() == ' ') command.pop_back();
+            return {{"pid", std::stol(name)}, {"command", command.substr(0, 300)}};
+        }
+    }
+    return nlohmann::json::object();
+}
+
+// One connection from inside: to the proxy, with who made it; for a forward, asked for
+// by CONNECT first.
+void pass_on(net::Socket client, const fs::path& socket, std::string host, int port) {
+    auto proxy = net::connect_unix(socket);
+    if (!proxy) return;
+    std::string first = std::string(net::kPeerPreamble) + peer_of(client.get()).dump() + "\r\n";
+    if (!host.empty()) {
+        const std::string target = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
+                                   ":" + std::to_string(port);
+        first += "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+    }
+    if (!net::send_all(proxy->get(), first)) return;
+    std::string rest;
+    if (!host.empty()) {
+        auto head = net::read_head(proxy->get(), rest, 15s);
+        if (!head || head->find(" 200 ") == std::string::npos) return;  // blocked: closed
+        if (!rest.empty() && !net::send_all(client.get(), rest)) return;
+    }
+    int never[2];
+    if (::pipe(never) != 0) return;
+    net::relay(client.get(), proxy->get(), never[0]);
+    ::close(never[0]);
+    ::close(never[1]);
+}
+
+struct BridgeArgs {
+    fs::path socket;
+    int proxy_port = 0;
+    std::vector<EgressPlan::Forward> forwards;
+    std::vector<std::string> argv;
+};
+
+Result<BridgeArgs> parse_bridge(const std::vector<std::string>& args) {
+    BridgeArgs out;
+    std::size_t i = 0;
+    auto port_of = [](const std::string& text) -> int {
+        try {
+            const int port = std::stoi(text);
+            return port > 0 && port < 65536 ? port : 0;
+        } catch (...) {
+            return 0;
+        }
+    };
+    for (; i < args.size() && args[i] != "--"; ++i) {
+        if (i + 1 >= args.size())
+            return Error::usage("egress-bridge: " + args[i] + " needs a value");
+        const std::string& value = args[i + 1];
+        if (args[i] == "--socket") {
+            out.socket = value;
+        } else if (args[i] == "--proxy-port") {
+            out.proxy_port = port_of(value);
+        } else if (args[i] == "--forward") {
+            const auto first = value.find(','), last = value.rfind(',');
+            if (first == std::string::npos || first == last ||
+                !port_of(value.substr(first + 1, last - first - 1)))
+                return Error::usage("egress-bridge: --forward: expected ADDRESS,PORT,HOST");
+            out.forwards.push_back({value.substr(0, first),
+                                    port_of(value.substr(first + 1, last - first - 1)),
+                                    value.substr(last + 1)});
+        } else {
+            return Error::usage("egress-bridge: unknown option " + args[i]);
+        }
+        ++i;
+    }
+    if (i < args.size()) out.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+    if (out.socket.empty() || !out.proxy_port || out.argv.empty())
+        return Error::usage(
+            "egress-bridge: expected --socket S --proxy-port P [--forward ADDRESS,PORT,HOST]... -- "
+            "PROGRAM [ARGS]");
+    return out;
+}
+
+}  // namespace
+
+int run_bridge(const std::vector<std::string>& args) {
+    auto parsed = parse_bridge(args);
+    if (!parsed) {
+        std::fprintf(stderr, "cocode: %s\n", parsed.error().message.c_str());
+        return 2;
+    }
+    // The supervisor ends the run's processes as a group; the bridge stays until its agent
+    // has gone, so that the agent's last requests still get out.
+    for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) std::signal(signal, SIG_IGN);
+    std::vector<Listener> listeners;
+    auto proxy = net::listen_tcp("127.0.0.1", parsed->proxy_port);
+    if (!proxy) {
+        std::fprintf(stderr, "cocode: egress bridge: %s\n", proxy.error().message.c_str());
+        return 3;
+    }
+    listeners.push_back({std::move(proxy).value(), "", 0});
+    for (const auto& f : parsed->forwards) {
+        auto forward = net::listen_tcp(f.address, f.port);
+        if (!forward) {
+            std::fprintf(stderr, "cocode: egress bridge: %s\n", forward.error().message.c_str());
+            return 3;
+        }
+        listeners.push_back({std::move(forward).value(), f.host, f.port});
+    }
+    ChildOptions child;
+    child.argv = parsed->argv;
+    child.in = ChildStream::descriptor(0);
+    child.out = ChildStream::descriptor(1);
+    child.err = ChildStream::descriptor(2);
+    auto pid = start_child(child);
+    if (!pid) {
+        std::fprintf(stderr, "cocode: %s\n", pid.error().message.c_str());
+        return pid.error().code == ExitCode::missing_dependency ? 3 : 1;
+    }
+    const fs::path socket = parsed->socket;
+    std::thread([&listeners, socket] {
+        std::vector<pollfd> fds;
+        for (const auto& l : listeners) fds.push_back({l.socket.get(), POLLIN, 0});
+        while (true) {
+            if (::poll(fds.data(), fds.size(), -1) < 0) continue;
+            for (std::size_t i = 0; i < fds.size(); ++i) {
+                if (!(fds[i].revents & POLLIN)) continue;
+                net::Socket client(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+                if (!client) continue;
+                std::thread(pass_on, std::move(client), socket, listeners[i].host,
+                            listeners[i].port)
+                    .detach();
+            }
+        }
+    }).detach();
+    int status = 0;
+    while (::waitpid(*pid, &status, 0) < 0)
+        if (errno != EINTR) return 1;
+    std::fflush(nullptr);
+    ::_exit(cocode::exit_code_of(status));
+}
+
+}  // namespace cocode::agent

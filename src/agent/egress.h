@@ -1,0 +1,67 @@
+// An agent's network under `network.mode` allowlist or audit (docs/security.md, "The agent's
+// network"): what a run's plan holds, and the bridge — the first program inside the agent's
+// network namespace. The namespace has its own loopback and nothing else: no route, no
+// resolver. The bridge listens there on the proxy's port and on each allowed endpoint of the
+// host's loopback (a local model server, the tests' fakes: reachable at the address they are
+// configured with), passes every connection to the run's egress proxy (net/proxy.h) over the
+// Unix socket in the run's folder, then starts the agent and ends with it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "net/allowlist.h"
+
+namespace cocode::agent {
+
+// What a run's network is, decided when it is planned.
+struct EgressPlan {
+    config::NetworkMode mode = config::NetworkMode::open;
+    bool fail_on_blocked = false;
+    net::Allowlist allow;          // the agent's endpoint, network.allow, its own network_allow
+    std::filesystem::path socket;  // <run>/egress.sock
+    std::filesystem::path record;  // <run>/egress.jsonl
+    int proxy_port = 0;            // inside the namespace, on 127.0.0.1
+    // The host's loopback endpoints the bridge listens on inside: at `address`:`port`, asked
+    // of the proxy as `host`:`port` (localhost listens at both its addresses, as localhost).
+    struct Forward {
+        std::string address;
+        int port = 0;
+        std::string host;
+    };
+    std::vector<Forward> forwards;
+    bool enclosed() const { return mode != config::NetworkMode::open; }
+};
+
+// "allowlist", "audit" or "open": as configuration and run-info write it.
+std::string_view network_name(config::NetworkMode mode);
+
+// The allowlist of `agent` under `config`: its model endpoint (base_url, else its preset's),
+// `network.allow`, its own `network_allow`.
+net::Allowlist allowlist_of(const config::Config& config, const config::AgentConfig& agent);
+
+// The plan of a run in `folder`; `mode` already resolved (an unset mode is allowlist when
+// the run is sandboxed).
+EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& agent,
+                       config::NetworkMode mode, const std::filesystem::path& folder);
+
+// HTTPS_PROXY, HTTP_PROXY and their lower-case forms, pointing at the bridge; NO_PROXY and
+// ALL_PROXY emptied (an agent's own would skip the proxy for hosts it lists).
+std::vector<std::pair<std::string, std::string>> proxy_variables(const EgressPlan& plan);
+
+// The command line that starts `argv` behind the bridge (the hidden `cocode-dispatch
+// egress-bridge`), given the program to run it.
+std::vector<std::string> bridged_argv(const std::filesystem::path& program, const EgressPlan& plan,
+                                      const std::vector<std::string>& argv);
+
+// `cocode-dispatch egress-bridge --socket S --proxy-port P [--forward ADDR,PORT,HOST]... --
+// ARGV`:
+// listens, starts ARGV, relays until it ends; its exit code. Errors before the agent starts
+// are exit 3 (the namespace cannot be set up).
+int run_bridge(const std::vector<std::string>& args);
+
+}  // namespace cocode::agent

@@ -1,0 +1,121 @@
+// The agent's network under `network.mode` allowlist and audit: a hostile agent as a real
+// process in its sandbox, real servers on the host's loopback, and what egress.jsonl, the
+// run's files and /proc say afterwards (docs/security.md, "The agent's network").
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "dispatch_fixture.h"
+#include "loopback_server.h"
+#include "net/proxy.h"
+#include "proc/sandbox.h"
+
+namespace cocode::test {
+namespace {
+
+using json = nlohmann::json;
+
+std::string prober() {
+    return std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-prober.py";
+}
+
+// A server on the host's loopback that says who it is.
+struct Service {
+    httplib::Server server;
+    std::thread thread;
+    int port = 0;
+    explicit Service(const std::string& name) {
+        server.Get("/.*", [name](const httplib::Request&, httplib::Response& res) {
+            res.set_content(name, "text/plain");
+        });
+        port = start_on_loopback(server, thread, name.c_str());
+    }
+    ~Service() {
+        server.stop();
+        thread.join();
+    }
+};
+
+class Egress : public DispatchRun {
+  protected:
+    void SetUp() override {
+        if (!probe_sandbox().available) {
+            ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+            GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+        }
+        DispatchRun::SetUp();
+    }
+    json prober_agent(json extra = json::object()) {
+        json agent = {{"command", prober()},
+                      {"env",
+                       {{"PROBE_ALLOWED_PORT", std::to_string(allowed.port)},
+                        {"PROBE_NAMED_PORT", std::to_string(named.port)},
+                        {"PROBE_BLOCKED_PORT", std::to_string(blocked.port)}}}};
+        agent.update(extra);
+        return agent;
+    }
+    json said(const run::RunRecord& r) {
+        for (const auto& line : read_lines(r.folder / "agent-stdout.txt"))
+            if (!line.empty() && line.front() == '{') return json::parse(line);
+        ADD_FAILURE() << "the prober said nothing: " << read_text(r.folder / "agent-stderr.txt");
+        return json::object();
+    }
+    Service allowed{"allowed"}, named{"named"}, blocked{"blocked"};
+};
+
+// Every way out an agent can try, under the allowlist: only what is allowed answers, a block
+// is a 403 at once naming the host and the setting, the rest never connects, and every
+// connection is in egress.jsonl with the command that made it.
+TEST_F(Egress, AHostileAgentGetsOutOnlyWhereTheAllowlistSays) {
+    configure({{"network",
+                {{"mode", "allowlist"}, {"allow", {"127.0.0.1:" + std::to_string(allowed.port)}}}},
+               {"agents",
+                {{"prober", prober_agent({{"network_allow",
+                                           {"localhost:" + std::to_string(named.port)}}})}}}});
+    Shell run = dispatch("run 1 --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(run::read_run_info(r.folder)->get("network"), "allowlist");
+    const json out = said(r);
+
+    EXPECT_EQ(out["allowed_via_proxy"], json({200, "allowed"}));
+    EXPECT_EQ(out["allowed_direct"], "answered HTTP/1.1 200 OK") << "at its own address, inside";
+    const std::string blocked_at = "127.0.0.1:" + std::to_string(blocked.port);
+    ASSERT_EQ(out["blocked_via_proxy"][0], 403);
+    EXPECT_EQ(out["blocked_via_proxy"][1].get<std::string>(),
+              "cocode: egress to " + blocked_at +
+                  " is blocked; allow it with network.allow (every agent) or "
+                  "agents.prober.network_allow in .cocode/config.json\n");
+    EXPECT_EQ(out["blocked_direct"], "no connection: ConnectionRefusedError")
+        << "no route to the host's other loopback services";
+    EXPECT_EQ(out["dns"], "failed") << "no resolver inside";
+    EXPECT_EQ(out["connect_other_port"], 403) << "an allowed host, on another port";
+    EXPECT_EQ(out["named_by_name"], json({200, "named"}));
+    EXPECT_EQ(out["named_by_address"][0], 403) << "an allowed name's address is not the name";
+    EXPECT_EQ(out["after_flood"], 200) << "the proxy stays up after a flood";
+
+    const auto events = net::read_egress(r.folder / "egress.jsonl");
+    int blocks = 0;
+    bool allowed_seen = false;
+    for (const auto& e : events) {
+        if (!e.allowed) {
+            ++blocks;
+            EXPECT_NE(e.command.find("egress-prober.py"), std::string::npos)
+                << "a block names the command that made it: " << e.command;
+        }
+        if (e.allowed && e.port == allowed.port) {
+            allowed_seen = true;
+            EXPECT_GT(e.bytes_in, 0u);
+        }
+    }
+    EXPECT_TRUE(allowed_seen);
+    EXPECT_GE(blocks, 3);  // by proxy, CONNECT to another port, an allowed name's address
+    // Nothing of it survives the run: no process, no socket.
+    EXPECT_TRUE(nothing_left(r));
+    EXPECT_FALSE(fs::exists(r.folder / "egress.sock"));
+}
+
+}  // namespace
+}  // namespace cocode::test
