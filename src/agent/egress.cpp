@@ -77,13 +77,24 @@ EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& 
     plan.record = folder / "egress.jsonl";
     // The host's loopback endpoints, at their own address and port inside too; localhost
     // as both of its addresses.
+    // An address listed as itself asks for itself; one listed only through localhost asks
+    // for localhost.
+    auto forward = [&](const std::string& address, int port, const std::string& host) {
+        auto same = std::find_if(plan.forwards.begin(), plan.forwards.end(), [&](const auto& f) {
+            return f.address == address && f.port == port;
+        });
+        if (same == plan.forwards.end())
+            plan.forwards.push_back({address, port, host});
+        else if (host == address)
+            same->host = host;
+    };
     for (const auto& e : plan.allow.entries()) {
         if (!e.port || !net::is_loopback(e.host)) continue;
         if (e.host == "localhost") {
-            plan.forwards.push_back({"127.0.0.1", e.port, e.host});
-            plan.forwards.push_back({"::1", e.port, e.host});
+            forward("127.0.0.1", e.port, e.host);
+            forward("::1", e.port, e.host);
         } else {
-            plan.forwards.push_back({e.host, e.port, e.host});
+            forward(e.host, e.port, e.host);
         }
     }
     // The proxy's own port: one no forward takes.

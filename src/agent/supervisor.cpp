@@ -705,6 +705,7 @@ class Supervisor {
         options.record = run.egress.record;
         options.allow = run.egress.allow;
         options.audit = run.egress.mode == config::NetworkMode::audit;
+        options.upstream = net::upstream_from_environment();
         options.fix = "network.allow (every agent) or agents." + run.agent.name +
                       ".network_allow in .cocode/config.json";
         const std::string id = run.run_id;

@@ -130,6 +130,31 @@ CheckItem commits_check(const std::vector<git::CommitInfo>& commits,
     return item;
 }
 
+CheckItem network_check(const NetworkRecord& record) {
+    CheckItem item = named("network", "network");
+    std::vector<std::string> hosts;
+    for (const auto& e : record.blocked) {
+        const std::string where = net::entry_text({e.host, e.port, ""});
+        const std::string line = where + (e.command.empty() ? "" : " — " + e.command);
+        if (std::find(item.files.begin(), item.files.end(), line) == item.files.end())
+            item.files.push_back(line);
+        if (std::find(hosts.begin(), hosts.end(), where) == hosts.end()) hosts.push_back(where);
+    }
+    if (hosts.empty()) {
+        item.outcome = Outcome::pass;
+        item.reason = "nothing blocked";
+        return item;
+    }
+    std::string named_hosts;
+    for (std::size_t i = 0; i < hosts.size() && i < 5; ++i)
+        named_hosts += (i ? ", " : "") + hosts[i];
+    if (hosts.size() > 5) named_hosts += " and " + std::to_string(hosts.size() - 5) + " more";
+    item.outcome = record.fail_on_blocked ? Outcome::fail : Outcome::pass;
+    item.reason = "blocked: " + named_hosts +
+                  (record.fail_on_blocked ? " (network.on_blocked: fail)" : " (on_blocked: warn)");
+    return item;
+}
+
 CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::FileChange>& files) {
     CheckItem item = named("scope", "scope");
     if (rules.allowed_paths.empty() && rules.read_only_paths.empty()) {
@@ -243,6 +268,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     v.checks.push_back(marker_check(*repo, input, *commits, v.ready_commit));
     v.checks.push_back(commits_check(*commits, v.files, v.base));
     v.checks.push_back(scope_check(input.rules, v.files));
+    if (input.network) v.checks.push_back(network_check(*input.network));
 
     const std::string why_not = verify_not_run_because(v.checks, input.verify);
     const auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);

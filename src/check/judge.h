@@ -4,6 +4,8 @@
 //               round, a commit of that round);
 //   commits     at least one since base, and the files they touched;
 //   scope       every touched file inside allowed_paths, none in read_only_paths;
+//   network     with the agent's network enclosed: the connections its proxy blocked
+//               (a FAIL under network.on_blocked: fail);
 //   verify      the configured commands, run in the worktree with a timeout.
 // Any fail makes the verdict FAIL; skipped checks do not count.
 #pragma once
@@ -16,9 +18,17 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "git/repository.h"
+#include "net/proxy.h"
 #include "run/seal.h"
 
 namespace cocode::check {
+
+// What a run's egress proxy blocked (its egress.jsonl, which the agent cannot write), and
+// whether a block fails the check (the sealed network.on_blocked).
+struct NetworkRecord {
+    bool fail_on_blocked = false;
+    std::vector<net::EgressEvent> blocked;
+};
 
 struct JudgeInput {
     std::filesystem::path worktree;
@@ -32,6 +42,7 @@ struct JudgeInput {
     // Where the base branch and its remote-tracking ref stood when the run started: rewritten
     // since (not moved forward) is a FAIL.
     std::vector<run::SealedRef> sealed_refs;
+    std::optional<NetworkRecord> network;  // none: the agent's network was the host's
     bool verify = true;  // false: verify commands are reported skipped (the pre-push gate's --fast)
     std::filesystem::path report_dir;  // verify logs go here
     // For the report only.
@@ -58,6 +69,9 @@ CheckItem commits_check(const std::vector<git::CommitInfo>& commits,
                         const std::vector<git::FileChange>& files, const std::string& base);
 //   scope: every touched path (both ends of a rename) inside allowed_paths, none read-only.
 CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::FileChange>& files);
+//   network: no block, or blocks under on_blocked warn, pass; blocks under fail, fail. Each
+//   blocked host:port once, with the commands that tried it, in `files`.
+CheckItem network_check(const NetworkRecord& record);
 // Why the verify commands are not run: a check failed already (they cost minutes and cannot
 // turn a FAIL into a PASS), or --no-verify; empty when they run.
 std::string verify_not_run_because(const std::vector<CheckItem>& checks, bool verify);

@@ -137,6 +137,11 @@ std::string render_markdown(const Verdict& v) {
         out += "\n<details><summary>" + cell(c.name) + ": last lines</summary>\n\n" +
                fenced(c.output_tail) + "\n</details>\n";
     }
+    // What the agent's proxy blocked, with the commands that tried (docs/security.md).
+    if (const CheckItem* network = v.find("network"); network && !network->files.empty()) {
+        out += "\n**Blocked by the network allowlist:**\n\n";
+        for (const auto& line : network->files) out += "- " + code(line) + "\n";
+    }
     if (!v.files.empty()) {
         out += "\n<details><summary>" + plural(v.files.size(), "file", "files") +
                " changed</summary>\n\n| file | + | − |\n|---|---:|---:|\n";

@@ -76,6 +76,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         return Error::general("run " + record.run_id + ": its worktree " +
                               record.worktree.string() + " is gone (cleaned?); nothing to check");
     JudgeInput input;
+    bool network_fails = false;
     input.worktree = record.worktree;
     input.exit_code = record.exit_code;
     input.run_summary = record.error_summary;
@@ -98,6 +99,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
                 repo_root);
             if (!sealed) return Error::general(sealed.error().message);
             input.rules = sealed->check;
+            network_fails = sealed->network.fail_on_blocked;
         }
         input.rules_source = "as dispatched";
     } else {
@@ -109,6 +111,16 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         if (!at_base) return std::move(at_base).error();
         input.rules = at_base->check;
         input.rules_source = "the base commit's";
+        network_fails = at_base->network.fail_on_blocked;
+    }
+    // The proxy's record, which the sandbox kept out of the agent's reach: there only when
+    // the run's network was enclosed.
+    if (const fs::path record_file = record.folder / "egress.jsonl"; fs::exists(record_file, ec)) {
+        NetworkRecord network;
+        network.fail_on_blocked = network_fails;
+        for (auto& e : net::read_egress(record_file))
+            if (!e.allowed) network.blocked.push_back(std::move(e));
+        input.network = std::move(network);
     }
     input.report_dir = record.folder;
     input.run_id = record.run_id;

@@ -160,7 +160,7 @@ const CliPreset* cli_preset(AgentType type) {
 }
 
 LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& run_folder,
-                                     bool as_root) {
+                                     bool as_root, bool enclosed) {
     LaunchAdjustments out;
     switch (agent.type) {
         case AgentType::claude:
@@ -170,6 +170,8 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
             // runs in a sandbox; a configured value wins.
             if (as_root && !agent.env_values.count("IS_SANDBOX"))
                 out.env.emplace_back("IS_SANDBOX", "1");
+            if (enclosed && !agent.env_values.count("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"))
+                out.env.emplace_back("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
             break;
         case AgentType::codex:
             // codex ignores OPENAI_BASE_URL; its endpoint is a config value.
@@ -179,6 +181,10 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
                 out.args_after_program.push_back("-c");
                 out.args_after_program.push_back("model=" + toml_string(*agent.model));
             }
+            if (enclosed)
+                for (const char* quiet : {"features.plugins=false", "analytics.enabled=false",
+                                          "check_for_update_on_startup=false"})
+                    out.args_after_program.insert(out.args_after_program.end(), {"-c", quiet});
             break;
         case AgentType::gemini:
             if (agent.model) out.env.emplace_back("GEMINI_MODEL", *agent.model);
@@ -192,6 +198,7 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
                 out.env.emplace_back("GEMINI_CLI_HOME", home.string());
                 nlohmann::json settings = {
                     {"security", {{"auth", {{"selectedType", "gemini-api-key"}}}}}};
+                if (enclosed) settings["privacy"] = {{"usageStatisticsEnabled", false}};
                 out.files.emplace_back(home / ".gemini" / "settings.json",
                                        json_dump(settings, 2) + "\n");
             }

@@ -77,9 +77,14 @@ struct LaunchAdjustments {
 // ANTHROPIC_MODEL; codex: `-c openai_base_url=…`, `-c model=…`; gemini: GOOGLE_GEMINI_BASE_URL
 // and GEMINI_MODEL, plus a home of its own under `run_folder` whose settings select API-key
 // auth, which gemini needs for a base URL), and IS_SANDBOX=1 for claude when `as_root`
-// (claude refuses to skip its permission prompts as root otherwise).
+// (claude refuses to skip its permission prompts as root otherwise). With `enclosed` (the
+// agent's network behind an allowlist: docs/security.md), what each CLI can be told so that it
+// asks for nothing but its model: claude CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; codex no
+// plugin marketplace, no analytics, no update check; gemini (in its own home) no usage
+// statistics.
 LaunchAdjustments launch_adjustments(const AgentConfig& agent,
-                                     const std::filesystem::path& run_folder, bool as_root);
+                                     const std::filesystem::path& run_folder, bool as_root,
+                                     bool enclosed = false);
 
 // codex's own `openai_base_url`, from the top level of $CODEX_HOME/config.toml (else
 // ~/.codex/config.toml): where codex sends its requests when cocode's config names none.

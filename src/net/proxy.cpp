@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -70,10 +71,13 @@ std::optional<Target> target_of(const std::string& head) {
         const std::string header = head.substr(at, next - at);
         std::string name = header.substr(0, header.find(':'));
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (name.rfind("proxy-", 0) != 0) forward += header + "\r\n";
+        // One request per connection: a request after it would reach this server in the
+        // proxy's form, unchecked, so the server is asked to close after its answer.
+        if (name.rfind("proxy-", 0) != 0 && name != "connection" && name != "keep-alive")
+            forward += header + "\r\n";
         at = next + 2;
     }
-    t.forward_head = forward + "\r\n";
+    t.forward_head = forward + "Connection: close\r\n\r\n";
     return t;
 }
 
@@ -83,7 +87,71 @@ std::string answer(int code, const std::string& reason, const std::string& text)
            std::to_string(text.size() + 1) + "\r\n\r\n" + text + "\n";
 }
 
+std::string env_of(const char* upper, const char* lower) {
+    const char* value = std::getenv(lower);
+    if (!value || !*value) value = std::getenv(upper);
+    return value ? value : "";
+}
+
+// Through `upstream` (host, port) to `host`:`port`, with CONNECT.
+Result<Socket> connect_through(const std::string& proxy_host, int proxy_port,
+                               const std::string& host, int port,
+                               std::chrono::milliseconds limit) {
+    auto proxy = connect_tcp(proxy_host, proxy_port, limit);
+    if (!proxy) return std::move(proxy).error();
+    const std::string target = entry_text({host, port, ""});
+    if (!send_all(proxy->get(), "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n"))
+        return Error::general("the host's proxy closed the connection");
+    std::string rest;
+    auto head = read_head(proxy->get(), rest, limit);
+    if (!head) return Error::general("the host's proxy did not answer");
+    const std::string status = head->substr(0, head->find("\r\n"));
+    if (status.find(" 200") == std::string::npos)
+        return Error::general("the host's proxy answered " + status);
+    return proxy;
+}
+
 }  // namespace
+
+bool Upstream::bypassed(const std::string& host) const {
+    for (std::string name : no_proxy) {
+        if (name == "*") return true;
+        if (!name.empty() && name.front() == '.') name.erase(0, 1);
+        if (name.empty()) continue;
+        if (host == name) return true;
+        if (host.size() > name.size() && host.compare(host.size() - name.size(), name.size(), name) == 0 &&
+            host[host.size() - name.size() - 1] == '.')
+            return true;
+    }
+    return false;
+}
+
+Upstream upstream_from_environment() {
+    Upstream out;
+    auto parse = [](const std::string& url, std::string& host, int& port) {
+        auto entry = endpoint_entry(url.find("://") == std::string::npos ? "http://" + url : url, "");
+        if (!entry) return;
+        host = entry->host;
+        port = entry->port;
+    };
+    parse(env_of("HTTPS_PROXY", "https_proxy"), out.https_host, out.https_port);
+    parse(env_of("HTTP_PROXY", "http_proxy"), out.http_host, out.http_port);
+    std::string list = env_of("NO_PROXY", "no_proxy");
+    std::size_t at = 0;
+    while (at <= list.size()) {
+        const auto comma = list.find(',', at);
+        std::string name = list.substr(at, comma == std::string::npos ? comma : comma - at);
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(' ') + 1);
+        if (const auto colon = name.rfind(':'); colon != std::string::npos && name.find(':') == colon)
+            name.erase(colon);  // a port: the name counts
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!name.empty()) out.no_proxy.push_back(name);
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
+}
 
 std::string to_json_line(const EgressEvent& e) {
     json line = {{"time", e.time},       {"host", e.host},           {"port", e.port},
@@ -226,7 +294,14 @@ void EgressProxy::serve(Socket client) {
                             " is blocked; allow it with " + options_.fix));
         return;
     }
-    auto server = connect_tcp(target->host, target->port, options_.connect_timeout);
+    // Out as the host goes out: through its own proxy, unless its NO_PROXY names the host.
+    const Upstream& up = options_.upstream;
+    const std::string& via = target->tunnel ? up.https_host : up.http_host;
+    const int via_port = target->tunnel ? up.https_port : up.http_port;
+    auto server = !via.empty() && !up.bypassed(target->host)
+                      ? connect_through(via, via_port, target->host, target->port,
+                                        options_.connect_timeout)
+                      : connect_tcp(target->host, target->port, options_.connect_timeout);
     if (!server) {
         event.error = server.error().message;
         record(event);

@@ -27,6 +27,16 @@ namespace cocode::net {
 // record, never a permission.
 inline constexpr char kPeerPreamble[] = "COCODE-PEER ";
 
+// The proxy the host itself goes out through (its HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as
+// curl reads them): the egress proxy's connections go through it with CONNECT.
+struct Upstream {
+    std::string https_host, http_host;  // "" when none
+    int https_port = 0, http_port = 0;
+    std::vector<std::string> no_proxy;  // names (a leading '.' or none: the name and below), "*"
+    bool bypassed(const std::string& host) const;
+};
+Upstream upstream_from_environment();
+
 struct ProxyOptions {
     std::filesystem::path socket;  // <run>/egress.sock
     std::filesystem::path record;  // <run>/egress.jsonl
@@ -35,6 +45,7 @@ struct ProxyOptions {
     std::string fix;            // the setting a 403 names ("network.allow in …")
     int max_connections = 256;  // at once; the next are answered 503
     std::chrono::milliseconds connect_timeout{10'000};
+    Upstream upstream;
     // Told once when the record cannot be written (a full disk).
     std::function<void(const std::string&)> notice;
 };

@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "fake_models.h"
 #include "proc/command.h"
+#include "net/proxy.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
 #include "test_support.h"
@@ -172,8 +173,19 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
     EXPECT_EQ(ready, 1);
 
     // It ran in the sandbox where the kernel allows one (it does in CI).
+    // With it, its network is its own behind the allowlist the configuration `init` wrote
+    // does not widen: it reached its endpoint through its proxy, and nothing else — told
+    // by its preset to ask for nothing but its model (docs/security.md).
     if (probe_sandbox().available) {
         EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"), "bwrap");
+        EXPECT_EQ(run::read_run_info(r.folder)->get("network"), "allowlist");
+        const auto egress = net::read_egress(r.folder / "egress.jsonl");
+        EXPECT_FALSE(egress.empty());
+        const int port = std::stoi(models.origin().substr(models.origin().rfind(':') + 1));
+        for (const auto& e : egress)
+            EXPECT_TRUE(e.allowed && e.host == "127.0.0.1" && e.port == port)
+                << (e.allowed ? "allowed " : "blocked ") << e.host << ":" << e.port << " by "
+                << e.command;
     }
 
     // output.md is the answer, not the stream; logs reads like a transcript.

@@ -175,9 +175,17 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         for (const char* name : {"JRUN_PROJECT_ID", "JRUN_PARENT_ID", "JRUN_RUNS_DIR",
                                  "JRUN_TASK_FOLDER", "PATH", "LC_ALL"})
             EXPECT_TRUE(has_name(name)) << name;
-        // The network as cocode reaches it, and who commits, for every agent.
-        EXPECT_TRUE(has("HTTPS_PROXY=http://proxy.example:3128")) << r.agent;
-        EXPECT_TRUE(has("no_proxy=localhost")) << r.agent;
+        // The network as cocode reaches it, and who commits, for every agent. Behind the
+        // allowlist (the default with the sandbox) the only proxy is its bridge, which the
+        // run's egress proxy goes out of through the host's proxy (docs/security.md).
+        if (run::read_run_info(r.folder)->get("network") == "allowlist") {
+            EXPECT_TRUE(has("HTTPS_PROXY=http://127.0.0.1:3128")) << r.agent;
+            EXPECT_TRUE(has("http_proxy=http://127.0.0.1:3128")) << r.agent;
+            EXPECT_FALSE(has_name("no_proxy")) << r.agent;
+        } else {
+            EXPECT_TRUE(has("HTTPS_PROXY=http://proxy.example:3128")) << r.agent;
+            EXPECT_TRUE(has("no_proxy=localhost")) << r.agent;
+        }
         EXPECT_TRUE(has("NODE_EXTRA_CA_CERTS=/etc/corp-ca.pem")) << r.agent;
         EXPECT_TRUE(has("GIT_AUTHOR_NAME=cocode agent")) << r.agent;
         EXPECT_TRUE(has("GIT_COMMITTER_EMAIL=agent@cocode.invalid")) << r.agent;

@@ -117,5 +117,107 @@ TEST_F(Egress, AHostileAgentGetsOutOnlyWhereTheAllowlistSays) {
     EXPECT_FALSE(fs::exists(r.folder / "egress.sock"));
 }
 
+// network.on_blocked: fail makes a block a FAIL of the check, naming the host and the
+// command; the verdict lists what was blocked.
+TEST_F(Egress, OnBlockedFailFailsTheCheckAndNamesTheHost) {
+    configure({{"network", {{"mode", "allowlist"}, {"on_blocked", "fail"}}},
+               {"agents", {{"prober", prober_agent()}}}});
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 0) << "verdicts do not change run's exit code: " << run.err;
+    const auto& r = only_run();
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "FAIL");
+    json network;
+    for (const auto& c : check["checks"])
+        if (c["id"] == "network") network = c;
+    ASSERT_FALSE(network.is_null()) << check.dump(2);
+    EXPECT_EQ(network["result"], "fail");
+    const std::string reason = network["reason"].get<std::string>();
+    EXPECT_NE(reason.find("127.0.0.1:" + std::to_string(blocked.port)), std::string::npos)
+        << reason;
+    const std::string report = read_text(r.folder / "check.md");
+    EXPECT_NE(report.find("Blocked by the network allowlist"), std::string::npos) << report;
+    EXPECT_NE(report.find("egress-prober.py"), std::string::npos) << report;
+    // `logs` shows the blocks too.
+    Shell logs = dispatch("logs " + r.run_id);
+    EXPECT_NE(logs.out.find("[blocked] "), std::string::npos) << logs.out;
+}
+
+// audit lets everything through and records it; `egress` turns the record into the
+// allowlist, and a run under that list blocks nothing.
+TEST_F(Egress, AnAuditBecomesTheAllowlistThatBlocksNothing) {
+    configure({{"network", {{"mode", "audit"}}}, {"agents", {{"prober", prober_agent()}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const auto audited = only_run();
+    EXPECT_EQ(said(audited)["blocked_via_proxy"], json({200, "blocked"})) << "audit lets it by";
+    const auto recorded = net::read_egress(audited.folder / "egress.jsonl");
+    ASSERT_FALSE(recorded.empty());
+    for (const auto& e : recorded) EXPECT_TRUE(e.allowed) << e.host << ":" << e.port;
+
+    Shell egress = dispatch("egress 1");
+    ASSERT_EQ(egress.exit_code, 0) << egress.err;
+    const json proposed = json::parse(egress.out);
+    const auto allow = proposed["network"]["allow"];
+    EXPECT_NE(std::find(allow.begin(), allow.end(), "127.0.0.1:" + std::to_string(blocked.port)),
+              allow.end())
+        << egress.out;
+    EXPECT_NE(std::find(allow.begin(), allow.end(), "localhost:" + std::to_string(named.port)),
+              allow.end())
+        << egress.out;
+
+    configure({{"network", proposed["network"]}, {"agents", {{"prober", prober_agent()}}}});
+    Shell rerun = dispatch("run 2 --no-check");
+    for (const auto& r : runs()) {
+        if (r.issue != 2) continue;
+        ASSERT_EQ(rerun.exit_code, 0) << rerun.err << read_text(r.folder / "agent-stderr.txt");
+        const json out = said(r);
+        EXPECT_EQ(out["blocked_via_proxy"], json({200, "blocked"}));
+        for (const auto& e : net::read_egress(r.folder / "egress.jsonl"))
+            EXPECT_TRUE(e.allowed) << "blocked under the audited list: " << e.host << ":" << e.port;
+    }
+}
+
+// Two runs at once have a proxy each, and each record holds only its own run's connections.
+TEST_F(Egress, TwoRunsAtOnceKeepTheirOwnRecords) {
+    const std::string visitor = std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-visitor.py";
+    auto agent = [&](const Service& service) {
+        return json{{"command", visitor},
+                    {"env", {{"VISIT_PORT", std::to_string(service.port)}}},
+                    {"network_allow", {"127.0.0.1:" + std::to_string(service.port)}}};
+    };
+    configure({{"network", {{"mode", "allowlist"}}},
+               {"agents", {{"one", agent(allowed)}, {"two", agent(named)}}}});
+    Shell run = dispatch("run 1 --no-check --concurrency 2");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    for (const auto& r : all) {
+        const int own = r.agent == "one" ? allowed.port : named.port;
+        const auto events = net::read_egress(r.folder / "egress.jsonl");
+        ASSERT_EQ(events.size(), 1u) << r.agent;
+        EXPECT_EQ(events[0].port, own) << r.agent << " saw another run's connection";
+        EXPECT_TRUE(events[0].allowed);
+        EXPECT_NE(read_text(r.folder / "agent-stdout.txt").find("visited:"), std::string::npos);
+    }
+}
+
+// An allowlist that no sandbox can give is refused, never run open; `doctor` says so.
+TEST_F(Egress, AnAllowlistWithoutTheSandboxIsRefused) {
+    configure({{"sandbox", "none"},
+               {"network", {{"mode", "allowlist"}}},
+               {"agents", {{"prober", prober_agent()}}}});
+    Shell run = dispatch("run 1 --no-check");
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_NE(run.err.find("network.mode allowlist needs the sandbox's network namespace, but "
+                           "sandbox: none"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("set network.mode to \"open\""), std::string::npos) << run.err;
+    const auto& r = only_run();
+    EXPECT_FALSE(fs::exists(r.folder / "agent-stdout.txt") &&
+                 read_text(r.folder / "agent-stdout.txt").find("proxy") != std::string::npos)
+        << "the agent never ran";
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -12,6 +12,7 @@
 #include "agent/usage.h"
 #include "commands.h"
 #include "core/terminal_text.h"
+#include "net/proxy.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -110,6 +111,13 @@ int run_logs(const LogsArgs& args) {
     }
     if (!pending.empty()) emit(pending);
     flush_renderer();
+    // What its proxy blocked (docs/security.md): host, port and the command that tried.
+    if (!args.raw && !args.stderr_stream)
+        for (const auto& e : net::read_egress(files.folder / "egress.jsonl"))
+            if (!e.allowed)
+                print({terminal_safe_line("[blocked] " + e.time + " " +
+                                          net::entry_text({e.host, e.port, ""}) +
+                                          (e.command.empty() ? "" : " by " + e.command))});
     // What it used, last: read as the supervisor reads it (docs/cost.md).
     if (!args.raw && !args.stderr_stream)
         if (auto usage = agent::usage_of_run(files.folder, ws.config.pricing); !usage.empty())

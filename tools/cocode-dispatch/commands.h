@@ -98,6 +98,11 @@ struct LogsArgs {
     bool raw = false;  // the bytes as the agent wrote them, not rendered
 };
 
+// `egress`: what runs' networks needed, as configuration (docs/security.md).
+struct EgressArgs {
+    std::string which;  // a run id (or a unique prefix), or an issue number
+};
+
 struct CleanArgs {
     std::optional<std::string> which;
     bool all = false;
@@ -151,6 +156,7 @@ int run_supervise(const SuperviseArgs& args);
 int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
+int run_egress(const EgressArgs& args);
 int run_report(const ReportArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);

@@ -31,6 +31,7 @@ struct Arguments {
     StatusArgs status;
     ReportArgs report;
     LogsArgs logs;
+    EgressArgs egress;
     InitArgs init;
     CleanArgs clean;
     DoctorArgs doctor;
@@ -217,6 +218,12 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     logs_cmd->add_flag("--raw", a.logs.raw,
                        "the output as the agent wrote it (no rendering, no escaping)");
     commands.emplace_back(logs_cmd, [&a] { return run_logs(a.logs); });
+
+    auto* egress_cmd = app.add_subcommand(
+        "egress", "the hosts runs connected to, as network configuration to paste");
+    egress_cmd->add_option("which", a.egress.which, "a run id (or a unique prefix) or an issue number")
+        ->required();
+    commands.emplace_back(egress_cmd, [&a] { return run_egress(a.egress); });
 }
 
 void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
