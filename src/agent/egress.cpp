@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -27,10 +28,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Where an agent's model is: its base_url, else its preset's or its provider's.
+std::optional<std::string> environment_value(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// Where an agent's model is: its base_url, else where its CLI is pointed (its variable, its
+// own configuration) or its default, else a built-in agent's provider's.
 std::string endpoint_of(const config::AgentConfig& agent) {
+    if (auto endpoint = config::model_endpoint(agent, environment_value); endpoint.url)
+        return *endpoint.url;
     if (agent.base_url) return *agent.base_url;
-    if (const auto* cli = config::cli_preset(agent.type)) return cli->default_endpoint;
     if (agent.chat)
         if (const auto* provider = config::chat_provider(agent.chat->provider))
             return std::string(provider->base_url);

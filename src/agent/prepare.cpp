@@ -459,7 +459,8 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
         run.failed_reason = run::StopReason::missing_dependency;
     }
     const bool sandboxed = context.config.sandbox != config::SandboxMode::none &&
-                           context.sandbox && context.sandbox->available;
+                           context.sandbox && context.sandbox->available &&
+                           context.sandbox->network;
     const bool enclosed = sandboxed && context.config.network.mode.value_or(
                                            config::NetworkMode::allowlist) !=
                                            config::NetworkMode::open;
@@ -483,9 +484,14 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
         refuse_enclosed_network(run, network, "sandbox: none");
     } else if (context.sandbox && context.sandbox->available) {
         run.sandbox = "bwrap";
-        run.egress =
-            egress_plan(context.config, run.agent, network.value_or(config::NetworkMode::allowlist),
-                        run.files.folder);
+        // Unset, the network is enclosed where the sandbox can enclose it; asked for, it
+        // must be.
+        if (!context.sandbox->network)
+            refuse_enclosed_network(run, network, context.sandbox->network_why_not);
+        const auto mode = context.sandbox->network
+                              ? network.value_or(config::NetworkMode::allowlist)
+                              : config::NetworkMode::open;
+        run.egress = egress_plan(context.config, run.agent, mode, run.files.folder);
         SandboxPlan plan = sandbox_plan(run, context, ours);
         if (run.egress.enclosed()) enclose_network(run, plan);
         run.argv = sandboxed_argv(context.sandbox->bwrap, plan, run.argv);

@@ -4,9 +4,11 @@
 // (an allowed name's address, given directly, is not that name).
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -26,6 +28,11 @@ struct AllowEntry {
 const std::vector<std::string_view>& ecosystem_names();
 // The hosts of one (empty for a name that is not one).
 std::vector<std::string_view> ecosystem_hosts(std::string_view name);
+
+// The ecosystems a repository shows it uses, by the files at its top (package.json: npm;
+// pyproject.toml, requirements.txt, setup.py: pypi; Cargo.toml: crates; go.mod: go), each
+// with the file that showed it.
+std::vector<std::pair<std::string, std::string>> ecosystems_used(const std::filesystem::path& root);
 
 // One entry as a person writes it: "example.com", "example.com:8443", "*.example.com",
 // "127.0.0.1:8080", "[::1]:8080", or an ecosystem name. An error says what was expected.

@@ -53,7 +53,19 @@ SandboxProbe probe_sandbox() {
         return probe;
     }
     probe.available = true;
+    probe.network_why_not = network_namespace_refused(*bwrap);
+    probe.network = probe.network_why_not.empty();
     return probe;
+}
+
+std::string network_namespace_refused(const fs::path& bwrap) {
+    auto tried = run_command({bwrap.string(), "--die-with-parent", "--unshare-pid", "--unshare-net",
+                              "--ro-bind", "/", "/", "--proc", "/proc", "true"});
+    if (!tried) return tried.error().message;
+    if (tried->exit_code != 0)
+        return "bwrap cannot make a network namespace here (" + first_line_of(tried->err) + ")" +
+               userns_advice();
+    return "";
 }
 
 std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan& plan,

@@ -19,10 +19,19 @@ struct SandboxProbe {
     std::filesystem::path bwrap;  // the program, when found
     std::string version;          // "bubblewrap 0.8.0"
     std::string why_not;          // when not available: what failed, and what would fix it
+    // Whether it can give a network namespace too (an enclosed network: agent/egress.h), and
+    // when not, why.
+    bool network = false;
+    std::string network_why_not;
 };
 
-// Whether a PID-namespace sandbox can be made here: bwrap is on PATH and starts `true` in one.
+// Whether a PID-namespace sandbox can be made here: bwrap is on PATH and starts `true` in one;
+// then whether a network namespace can be made too.
 SandboxProbe probe_sandbox();
+
+// Whether bwrap can also give a network namespace here (an agent's enclosed network,
+// agent/egress.h): "" when it can, else what failed and what would fix it.
+std::string network_namespace_refused(const std::filesystem::path& bwrap);
 
 // What the agent sees of the file system. Applied in this order: everything read-write as on
 // the host; `read_only` made read-only; `read_write` made writable again inside those;

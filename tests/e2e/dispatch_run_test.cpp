@@ -17,6 +17,7 @@
 #include "check/progress.h"
 #include "core/files.h"
 #include "dispatch_fixture.h"
+#include "net/relay.h"
 #include "proc/process_tree.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
@@ -454,7 +455,7 @@ TEST_F(DispatchRun, TheSandboxLetsTheAgentCommitAndNothingMore) {
 }
 
 // kill -9 of the dispatcher: bubblewrap goes with it (--die-with-parent), and with it every
-// process of the run, long before any timeout.
+// process of the run, long before any timeout; the runs' egress proxies were its threads.
 TEST_F(DispatchRun, KillingTheDispatcherEndsTheSandboxedAgentsAtOnce) {
     if (!sandbox_works()) {
         ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
@@ -476,10 +477,17 @@ TEST_F(DispatchRun, KillingTheDispatcherEndsTheSandboxedAgentsAtOnce) {
                !processes_marked("daemon-of-" + all[0].run_id).empty();
     }));
     const auto before = runs();
+    // Each agent's network is its own, its proxy listening (docs/security.md).
+    for (const auto& r : before) {
+        EXPECT_EQ(run::read_run_info(r.folder)->get("network"), "allowlist") << r.agent;
+        EXPECT_TRUE(net::connect_unix(r.folder / "egress.sock").ok()) << r.agent;
+    }
     ASSERT_EQ(::kill(before[1].supervisor_pid, SIGKILL), 0);
     for (const auto& r : before) {
         EXPECT_TRUE(wait_until([&] { return nothing_left(r); })) << r.agent;
         EXPECT_TRUE(wait_until([&] { return processes_marked("daemon-of-" + r.run_id).empty(); }));
+        // No proxy is left listening, and no agent is left to use one.
+        EXPECT_FALSE(net::connect_unix(r.folder / "egress.sock").ok()) << r.agent;
     }
 }
 

@@ -214,6 +214,44 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
         checks.push_back({name + " key", "ok", found});
 }
 
+// The agents' network (docs/security.md): enclosed behind the allowlist needs the sandbox's
+// network namespace; without it a configured allowlist or audit refuses every run.
+void check_network(const config::Config& config, const fs::path& bwrap, const std::string& no_sandbox,
+                   std::vector<Check>& checks) {
+    const auto mode = config.network.mode;
+    if (mode == config::NetworkMode::open) {
+        checks.push_back({"network", "warning", "open (network.mode): agents reach any host"});
+        return;
+    }
+    if (bwrap.empty()) {
+        if (!mode) {
+            checks.push_back({"network", "warning",
+                              "open: without the sandbox agents reach any host (" + no_sandbox + ")"});
+            return;
+        }
+        checks.push_back({"network", "missing",
+                          std::string("network.mode ") + (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
+                              " needs the sandbox's network namespace, but " + no_sandbox +
+                              ": runs are refused (install bubblewrap, or set network.mode to \"open\")"});
+        return;
+    }
+    if (auto refused = network_namespace_refused(bwrap); !refused.empty()) {
+        checks.push_back({"network", mode ? "missing" : "warning", refused});
+        return;
+    }
+    const bool audit = mode == config::NetworkMode::audit;
+    checks.push_back({"network", "ok",
+                      std::string(audit ? "audit" : "allowlist") +
+                          ": each agent in a network namespace of its own, out only through its "
+                          "run's proxy" +
+                          (audit ? ", which lets everything by and records it"
+                                 : (config.network.allow.empty()
+                                        ? ", to its model's endpoint"
+                                        : ", to its model's endpoint and " +
+                                              std::to_string(config.network.allow.size()) +
+                                              " more (network.allow)"))});
+}
+
 }  // namespace
 
 int run_doctor(const DoctorArgs& args) {
@@ -274,15 +312,18 @@ int run_doctor(const DoctorArgs& args) {
         if (ws->config.sandbox == config::SandboxMode::none) {
             checks.push_back({"sandbox", "warning",
                               "off (sandbox: none): agents run in their own process group only"});
+            check_network(ws->config, {}, "sandbox: none", checks);
         } else if (auto probe = probe_sandbox(); probe.available) {
             checks.push_back(
                 {"sandbox", "ok", probe.version + ": agents run in a PID namespace of their own"});
+            check_network(ws->config, probe.bwrap, "", checks);
         } else {
             const bool required = ws->config.sandbox == config::SandboxMode::bwrap;
             checks.push_back({"sandbox", required ? "missing" : "warning",
                               probe.why_not + (required ? ""
                                                         : "; agents run without it, in their "
                                                           "own process group only")});
+            check_network(ws->config, {}, probe.why_not, checks);
         }
         auto where = hook::locate_hooks(ws->root);
         if (where) {

@@ -8,6 +8,7 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "hook/installer.h"
+#include "net/allowlist.h"
 #include "proc/command.h"
 #include "workspace.h"
 
@@ -40,6 +41,17 @@ int run_init(const InitArgs& args) {
         std::printf(
             "no claude, codex or gemini on PATH: add an agent of type \"command\" "
             "(docs/configuration.md)\n");
+    // The agents' network: each reaches its own model, and the registries this repository
+    // shows it uses (docs/security.md).
+    nlohmann::ordered_json allow = nlohmann::ordered_json::array();
+    std::string seen;
+    for (const auto& [ecosystem, sign] : net::ecosystems_used(ws.root)) {
+        allow.push_back(ecosystem);
+        seen += (seen.empty() ? "" : ", ") + ecosystem + " (" + sign + ")";
+    }
+    doc["network"] = {{"mode", "allowlist"}, {"allow", allow}};
+    std::printf("network: allowlist — each agent reaches its model%s\n",
+                seen.empty() ? "; no package registry seen" : ("; and " + seen).c_str());
     doc["agents"] = agents;
     fs::create_directories(file.parent_path(), ec);
     write_file_atomic(file, json_dump(doc, 2) + "\n").value_or_throw();
