@@ -458,12 +458,11 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                            why_not_found(run.argv[0]) + " (run `cocode-dispatch doctor`)");
         run.failed_reason = run::StopReason::missing_dependency;
     }
-    const bool sandboxed = context.config.sandbox != config::SandboxMode::none &&
-                           context.sandbox && context.sandbox->available &&
-                           context.sandbox->network;
-    const bool enclosed = sandboxed && context.config.network.mode.value_or(
-                                           config::NetworkMode::allowlist) !=
-                                           config::NetworkMode::open;
+    const bool sandboxed = context.config.sandbox != config::SandboxMode::none && context.sandbox &&
+                           context.sandbox->available && context.sandbox->network;
+    const bool enclosed =
+        sandboxed && context.config.network.mode.value_or(config::NetworkMode::allowlist) !=
+                         config::NetworkMode::open;
     run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root, enclosed);
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());

@@ -117,15 +117,17 @@ std::vector<std::string_view> ecosystem_hosts(std::string_view name) {
     return {};
 }
 
-std::vector<std::pair<std::string, std::string>> ecosystems_used(const std::filesystem::path& root) {
+std::vector<std::pair<std::string, std::string>> ecosystems_used(
+    const std::filesystem::path& root) {
     static const std::pair<const char*, const char*> signs[] = {
-        {"package.json", "npm"},   {"pyproject.toml", "pypi"}, {"requirements.txt", "pypi"},
-        {"setup.py", "pypi"},      {"Cargo.toml", "crates"},   {"go.mod", "go"}};
+        {"package.json", "npm"}, {"pyproject.toml", "pypi"}, {"requirements.txt", "pypi"},
+        {"setup.py", "pypi"},    {"Cargo.toml", "crates"},   {"go.mod", "go"}};
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& [file, ecosystem] : signs) {
         std::error_code ec;
         if (!std::filesystem::is_regular_file(root / file, ec)) continue;
-        if (std::none_of(out.begin(), out.end(), [&](const auto& e) { return e.first == ecosystem; }))
+        if (std::none_of(out.begin(), out.end(),
+                         [&](const auto& e) { return e.first == ecosystem; }))
             out.emplace_back(ecosystem, file);
     }
     return out;

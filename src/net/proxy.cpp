@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -95,8 +95,7 @@ std::string env_of(const char* upper, const char* lower) {
 
 // Through `upstream` (host, port) to `host`:`port`, with CONNECT.
 Result<Socket> connect_through(const std::string& proxy_host, int proxy_port,
-                               const std::string& host, int port,
-                               std::chrono::milliseconds limit) {
+                               const std::string& host, int port, std::chrono::milliseconds limit) {
     auto proxy = connect_tcp(proxy_host, proxy_port, limit);
     if (!proxy) return std::move(proxy).error();
     const std::string target = entry_text({host, port, ""});
@@ -119,7 +118,8 @@ bool Upstream::bypassed(const std::string& host) const {
         if (!name.empty() && name.front() == '.') name.erase(0, 1);
         if (name.empty()) continue;
         if (host == name) return true;
-        if (host.size() > name.size() && host.compare(host.size() - name.size(), name.size(), name) == 0 &&
+        if (host.size() > name.size() &&
+            host.compare(host.size() - name.size(), name.size(), name) == 0 &&
             host[host.size() - name.size() - 1] == '.')
             return true;
     }
@@ -129,7 +129,8 @@ bool Upstream::bypassed(const std::string& host) const {
 Upstream upstream_from_environment() {
     Upstream out;
     auto parse = [](const std::string& url, std::string& host, int& port) {
-        auto entry = endpoint_entry(url.find("://") == std::string::npos ? "http://" + url : url, "");
+        auto entry =
+            endpoint_entry(url.find("://") == std::string::npos ? "http://" + url : url, "");
         if (!entry) return;
         host = entry->host;
         port = entry->port;
@@ -143,7 +144,8 @@ Upstream upstream_from_environment() {
         std::string name = list.substr(at, comma == std::string::npos ? comma : comma - at);
         name.erase(0, name.find_first_not_of(' '));
         name.erase(name.find_last_not_of(' ') + 1);
-        if (const auto colon = name.rfind(':'); colon != std::string::npos && name.find(':') == colon)
+        if (const auto colon = name.rfind(':');
+            colon != std::string::npos && name.find(':') == colon)
             name.erase(colon);  // a port: the name counts
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (!name.empty()) out.no_proxy.push_back(name);
@@ -298,10 +300,10 @@ void EgressProxy::serve(Socket client) {
     const Upstream& up = options_.upstream;
     const std::string& via = target->tunnel ? up.https_host : up.http_host;
     const int via_port = target->tunnel ? up.https_port : up.http_port;
-    auto server = !via.empty() && !up.bypassed(target->host)
-                      ? connect_through(via, via_port, target->host, target->port,
-                                        options_.connect_timeout)
-                      : connect_tcp(target->host, target->port, options_.connect_timeout);
+    auto server =
+        !via.empty() && !up.bypassed(target->host)
+            ? connect_through(via, via_port, target->host, target->port, options_.connect_timeout)
+            : connect_tcp(target->host, target->port, options_.connect_timeout);
     if (!server) {
         event.error = server.error().message;
         record(event);

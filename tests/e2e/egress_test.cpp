@@ -179,7 +179,8 @@ TEST_F(Egress, AnAuditBecomesTheAllowlistThatBlocksNothing) {
 
 // Two runs at once have a proxy each, and each record holds only its own run's connections.
 TEST_F(Egress, TwoRunsAtOnceKeepTheirOwnRecords) {
-    const std::string visitor = std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-visitor.py";
+    const std::string visitor =
+        std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-visitor.py";
     auto agent = [&](const Service& service) {
         return json{{"command", visitor},
                     {"env", {{"VISIT_PORT", std::to_string(service.port)}}},

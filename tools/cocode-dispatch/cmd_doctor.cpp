@@ -216,8 +216,8 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 
 // The agents' network (docs/security.md): enclosed behind the allowlist needs the sandbox's
 // network namespace; without it a configured allowlist or audit refuses every run.
-void check_network(const config::Config& config, const fs::path& bwrap, const std::string& no_sandbox,
-                   std::vector<Check>& checks) {
+void check_network(const config::Config& config, const fs::path& bwrap,
+                   const std::string& no_sandbox, std::vector<Check>& checks) {
     const auto mode = config.network.mode;
     if (mode == config::NetworkMode::open) {
         checks.push_back({"network", "warning", "open (network.mode): agents reach any host"});
@@ -225,14 +225,17 @@ void check_network(const config::Config& config, const fs::path& bwrap, const st
     }
     if (bwrap.empty()) {
         if (!mode) {
-            checks.push_back({"network", "warning",
-                              "open: without the sandbox agents reach any host (" + no_sandbox + ")"});
+            checks.push_back(
+                {"network", "warning",
+                 "open: without the sandbox agents reach any host (" + no_sandbox + ")"});
             return;
         }
-        checks.push_back({"network", "missing",
-                          std::string("network.mode ") + (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
-                              " needs the sandbox's network namespace, but " + no_sandbox +
-                              ": runs are refused (install bubblewrap, or set network.mode to \"open\")"});
+        checks.push_back(
+            {"network", "missing",
+             std::string("network.mode ") +
+                 (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
+                 " needs the sandbox's network namespace, but " + no_sandbox +
+                 ": runs are refused (install bubblewrap, or set network.mode to \"open\")"});
         return;
     }
     if (auto refused = network_namespace_refused(bwrap); !refused.empty()) {

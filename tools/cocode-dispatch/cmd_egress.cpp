@@ -33,8 +33,8 @@ int run_egress(const EgressArgs& args) {
     // The hosts are what agents asked for: shown as JSON strings, escaped for the terminal.
     const nlohmann::json network = {{"network", {{"mode", "allowlist"}, {"allow", entries}}}};
     std::printf("%s\n", terminal_safe(network.dump(2)).c_str());
-    notice(std::to_string(entries.size()) + (entries.size() == 1 ? " host" : " hosts") +
-           " from " + std::to_string(recorded) + " of " + std::to_string(runs.size()) +
+    notice(std::to_string(entries.size()) + (entries.size() == 1 ? " host" : " hosts") + " from " +
+           std::to_string(recorded) + " of " + std::to_string(runs.size()) +
            (runs.size() == 1 ? " run" : " runs") +
            " with a record (runs with network open have none); paste into .cocode/config.json");
     return 0;

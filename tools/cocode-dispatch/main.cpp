@@ -221,7 +221,8 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
 
     auto* egress_cmd = app.add_subcommand(
         "egress", "the hosts runs connected to, as network configuration to paste");
-    egress_cmd->add_option("which", a.egress.which, "a run id (or a unique prefix) or an issue number")
+    egress_cmd
+        ->add_option("which", a.egress.which, "a run id (or a unique prefix) or an issue number")
         ->required();
     commands.emplace_back(egress_cmd, [&a] { return run_egress(a.egress); });
 }
