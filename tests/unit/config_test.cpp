@@ -74,6 +74,41 @@ TEST(Config, BaseUrlModelAndEnvValuesAreReadPerAgent) {
     EXPECT_FALSE(config->agents[1].base_url.has_value());
 }
 
+// The agent's network (docs/security.md): every entry is checked where it is written.
+TEST(Config, NetworkEntriesAreCheckedWhereTheyAreWritten) {
+    auto message = [](const std::string& text) {
+        auto config = parse(text);
+        EXPECT_FALSE(config.ok()) << text;
+        return config.ok() ? std::string() : config.error().message;
+    };
+    EXPECT_EQ(message(R"({"network": {"mode": "closed"}})"),
+              ".cocode/config.json: field 'network.mode': expected \"allowlist\", \"audit\" or "
+              "\"open\"");
+    EXPECT_EQ(message(R"({"network": {"allow": ["ok.example", "http://x.example"]}})"),
+              ".cocode/config.json: network.allow[1]: expected a host, host:port, *.domain or one "
+              "of npm, pypi, crates, go, debian, ubuntu, maven, rubygems, github; got "
+              "'http://x.example'");
+    EXPECT_EQ(message(R"({"network": {"allow": ["*.com"]}})"),
+              ".cocode/config.json: network.allow[0]: a wildcard needs a domain with a dot "
+              "(*.example.com); got '*.com'");
+    EXPECT_EQ(message(R"({"network": {"on_blocked": "stop"}})"),
+              ".cocode/config.json: field 'network.on_blocked': expected \"warn\" or \"fail\"");
+    EXPECT_EQ(
+        message(R"({"agents": {"c": {"type": "claude", "network_allow": ["a.example:99999"]}}})"),
+        ".cocode/config.json: agents.c.network_allow[0]: expected a host, host:port, "
+        "*.domain or one of npm, pypi, crates, go, debian, ubuntu, maven, rubygems, github; "
+        "got 'a.example:99999'");
+    auto config = parse(
+        R"({"network": {"mode": "audit", "allow": ["npm", "[::1]:8080"], "on_blocked": "fail"},
+            "agents": {"c": {"type": "claude", "network_allow": ["*.corp.example"]}}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->network.mode, NetworkMode::audit);
+    EXPECT_TRUE(config->network.fail_on_blocked);
+    EXPECT_EQ(config->network.allow, (std::vector<std::string>{"npm", "[::1]:8080"}));
+    EXPECT_EQ(config->agents[0].network_allow, std::vector<std::string>{"*.corp.example"});
+    EXPECT_FALSE(parse("{}")->network.mode) << "unset: allowlist where the sandbox can";
+}
+
 TEST(Config, AgentEnvAndEndpointsAreCheckedBeforeAnythingRuns) {
     auto message = [](const std::string& text) {
         auto config = parse(text);

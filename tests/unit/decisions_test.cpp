@@ -204,6 +204,58 @@ TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
     EXPECT_EQ(check::verify_not_run_because({item(Outcome::pass)}, true), "");
     EXPECT_EQ(check::verify_not_run_because({item(Outcome::pass)}, false), "not run (--no-verify)");
     EXPECT_EQ(check::verify_not_run_because({item(Outcome::fail)}, true), "not run: x failed");
+
+    // The network: what the run's proxy blocked, under on_blocked warn or fail.
+    auto blocked = [](const char* host, int port, const char* command) {
+        net::EgressEvent e;
+        e.host = host;
+        e.port = port;
+        e.command = command;
+        return e;
+    };
+    struct NetworkCase {
+        const char* name;
+        bool fail_on_blocked;
+        std::vector<net::EgressEvent> blocked;
+        Outcome outcome;
+        std::string reason;
+        std::size_t lines;
+    };
+    const NetworkCase networks[] = {
+        {"nothing blocked", true, {}, Outcome::pass, "nothing blocked", 0},
+        {"warn",
+         false,
+         {blocked("x.example", 443, "curl x")},
+         Outcome::pass,
+         "blocked: x.example:443 (on_blocked: warn)",
+         1},
+        {"fail",
+         true,
+         {blocked("x.example", 443, "curl x"), blocked("x.example", 443, "curl x")},
+         Outcome::fail,
+         "blocked: x.example:443 (network.on_blocked: fail)",
+         1},
+        {"two commands, one host",
+         true,
+         {blocked("x.example", 443, "curl x"), blocked("x.example", 443, "npm i")},
+         Outcome::fail,
+         "blocked: x.example:443 (network.on_blocked: fail)",
+         2},
+        {"many hosts",
+         false,
+         {blocked("a", 1, ""), blocked("b", 2, ""), blocked("c", 3, ""), blocked("d", 4, ""),
+          blocked("e", 5, ""), blocked("f", 6, "")},
+         Outcome::pass,
+         "blocked: a:1, b:2, c:3, d:4, e:5 and 1 more (on_blocked: warn)",
+         6},
+    };
+    for (const auto& c : networks) {
+        SCOPED_TRACE(c.name);
+        const auto checked = check::network_check({c.fail_on_blocked, c.blocked});
+        EXPECT_EQ(checked.outcome, c.outcome);
+        EXPECT_EQ(checked.reason, c.reason);
+        EXPECT_EQ(checked.files.size(), c.lines);
+    }
 }
 
 }  // namespace
