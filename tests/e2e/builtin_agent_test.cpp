@@ -8,6 +8,7 @@
 
 #include "dispatch_fixture.h"
 #include "fake_chat.h"
+#include "net/proxy.h"
 
 namespace cocode::test {
 namespace {
@@ -128,6 +129,17 @@ TEST_F(BuiltinAgent, AChatModelWorksTheIssueToAPassingCommit) {
     EXPECT_FALSE(found_below(r.folder, kKey));
     EXPECT_FALSE(found_below(r.worktree, kKey));
     EXPECT_TRUE(nothing_left(r));
+    // In the sandbox its network is its own: its model, through its proxy, and nothing else
+    // (docs/security.md).
+    if (run::read_run_info(r.folder)->get("network") == std::optional<std::string>("allowlist")) {
+        const std::string base = chat.base_url();
+        const int port = std::stoi(base.substr(base.rfind(':') + 1));
+        const auto egress = net::read_egress(r.folder / "egress.jsonl");
+        EXPECT_FALSE(egress.empty());
+        for (const auto& e : egress)
+            EXPECT_TRUE(e.allowed && e.host == "127.0.0.1" && e.port == port)
+                << e.host << ":" << e.port << " by " << e.command;
+    }
 }
 
 TEST_F(BuiltinAgent, ACopyPasteSessionReadsTheInboxInWriteOrderEachFileOnce) {
