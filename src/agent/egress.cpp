@@ -238,11 +238,7 @@ void pass_on(net::Socket client, const fs::path& socket, std::string host, int p
         if (!head || head->find(" 200 ") == std::string::npos) return;  // blocked: closed
         if (!rest.empty() && !net::send_all(client.get(), rest)) return;
     }
-    int never[2];
-    if (::pipe(never) != 0) return;
-    net::relay(client.get(), proxy->get(), never[0]);
-    ::close(never[0]);
-    ::close(never[1]);
+    net::relay(client.get(), proxy->get(), -1);  // until both ends close: the bridge ends with its agent
 }
 
 struct BridgeArgs {

@@ -93,7 +93,7 @@ std::string env_of(const char* upper, const char* lower) {
     return value ? value : "";
 }
 
-// Through `upstream` (host, port) to `host`:`port`, with CONNECT.
+// To `host`:`port` through the proxy at `proxy_host`:`proxy_port`, with CONNECT.
 Result<Socket> connect_through(const std::string& proxy_host, int proxy_port,
                                const std::string& host, int port, std::chrono::milliseconds limit) {
     auto proxy = connect_tcp(proxy_host, proxy_port, limit);

@@ -56,7 +56,7 @@ struct Relayed {
     std::uint64_t down = 0;  // server → client
 };
 // Copies bytes both ways until both ends have closed (a half close is passed on), or
-// `stop_fd` becomes readable.
+// `stop_fd` (-1: none) becomes readable.
 Relayed relay(int client, int server, int stop_fd);
 
 }  // namespace cocode::net
