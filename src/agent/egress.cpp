@@ -238,7 +238,8 @@ void pass_on(net::Socket client, const fs::path& socket, std::string host, int p
         if (!head || head->find(" 200 ") == std::string::npos) return;  // blocked: closed
         if (!rest.empty() && !net::send_all(client.get(), rest)) return;
     }
-    net::relay(client.get(), proxy->get(), -1);  // until both ends close: the bridge ends with its agent
+    net::relay(client.get(), proxy->get(),
+               -1);  // until both ends close: the bridge ends with its agent
 }
 
 struct BridgeArgs {

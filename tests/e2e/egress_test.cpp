@@ -207,28 +207,31 @@ TEST_F(Egress, TwoRunsAtOnceKeepTheirOwnRecords) {
 TEST_F(Egress, GitFetchesFromAnAllowedHostThroughTheProxy) {
     const fs::path served = dir_ / "served";
     fs::create_directories(served);
-    sh_ok("git init -q --bare origin.git && git clone -q origin.git work 2>/dev/null && cd work && "
-          "git -c user.name=x -c user.email=x@cocode.invalid commit -q --allow-empty -m one && "
-          "git push -q origin HEAD:main && cd ../origin.git && git update-server-info",
-          served);
+    sh_ok(
+        "git init -q --bare origin.git && git clone -q origin.git work 2>/dev/null && cd work && "
+        "git -c user.name=x -c user.email=x@cocode.invalid commit -q --allow-empty -m one && "
+        "git push -q origin HEAD:main && cd ../origin.git && git update-server-info",
+        served);
     const std::string head = sh_ok("git rev-parse main", served / "origin.git").substr(0, 40);
     httplib::Server http;
     ASSERT_TRUE(http.set_mount_point("/", served.string()));
     std::thread thread;
     const int port = start_on_loopback(http, thread, "git over http");
-    configure({{"network", {{"mode", "allowlist"}}},
-               {"agents",
-                {{"reader",
-                  {{"command", std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-git.sh"},
-                   {"env", {{"GIT_URL", "http://127.0.0.1:" + std::to_string(port) + "/origin.git"}}},
-                   {"network_allow", {"127.0.0.1:" + std::to_string(port)}}}}}}});
+    configure(
+        {{"network", {{"mode", "allowlist"}}},
+         {"agents",
+          {{"reader",
+            {{"command", std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/egress-git.sh"},
+             {"env", {{"GIT_URL", "http://127.0.0.1:" + std::to_string(port) + "/origin.git"}}},
+             {"network_allow", {"127.0.0.1:" + std::to_string(port)}}}}}}});
     Shell run = dispatch("run 1 --no-check");
     http.stop();
     thread.join();
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto& r = only_run();
-    EXPECT_NE(read_text(r.folder / "agent-stdout.txt").find("remote: " + head + "\trefs/heads/main"),
-              std::string::npos)
+    EXPECT_NE(
+        read_text(r.folder / "agent-stdout.txt").find("remote: " + head + "\trefs/heads/main"),
+        std::string::npos)
         << read_text(r.folder / "agent-stdout.txt") << read_text(r.folder / "agent-stderr.txt");
     const auto events = net::read_egress(r.folder / "egress.jsonl");
     ASSERT_FALSE(events.empty());
