@@ -260,7 +260,7 @@ Result<BridgeArgs> parse_bridge(const std::vector<std::string>& args) {
             return 0;
         }
     };
-    for (; i < args.size() && args[i] != "--"; ++i) {
+    for (; i < args.size() && args[i] != "--"; i += 2) {  // an option and its value
         if (i + 1 >= args.size())
             return Error::usage("egress-bridge: " + args[i] + " needs a value");
         const std::string& value = args[i + 1];
@@ -279,7 +279,6 @@ Result<BridgeArgs> parse_bridge(const std::vector<std::string>& args) {
         } else {
             return Error::usage("egress-bridge: unknown option " + args[i]);
         }
-        ++i;
     }
     if (i < args.size()) out.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
     if (out.socket.empty() || !out.proxy_port || out.argv.empty())

@@ -123,12 +123,13 @@ std::vector<std::pair<std::string, std::string>> ecosystems_used(
         {"package.json", "npm"}, {"pyproject.toml", "pypi"}, {"requirements.txt", "pypi"},
         {"setup.py", "pypi"},    {"Cargo.toml", "crates"},   {"go.mod", "go"}};
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [file, ecosystem] : signs) {
+    for (const auto& sign : signs) {
         std::error_code ec;
-        if (!std::filesystem::is_regular_file(root / file, ec)) continue;
+        if (!std::filesystem::is_regular_file(root / sign.first, ec)) continue;
+        const std::string ecosystem = sign.second;
         if (std::none_of(out.begin(), out.end(),
                          [&](const auto& e) { return e.first == ecosystem; }))
-            out.emplace_back(ecosystem, file);
+            out.emplace_back(ecosystem, sign.first);
     }
     return out;
 }
