@@ -70,6 +70,18 @@ std::string_view network_name(config::NetworkMode mode) {
     return "open";
 }
 
+NetworkDecision decide_network(std::optional<config::NetworkMode> asked, bool sandboxed,
+                               bool namespace_ok, const std::string& why_not) {
+    if (asked == config::NetworkMode::open) return {};
+    if (sandboxed && namespace_ok) return {asked.value_or(config::NetworkMode::allowlist), ""};
+    if (!asked) return {};  // unset, and nothing to enclose it with: the host's network
+    return {config::NetworkMode::open,
+            "network.mode " + std::string(network_name(*asked)) +
+                " needs the sandbox's network namespace, but " + why_not +
+                " (install bubblewrap and allow user namespaces, or set network.mode to "
+                "\"open\")"};
+}
+
 net::Allowlist allowlist_of(const config::Config& config, const config::AgentConfig& agent) {
     net::Allowlist allow;
     if (auto entry = net::endpoint_entry(endpoint_of(agent), "agent " + agent.name + "'s endpoint"))

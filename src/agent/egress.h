@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,18 @@ struct EgressPlan {
 
 // "allowlist", "audit" or "open": as configuration and run-info write it.
 std::string_view network_name(config::NetworkMode mode);
+
+// What a run's network is, from what the configuration asks (`asked`; unset: allowlist where
+// the sandbox can enclose it) and what this machine can do: `sandboxed` (the run is in
+// bubblewrap) and `namespace_ok` (bwrap can make a network namespace here); `why_not` says
+// why not when either is false. A configured allowlist or audit that cannot be had is
+// `refused` (the run fails, exit 3): it never runs open.
+struct NetworkDecision {
+    config::NetworkMode mode = config::NetworkMode::open;
+    std::string refused;
+};
+NetworkDecision decide_network(std::optional<config::NetworkMode> asked, bool sandboxed,
+                               bool namespace_ok, const std::string& why_not);
 
 // The allowlist of `agent` under `config`: its model endpoint (base_url, else its preset's),
 // `network.allow`, its own `network_allow`.

@@ -412,19 +412,6 @@ fs::path dispatch_program() {
     return "cocode-dispatch";
 }
 
-// A run whose configuration asks for an enclosed network where no sandbox can give it one:
-// refused, never run open (docs/security.md, "The agent's network").
-void refuse_enclosed_network(PlannedRun& run, std::optional<config::NetworkMode> mode,
-                             const std::string& why) {
-    if (!mode || *mode == config::NetworkMode::open || run.failed) return;
-    run.failed = Error::missing(
-        "agent '" + run.agent.name + "': network.mode " +
-        (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
-        " needs the sandbox's network namespace, but " + why +
-        " (install bubblewrap and allow user namespaces, or set network.mode to \"open\")");
-    run.failed_reason = run::StopReason::missing_dependency;
-}
-
 // The agent behind its bridge, in a network namespace of its own, with the proxy variables
 // pointing at the bridge and its record of connections out of its reach.
 void enclose_network(PlannedRun& run, SandboxPlan& plan) {
@@ -459,11 +446,16 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
         run.failed_reason = run::StopReason::missing_dependency;
     }
     const bool sandboxed = context.config.sandbox != config::SandboxMode::none && context.sandbox &&
-                           context.sandbox->available && context.sandbox->network;
-    const bool enclosed =
-        sandboxed && context.config.network.mode.value_or(config::NetworkMode::allowlist) !=
-                         config::NetworkMode::open;
-    run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root, enclosed);
+                           context.sandbox->available;
+    const std::string no_sandbox = context.config.sandbox == config::SandboxMode::none
+                                       ? "sandbox: none"
+                                   : !context.sandbox ? "not probed"
+                                                      : context.sandbox->why_not;
+    const NetworkDecision network = decide_network(
+        context.config.network.mode, sandboxed, sandboxed && context.sandbox->network,
+        sandboxed ? context.sandbox->network_why_not : no_sandbox);
+    run.launch = config::launch_adjustments(run.agent, run.files.folder, as_root,
+                                            network.mode != config::NetworkMode::open);
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());
     if (!run.resumed_session.empty() &&
@@ -477,20 +469,11 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     }
     run.environment = agent_environment(ours, run, context);
     run.billing = billing_of(run.agent, run.environment);
-    const auto network = context.config.network.mode;
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
-        refuse_enclosed_network(run, network, "sandbox: none");
-    } else if (context.sandbox && context.sandbox->available) {
+    } else if (sandboxed) {
         run.sandbox = "bwrap";
-        // Unset, the network is enclosed where the sandbox can enclose it; asked for, it
-        // must be.
-        if (!context.sandbox->network)
-            refuse_enclosed_network(run, network, context.sandbox->network_why_not);
-        const auto mode = context.sandbox->network
-                              ? network.value_or(config::NetworkMode::allowlist)
-                              : config::NetworkMode::open;
-        run.egress = egress_plan(context.config, run.agent, mode, run.files.folder);
+        run.egress = egress_plan(context.config, run.agent, network.mode, run.files.folder);
         SandboxPlan plan = sandbox_plan(run, context, ours);
         if (run.egress.enclosed()) enclose_network(run, plan);
         run.argv = sandboxed_argv(context.sandbox->bwrap, plan, run.argv);
@@ -502,7 +485,10 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                 Error::missing("agent '" + run.agent.name + "': sandbox: bwrap, but " + why);
             run.failed_reason = run::StopReason::missing_dependency;
         }
-        refuse_enclosed_network(run, network, why);
+    }
+    if (!network.refused.empty() && !run.failed) {
+        run.failed = Error::missing("agent '" + run.agent.name + "': " + network.refused);
+        run.failed_reason = run::StopReason::missing_dependency;
     }
 }
 

@@ -253,6 +253,14 @@ TEST_F(Egress, AnAllowlistWithoutTheSandboxIsRefused) {
               std::string::npos)
         << run.err;
     EXPECT_NE(run.err.find("set network.mode to \"open\""), std::string::npos) << run.err;
+    // doctor says so before any run.
+    const json checks = json::parse(dispatch("doctor --json").out);
+    json network;
+    for (const auto& c : checks)
+        if (c["check"] == "network") network = c;
+    EXPECT_EQ(network["state"], "missing") << checks.dump(2);
+    EXPECT_NE(network["detail"].get<std::string>().find("runs are refused"), std::string::npos)
+        << network.dump();
     const auto& r = only_run();
     EXPECT_FALSE(fs::exists(r.folder / "agent-stdout.txt") &&
                  read_text(r.folder / "agent-stdout.txt").find("proxy") != std::string::npos)

@@ -3,6 +3,7 @@
 // dispatcher was killed, when a claim's lease has run out, and the verdict from its checks.
 #include <gtest/gtest.h>
 
+#include "agent/egress.h"
 #include "agent/supervisor.h"
 #include "check/judge.h"
 #include "run/rounds.h"
@@ -259,6 +260,37 @@ TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
 }
 
 }  // namespace
+// What a run's network is: (what the configuration asks, the sandbox, a network namespace) →
+// its mode, or the run refused (docs/security.md, "The agent's network").
+TEST(Network, WhatARunsNetworkIs) {
+    using config::NetworkMode;
+    struct Case {
+        std::optional<NetworkMode> asked;
+        bool sandboxed, namespace_ok;
+        NetworkMode mode;
+        bool refused;
+    };
+    const Case cases[] = {
+        {std::nullopt, true, true, NetworkMode::allowlist, false},  // the default, enclosed
+        {std::nullopt, true, false, NetworkMode::open, false},      // nothing to enclose it with
+        {std::nullopt, false, false, NetworkMode::open, false},
+        {NetworkMode::allowlist, true, true, NetworkMode::allowlist, false},
+        {NetworkMode::audit, true, true, NetworkMode::audit, false},
+        {NetworkMode::open, true, true, NetworkMode::open, false},
+        {NetworkMode::allowlist, false, false, NetworkMode::open, true},  // never run open
+        {NetworkMode::audit, true, false, NetworkMode::open, true},
+        {NetworkMode::open, false, false, NetworkMode::open, false},
+    };
+    for (const auto& c : cases) {
+        const auto decided = agent::decide_network(c.asked, c.sandboxed, c.namespace_ok, "why");
+        EXPECT_EQ(decided.mode, c.mode) << c.sandboxed << c.namespace_ok;
+        EXPECT_EQ(!decided.refused.empty(), c.refused) << c.sandboxed << c.namespace_ok;
+    }
+    EXPECT_EQ(agent::decide_network(NetworkMode::allowlist, false, false, "sandbox: none").refused,
+              "network.mode allowlist needs the sandbox's network namespace, but sandbox: none "
+              "(install bubblewrap and allow user namespaces, or set network.mode to \"open\")");
+}
+
 // The decision alone, as a table: (rounds so far with their verdicts, cap) → may another start.
 TEST(RoundDecision, CapAndTwoFailuresInARow) {
     auto seen = [](std::vector<std::optional<bool>> verdicts) {

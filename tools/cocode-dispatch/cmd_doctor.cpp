@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/cli_runtime.h"
+#include "agent/egress.h"
 #include "commands.h"
 #include "common/executables.h"
 #include "config/presets.h"
@@ -218,31 +219,21 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
 // network namespace; without it a configured allowlist or audit refuses every run.
 void check_network(const config::Config& config, const fs::path& bwrap,
                    const std::string& no_sandbox, std::vector<Check>& checks) {
-    const auto mode = config.network.mode;
-    if (mode == config::NetworkMode::open) {
-        checks.push_back({"network", "warning", "open (network.mode): agents reach any host"});
+    const bool sandboxed = !bwrap.empty();
+    const std::string why_not = sandboxed ? network_namespace_refused(bwrap) : no_sandbox;
+    const auto decided = agent::decide_network(config.network.mode, sandboxed,
+                                               sandboxed && why_not.empty(), why_not);
+    if (!decided.refused.empty()) {
+        checks.push_back({"network", "missing", decided.refused + ": runs are refused"});
         return;
     }
-    if (bwrap.empty()) {
-        if (!mode) {
-            checks.push_back(
-                {"network", "warning",
-                 "open: without the sandbox agents reach any host (" + no_sandbox + ")"});
-            return;
-        }
-        checks.push_back(
-            {"network", "missing",
-             std::string("network.mode ") +
-                 (*mode == config::NetworkMode::audit ? "audit" : "allowlist") +
-                 " needs the sandbox's network namespace, but " + no_sandbox +
-                 ": runs are refused (install bubblewrap, or set network.mode to \"open\")"});
+    if (decided.mode == config::NetworkMode::open) {
+        checks.push_back({"network", "warning",
+                          config.network.mode ? "open (network.mode): agents reach any host"
+                                              : "open: agents reach any host (" + why_not + ")"});
         return;
     }
-    if (auto refused = network_namespace_refused(bwrap); !refused.empty()) {
-        checks.push_back({"network", mode ? "missing" : "warning", refused});
-        return;
-    }
-    const bool audit = mode == config::NetworkMode::audit;
+    const bool audit = decided.mode == config::NetworkMode::audit;
     checks.push_back({"network", "ok",
                       std::string(audit ? "audit" : "allowlist") +
                           ": each agent in a network namespace of its own, out only through its "
