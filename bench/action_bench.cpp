@@ -167,13 +167,15 @@ jobs:
 
     // What each run asked of GitHub, and how much of it the live comment wrote.
     const auto requests = github.requests();
-    std::size_t live_writes = 0, comment_lists = 0;
+    std::size_t live_writes = 0, comment_lists = 0, comment_reads = 0;
     for (const auto& r : requests) {
         if ((r.method == "POST" || r.method == "PATCH") &&
             r.body.find("cocode:progress") != std::string::npos)
             ++live_writes;
         if (r.method == "GET" && r.path.rfind("/repos/bench/project/issues/1/comments", 0) == 0)
             ++comment_lists;
+        if (r.method == "GET" && r.path.rfind("/repos/bench/project/issues/comments/", 0) == 0)
+            ++comment_reads;
     }
     const double per = 1.0 / (runs + 1);
     std::printf("\n| GitHub requests per run (%d runs) | requests |\n|---|---:|\n", runs + 1);
@@ -181,9 +183,11 @@ jobs:
     std::printf("| the live comment's writes (its edits) | %.1f |\n",
                 static_cast<double>(live_writes) * per);
     std::printf(
-        "| lists of the issue's comments (the live comment reads one per edit; so do "
-        "the verdict's publishing) | %.1f |\n",
+        "| lists of the issue's comments (the live comment's first edit of each writer; the "
+        "verdict's publishing) | %.1f |\n",
         static_cast<double>(comment_lists) * per);
+    std::printf("| one comment read by its id (the live comment's later edits) | %.1f |\n",
+                static_cast<double>(comment_reads) * per);
     fs::remove_all(dir);
     return 0;
 }

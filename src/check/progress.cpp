@@ -335,6 +335,14 @@ Result<int> LiveComment::finish(std::vector<ProgressRow> rows, const std::vector
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
     if (auto ok = edit(rows, ranked); !ok) return std::move(ok).error();
+    // Only another writer can write over these rows, and another agent's row is the only
+    // sign of one (a writer that settled its own may still be reading back): alone on the
+    // issue, the comment is final as written.
+    const bool others_at_work = std::any_of(seen_.begin(), seen_.end(), [&](const ProgressRow& r) {
+        return std::none_of(rows.begin(), rows.end(),
+                            [&](const ProgressRow& m) { return m.agent == r.agent; });
+    });
+    if (!others_at_work) return edits_;
     // Read again: a writer that read the comment before that edit and wrote after it has
     // written over these rows; the next look puts them back.
     for (int attempt = 1; attempt <= 2; ++attempt) {

@@ -101,8 +101,9 @@ class LiveComment {
 
     // This writer's rows now; `changed`: a state changed since the last call.
     void set(std::vector<ProgressRow> rows, bool changed);
-    // The last edit, now, then the comment read again until it holds these rows (three tries,
-    // a moment apart: a runner that raced this one may have written over them). With
+    // The last edit, now; then, when the comment has another agent's row (another writer,
+    // which may still write), the comment read again until it holds these rows (twice, 0.5 s
+    // and 1.5 s later: a runner that raced this one may have written over them). With
     // `ranked`, the verdicts the final words name. The edits made (writes, not reads).
     Result<int> finish(std::vector<ProgressRow> rows, const std::vector<Verdict>& ranked = {});
 
