@@ -153,7 +153,7 @@ std::vector<std::string> bridged_argv(const fs::path& program, const EgressPlan&
 namespace {
 
 struct Listener {
-    net::Socket socket;
+    UniqueFd socket;
     std::string host;  // a forward's, as the proxy is asked for it; "" for the proxy's own
     int port = 0;
 };
@@ -195,8 +195,8 @@ unsigned long socket_inode_of_peer(int fd) {
         std::memcpy(r.id.idiag_src, &p.sin6_addr, sizeof p.sin6_addr);
         std::memcpy(r.id.idiag_dst, &s.sin6_addr, sizeof s.sin6_addr);
     }
-    net::Socket diag(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-    if (!diag || ::send(diag.get(), &message, sizeof message, 0) < 0) return 0;
+    UniqueFd diag(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+    if (!diag.valid() || ::send(diag.get(), &message, sizeof message, 0) < 0) return 0;
     alignas(nlmsghdr) char buffer[8192];
     const ssize_t n = ::recv(diag.get(), buffer, sizeof buffer, 0);
     if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) return 0;
@@ -234,7 +234,7 @@ nlohmann::json peer_of(int fd) {
 
 // One connection from inside: to the proxy, with who made it; for a forward, asked for
 // by CONNECT first.
-void pass_on(net::Socket client, const fs::path& socket, std::string host, int port) {
+void pass_on(UniqueFd client, const fs::path& socket, std::string host, int port) {
     auto proxy = net::connect_unix(socket);
     if (!proxy) return;
     std::string first = std::string(net::kPeerPreamble) + peer_of(client.get()).dump() + "\r\n";
@@ -344,8 +344,8 @@ int run_bridge(const std::vector<std::string>& args) {
             if (::poll(fds.data(), fds.size(), -1) < 0) continue;
             for (std::size_t i = 0; i < fds.size(); ++i) {
                 if (!(fds[i].revents & POLLIN)) continue;
-                net::Socket client(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
-                if (!client) continue;
+                UniqueFd client(::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC));
+                if (!client.valid()) continue;
                 std::thread(pass_on, std::move(client), socket, listeners[i].host,
                             listeners[i].port)
                     .detach();

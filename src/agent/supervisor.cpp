@@ -21,6 +21,7 @@
 #include "core/redact.h"
 #include "git/git_files.h"
 #include "git/repository.h"
+#include "github/reach.h"
 #include "hook/ready.h"
 #include "net/proxy.h"
 #include "proc/process_tree.h"
@@ -705,7 +706,14 @@ class Supervisor {
         options.record = run.egress.record;
         options.allow = run.egress.allow;
         options.audit = run.egress.mode == config::NetworkMode::audit;
-        options.upstream = net::upstream_from_environment();
+        // Out as the host goes out: through its own proxy (HTTPS_PROXY, NO_PROXY…).
+        options.connect = [](const std::string& host, int port, bool tunnel) -> Result<UniqueFd> {
+            auto opened = github::open_connection(
+                (tunnel ? "https://" : "http://") + net::entry_text({host, port, ""}),
+                std::chrono::seconds(10));
+            if (!opened) return std::move(opened).error();
+            return std::move(opened->fd);
+        };
         options.fix = "network.allow (every agent) or agents." + run.agent.name +
                       ".network_allow in .cocode/config.json";
         const std::string id = run.run_id;

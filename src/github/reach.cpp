@@ -1,7 +1,6 @@
 #include "github/reach.h"
 
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 
 #include "core/base64.h"
 #include "core/files.h"
+#include "net/relay.h"
 
 namespace cocode::github {
 namespace {
@@ -26,45 +26,17 @@ std::string timed_out(std::chrono::milliseconds timeout) {
     return "timed out after " + std::to_string(timeout.count()) + " ms";
 }
 
-// A connected socket to host:port, or why not.
+// A connected socket to host:port, or why not (net/relay.h: every address tried in turn).
 Result<UniqueFd> connect_to(const std::string& host, int port, Clock::time_point deadline,
                             std::chrono::milliseconds timeout) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const std::string service = std::to_string(port);
-    if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
-        return Error::general("cannot resolve " + host + ": " + ::gai_strerror(rc));
-    std::string last_error = "no address";
-    for (addrinfo* a = found; a; a = a->ai_next) {
-        UniqueFd fd(
-            ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-        if (!fd.valid()) continue;
-        int rc = ::connect(fd.get(), a->ai_addr, a->ai_addrlen);
-        if (rc != 0 && errno != EINPROGRESS) {
-            last_error = std::strerror(errno);
-            continue;
-        }
-        if (rc != 0) {
-            pollfd p{fd.get(), POLLOUT, 0};
-            if (::poll(&p, 1, remaining_ms(deadline)) <= 0) {
-                last_error = timed_out(timeout);
-                continue;
-            }
-            int err = 0;
-            socklen_t len = sizeof err;
-            ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-            if (err != 0) {
-                last_error = std::strerror(err);
-                continue;
-            }
-        }
-        ::freeaddrinfo(found);
-        return fd;
+    auto socket = net::connect_tcp(host, port, std::chrono::milliseconds(remaining_ms(deadline)));
+    if (!socket) {
+        std::string why = socket.error().message;
+        if (const auto at = why.rfind(": timed out"); at != std::string::npos)
+            why = why.substr(0, at) + ": " + timed_out(timeout);
+        return Error::general(why);
     }
-    ::freeaddrinfo(found);
-    return Error::general(host + ":" + service + ": " + last_error);
+    return UniqueFd(socket->release());
 }
 
 // Asks the proxy for a tunnel to host:port and reads its status line.
@@ -109,7 +81,7 @@ Result<void> connect_through(int fd, const Proxy& proxy, const BaseUrl& target,
 
 }  // namespace
 
-Result<std::string> probe_endpoint(std::string_view url, std::chrono::milliseconds timeout,
+Result<Connection> open_connection(std::string_view url, std::chrono::milliseconds timeout,
                                    EnvLookup env) {
     auto target = parse_base_url(url, "endpoint");
     if (!target) return std::move(target).error();
@@ -120,7 +92,7 @@ Result<std::string> probe_endpoint(std::string_view url, std::chrono::millisecon
     if (!*proxy) {
         auto fd = connect_to(target->host, target->port, deadline, timeout);
         if (!fd) return std::move(fd).error();
-        return authority;
+        return Connection{std::move(fd).value(), authority};
     }
     const Proxy& p = **proxy;
     const std::string via = p.host + ":" + std::to_string(p.port);
@@ -128,7 +100,14 @@ Result<std::string> probe_endpoint(std::string_view url, std::chrono::millisecon
     if (!fd) return Error::general("proxy " + via + ": " + fd.error().message);
     if (auto ok = connect_through(fd->get(), p, *target, deadline, timeout); !ok)
         return std::move(ok).error();
-    return authority + " through proxy " + via;
+    return Connection{std::move(fd).value(), authority + " through proxy " + via};
+}
+
+Result<std::string> probe_endpoint(std::string_view url, std::chrono::milliseconds timeout,
+                                   EnvLookup env) {
+    auto opened = open_connection(url, timeout, env);
+    if (!opened) return std::move(opened).error();
+    return opened->how;
 }
 
 }  // namespace cocode::github

@@ -9,10 +9,20 @@
 #include <string>
 #include <string_view>
 
+#include "core/files.h"
 #include "core/result.h"
 #include "github/url.h"
 
 namespace cocode::github {
+
+// A TCP connection to the endpoint of `url` (blocking, TCP_NODELAY), through the proxy the
+// environment names for it; `how` says which way ("127.0.0.1:443", "… through proxy …").
+struct Connection {
+    UniqueFd fd;
+    std::string how;
+};
+Result<Connection> open_connection(std::string_view url, std::chrono::milliseconds timeout,
+                                   EnvLookup env = getenv_string);
 
 // On success, how it was reached: "127.0.0.1:443" or "api.example:443 through proxy
 // 127.0.0.1:3128". An error says why not ("connection refused", "proxy answered 403",

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -87,73 +86,7 @@ std::string answer(int code, const std::string& reason, const std::string& text)
            std::to_string(text.size() + 1) + "\r\n\r\n" + text + "\n";
 }
 
-std::string env_of(const char* upper, const char* lower) {
-    const char* value = std::getenv(lower);
-    if (!value || !*value) value = std::getenv(upper);
-    return value ? value : "";
-}
-
-// To `host`:`port` through the proxy at `proxy_host`:`proxy_port`, with CONNECT.
-Result<Socket> connect_through(const std::string& proxy_host, int proxy_port,
-                               const std::string& host, int port, std::chrono::milliseconds limit) {
-    auto proxy = connect_tcp(proxy_host, proxy_port, limit);
-    if (!proxy) return std::move(proxy).error();
-    const std::string target = entry_text({host, port, ""});
-    if (!send_all(proxy->get(), "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n"))
-        return Error::general("the host's proxy closed the connection");
-    std::string rest;
-    auto head = read_head(proxy->get(), rest, limit);
-    if (!head) return Error::general("the host's proxy did not answer");
-    const std::string status = head->substr(0, head->find("\r\n"));
-    if (status.find(" 200") == std::string::npos)
-        return Error::general("the host's proxy answered " + status);
-    return proxy;
-}
-
 }  // namespace
-
-bool Upstream::bypassed(const std::string& host) const {
-    for (std::string name : no_proxy) {
-        if (name == "*") return true;
-        if (!name.empty() && name.front() == '.') name.erase(0, 1);
-        if (name.empty()) continue;
-        if (host == name) return true;
-        if (host.size() > name.size() &&
-            host.compare(host.size() - name.size(), name.size(), name) == 0 &&
-            host[host.size() - name.size() - 1] == '.')
-            return true;
-    }
-    return false;
-}
-
-Upstream upstream_from_environment() {
-    Upstream out;
-    auto parse = [](const std::string& url, std::string& host, int& port) {
-        auto entry =
-            endpoint_entry(url.find("://") == std::string::npos ? "http://" + url : url, "");
-        if (!entry) return;
-        host = entry->host;
-        port = entry->port;
-    };
-    parse(env_of("HTTPS_PROXY", "https_proxy"), out.https_host, out.https_port);
-    parse(env_of("HTTP_PROXY", "http_proxy"), out.http_host, out.http_port);
-    std::string list = env_of("NO_PROXY", "no_proxy");
-    std::size_t at = 0;
-    while (at <= list.size()) {
-        const auto comma = list.find(',', at);
-        std::string name = list.substr(at, comma == std::string::npos ? comma : comma - at);
-        name.erase(0, name.find_first_not_of(' '));
-        name.erase(name.find_last_not_of(' ') + 1);
-        if (const auto colon = name.rfind(':');
-            colon != std::string::npos && name.find(':') == colon)
-            name.erase(colon);  // a port: the name counts
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (!name.empty()) out.no_proxy.push_back(name);
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-    }
-    return out;
-}
 
 std::string to_json_line(const EgressEvent& e) {
     json line = {{"time", e.time},       {"host", e.host},           {"port", e.port},
@@ -199,14 +132,14 @@ Result<std::unique_ptr<EgressProxy>> EgressProxy::start(ProxyOptions options) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
         return Error::general("egress proxy: pipe: " + std::string(std::strerror(errno)));
-    proxy->stop_read_ = Socket(pipe_fds[0]);
-    proxy->stop_write_ = Socket(pipe_fds[1]);
+    proxy->stop_read_ = UniqueFd(pipe_fds[0]);
+    proxy->stop_write_ = UniqueFd(pipe_fds[1]);
     proxy->acceptor_ = std::thread([p = proxy.get()] { p->accept_loop(); });
     return proxy;
 }
 
 EgressProxy::~EgressProxy() {
-    if (stop_write_) {
+    if (stop_write_.valid()) {
         const char byte = 0;
         [[maybe_unused]] auto n = ::write(stop_write_.get(), &byte, 1);
     }
@@ -226,8 +159,8 @@ void EgressProxy::accept_loop() {
             return;
         }
         if (p[1].revents) return;
-        Socket client(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (!client) continue;
+        UniqueFd client(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!client.valid()) continue;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (active_ >= options_.max_connections) {
@@ -247,7 +180,7 @@ void EgressProxy::accept_loop() {
     }
 }
 
-void EgressProxy::serve(Socket client) {
+void EgressProxy::serve(UniqueFd client) {
     std::string rest;
     auto head = read_head(client.get(), rest, 10s);
     if (!head) return;
@@ -262,20 +195,8 @@ void EgressProxy::serve(Socket client) {
             event.pid = json_value(peer, "pid", 0L);
             event.command = json_value(peer, "command", "");
         }
-        // The request itself follows the preamble's line.
-        std::string request = head->substr(end + 2) + rest;
-        rest.clear();
-        if (request.find("\r\n\r\n") == std::string::npos) {
-            std::string more;
-            int fd = client.get();
-            auto tail = read_head(fd, more, 10s);
-            if (!tail) return;
-            request += *tail;
-            rest = more;
-        }
-        const auto cut = request.find("\r\n\r\n") + 4;
-        rest = request.substr(cut) + rest;
-        head = request.substr(0, cut);
+        // The request's head follows the preamble's line: read_head read up to its end.
+        head = head->substr(end + 2);
     }
     auto target = target_of(*head);
     if (!target) {
@@ -296,14 +217,8 @@ void EgressProxy::serve(Socket client) {
                             " is blocked; allow it with " + options_.fix));
         return;
     }
-    // Out as the host goes out: through its own proxy, unless its NO_PROXY names the host.
-    const Upstream& up = options_.upstream;
-    const std::string& via = target->tunnel ? up.https_host : up.http_host;
-    const int via_port = target->tunnel ? up.https_port : up.http_port;
-    auto server =
-        !via.empty() && !up.bypassed(target->host)
-            ? connect_through(via, via_port, target->host, target->port, options_.connect_timeout)
-            : connect_tcp(target->host, target->port, options_.connect_timeout);
+    auto server = options_.connect ? options_.connect(target->host, target->port, target->tunnel)
+                                   : connect_tcp(target->host, target->port, 10s);
     if (!server) {
         event.error = server.error().message;
         record(event);

@@ -27,16 +27,6 @@ namespace cocode::net {
 // record, never a permission.
 inline constexpr char kPeerPreamble[] = "COCODE-PEER ";
 
-// The proxy the host itself goes out through (its HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as
-// curl reads them): the egress proxy's connections go through it with CONNECT.
-struct Upstream {
-    std::string https_host, http_host;  // "" when none
-    int https_port = 0, http_port = 0;
-    std::vector<std::string> no_proxy;  // names (a leading '.' or none: the name and below), "*"
-    bool bypassed(const std::string& host) const;
-};
-Upstream upstream_from_environment();
-
 struct ProxyOptions {
     std::filesystem::path socket;  // <run>/egress.sock
     std::filesystem::path record;  // <run>/egress.jsonl
@@ -44,8 +34,9 @@ struct ProxyOptions {
     bool audit = false;         // everything goes through, and is recorded
     std::string fix;            // the setting a 403 names ("network.allow in …")
     int max_connections = 256;  // at once; the next are answered 503
-    std::chrono::milliseconds connect_timeout{10'000};
-    Upstream upstream;
+    // How an allowed connection is opened; empty: directly (connect_tcp, 10 s). The
+    // supervisor goes out as the host does, through the host's own proxy (github/reach.h).
+    std::function<Result<UniqueFd>(const std::string& host, int port, bool tunnel)> connect;
     // Told once when the record cannot be written (a full disk).
     std::function<void(const std::string&)> notice;
 };
@@ -78,12 +69,12 @@ class EgressProxy {
   private:
     explicit EgressProxy(ProxyOptions options);
     void accept_loop();
-    void serve(Socket client);
+    void serve(UniqueFd client);
     void record(const EgressEvent& event);
 
     ProxyOptions options_;
-    Socket listener_;
-    Socket stop_read_, stop_write_;
+    UniqueFd listener_;
+    UniqueFd stop_read_, stop_write_;
     std::mutex mutex_;
     std::condition_variable idle_;
     int active_ = 0;

@@ -19,18 +19,6 @@ namespace cocode::net {
 
 namespace fs = std::filesystem;
 
-Socket::~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-Socket& Socket::operator=(Socket&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = other.release();
-    }
-    return *this;
-}
-
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
@@ -38,7 +26,7 @@ std::string errno_text() { return std::strerror(errno); }
 // sockaddr_un for `path`: its folder opened, and the path given as /proc/self/fd/N/name,
 // which fits sun_path however deep the folder is.
 struct UnixAddress {
-    Socket folder;
+    UniqueFd folder;
     sockaddr_un address{};
 };
 
@@ -48,8 +36,8 @@ Result<UnixAddress> unix_address(const fs::path& path) {
     std::string name = path.string();
     if (name.size() >= sizeof out.address.sun_path) {
         const fs::path folder = path.parent_path().empty() ? "." : path.parent_path();
-        out.folder = Socket(::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (!out.folder) return Error::general(folder.string() + ": " + errno_text());
+        out.folder = UniqueFd(::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!out.folder.valid()) return Error::general(folder.string() + ": " + errno_text());
         name = "/proc/self/fd/" + std::to_string(out.folder.get()) + "/" + path.filename().string();
         if (name.size() >= sizeof out.address.sun_path)
             return Error::general(path.string() + ": the socket's name is too long");
@@ -60,11 +48,11 @@ Result<UnixAddress> unix_address(const fs::path& path) {
 
 }  // namespace
 
-Result<Socket> listen_unix(const fs::path& path) {
+Result<UniqueFd> listen_unix(const fs::path& path) {
     auto address = unix_address(path);
     if (!address) return std::move(address).error();
-    Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!s) return Error::general("socket: " + errno_text());
+    UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s.valid()) return Error::general("socket: " + errno_text());
     std::error_code ec;
     fs::remove(path, ec);  // a socket a run killed before left behind
     const mode_t old = ::umask(0077);
@@ -76,18 +64,18 @@ Result<Socket> listen_unix(const fs::path& path) {
     return s;
 }
 
-Result<Socket> connect_unix(const fs::path& path) {
+Result<UniqueFd> connect_unix(const fs::path& path) {
     auto address = unix_address(path);
     if (!address) return std::move(address).error();
-    Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!s) return Error::general("socket: " + errno_text());
+    UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s.valid()) return Error::general("socket: " + errno_text());
     if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address->address),
                   sizeof address->address) != 0)
         return Error::general(path.string() + ": " + errno_text());
     return s;
 }
 
-Result<Socket> listen_tcp(const std::string& address, int port) {
+Result<UniqueFd> listen_tcp(const std::string& address, int port) {
     sockaddr_storage storage{};
     socklen_t length = 0;
     auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
@@ -103,8 +91,8 @@ Result<Socket> listen_tcp(const std::string& address, int port) {
     } else {
         return Error::general("not an address: " + address);
     }
-    Socket s(::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!s) return Error::general("socket: " + errno_text());
+    UniqueFd s(::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!s.valid()) return Error::general("socket: " + errno_text());
     const int one = 1;
     ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (storage.ss_family == AF_INET6)
@@ -115,7 +103,7 @@ Result<Socket> listen_tcp(const std::string& address, int port) {
     return s;
 }
 
-Result<Socket> connect_tcp(const std::string& host, int port, std::chrono::milliseconds limit) {
+Result<UniqueFd> connect_tcp(const std::string& host, int port, std::chrono::milliseconds limit) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -125,9 +113,9 @@ Result<Socket> connect_tcp(const std::string& host, int port, std::chrono::milli
         return Error::general("cannot resolve " + host + ": " + gai_strerror(rc));
     std::string failure = "no address";
     for (addrinfo* a = found; a; a = a->ai_next) {
-        Socket s(
+        UniqueFd s(
             ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-        if (!s) continue;
+        if (!s.valid()) continue;
         if (::connect(s.get(), a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
             failure = errno_text();
             continue;

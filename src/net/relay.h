@@ -9,39 +9,20 @@
 #include <optional>
 #include <string>
 
+#include "core/files.h"
 #include "core/result.h"
 
 namespace cocode::net {
 
-// A socket we own, closed when it goes.
-class Socket {
-  public:
-    Socket() = default;
-    explicit Socket(int fd) : fd_(fd) {}
-    ~Socket();
-    Socket(Socket&& other) noexcept : fd_(other.release()) {}
-    Socket& operator=(Socket&& other) noexcept;
-    int get() const { return fd_; }
-    int release() {
-        const int fd = fd_;
-        fd_ = -1;
-        return fd;
-    }
-    explicit operator bool() const { return fd_ >= 0; }
-
-  private:
-    int fd_ = -1;
-};
-
 // A listening Unix socket at `path`, whatever the length of its folder's path (bound through
 // the folder's descriptor); mode 0600.
-Result<Socket> listen_unix(const std::filesystem::path& path);
-Result<Socket> connect_unix(const std::filesystem::path& path);
+Result<UniqueFd> listen_unix(const std::filesystem::path& path);
+Result<UniqueFd> connect_unix(const std::filesystem::path& path);
 // A listening TCP socket on `address` (an IPv4 or IPv6 address) and `port`.
-Result<Socket> listen_tcp(const std::string& address, int port);
+Result<UniqueFd> listen_tcp(const std::string& address, int port);
 // A connection to `host` (a name or an address) on `port`, every address the name resolves
 // to tried in turn, each within `limit`. The error says what failed.
-Result<Socket> connect_tcp(const std::string& host, int port, std::chrono::milliseconds limit);
+Result<UniqueFd> connect_tcp(const std::string& host, int port, std::chrono::milliseconds limit);
 
 // Reads up to the end of a request or response head ("\r\n\r\n"), at most 16 KiB, within
 // `limit`: the head (ending with its blank line) and in `rest` what came after it. nullopt on
