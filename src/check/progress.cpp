@@ -345,11 +345,13 @@ Result<int> LiveComment::finish(std::vector<ProgressRow> rows, const std::vector
     if (!others_at_work) return edits_;
     // Read again: a writer that read the comment before that edit and wrote after it has
     // written over these rows; the next look puts them back.
-    for (int attempt = 1; attempt <= 2; ++attempt) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+    // Until these rows are there and every row is settled (a writer still at work may still
+    // write what it read before this one's edit), at most five looks over about 7 s.
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500 * std::min(attempt, 4)));
         bool there = false;
         if (auto ok = edit(rows, ranked, &there); !ok) return std::move(ok).error();
-        if (there) break;
+        if (there && all_settled(seen_)) break;
     }
     return edits_;
 }

@@ -102,8 +102,9 @@ class LiveComment {
     // This writer's rows now; `changed`: a state changed since the last call.
     void set(std::vector<ProgressRow> rows, bool changed);
     // The last edit, now; then, when the comment has another agent's row (another writer,
-    // which may still write), the comment read again until it holds these rows (twice, 0.5 s
-    // and 1.5 s later: a runner that raced this one may have written over them). With
+    // which may still write), the comment read again — 0.5 s, 1 s, 1.5 s, 2 s, 2 s apart —
+    // until it holds these rows and every row is settled (a runner that raced this one may
+    // have written over them). With
     // `ranked`, the verdicts the final words name. The edits made (writes, not reads).
     Result<int> finish(std::vector<ProgressRow> rows, const std::vector<Verdict>& ranked = {});
 
