@@ -109,7 +109,8 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("project_id", context.project_id);
     info.set("task_id", "issue-" + std::to_string(run.issue));
     info.set("agent", run.agent.name);
-    info.set("agent_type", std::string(config::type_name(run.agent.type)));
+    info.set("agent_type", config::type_of(run.agent));
+    if (const config::CliPreset* cli = config::cli_preset(run.agent)) info.set("stream", cli->stream);
     info.set("pid", "");
     info.set("pgid", "");
     info.set("pid_start", "");
@@ -263,7 +264,7 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
     };
     std::vector<std::string> extra = agent.env;
     if (agent.token_env) extra.push_back(*agent.token_env);
-    if (const config::CliPreset* cli = config::cli_preset(agent.type)) {
+    if (const config::CliPreset* cli = config::cli_preset(agent)) {
         auto names = config::passed_variables(*cli, [&](const std::string& name) {
             return agent.env_values.count(name) > 0 || ours_has(name);
         });
@@ -355,12 +356,15 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     for (const char* secret :
          {".ssh", ".git-credentials", ".config/git/credentials", ".config/gh", ".netrc"})
         plan.hidden.push_back(h / secret);
-    const config::CliPreset* own = config::cli_preset(run.agent.type);
-    for (auto type :
-         {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
-        const config::CliPreset* cli = config::cli_preset(type);
-        if (cli == own) continue;
-        for (const auto& path : cli->config_paths) plan.hidden.push_back(h / path);
+    // Every other CLI's own configuration and state (its logins among them) is hidden; the
+    // agent's own preset's stays, also where another preset shares a folder with it.
+    const config::CliPreset* own = config::cli_preset(run.agent);
+    std::vector<std::string> own_paths = own ? own->config_paths : std::vector<std::string>{};
+    for (const auto& cli : config::builtin_presets()) {
+        if (cli.get() == own) continue;
+        for (const auto& path : cli->config_paths)
+            if (std::find(own_paths.begin(), own_paths.end(), path) == own_paths.end())
+                plan.hidden.push_back(h / path);
     }
     return plan;
 }
@@ -369,21 +373,26 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
 // names it, and the CLI still keeps its file (agent/sessions.h).
 std::string session_to_resume(const run::RunRecord& previous, const config::AgentConfig& agent) {
     const auto id = session_of(
-        read_file_from(run::RunFiles{previous.folder}.stdout_file(), 0, std::size_t{64} << 10));
+        read_file_from(run::RunFiles{previous.folder}.stdout_file(), 0, std::size_t{64} << 10),
+        declared_stream(agent));
     if (!id) return {};
     // A base_url gives each gemini run a home of its own (config/presets.cpp), and the round
     // takes the last run's along.
     const fs::path gemini_home = agent.type == config::AgentType::gemini && agent.base_url
                                      ? own_gemini_home(previous.folder)
                                      : fs::path();
+    // A declared preset's CLI is trusted to keep what its stream names; it says so itself
+    // when it cannot resume.
+    if (agent.type == config::AgentType::cli) return agent.cli->resume.empty() ? "" : *id;
     return session_file(agent.type, *id, gemini_home) ? *id : std::string();
 }
 
 // The argv that resumes `session` in place of starting one, for argv in the preset's shape;
-// false (argv untouched) when it is not: a configured argv that cocode cannot read.
-bool resume_in_argv(config::AgentType type, std::vector<std::string>& argv,
+// false (argv untouched) when it is not: a configured argv that cocode cannot read, or a
+// preset that declares no way to resume.
+bool resume_in_argv(const config::AgentConfig& agent, std::vector<std::string>& argv,
                     const std::string& session) {
-    switch (type) {
+    switch (agent.type) {
         case config::AgentType::claude:
         case config::AgentType::gemini:
             argv.insert(argv.end(), {"--resume", session});
@@ -396,6 +405,11 @@ bool resume_in_argv(config::AgentType type, std::vector<std::string>& argv,
             argv.insert(argv.end() - 1, session);
             argv.insert(argv.begin() + exec + 1, "resume");
             return true;
+        }
+        case config::AgentType::cli: {
+            const auto args = config::resume_args(*agent.cli, session);
+            argv.insert(argv.end(), args.begin(), args.end());
+            return !args.empty();
         }
         default:
             return false;
@@ -424,6 +438,13 @@ void enclose_network(PlannedRun& run, SandboxPlan& plan) {
         if (!value.empty()) run.environment.push_back(prefix + value);
     }
     run.argv = bridged_argv(dispatch_program(), run.egress, run.argv);
+}
+
+// A CLI that reads no stdin gets its prompt as the last argument: the agent's command line is
+// the last part of the sandbox's and the bridge's, so it goes at the very end.
+void deliver_prompt_argument(PlannedRun& run) {
+    if (run.agent.stdin_from == config::Stdin::argument && !run.failed)
+        run.argv.push_back(run.prompt);
 }
 
 void complete_launch(PlannedRun& run, const DispatchContext& context,
@@ -458,8 +479,8 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                                             network.mode != config::NetworkMode::open);
     run.argv.insert(run.argv.begin() + 1, run.launch.args_after_program.begin(),
                     run.launch.args_after_program.end());
-    if (!run.resumed_session.empty() &&
-        !resume_in_argv(run.agent.type, run.argv, run.resumed_session))
+    run.argv.insert(run.argv.end(), run.launch.args_last.begin(), run.launch.args_last.end());
+    if (!run.resumed_session.empty() && !resume_in_argv(run.agent, run.argv, run.resumed_session))
         run.resumed_session.clear();
     // claude keeps to a budget of its own too; cocode's supervisor still reads its stream.
     if (run.agent.type == config::AgentType::claude && run.agent.max_cost_usd) {
@@ -571,6 +592,7 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
         with_identity.sandbox = probe_sandbox();
     complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
+    deliver_prompt_argument(run);
     return run;
 }
 
@@ -828,11 +850,12 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.ready_marker = sealed->marker;
         }
         last_output = read_file_tail(run::RunFiles{pair.previous->folder}.output(), 64 << 10);
-        if (config::cli_preset(run.agent.type))
+        if (config::cli_preset(run.agent))
             run.resumed_session = session_to_resume(*pair.previous, run.agent);
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);
+    deliver_prompt_argument(run);
 
     const run::RunFiles making{context.runs_dir() / (std::string(run::kMakingPrefix) + run.run_id)};
     std::error_code ec;
@@ -853,15 +876,17 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
                                       initial_run_info(context, run, pair.issue->title).render(),
                                       0644, kNoFolderFlush)})
         if (!ok) return std::move(ok).error();
-    if (!run.resumed_session.empty() && run.agent.type == config::AgentType::gemini &&
-        run.agent.base_url) {
-        // The session resumed is in the last run's own gemini home: this run's starts as a
-        // copy of it (its settings are written again below).
-        fs::copy(own_gemini_home(pair.previous->folder), own_gemini_home(making.folder),
+    if (const config::CliPreset* cli = config::cli_preset(run.agent);
+        cli && !run.resumed_session.empty() &&
+        fs::is_directory(config::preset_home(*cli, pair.previous->folder), ec)) {
+        // The session resumed may be in the last run's own home of the CLI (gemini's with a
+        // base_url): this run's starts as a copy of it (its files are written again below).
+        fs::copy(config::preset_home(*cli, pair.previous->folder),
+                 config::preset_home(*cli, making.folder),
                  fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
         if (ec)
-            return Error::general("cannot copy gemini's session of run " + pair.previous->run_id +
-                                  ": " + ec.message());
+            return Error::general("cannot copy " + cli->name + "'s session of run " +
+                                  pair.previous->run_id + ": " + ec.message());
     }
     for (const auto& [path, content] : run.launch.files) {
         // Files the agent's launch needs inside its run folder are made with the rest.

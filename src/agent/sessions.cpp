@@ -70,6 +70,7 @@ std::optional<fs::path> session_file(config::AgentType type, const std::string& 
             return file_in(home / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
         }
         case config::AgentType::command:
+        case config::AgentType::cli:
         case config::AgentType::textproto:
         case config::AgentType::perplexity:
         case config::AgentType::xai:

@@ -380,7 +380,8 @@ class Supervisor {
     void start(Slot& slot) {
         PlannedRun& run = *slot.run;
         if (!slot.started_once) watch_commits(slot);
-        if (!slot.usage) slot.usage.emplace(run.agent.model.value_or(""));
+        if (!slot.usage)
+            slot.usage.emplace(run.agent.model.value_or(""), declared_stream(run.agent));
         if (run.egress.enclosed() && !slot.proxy) {
             auto proxy = start_proxy(run);
             if (!proxy) {
@@ -807,7 +808,8 @@ class Supervisor {
     static void write_output_md(const PlannedRun& run) {
         std::error_code ec;
         if (fs::exists(run.files.output(), ec)) return;
-        if (auto answer = final_answer(read_file_tail(run.files.stdout_file(), kAnswerTail))) {
+        if (auto answer = final_answer(read_file_tail(run.files.stdout_file(), kAnswerTail),
+                                       declared_stream(run.agent))) {
             if (!answer->empty() && answer->back() != '\n') *answer += '\n';
             if (write_file_atomic(run.files.output(), *answer, 0644, Durability::content)) return;
         }

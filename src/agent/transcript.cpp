@@ -1,8 +1,10 @@
 #include "agent/transcript.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
+#include "config/presets.h"
 #include "core/json_text.h"
 #include "core/terminal_text.h"
 
@@ -65,6 +67,12 @@ void result_lines(std::string_view output, bool error, std::vector<std::string>&
 
 // What a tool call is about, in one line: its command, else its file, else its input.
 std::string tool_subject(const json& input) {
+    if (input.is_object() && input.contains("commands") && input["commands"].is_array()) {
+        std::string joined;  // cline's run_commands: several commands in one call
+        for (const auto& c : input["commands"])
+            if (c.is_string()) joined += (joined.empty() ? "" : "; ") + c.get<std::string>();
+        if (!joined.empty()) return joined;
+    }
     for (const char* key : {"command", "cmd", "file_path", "path", "absolute_path", "pattern",
                             "url", "query", "description", "prompt"}) {
         std::string value = str(input, key);
@@ -120,44 +128,81 @@ std::optional<std::string> protocol_log(const json& entry) {
 
 }  // namespace
 
-StreamKind recognise(const json& event) {
-    const std::string type = str(event, "type");
-    if (type.empty()) return StreamKind::unknown;
-    // codex: dotted event names, and `error` without a timestamp.
-    if (type.find('.') != std::string::npos) return StreamKind::codex;
-    // claude: every event carries its session_id.
-    if (event.contains("session_id") &&
-        (type == "system" || type == "assistant" || type == "user" || type == "result" ||
-         type == "stream_event"))
-        return StreamKind::claude;
-    // gemini: every event carries a timestamp.
-    if (event.contains("timestamp") &&
-        (type == "init" || type == "message" || type == "tool_use" || type == "tool_result" ||
-         type == "result" || type == "error"))
-        return StreamKind::gemini;
-    if (type == "error" && event.contains("message")) return StreamKind::codex;
+namespace {
+
+constexpr std::pair<StreamKind, std::string_view> kKindNames[] = {
+    {StreamKind::claude, "claude"},     {StreamKind::codex, "codex"},
+    {StreamKind::gemini, "gemini"},     {StreamKind::qwen, "qwen"},
+    {StreamKind::copilot, "copilot"},   {StreamKind::opencode, "opencode"},
+    {StreamKind::pi, "pi"},             {StreamKind::cline, "cline"},
+    {StreamKind::droid, "droid"}};
+
+bool one_of(const std::string& type, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), type) != names.end();
+}
+
+}  // namespace
+
+StreamKind declared_stream(const config::AgentConfig& agent) {
+    const config::CliPreset* cli = config::cli_preset(agent);
+    return cli ? stream_kind(cli->stream) : StreamKind::unknown;
+}
+
+StreamKind stream_kind(std::string_view name) {
+    for (const auto& [kind, text] : kKindNames)
+        if (text == name) return kind;
     return StreamKind::unknown;
 }
 
 std::string_view stream_kind_name(StreamKind kind) {
-    switch (kind) {
-        case StreamKind::claude:
-            return "claude";
-        case StreamKind::codex:
-            return "codex";
-        case StreamKind::gemini:
-            return "gemini";
-        case StreamKind::unknown:
-            break;
-    }
+    for (const auto& [k, text] : kKindNames)
+        if (k == kind) return text;
     return "unknown";
+}
+
+StreamKind recognise(const json& event, StreamKind declared) {
+    const std::string type = str(event, "type");
+    if (type.empty()) return StreamKind::unknown;
+    if (declared != StreamKind::unknown) return declared;
+    // copilot: dotted event names with their data, and a result naming its sessionId.
+    if (type.find('.') != std::string::npos && event.contains("data")) return StreamKind::copilot;
+    if (type == "result" && event.contains("sessionId")) return StreamKind::copilot;
+    // codex: dotted event names, and `error` without a timestamp.
+    if (type.find('.') != std::string::npos) return StreamKind::codex;
+    // opencode (and kilo): each event names its sessionID and carries a part.
+    if (event.contains("sessionID") && event.contains("part")) return StreamKind::opencode;
+    // cline: each line is stamped `ts`.
+    if (event.contains("ts") && one_of(type, {"hook_event", "agent_event", "run_result", "error"}))
+        return StreamKind::cline;
+    // pi: its own event names.
+    if (one_of(type, {"agent_start", "agent_end", "turn_start", "turn_end", "message_start",
+                      "message_update", "message_end", "tool_execution_start",
+                      "tool_execution_update", "tool_execution_end"}) ||
+        (type == "session" && event.contains("version") && event.contains("cwd")))
+        return StreamKind::pi;
+    // droid: claude's session_id with events of its own.
+    if (event.contains("session_id") &&
+        one_of(type, {"tool_call", "tool_result", "completion"}))
+        return StreamKind::droid;
+    // claude (and qwen, which says so in its init): every event carries its session_id.
+    if (event.contains("session_id") &&
+        one_of(type, {"system", "assistant", "user", "result", "stream_event"}))
+        return event.contains("qwen_code_version") ? StreamKind::qwen : StreamKind::claude;
+    // gemini: every event carries a timestamp.
+    if (event.contains("timestamp") &&
+        one_of(type, {"init", "message", "tool_use", "tool_result", "result", "error"}))
+        return StreamKind::gemini;
+    if (type == "error" && event.contains("message")) return StreamKind::codex;
+    return StreamKind::unknown;
 }
 
 void TranscriptRenderer::feed(std::string_view line, std::vector<std::string>& out) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     json event;
     if (!line.empty() && line.front() == '{') event = json::parse(line, nullptr, false);
-    StreamKind kind = event.is_object() ? recognise(event) : StreamKind::unknown;
+    StreamKind kind = event.is_object() ? recognise(event, declared_) : StreamKind::unknown;
+    // A qwen stream said so once, in its init; its other events are claude's shapes.
+    if (kind == StreamKind::claude && kind_ == StreamKind::qwen) kind = StreamKind::qwen;
     // gemini's message parts are joined until something else comes.
     const bool gemini_text = kind == StreamKind::gemini && str(event, "type") == "message" &&
                              str(event, "role") == "assistant";
@@ -172,6 +217,7 @@ void TranscriptRenderer::feed(std::string_view line, std::vector<std::string>& o
     kind_ = kind;
     switch (kind) {
         case StreamKind::claude:
+        case StreamKind::qwen:
             claude(event, out);
             break;
         case StreamKind::codex:
@@ -179,6 +225,21 @@ void TranscriptRenderer::feed(std::string_view line, std::vector<std::string>& o
             break;
         case StreamKind::gemini:
             gemini(event, out);
+            break;
+        case StreamKind::copilot:
+            copilot(event, out);
+            break;
+        case StreamKind::opencode:
+            opencode(event, out);
+            break;
+        case StreamKind::pi:
+            pi(event, out);
+            break;
+        case StreamKind::cline:
+            cline(event, out);
+            break;
+        case StreamKind::droid:
+            droid(event, out);
             break;
         case StreamKind::unknown:
             break;
@@ -195,7 +256,9 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
     const std::string type = str(event, "type");
     if (type == "system") {
         if (str(event, "subtype") != "init") return;
-        out.push_back("[session] claude " + shown(str(event, "claude_code_version"), 32) +
+        const bool qwen = event.contains("qwen_code_version");
+        out.push_back(std::string(qwen ? "[session] qwen " : "[session] claude ") +
+                      shown(str(event, qwen ? "qwen_code_version" : "claude_code_version"), 32) +
                       ", model " + shown(str(event, "model"), 64) + ", in " +
                       shown(str(event, "cwd")) + " (" +
                       shown(short_id(str(event, "session_id")), 8) + ")");
@@ -333,7 +396,160 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
     }
 }
 
-std::optional<std::string> session_of(std::string_view stream) {
+
+namespace {
+
+// The text of a content list of {type: text, text} parts (pi's, copilot's results).
+std::string text_parts(const json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string text;
+    if (content.is_array())
+        for (const auto& part : content)
+            if (str(part, "type") == "text") text += str(part, "text");
+    return text;
+}
+
+}  // namespace
+
+void TranscriptRenderer::copilot(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    const json& data = json_value(event, "data", json::object());
+    if (type == "assistant.message") {
+        text_lines(str(data, "content"), out);
+    } else if (type == "tool.execution_start") {
+        out.push_back("> " + shown(str(data, "toolName"), 64) + ": " +
+                      shown(tool_subject(json_value(data, "arguments", json())), kCommandWidth));
+    } else if (type == "tool.execution_complete") {
+        const bool ok = json_value(data, "success", true) == true;
+        const json& result = json_value(data, "result", json::object());
+        std::string output = str(result, "content");
+        if (!ok && output.empty()) output = str(json_value(data, "error", json::object()), "message");
+        result_lines(output, !ok, out);
+    } else if (type == "session.error") {
+        out.push_back("[error] " + shown(str(data, "message")));
+    } else if (type == "result") {
+        std::string line = "[result] exit " + shown(str(event, "exitCode"), 8);
+        const json& usage = json_value(event, "usage", json::object());
+        if (auto s = seconds(json_value(usage, "sessionDurationMs", json())); !s.empty())
+            line += ", " + s;
+        out.push_back(line);
+    }
+}
+
+void TranscriptRenderer::opencode(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    const json& part = json_value(event, "part", json::object());
+    if (type == "text") {
+        text_lines(str(part, "text"), out);
+    } else if (type == "reasoning") {
+        out.push_back("(thinking) " + shown(str(part, "text")));
+    } else if (type == "tool_use") {
+        const json& state = json_value(part, "state", json::object());
+        out.push_back("> " + shown(str(part, "tool"), 64) + ": " +
+                      shown(tool_subject(json_value(state, "input", json())), kCommandWidth));
+        if (str(state, "status") == "completed" || str(state, "status") == "error")
+            result_lines(str(state, str(state, "status") == "error" ? "error" : "output"),
+                         str(state, "status") == "error", out);
+    } else if (type == "step_finish" && str(part, "reason") != "tool-calls") {
+        const json& tokens = json_value(part, "tokens", json::object());
+        out.push_back("[result] " + shown(str(part, "reason"), 32) + ", " +
+                      shown(str(tokens, "total"), 16) + " tokens");
+    } else if (type == "error") {
+        const json& error = json_value(event, "error", json::object());
+        std::string message = str(json_value(error, "data", json::object()), "message");
+        out.push_back("[error] " + shown(message.empty() ? str(error, "name") : message));
+    }
+}
+
+void TranscriptRenderer::pi(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "session") {
+        out.push_back("[session] pi (" + shown(short_id(str(event, "id")), 8) + ")");
+    } else if (type == "message_end") {
+        const json& message = json_value(event, "message", json::object());
+        if (str(message, "role") == "assistant")
+            text_lines(text_parts(json_value(message, "content", json())), out);
+        if (str(message, "stopReason") == "error")
+            out.push_back("[error] " + shown(str(message, "errorMessage")));
+    } else if (type == "tool_execution_start") {
+        out.push_back("> " + shown(str(event, "toolName"), 64) + ": " +
+                      shown(tool_subject(json_value(event, "args", json())), kCommandWidth));
+    } else if (type == "tool_execution_end") {
+        const bool error = json_value(event, "isError", false) == true;
+        result_lines(text_parts(json_value(json_value(event, "result", json::object()), "content",
+                                           json())),
+                     error, out);
+    } else if (type == "agent_end") {
+        out.push_back("[result] done");
+    }
+}
+
+void TranscriptRenderer::cline(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "agent_event") {
+        const json& e = json_value(event, "event", json::object());
+        const std::string kind = str(e, "type");
+        const std::string content = str(e, "contentType");
+        if (kind == "content_end" && content == "text") {
+            text_lines(str(e, "text"), out);
+        } else if (kind == "content_end" && content == "reasoning") {
+            out.push_back("(thinking) " + shown(str(e, "text")));
+        } else if (kind == "content_start" && content == "tool") {
+            out.push_back("> " + shown(str(e, "toolName"), 64) + ": " +
+                          shown(tool_subject(json_value(e, "input", json())), kCommandWidth));
+        } else if (kind == "content_end" && content == "tool") {
+            std::string output;
+            bool error = !str(e, "error").empty();
+            const json& results = json_value(e, "output", json());
+            if (results.is_array()) {
+                for (const auto& r : results) {
+                    output += str(r, "result");
+                    error = error || json_value(r, "success", true) != true;
+                }
+            } else {
+                output = results.is_string() ? results.get<std::string>() : str(e, "error");
+            }
+            result_lines(output, error, out);
+        } else if (kind == "error") {
+            out.push_back("[error] " + shown(str(json_value(e, "error", json::object()), "message")));
+        }
+    } else if (type == "run_result") {
+        out.push_back("[result] " + shown(str(event, "finishReason"), 32) + ", " +
+                      shown(str(event, "iterations"), 8) + " iterations" +
+                      (event.contains("durationMs")
+                           ? ", " + seconds(json_value(event, "durationMs", json()))
+                           : std::string()));
+    } else if (type == "error") {
+        out.push_back("[error] " + shown(str(event, "message")));
+    }
+}
+
+void TranscriptRenderer::droid(const json& event, std::vector<std::string>& out) {
+    const std::string type = str(event, "type");
+    if (type == "system") {
+        if (str(event, "subtype") == "init")
+            out.push_back("[session] droid, model " + shown(str(event, "model"), 64) + " (" +
+                          shown(short_id(str(event, "session_id")), 8) + ")");
+    } else if (type == "message") {
+        if (str(event, "role") == "assistant") text_lines(str(event, "text"), out);
+    } else if (type == "tool_call") {
+        out.push_back("> " + shown(str(event, "toolName"), 64) + ": " +
+                      shown(tool_subject(json_value(event, "parameters", json())), kCommandWidth));
+    } else if (type == "tool_result") {
+        const bool error = json_value(event, "isError", false) == true;
+        std::string output = str(event, "value");
+        if (error && output.empty()) output = str(json_value(event, "error", json::object()), "message");
+        result_lines(output, error, out);
+    } else if (type == "completion") {
+        std::string line = "[result] " + shown(str(event, "numTurns"), 8) + " turns";
+        if (auto s = seconds(json_value(event, "durationMs", json())); !s.empty()) line += ", " + s;
+        out.push_back(line);
+    } else if (type == "error") {
+        out.push_back("[error] " + shown(str(event, "message")));
+    }
+}
+
+std::optional<std::string> session_of(std::string_view stream, StreamKind declared) {
     std::size_t start = 0;
     while (start < stream.size()) {
         std::size_t end = stream.find('\n', start);
@@ -341,19 +557,39 @@ std::optional<std::string> session_of(std::string_view stream) {
         const json event = json::parse(stream.substr(start, end - start), nullptr, false);
         start = end + 1;
         if (!event.is_object()) continue;
-        const StreamKind kind = recognise(event);
-        const std::string id = kind == StreamKind::codex     ? str(event, "thread_id")
-                               : kind == StreamKind::unknown ? std::string()
-                                                             : str(event, "session_id");
-        // An id is a plain token (a UUID): anything else is not taken as one.
+        const StreamKind kind = recognise(event, declared);
+        std::string id;
+        switch (kind) {
+            case StreamKind::codex:
+                id = str(event, "thread_id");
+                break;
+            case StreamKind::copilot:
+                id = str(event, "sessionId");
+                break;
+            case StreamKind::opencode:
+                id = str(event, "sessionID");
+                break;
+            case StreamKind::pi:
+                if (str(event, "type") == "session") id = str(event, "id");
+                break;
+            case StreamKind::cline:
+                break;  // its sessions are not named in its stream
+            case StreamKind::unknown:
+                break;
+            default:
+                id = str(event, "session_id");
+        }
+        // An id is a plain token (a UUID, ses_…): anything else is not taken as one.
         if (!id.empty() && id.size() <= 128 &&
-            id.find_first_not_of("0123456789abcdefABCDEF-_") == std::string::npos)
+            std::all_of(id.begin(), id.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+            }))
             return id;
     }
     return std::nullopt;
 }
 
-std::optional<std::string> final_answer(std::string_view stream) {
+std::optional<std::string> final_answer(std::string_view stream, StreamKind declared) {
     StreamKind kind = StreamKind::unknown;
     std::optional<std::string> result;     // claude's result event
     std::optional<std::string> last_text;  // the last assistant text, any CLI
@@ -367,11 +603,35 @@ std::optional<std::string> final_answer(std::string_view stream) {
         if (line.empty() || line.front() != '{') continue;
         json event = json::parse(line, nullptr, false);
         if (!event.is_object()) continue;
-        StreamKind k = recognise(event);
+        StreamKind k = recognise(event, declared);
         if (k == StreamKind::unknown) continue;
         kind = k;
         const std::string type = str(event, "type");
-        if (k == StreamKind::claude) {
+        if (k == StreamKind::copilot) {
+            if (type == "assistant.message") {
+                const std::string text = str(json_value(event, "data", json::object()), "content");
+                if (!text.empty()) last_text = text;
+            }
+        } else if (k == StreamKind::opencode) {
+            if (type == "text") last_text = str(json_value(event, "part", json::object()), "text");
+        } else if (k == StreamKind::pi) {
+            const json& message = json_value(event, "message", json::object());
+            if (type == "message_end" && str(message, "role") == "assistant") {
+                const std::string text = text_parts(json_value(message, "content", json()));
+                if (!text.empty()) last_text = text;
+            }
+        } else if (k == StreamKind::cline) {
+            const json& e = json_value(event, "event", json::object());
+            if (type == "run_result" && event.contains("text")) result = str(event, "text");
+            if (type == "agent_event" && str(e, "type") == "content_end" &&
+                str(e, "contentType") == "text")
+                last_text = str(e, "text");
+        } else if (k == StreamKind::droid) {
+            if (type == "completion" && event.contains("finalText"))
+                result = str(event, "finalText");
+            if (type == "message" && str(event, "role") == "assistant")
+                last_text = str(event, "text");
+        } else if (k == StreamKind::claude || k == StreamKind::qwen) {
             if (type == "result" && event.contains("result")) result = str(event, "result");
             if (type != "assistant" || !event.contains("message")) continue;
             const json& content = json_value(event["message"], "content", json());

@@ -9,6 +9,7 @@
 #include "agent/builtin.h"
 #include "agent/sessions.h"
 #include "agent/transcript.h"
+#include "config/presets.h"
 #include "core/files.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
@@ -199,6 +200,7 @@ void UsageReader::feed_line(std::string_view line) {
                      line.find("\"stats\"") != std::string_view::npos ||
                      line.find("prompt_tokens") != std::string_view::npos ||
                      line.find("\"init\"") != std::string_view::npos ||
+                     line.find("okens") != std::string_view::npos ||
                      line.find("thread.started") != std::string_view::npos;
     if (!may) return;
     const json event = json::parse(line, nullptr, false);
@@ -223,16 +225,22 @@ void UsageReader::feed_line(std::string_view line) {
                      tokens_of(event, "prompt_tokens", nullptr, "completion_tokens"));
         return;
     }
-    switch (recognise(event)) {
+    switch (recognise(event, declared_)) {
         case StreamKind::claude:
+        case StreamKind::qwen:
+            if (type == "system" && (event.contains("qwen_code_version") || declared_ == StreamKind::qwen))
+                qwen_ = true;
             if (type == "assistant" && event.contains("message") && event["message"].is_object()) {
                 const json& message = event["message"];
                 if (!message.contains("usage")) return;
                 const std::string id = json_value(message, "id", "");
                 pending_[id.empty() ? std::to_string(pending_.size()) : id] = {
                     json_value(message, "model", default_model_),
-                    claude_tokens(message["usage"], "input_tokens", "output_tokens",
-                                  "cache_read_input_tokens", "cache_creation_input_tokens")};
+                    qwen_ ? tokens_of(message["usage"], "input_tokens", "cache_read_input_tokens",
+                                      "output_tokens")
+                          : claude_tokens(message["usage"], "input_tokens", "output_tokens",
+                                          "cache_read_input_tokens",
+                                          "cache_creation_input_tokens")};
             } else if (type == "result") {
                 // The attempt's own account settles what its messages said.
                 const json& by_model = json_value(event, "modelUsage", json::object());
@@ -281,6 +289,47 @@ void UsageReader::feed_line(std::string_view line) {
                                  tokens_of(stats, "input_tokens", "cached", "output_tokens"));
                 }
             }
+            return;
+        case StreamKind::copilot:
+            return;  // its stream names no tokens (1.0.102, with a provider of your own)
+        case StreamKind::opencode:
+            // Each step's tokens; input leaves out what was read from or written to the cache.
+            if (type == "step_finish") {
+                const json& tokens =
+                    json_value(json_value(event, "part", json::object()), "tokens", json::object());
+                const json& cache = json_value(tokens, "cache", json::object());
+                run::Tokens t;
+                t.cached = count(cache, "read");
+                t.input = count(tokens, "input") + t.cached + count(cache, "write");
+                t.output = count(tokens, "output") + count(tokens, "reasoning");
+                add_unpriced(default_model_, t);
+            }
+            return;
+        case StreamKind::pi:
+            // Each answer's usage, once: at its message_end.
+            if (type == "message_end") {
+                const json& message = json_value(event, "message", json::object());
+                if (json_value(message, "role", "") != "assistant" || !message.contains("usage")) return;
+                add_unpriced(json_value(message, "model", default_model_),
+                             claude_tokens(message["usage"], "input", "output", "cacheRead",
+                                           "cacheWrite"));
+            }
+            return;
+        case StreamKind::cline:
+            // Each call's usage (its input counting what was cached); the totals after it repeat.
+            if (type == "agent_event") {
+                const json& e = json_value(event, "event", json::object());
+                if (json_value(e, "type", "") == "usage")
+                    add_unpriced(default_model_,
+                                 tokens_of(e, "inputTokens", "cacheReadTokens", "outputTokens"));
+            }
+            return;
+        case StreamKind::droid:
+            // The session's usage, at its end, in claude's terms.
+            if (type == "completion" && event.contains("usage"))
+                add_unpriced(default_model_,
+                             claude_tokens(event["usage"], "input_tokens", "output_tokens",
+                                           "cache_read_input_tokens", "cache_creation_input_tokens"));
             return;
         case StreamKind::unknown:
             return;
@@ -377,7 +426,8 @@ run::RunUsage usage_of_run(const fs::path& run_folder,
     if (auto end = run::read_run_end(files); end && end->usage) return *end->usage;
     auto info = run::read_run_info(run_folder);
     if (!info) return {};
-    UsageReader reader(info->get("model").value_or(""));
+    UsageReader reader(info->get("model").value_or(""),
+                       stream_kind(info->get("stream").value_or("")));
     // Only a built-in agent writes usage.jsonl; a script's latest lines are at its end.
     std::error_code ec;
     fs::path source = run_folder / kUsageFile;
@@ -440,14 +490,20 @@ std::optional<std::string> daily_budget_spent(const config::Config& config,
 
 namespace {
 
-bool has_variable(const std::vector<std::string>& env, std::initializer_list<const char*> names) {
+bool has_variable(const std::vector<std::string>& env, std::string_view name) {
     for (const auto& entry : env)
-        for (const char* name : names) {
-            const std::size_t n = std::char_traits<char>::length(name);
-            if (entry.size() > n + 1 && entry.compare(0, n, name) == 0 && entry[n] == '=')
-                return true;
-        }
+        if (entry.size() > name.size() + 1 && entry.compare(0, name.size(), name) == 0 &&
+            entry[name.size()] == '=')
+            return true;
     return false;
+}
+bool has_variable(const std::vector<std::string>& env, std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const char* name) { return has_variable(env, std::string_view(name)); });
+}
+bool has_variable(const std::vector<std::string>& env, const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& name) { return has_variable(env, name); });
 }
 
 std::string variable(const std::vector<std::string>& env, std::string_view name) {
@@ -496,6 +552,12 @@ std::string billing_of(const config::AgentConfig& agent, const std::vector<std::
                                 {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"})
                        ? "key"
                        : "subscription";
+        case config::AgentType::cli:
+            // A declared preset's CLI bills its key's owner; a sign-in of its own is its
+            // subscription.
+            if (const config::CliPreset* cli = config::cli_preset(agent))
+                return has_variable(env, cli->secrets) ? "key" : "subscription";
+            break;
         case config::AgentType::textproto:
         case config::AgentType::perplexity:
         case config::AgentType::xai:

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "agent/transcript.h"
 #include "config/config.h"
 #include "run/run_folder.h"
 #include "run/usage.h"
@@ -44,7 +45,10 @@ class UsageReader {
   public:
     // `model`: the model when the stream does not name it (codex's does not: the agent's
     // configured `model`, else the one codex's session file records).
-    explicit UsageReader(std::string model = {}) : default_model_(std::move(model)) {}
+    // `declared`: the stream the agent's preset says it prints (the run's info), else told from
+    // the lines.
+    explicit UsageReader(std::string model = {}, StreamKind declared = StreamKind::unknown)
+        : default_model_(std::move(model)), declared_(declared) {}
 
     void feed(std::string_view bytes);
     void feed_line(std::string_view line);
@@ -67,6 +71,8 @@ class UsageReader {
     void add_unpriced(const std::string& model, const run::Tokens& tokens);
 
     std::string default_model_;
+    StreamKind declared_ = StreamKind::unknown;
+    bool qwen_ = false;  // a qwen stream: claude's shapes, its input counting what was cached
     std::string partial_;     // a line that starts with '{', not yet ended
     bool keeping_ = false;    // partial_ is being filled
     bool line_start_ = true;  // the next byte starts a line

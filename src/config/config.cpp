@@ -25,6 +25,7 @@ constexpr int kMaxRestarts = 100;
 // Validation context: where we are in the document, for messages that name the field.
 struct Reader {
     std::string source;
+    std::vector<PresetPtr> presets;  // the repository's own (.cocode/presets/)
 
     Error bad(const std::string& field, const std::string& expected) const {
         return Error::usage(source + ": field '" + field + "': expected " + expected);
@@ -119,21 +120,28 @@ struct Reader {
     }
 };
 
-Result<AgentType> parse_type(const Reader& r, const json& value, const std::string& field) {
+// The type an agent names: one of cocode's own, or a preset, the repository's or built in.
+struct NamedType {
+    AgentType type = AgentType::command;
+    PresetPtr cli;
+};
+Result<NamedType> parse_type(const Reader& r, const json& value, const std::string& field) {
     static const std::map<std::string, AgentType> kTypes = {{"command", AgentType::command},
-                                                            {"claude", AgentType::claude},
-                                                            {"codex", AgentType::codex},
-                                                            {"gemini", AgentType::gemini},
                                                             {"textproto", AgentType::textproto},
                                                             {"perplexity", AgentType::perplexity},
                                                             {"xai", AgentType::xai},
                                                             {"codali", AgentType::codali}};
     if (value.is_string()) {
-        auto it = kTypes.find(value.get<std::string>());
-        if (it != kTypes.end()) return it->second;
+        const std::string& name = value.get_ref<const std::string&>();
+        if (auto it = kTypes.find(name); it != kTypes.end()) return NamedType{it->second, nullptr};
+        for (const auto& cli : r.presets)
+            if (cli->name == name) return NamedType{cli->type, cli};
+        if (auto cli = builtin_preset(name)) return NamedType{cli->type, cli};
     }
-    return r.bad(field,
-                 "one of command, claude, codex, gemini, textproto, perplexity, xai, codali");
+    std::string names = "command, textproto, perplexity, xai, codali";
+    for (const auto& cli : builtin_presets()) names += ", " + cli->name;
+    for (const auto& cli : r.presets) names += ", " + cli->name;
+    return r.bad(field, "one of " + names + " (a preset of your own: .cocode/presets/NAME.json)");
 }
 
 Result<void> parse_check(const Reader& r, const json& check, CheckConfig& out) {
@@ -603,10 +611,12 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
                      "ending in '.' or '.lock')");
     if (!value.is_object()) return r.bad(field, "an object describing the agent");
     AgentType type = AgentType::command;
+    PresetPtr cli;
     if (value.contains("type")) {
         auto parsed = parse_type(r, value["type"], field + ".type");
         if (!parsed) return std::move(parsed).error();
-        type = *parsed;
+        type = parsed->type;
+        cli = parsed->cli;
     }
     std::vector<std::string> keys = {"type",         "env",          "base_url",     "model",
                                      "timeout",      "idle_timeout", "output_cap",   "restarts",
@@ -634,7 +644,7 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         }
         return std::move(ok).error();
     }
-    AgentConfig agent = preset(type, name);
+    AgentConfig agent = cli ? preset(cli, name) : preset(type, name);
     if (is_builtin(type))
         if (auto ok = parse_chat(r, value, field, agent); !ok) return std::move(ok).error();
     if (value.contains("command")) {
@@ -643,7 +653,7 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         agent.argv = {resolve_program(*command, repo_root).string()};
         if (type != AgentType::command && !value.contains("args")) {
             // A preset with only its program replaced keeps the preset's arguments.
-            auto defaults = preset(type, name).argv;
+            auto defaults = cli ? preset(cli, name).argv : preset(type, name).argv;
             agent.argv.insert(agent.argv.end(), defaults.begin() + 1, defaults.end());
         }
     } else if (type == AgentType::command) {
@@ -720,6 +730,8 @@ Result<AgentConfig> parse_agent(const Reader& r, const std::string& name, const 
         else
             return r.bad(field + ".stdin", "\"null\" or \"prompt\"");
     }
+    if (auto missing = missing_for_preset(agent))
+        return r.bad(field + "." + missing->field, missing->expected);
     return agent;
 }
 
@@ -770,6 +782,8 @@ std::string_view type_name(AgentType type) {
             return "codex";
         case AgentType::gemini:
             return "gemini";
+        case AgentType::cli:
+            return "cli";
         case AgentType::textproto:
             return "textproto";
         case AgentType::perplexity:
@@ -793,18 +807,30 @@ const AgentConfig* Config::find_agent(std::string_view name) const {
     return nullptr;
 }
 
+std::string type_of(const AgentConfig& agent) {
+    return agent.cli ? agent.cli->name : std::string(type_name(agent.type));
+}
+
+AgentConfig preset(PresetPtr cli, std::string name) {
+    // The command line the CLI runs unattended with (config/presets/, docs/agents.md),
+    // overridable with command/args.
+    AgentConfig agent;
+    agent.name = std::move(name);
+    agent.type = cli->type;
+    agent.argv = {cli->program};
+    agent.argv.insert(agent.argv.end(), cli->args.begin(), cli->args.end());
+    agent.stdin_from = cli->prompt;
+    if (!cli->token.empty()) agent.token_env = cli->token;
+    agent.cli = std::move(cli);
+    return agent;
+}
+
 AgentConfig preset(AgentType type, std::string name) {
-    // The command lines these CLIs run unattended with, prompt on stdin (config/presets.cpp,
-    // docs/configuration.md "Presets"). Each is overridable with command/args.
+    if (type == AgentType::claude || type == AgentType::codex || type == AgentType::gemini)
+        return preset(builtin_preset(type_name(type)), std::move(name));
     AgentConfig agent;
     agent.name = std::move(name);
     agent.type = type;
-    if (const CliPreset* cli = cli_preset(type)) {
-        agent.argv = {cli->program};
-        agent.argv.insert(agent.argv.end(), cli->args.begin(), cli->args.end());
-        agent.stdin_from = Stdin::prompt;
-        agent.token_env = cli->token;
-    }
     if (is_builtin(type)) {
         // Run by cocode-dispatch itself (its hidden `agent` subcommand), as a process the
         // supervisor starts like any other; prepare puts the program's path and the run in.
@@ -936,7 +962,10 @@ std::string format_duration(Duration duration) {
 
 Result<Config> parse_config(std::string_view text, const fs::path& source,
                             const fs::path& repo_root) {
-    Reader r{source.string()};
+    Reader r{source.string(), {}};
+    auto presets = repository_presets(repo_root);
+    if (!presets) return std::move(presets).error();
+    r.presets = std::move(*presets);
     auto parsed =
         parse_ordered_json_text(text, r.source, "a JSON object, see docs/configuration.md");
     if (!parsed) return std::move(parsed).error();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,7 +22,10 @@ namespace cocode::config {
 
 using Duration = std::chrono::milliseconds;
 
-enum class AgentType { command, claude, codex, gemini, textproto, perplexity, xai, codali };
+// claude, codex and gemini are presets with code of their own besides their files (where each
+// keeps its sessions, how it bills); `cli` is any other preset: a file, built in or the
+// repository's own (config/presets.h).
+enum class AgentType { command, claude, codex, gemini, cli, textproto, perplexity, xai, codali };
 std::string_view type_name(AgentType type);
 // The agents cocode runs itself, over a chat-completions API (agent/builtin.h): textproto
 // (the CodingAgent text protocol), perplexity and xai (one request, or the text protocol),
@@ -29,8 +33,11 @@ std::string_view type_name(AgentType type);
 bool is_builtin(AgentType type);
 
 // What the agent's stdin is: /dev/null (the cocode protocol: the agent reads
-// COCODE_ISSUE_BODY_FILE), or prompt.md (the coding CLIs take their prompt on stdin).
-enum class Stdin { null, prompt };
+// COCODE_ISSUE_BODY_FILE), or prompt.md (the coding CLIs take their prompt on stdin); or
+// /dev/null with the prompt as the command line's last argument (a CLI that reads no stdin).
+enum class Stdin { null, prompt, argument };
+
+struct CliPreset;
 
 // How a built-in agent reaches its model and how long it may go on.
 enum class Transport {
@@ -80,7 +87,12 @@ struct AgentConfig {
     // Where this agent's network may go beyond its endpoint and network.allow.
     std::vector<std::string> network_allow;
     std::optional<std::uint64_t> max_tokens;
+    // The preset of a coding CLI (claude, codex, gemini, cli); null for the others.
+    std::shared_ptr<const CliPreset> cli;
 };
+
+// The agent's type as configured: the preset's name for a CLI, else type_name.
+std::string type_of(const AgentConfig& agent);
 
 struct WorktreeSetup {
     std::vector<std::string> copy;      // files (relative to the repository) copied in
@@ -201,6 +213,7 @@ struct Config {
 
 // The preset for a coding CLI, as `init` writes it and as a bare `{"type": "claude"}` means.
 AgentConfig preset(AgentType type, std::string name);
+AgentConfig preset(std::shared_ptr<const CliPreset> cli, std::string name);
 
 // What git would refuse in a full ref name ("refs/heads/cocode/1-claude"), or nullopt
 // (git check-ref-format's rules).

@@ -3,94 +3,28 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "core/closest_word.h"
+#include "core/files.h"
 #include "core/json_text.h"
+#include "net/allowlist.h"
 
 namespace cocode::config {
 namespace fs = std::filesystem;
+using Json = nlohmann::json;
 
 namespace {
 
-// Tested against the CLIs from npm on 2026-11-22, each driven by a scripted fake of its
-// provider's API (tests/e2e/agent_cli_test.cpp); docs/configuration.md keeps the table.
-const CliPreset kClaude{
-    AgentType::claude,
-    "claude",
-    // stream-json streams one JSON event per line (text prints only at exit); it needs
-    // --verbose in print mode.
-    {"-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose"},
-    "ANTHROPIC_API_KEY",
-    {{"",
-      {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
-       "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
-       "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
-       "ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-       "DISABLE_TELEMETRY", "IS_SANDBOX", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
-       "CLAUDE_CODE_USE_FOUNDRY"}},
-     {"CLAUDE_CODE_USE_BEDROCK",
-      {"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID",
-       "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-       "ANTHROPIC_BEDROCK_BASE_URL", "CLAUDE_CODE_SKIP_BEDROCK_AUTH"}},
-     {"CLAUDE_CODE_USE_VERTEX",
-      {"CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "ANTHROPIC_VERTEX_BASE_URL",
-       "GOOGLE_APPLICATION_CREDENTIALS", "CLAUDE_CODE_SKIP_VERTEX_AUTH"}},
-     {"CLAUDE_CODE_USE_FOUNDRY",
-      {"ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_BASE_URL", "ANTHROPIC_FOUNDRY_RESOURCE"}}},
-    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-     "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-     "ANTHROPIC_FOUNDRY_API_KEY"},
-    "https://api.anthropic.com",
-    "ANTHROPIC_BASE_URL",
-    "2.1.330",
-    {"--help"},
-    {".claude/.credentials.json"},
-    {".claude", ".claude.json"},
+struct BuiltinFile {
+    std::string_view name;
+    std::string_view text;
 };
-
-const CliPreset kCodex{
-    AgentType::codex,
-    "codex",
-    // Its workspace sandbox would keep it from the main repository's .git/worktrees/, where
-    // a worktree's commits go (docs/configuration.md). --json streams events; `-` reads the
-    // prompt from stdin.
-    {"exec", "--dangerously-bypass-approvals-and-sandbox", "--json", "-"},
-    "OPENAI_API_KEY",
-    // `codex exec` authenticates with CODEX_API_KEY; older versions read OPENAI_API_KEY.
-    {{"",
-      {"CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_ACCESS_TOKEN", "AZURE_OPENAI_API_KEY",
-       "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME",
-       "CODEX_CA_CERTIFICATE"}}},
-    {"CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_ACCESS_TOKEN", "AZURE_OPENAI_API_KEY"},
-    "https://api.openai.com/v1",
-    "OPENAI_BASE_URL",
-    "0.169.0",
-    {"exec", "--help"},
-    {".codex/auth.json"},
-    {".codex"},
-};
-
-const CliPreset kGemini{
-    AgentType::gemini,
-    "gemini",
-    // --skip-trust: every new worktree is a folder gemini has never been told to trust, and
-    // it exits 55 in one.
-    {"--yolo", "--skip-trust", "--output-format", "stream-json"},
-    "GEMINI_API_KEY",
-    {{"",
-      {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL",
-       "GEMINI_CLI_HOME", "GEMINI_CLI_TRUST_WORKSPACE", "GOOGLE_GENAI_USE_VERTEXAI",
-       "GOOGLE_GENAI_USE_GCA"}},
-     {"GOOGLE_GENAI_USE_VERTEXAI",
-      {"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
-       "GOOGLE_VERTEX_BASE_URL"}}},
-    {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-    "https://generativelanguage.googleapis.com",
-    "GOOGLE_GEMINI_BASE_URL",
-    "0.61.0",
-    {"--help"},
-    {".gemini/oauth_creds.json"},
-    {".gemini"},
+// Generated from src/config/presets/*.json (src/CMakeLists.txt).
+constexpr BuiltinFile kBuiltinFiles[] = {
+#include "builtin_presets.inc"
 };
 
 // The runner contract's token mapping: perplexity → PERPLEXITY_API_KEY, xai → XAI_API_KEY;
@@ -141,15 +75,421 @@ std::vector<std::string> passed_variables(const CliPreset& cli,
     return out;
 }
 
+namespace {
+
+constexpr std::string_view kConditions[] = {"base_url", "model", "root", "enclosed"};
+
+// One-line errors in the configuration's words (config.cpp's Reader).
+struct PresetReader {
+    std::string source;
+    Error bad(const std::string& field, const std::string& expected) const {
+        return Error::usage(source + ": field '" + field + "': expected " + expected);
+    }
+    Result<void> only_keys(const Json& object, const std::string& where,
+                           const std::vector<std::string>& known) const {
+        for (const auto& [key, value] : object.items()) {
+            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+            std::string message =
+                source + ": unknown field '" + (where.empty() ? key : where + "." + key) + "'";
+            if (auto near = closest_word(key, known)) message += " (did you mean '" + *near + "'?)";
+            return Error::usage(message);
+        }
+        return {};
+    }
+    Result<std::string> string(const Json& doc, const std::string& field, bool required) const {
+        if (!doc.contains(field)) {
+            if (required) return bad(field, "a non-empty string");
+            return std::string();
+        }
+        const Json& value = doc[field];
+        if (!value.is_string() || value.get_ref<const std::string&>().empty())
+            return bad(field, "a non-empty string");
+        return value.get<std::string>();
+    }
+    Result<std::vector<std::string>> strings(const Json& value, const std::string& field) const {
+        if (!value.is_array()) return bad(field, "a list of strings");
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            if (!value[i].is_string() || value[i].get_ref<const std::string&>().empty())
+                return bad(field + "[" + std::to_string(i) + "]", "a non-empty string");
+            out.push_back(value[i].get<std::string>());
+        }
+        return out;
+    }
+};
+
+bool env_name_ok(std::string_view name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+}
+
+// Every string in `value`, keys of objects included.
+void each_string(const Json& value, const std::function<void(const std::string&)>& visit) {
+    if (value.is_string()) {
+        visit(value.get_ref<const std::string&>());
+    } else if (value.is_object()) {
+        for (const auto& [key, item] : value.items()) {
+            visit(key);
+            each_string(item, visit);
+        }
+    } else if (value.is_array()) {
+        for (const auto& item : value) each_string(item, visit);
+    }
+}
+
+bool uses(const LaunchStep& step, std::string_view placeholder) {
+    bool found = false;
+    auto visit = [&](const std::string& text) {
+        for (std::string_view filter : {"}", "|toml}"})
+            found = found || text.find("{" + std::string(placeholder) + std::string(filter)) !=
+                                 std::string::npos;
+    };
+    for (const auto& [name, value] : step.env) each_string(value, visit);
+    for (const auto& list : {step.args, step.args_last})
+        for (const auto& arg : list) visit(arg);
+    for (const auto& [path, content] : step.files) each_string(content, visit);
+    return found;
+}
+
+bool asks(const LaunchStep& step, std::string_view condition) {
+    return std::find(step.when.begin(), step.when.end(), condition) != step.when.end();
+}
+
+Result<LaunchStep> parse_step(const PresetReader& r, const Json& value, const std::string& field) {
+    if (!value.is_object()) return r.bad(field, "an object with when, env, args, args_last, files");
+    if (auto ok = r.only_keys(value, field, {"when", "env", "args", "args_last", "files", "why"});
+        !ok)
+        return std::move(ok).error();
+    LaunchStep step;
+    if (value.contains("when")) {
+        auto when = r.strings(value["when"], field + ".when");
+        if (!when) return std::move(when).error();
+        for (std::size_t i = 0; i < when->size(); ++i) {
+            std::string_view c = (*when)[i];
+            if (c.front() == '!') c.remove_prefix(1);
+            if (std::find(std::begin(kConditions), std::end(kConditions), c) ==
+                std::end(kConditions))
+                return r.bad(field + ".when[" + std::to_string(i) + "]",
+                             "base_url, model, root or enclosed, or one of them after '!'");
+        }
+        step.when = std::move(*when);
+    }
+    if (value.contains("env")) {
+        const Json& env = value["env"];
+        if (!env.is_object()) return r.bad(field + ".env", "an object of variables and values");
+        for (const auto& [name, v] : env.items()) {
+            if (!env_name_ok(name))
+                return r.bad(field + ".env", "variable names of letters, digits and '_', not '" +
+                                                 name + "'");
+            if (!v.is_string() && !v.is_object() && !v.is_array())
+                return r.bad(field + ".env." + name, "a string, or JSON to pass serialised");
+            step.env.emplace_back(name, v);
+        }
+    }
+    for (const char* key : {"args", "args_last"}) {
+        if (!value.contains(key)) continue;
+        auto args = r.strings(value[key], field + "." + key);
+        if (!args) return std::move(args).error();
+        (std::string_view(key) == "args" ? step.args : step.args_last) = std::move(*args);
+    }
+    if (value.contains("files")) {
+        const Json& files = value["files"];
+        if (!files.is_object())
+            return r.bad(field + ".files", "an object of paths (under the CLI's home) and contents");
+        for (const auto& [path, content] : files.items()) {
+            const fs::path p(path);
+            if (path.empty() || p.is_absolute() ||
+                std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; }))
+                return r.bad(field + ".files", "relative paths inside the CLI's home, not '" +
+                                                   path + "'");
+            if (!content.is_string() && !content.is_object())
+                return r.bad(field + ".files." + path, "a JSON object, or text");
+            step.files.emplace_back(path, content);
+        }
+    }
+    if (uses(step, "base_url") && !asks(step, "base_url"))
+        return r.bad(field + ".when", "\"base_url\" among the conditions of a step using {base_url}");
+    if (uses(step, "session")) return r.bad(field, "no {session}: it is for `resume` only");
+    return step;
+}
+
+// {base_url}, {model}, {home}, {session} (and the |toml forms) in `text`; any other braces
+// stay as they are (a CLI's own {env:NAME}).
+std::string fill(std::string_view text, const std::map<std::string, std::string>& values) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const auto open = text.find('{', i);
+        if (open == std::string_view::npos) break;
+        const auto close = text.find('}', open);
+        if (close == std::string_view::npos) break;
+        std::string_view inner = text.substr(open + 1, close - open - 1);
+        bool toml = false;
+        if (inner.size() > 5 && inner.substr(inner.size() - 5) == "|toml") {
+            inner.remove_suffix(5);
+            toml = true;
+        }
+        auto it = values.find(std::string(inner));
+        out.append(text.substr(i, open - i));
+        if (it == values.end()) {
+            out.append(text.substr(open, close - open + 1));
+        } else {
+            out += toml ? toml_string(it->second) : it->second;
+        }
+        i = close + 1;
+    }
+    out.append(text.substr(std::min(i, text.size())));
+    return out;
+}
+
+Json fill_json(const Json& value, const std::map<std::string, std::string>& values) {
+    if (value.is_string()) return fill(value.get_ref<const std::string&>(), values);
+    if (value.is_array()) {
+        Json out = Json::array();
+        for (const auto& item : value) out.push_back(fill_json(item, values));
+        return out;
+    }
+    if (value.is_object()) {
+        Json out = Json::object();
+        for (const auto& [key, item] : value.items()) out[fill(key, values)] = fill_json(item, values);
+        return out;
+    }
+    return value;
+}
+
+Result<std::vector<EnvGroup>> parse_env_groups(const PresetReader& r, const Json& value) {
+    if (!value.is_array()) return r.bad("env", "a list of {\"when\": VARIABLE, \"names\": [...]}");
+    std::vector<EnvGroup> out;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string field = "env[" + std::to_string(i) + "]";
+        const Json& group = value[i];
+        if (!group.is_object()) return r.bad(field, "an object with names (and when)");
+        if (auto ok = r.only_keys(group, field, {"when", "names"}); !ok)
+            return std::move(ok).error();
+        EnvGroup g;
+        auto when = r.string(group, "when", false);
+        if (!when) return r.bad(field + ".when", "a variable name");
+        g.when = *when;
+        if (!group.contains("names")) return r.bad(field + ".names", "a list of variable names");
+        auto names = r.strings(group["names"], field + ".names");
+        if (!names) return std::move(names).error();
+        for (const auto& name : *names)
+            if (!env_name_ok(name) || is_github_credential(name))
+                return r.bad(field + ".names", "variable names of the CLI's own (never the GitHub "
+                                               "token's), not '" + name + "'");
+        g.names = std::move(*names);
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+bool reserved_name(std::string_view name) {
+    for (std::string_view taken : {"command", "claude", "codex", "gemini", "cli", "textproto",
+                                   "perplexity", "xai", "codali"})
+        if (name == taken) return true;
+    return false;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& stream_formats() {
+    static const std::vector<std::string_view> kFormats = {
+        "claude", "codex", "gemini", "qwen", "copilot", "opencode", "pi", "cline", "droid", "text"};
+    return kFormats;
+}
+
+Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
+                               const std::string& name) {
+    const PresetReader r{source};
+    const Json doc = Json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object())
+        return Error::usage(source + ": not a JSON object (docs/agents.md, \"Declaring a preset\")");
+    if (auto ok = r.only_keys(doc, "",
+                              {"preset", "name", "description", "program", "args", "prompt",
+                               "stream", "key", "env", "secrets", "endpoint", "needs_base_url",
+                               "launch", "resume", "egress", "login_files", "config_paths",
+                               "tested"});
+        !ok)
+        return std::move(ok).error();
+    if (!doc.contains("preset") || doc["preset"] != 1)
+        return r.bad("preset", "1 (the version of the preset format)");
+    CliPreset cli;
+    cli.source = source;
+    auto declared = r.string(doc, "name", name.empty());
+    if (!declared) return std::move(declared).error();
+    cli.name = declared->empty() ? name : *declared;
+    if (!name.empty() && cli.name != name)
+        return r.bad("name", "\"" + name + "\", the file's own name");
+    if (cli.name.size() > 40 || !std::all_of(cli.name.begin(), cli.name.end(), [](char c) {
+            return std::islower(static_cast<unsigned char>(c)) ||
+                   std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+        }) || !std::islower(static_cast<unsigned char>(cli.name.front())))
+        return r.bad("name", "a name of lower-case letters, digits, '-' or '_' (at most 40)");
+    for (auto [field, out] : {std::pair{"description", &cli.description},
+                              std::pair{"program", &cli.program}, std::pair{"key", &cli.token},
+                              std::pair{"needs_base_url", &cli.needs_base_url}}) {
+        auto value = r.string(doc, field, std::string_view(field) == "program");
+        if (!value) return std::move(value).error();
+        *out = *value;
+    }
+    if (!cli.token.empty() && (!env_name_ok(cli.token) || is_github_credential(cli.token)))
+        return r.bad("key", "the variable of the CLI's own key (never the GitHub token's)");
+    if (doc.contains("args")) {
+        auto args = r.strings(doc["args"], "args");
+        if (!args) return std::move(args).error();
+        cli.args = std::move(*args);
+    }
+    if (doc.contains("prompt")) {
+        if (doc["prompt"] == "stdin")
+            cli.prompt = Stdin::prompt;
+        else if (doc["prompt"] == "argument")
+            cli.prompt = Stdin::argument;
+        else
+            return r.bad("prompt", "\"stdin\" or \"argument\"");
+    }
+    if (doc.contains("stream")) {
+        const auto& formats = stream_formats();
+        if (!doc["stream"].is_string() ||
+            std::find(formats.begin(), formats.end(), doc["stream"].get<std::string>()) ==
+                formats.end()) {
+            std::string list;
+            for (auto f : formats) list += (list.empty() ? "" : ", ") + std::string(f);
+            return r.bad("stream", "one of " + list);
+        }
+        cli.stream = doc["stream"].get<std::string>();
+    }
+    if (doc.contains("env")) {
+        auto groups = parse_env_groups(r, doc["env"]);
+        if (!groups) return std::move(groups).error();
+        cli.env = std::move(*groups);
+    }
+    for (auto [field, out] :
+         {std::pair{"secrets", &cli.secrets}, std::pair{"resume", &cli.resume},
+          std::pair{"egress", &cli.egress}, std::pair{"login_files", &cli.login_files},
+          std::pair{"config_paths", &cli.config_paths}}) {
+        if (!doc.contains(field)) continue;
+        auto list = r.strings(doc[field], field);
+        if (!list) return std::move(list).error();
+        *out = std::move(*list);
+    }
+    for (const auto& list : {cli.login_files, cli.config_paths})
+        for (const auto& path : list)
+            if (fs::path(path).is_absolute() || path.find("..") != std::string::npos)
+                return r.bad(list == cli.login_files ? "login_files" : "config_paths",
+                             "paths relative to $HOME, not '" + path + "'");
+    for (std::size_t i = 0; i < cli.egress.size(); ++i)
+        if (!net::parse_allow_entry(cli.egress[i], "the " + cli.name + " preset"))
+            return r.bad("egress[" + std::to_string(i) + "]",
+                         "a host, *.domain or host:port as network.allow takes");
+    if (!cli.resume.empty() &&
+        std::none_of(cli.resume.begin(), cli.resume.end(),
+                     [](const std::string& a) { return a.find("{session}") != std::string::npos; }))
+        return r.bad("resume", "arguments naming the session as {session}");
+    if (doc.contains("endpoint")) {
+        const Json& endpoint = doc["endpoint"];
+        if (!endpoint.is_object()) return r.bad("endpoint", "an object with default (and variable)");
+        if (auto ok = r.only_keys(endpoint, "endpoint", {"default", "variable"}); !ok)
+            return std::move(ok).error();
+        auto url = r.string(endpoint, "default", true);
+        if (!url || (url->rfind("https://", 0) != 0 && url->rfind("http://", 0) != 0))
+            return r.bad("endpoint.default", "the URL of the CLI's model when none is configured");
+        cli.default_endpoint = *url;
+        auto variable = r.string(endpoint, "variable", false);
+        if (!variable || (!variable->empty() && !env_name_ok(*variable)))
+            return r.bad("endpoint.variable", "the variable that moves the CLI's endpoint");
+        cli.endpoint_env = *variable;
+    }
+    if (doc.contains("launch")) {
+        if (!doc["launch"].is_array()) return r.bad("launch", "a list of steps");
+        for (std::size_t i = 0; i < doc["launch"].size(); ++i) {
+            auto step = parse_step(r, doc["launch"][i], "launch[" + std::to_string(i) + "]");
+            if (!step) return std::move(step).error();
+            cli.launch.push_back(std::move(*step));
+        }
+    }
+    if (!doc.contains("tested") || !doc["tested"].is_object())
+        return r.bad("tested", "an object with version (the CLI version this preset was run with)");
+    if (auto ok = r.only_keys(doc["tested"], "tested", {"version", "help"}); !ok)
+        return std::move(ok).error();
+    auto version = r.string(doc["tested"], "version", true);
+    if (!version || !version_in(*version))
+        return r.bad("tested.version", "a dotted version such as 1.2.3");
+    cli.tested_version = *version;
+    if (doc["tested"].contains("help")) {
+        auto help = r.strings(doc["tested"]["help"], "tested.help");
+        if (!help) return std::move(help).error();
+        cli.help_args = std::move(*help);
+    }
+    if (cli.name == "claude") cli.type = AgentType::claude;
+    if (cli.name == "codex") cli.type = AgentType::codex;
+    if (cli.name == "gemini") cli.type = AgentType::gemini;
+    return cli;
+}
+
+const std::vector<PresetPtr>& builtin_presets() {
+    static const std::vector<PresetPtr> kPresets = [] {
+        std::vector<PresetPtr> out;
+        for (const auto& file : kBuiltinFiles) {
+            auto parsed = parse_preset(file.text, "presets/" + std::string(file.name) + ".json",
+                                       std::string(file.name));
+            // The shipped files are checked by the tests (PresetFiles.*): one that does not
+            // parse is a build that must not ship.
+            if (!parsed) throw std::logic_error(parsed.error().message);
+            parsed->source = "built in";
+            out.push_back(std::make_shared<const CliPreset>(std::move(*parsed)));
+        }
+        return out;
+    }();
+    return kPresets;
+}
+
+PresetPtr builtin_preset(std::string_view name) {
+    for (const auto& cli : builtin_presets())
+        if (cli->name == name) return cli;
+    return nullptr;
+}
+
+std::string_view builtin_preset_text(std::string_view name) {
+    for (const auto& file : kBuiltinFiles)
+        if (file.name == name) return file.text;
+    return {};
+}
+
+Result<std::vector<PresetPtr>> repository_presets(const fs::path& repo_root) {
+    std::vector<PresetPtr> out;
+    const fs::path dir = repo_root / kPresetsDir;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return out;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json") files.push_back(it->path());
+    if (ec) return Error::general(dir.string() + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        const std::string source = (fs::path(kPresetsDir) / file.filename()).string();
+        const std::string name = file.stem().string();
+        if (reserved_name(name) || builtin_preset(name))
+            return Error::usage(source + ": field 'name': expected a name no built-in preset or "
+                                         "agent type has (\"" + name + "\" is cocode's own)");
+        auto text = read_file(file, std::size_t{1} << 20);
+        if (!text) return Error::usage(source + ": cannot be read");
+        auto parsed = parse_preset(*text, source, name);
+        if (!parsed) return std::move(parsed).error();
+        out.push_back(std::make_shared<const CliPreset>(std::move(*parsed)));
+    }
+    return out;
+}
+
 const CliPreset* cli_preset(AgentType type) {
     switch (type) {
         case AgentType::claude:
-            return &kClaude;
         case AgentType::codex:
-            return &kCodex;
         case AgentType::gemini:
-            return &kGemini;
+            return builtin_preset(type_name(type)).get();
         case AgentType::command:
+        case AgentType::cli:
         case AgentType::textproto:
         case AgentType::perplexity:
         case AgentType::xai:
@@ -159,59 +499,104 @@ const CliPreset* cli_preset(AgentType type) {
     return nullptr;
 }
 
+fs::path preset_home(const CliPreset& cli, const fs::path& run_folder) {
+    return run_folder / (cli.name + "-home");
+}
+
+namespace {
+
+bool holds(const LaunchStep& step, const AgentConfig& agent, bool as_root, bool enclosed) {
+    for (std::string_view c : step.when) {
+        const bool negated = !c.empty() && c.front() == '!';
+        if (negated) c.remove_prefix(1);
+        const bool value = c == "base_url" ? agent.base_url.has_value()
+                           : c == "model"  ? agent.model.has_value()
+                           : c == "root"   ? as_root
+                                           : enclosed;
+        if (value == negated) return false;
+    }
+    return true;
+}
+
+// `from` merged into `into`: objects key by key, anything else replaced.
+void merge(Json& into, const Json& from) {
+    if (!into.is_object() || !from.is_object()) {
+        into = from;
+        return;
+    }
+    for (const auto& [key, value] : from.items()) merge(into[key], value);
+}
+
+}  // namespace
+
 LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& run_folder,
                                      bool as_root, bool enclosed) {
     LaunchAdjustments out;
-    switch (agent.type) {
-        case AgentType::claude:
-            if (agent.base_url) out.env.emplace_back("ANTHROPIC_BASE_URL", *agent.base_url);
-            if (agent.model) out.env.emplace_back("ANTHROPIC_MODEL", *agent.model);
-            // Claude refuses --permission-mode bypassPermissions as root unless it is told it
-            // runs in a sandbox; a configured value wins.
-            if (as_root && !agent.env_values.count("IS_SANDBOX"))
-                out.env.emplace_back("IS_SANDBOX", "1");
-            if (enclosed && !agent.env_values.count("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"))
-                out.env.emplace_back("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-            break;
-        case AgentType::codex:
-            // codex ignores OPENAI_BASE_URL; its endpoint is a config value.
-            if (agent.base_url)
-                out.args_after_program = {"-c", "openai_base_url=" + toml_string(*agent.base_url)};
-            if (agent.model) {
-                out.args_after_program.push_back("-c");
-                out.args_after_program.push_back("model=" + toml_string(*agent.model));
-            }
-            if (enclosed)
-                for (const char* quiet : {"features.plugins=false", "analytics.enabled=false",
-                                          "check_for_update_on_startup=false"})
-                    out.args_after_program.insert(out.args_after_program.end(), {"-c", quiet});
-            break;
-        case AgentType::gemini:
-            if (agent.model) out.env.emplace_back("GEMINI_MODEL", *agent.model);
-            if (agent.base_url) {
-                // With GOOGLE_GEMINI_BASE_URL alone gemini picks its "gateway" auth, which its
-                // headless mode refuses; API-key auth must be selected in its settings. Rather
-                // than edit the user's ~/.gemini, the run gets a gemini home of its own holding
-                // only that setting (its sessions land there too).
-                const fs::path home = run_folder / "gemini-home";
-                out.env.emplace_back("GOOGLE_GEMINI_BASE_URL", *agent.base_url);
-                out.env.emplace_back("GEMINI_CLI_HOME", home.string());
-                nlohmann::json settings = {
-                    {"security", {{"auth", {{"selectedType", "gemini-api-key"}}}}}};
-                if (enclosed) settings["privacy"] = {{"usageStatisticsEnabled", false}};
-                out.files.emplace_back(home / ".gemini" / "settings.json",
-                                       json_dump(settings, 2) + "\n");
-            }
-            break;
-        case AgentType::command:
-        case AgentType::textproto:
-        case AgentType::perplexity:
-        case AgentType::xai:
-        case AgentType::codali:
-            break;
+    const CliPreset* cli = cli_preset(agent);
+    if (!cli) return out;
+    const fs::path home = preset_home(*cli, run_folder);
+    std::map<std::string, std::string> values = {{"home", home.string()}};
+    if (agent.base_url) values["base_url"] = *agent.base_url;
+    if (agent.model) values["model"] = *agent.model;
+    std::vector<std::pair<std::string, Json>> files;
+    for (const auto& step : cli->launch) {
+        if (!holds(step, agent, as_root, enclosed)) continue;
+        for (const auto& [name, value] : step.env) {
+            if (agent.env_values.count(name)) continue;  // the configuration's value wins
+            const Json filled = fill_json(value, values);
+            std::string text = filled.is_string() ? filled.get<std::string>() : filled.dump();
+            auto same = std::find_if(out.env.begin(), out.env.end(),
+                                     [&](const auto& e) { return e.first == name; });
+            if (same == out.env.end())
+                out.env.emplace_back(name, std::move(text));
+            else
+                same->second = std::move(text);
+        }
+        for (const auto& arg : step.args) out.args_after_program.push_back(fill(arg, values));
+        for (const auto& arg : step.args_last) out.args_last.push_back(fill(arg, values));
+        for (const auto& [path, content] : step.files) {
+            auto same = std::find_if(files.begin(), files.end(),
+                                     [&](const auto& f) { return f.first == path; });
+            Json filled = fill_json(content, values);
+            if (same == files.end())
+                files.emplace_back(path, std::move(filled));
+            else
+                merge(same->second, filled);
+        }
     }
+    for (auto& [path, content] : files)
+        out.files.emplace_back(home / path, content.is_string() ? content.get<std::string>()
+                                                                : json_dump(content, 2) + "\n");
     return out;
 }
+
+std::optional<MissingField> missing_for_preset(const AgentConfig& agent) {
+    const CliPreset* cli = cli_preset(agent);
+    if (!cli || agent.model) return std::nullopt;
+    for (const auto& step : cli->launch) {
+        if (!uses(step, "model")) continue;
+        // Taken with this configuration whatever root and enclosed are?
+        bool possible = true;
+        for (std::string_view c : step.when) {
+            const bool negated = !c.empty() && c.front() == '!';
+            if (negated) c.remove_prefix(1);
+            if (c == "base_url" && agent.base_url.has_value() == negated) possible = false;
+            if (c == "model" && !negated) possible = false;
+        }
+        if (possible)
+            return MissingField{"model", "a model name: the " + cli->name +
+                                             " preset passes one with " +
+                                             (asks(step, "base_url") ? "base_url" : "its command line")};
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> resume_args(const CliPreset& cli, const std::string& session) {
+    std::vector<std::string> out;
+    for (const auto& arg : cli.resume) out.push_back(fill(arg, {{"session", session}}));
+    return out;
+}
+
 
 std::optional<std::string> codex_configured_base_url(EnvGetter env) {
     fs::path file;
@@ -247,7 +632,7 @@ std::optional<std::string> codex_configured_base_url(EnvGetter env) {
 }
 
 Endpoint model_endpoint(const AgentConfig& agent, EnvGetter env) {
-    const CliPreset* cli = cli_preset(agent.type);
+    const CliPreset* cli = cli_preset(agent);
     if (!cli) return {};
     if (agent.base_url) return {agent.base_url, ""};
     if (agent.type == AgentType::claude) {
@@ -276,8 +661,9 @@ bool is_github_credential(std::string_view name) {
 std::vector<std::string> secret_variables() {
     std::vector<std::string> out = {"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN",
                                     "GITHUB_ENTERPRISE_TOKEN"};
-    for (const CliPreset* cli : {&kClaude, &kCodex, &kGemini})
-        out.insert(out.end(), cli->secrets.begin(), cli->secrets.end());
+    for (const auto& cli : builtin_presets())
+        for (const auto& name : cli->secrets)
+            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     for (const auto& provider : kChatProviders)
         if (!provider.key_env.empty() &&
             std::find(out.begin(), out.end(), provider.key_env) == out.end())

@@ -1,13 +1,18 @@
-// What cocode knows about each coding CLI it ships a preset for: the command line that runs it
-// unattended with its prompt on stdin and its output streamed, the variables it reads for its
-// own credentials and its provider, how a `base_url` and a `model` reach it, the version the
-// preset was tested with, and where it keeps a login of its own (docs/configuration.md).
+// What cocode knows about each coding CLI it runs from a preset: the command line that runs it
+// unattended, how its prompt reaches it, the stream it prints, the variables it reads for its
+// own credentials and its provider, how a `base_url` and a `model` reach it, the hosts it needs,
+// how a round resumes its session, and the version the preset was tested with.
 //
-// Everything here is data and pure functions; what a run does with it is in agent/prepare.
+// A preset is data: a JSON file (docs/agents.md, "Declaring a preset"). The built-in ones are
+// the files in src/config/presets/, compiled in and shipped in share/cocode/presets/; a
+// repository adds its own in .cocode/presets/NAME.json. Everything here is data and pure
+// functions; what a run does with it is in agent/prepare.
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +20,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/result.h"
 
 namespace cocode::config {
 
@@ -26,17 +32,46 @@ struct EnvGroup {
     std::vector<std::string> names;
 };
 
+// One step of how a run starts the CLI, taken when each of its conditions holds: `base_url`,
+// `model` (the agent has one), `root` (cocode runs as root), `enclosed` (the agent's network is
+// behind the allowlist), each negated by a leading '!'. Strings may hold {base_url}, {model},
+// {home} (a folder of the run's own for the CLI's configuration) and {base_url|toml} /
+// {model|toml} (as a TOML basic string).
+struct LaunchStep {
+    std::vector<std::string> when;
+    std::vector<std::pair<std::string, nlohmann::json>> env;  // a string, or JSON to serialise
+    std::vector<std::string> args;                            // right after the program
+    std::vector<std::string> args_last;                       // after the whole command line
+    std::vector<std::pair<std::string, nlohmann::json>> files;  // under {home}; JSON merged
+};
+
+// The stream formats cocode reads (agent/transcript.h): claude's stream-json, codex's --json,
+// gemini's stream-json, qwen's (claude's shapes), copilot's, opencode's (kilo's too), pi's,
+// cline's and droid's JSON lines; or text, shown as it is.
+const std::vector<std::string_view>& stream_formats();
+
 struct CliPreset {
-    AgentType type = AgentType::command;
+    AgentType type = AgentType::cli;  // claude, codex, gemini, or cli
+    std::string name;                 // the `type` an agent names it by
+    std::string description;
+    std::string source;             // "built in", or the file it was read from
     std::string program;            // "claude"
-    std::vector<std::string> args;  // unattended, prompt on stdin, streaming output
+    std::vector<std::string> args;  // unattended, streaming output
+    Stdin prompt = Stdin::prompt;   // on stdin, or as the last argument
+    std::string stream = "text";    // one of stream_formats()
     std::string token;              // the runner contract's token variable
     // Its credentials, endpoint and provider settings; nobody else's.
     std::vector<EnvGroup> env;
     // Which of those hold credentials (their values are masked in whatever cocode shows).
     std::vector<std::string> secrets;
-    std::string default_endpoint;        // where the model is when nothing says otherwise
-    std::string endpoint_env;            // the variable of the CLI's own that moves it ("" if none)
+    std::string default_endpoint;  // where the model is when nothing says otherwise
+    std::string endpoint_env;      // the variable of the CLI's own that moves it ("" if none)
+    // Why a run without a base_url cannot be trusted to this CLI ("" when it can): doctor says it.
+    std::string needs_base_url;
+    std::vector<LaunchStep> launch;
+    std::vector<std::string> resume;  // appended to resume session {session}; empty: it cannot
+    // Hosts it needs besides its model when it has no base_url (its own service's).
+    std::vector<std::string> egress;
     std::string tested_version;          // the CLI version the preset was last run against
     std::vector<std::string> help_args;  // lists the flags the preset uses ("--help")
     // Files of the CLI's own login, relative to $HOME: a key is not needed when one exists.
@@ -45,6 +80,23 @@ struct CliPreset {
     // hidden from every other agent.
     std::vector<std::string> config_paths;
 };
+using PresetPtr = std::shared_ptr<const CliPreset>;
+
+// A preset file's text, checked as the configuration is: every error one line naming `source`
+// and the field. `name`: the name the file must declare (its file name's stem), "" for any.
+Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
+                               const std::string& name = {});
+
+// The presets cocode ships, in the order docs/agents.md lists them.
+const std::vector<PresetPtr>& builtin_presets();
+PresetPtr builtin_preset(std::string_view name);  // null when there is none by that name
+// A built-in preset's file as shipped (share/cocode/presets/NAME.json).
+std::string_view builtin_preset_text(std::string_view name);
+
+// The repository's own presets, .cocode/presets/*.json, each checked; a name that a built-in
+// preset or agent type has is refused.
+inline constexpr char kPresetsDir[] = ".cocode/presets";
+Result<std::vector<PresetPtr>> repository_presets(const std::filesystem::path& repo_root);
 
 // A chat-completions provider of the built-in agents: where it is, the variable of its key
 // (the runner contract's token mapping), and the model used when none is configured.
@@ -57,8 +109,10 @@ struct ChatProvider {
 const ChatProvider* chat_provider(std::string_view name);  // nullptr when unknown
 std::string chat_provider_names();  // "openai, perplexity, xai, openai-compatible"
 
-// The preset of a CLI type; nullptr for AgentType::command.
+// The built-in preset of claude, codex or gemini; nullptr for the other types.
 const CliPreset* cli_preset(AgentType type);
+// The agent's preset; nullptr for command and built-in agents.
+inline const CliPreset* cli_preset(const AgentConfig& agent) { return agent.cli.get(); }
 
 // The variables of `cli.env` that pass, given how `env` answers for the switches.
 using EnvGetter = std::optional<std::string> (*)(const char* name);
@@ -66,25 +120,35 @@ std::vector<std::string> passed_variables(const CliPreset& cli,
                                           const std::function<bool(const std::string&)>& is_set);
 
 // How a run starts an agent beyond its configured command line: arguments that go right
-// after the program, variables set for it alone, and files to write first (paths absolute).
+// after the program and at the end, variables set for it alone, and files to write first
+// (paths absolute).
 struct LaunchAdjustments {
     std::vector<std::string> args_after_program;
+    std::vector<std::string> args_last;
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<std::pair<std::filesystem::path, std::string>> files;
 };
 
-// The agent's base_url and model in each CLI's own terms (claude: ANTHROPIC_BASE_URL and
-// ANTHROPIC_MODEL; codex: `-c openai_base_url=…`, `-c model=…`; gemini: GOOGLE_GEMINI_BASE_URL
-// and GEMINI_MODEL, plus a home of its own under `run_folder` whose settings select API-key
-// auth, which gemini needs for a base URL), and IS_SANDBOX=1 for claude when `as_root`
-// (claude refuses to skip its permission prompts as root otherwise). With `enclosed` (the
-// agent's network behind an allowlist: docs/security.md), what each CLI can be told so that it
-// asks for nothing but its model: claude CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; codex no
-// plugin marketplace, no analytics, no update check; gemini (in its own home) no usage
-// statistics.
+// The steps of the agent's preset whose conditions hold, with their placeholders filled: the
+// agent's base_url and model in the CLI's own terms, what it needs as root, and with `enclosed`
+// (the agent's network behind an allowlist: docs/security.md) what it can be told so that it
+// asks for nothing but its model. A variable the agent's configuration sets keeps its value.
+// The CLI's home is `run_folder`/<preset>-home.
 LaunchAdjustments launch_adjustments(const AgentConfig& agent,
                                      const std::filesystem::path& run_folder, bool as_root,
                                      bool enclosed = false);
+std::filesystem::path preset_home(const CliPreset& cli, const std::filesystem::path& run_folder);
+
+// What the agent's configuration lacks that a step of its preset needs ({model} in a step its
+// base_url takes): the field and what it expects; nullopt when nothing.
+struct MissingField {
+    std::string field;
+    std::string expected;
+};
+std::optional<MissingField> missing_for_preset(const AgentConfig& agent);
+
+// The preset's resume arguments for `session`; empty when the preset declares none.
+std::vector<std::string> resume_args(const CliPreset& cli, const std::string& session);
 
 // codex's own `openai_base_url`, from the top level of $CODEX_HOME/config.toml (else
 // ~/.codex/config.toml): where codex sends its requests when cocode's config names none.

@@ -171,8 +171,9 @@ TEST(Config, ErrorsNameTheFieldAndWhatWasExpected) {
     EXPECT_EQ(message(R"({"concurrency": 0})"),
               ".cocode/config.json: field 'concurrency': expected a whole number from 1 to 64");
     EXPECT_EQ(message(R"({"agents": {"a": {"type": "gpt"}}})"),
-              ".cocode/config.json: field 'agents.a.type': expected one of command, claude, codex, "
-              "gemini, textproto, perplexity, xai, codali");
+              ".cocode/config.json: field 'agents.a.type': expected one of command, textproto, "
+              "perplexity, xai, codali, claude, codex, gemini, copilot, opencode, qwen, pi, cline, "
+              "kilo, droid (a preset of your own: .cocode/presets/NAME.json)");
     EXPECT_EQ(message(R"({"agents": {"a": {}}})"),
               ".cocode/config.json: field 'agents.a.command': expected the program to run (type "
               "command has no default)");
@@ -260,8 +261,8 @@ TEST(Presets, BaseUrlAndModelReachEachCliItsOwnWay) {
 
     auto gemini = launch_adjustments(config->agents[2], "/runs/r", false);
     EXPECT_EQ(gemini.env, (Env{{"GEMINI_MODEL", "m"},
-                               {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"},
-                               {"GEMINI_CLI_HOME", "/runs/r/gemini-home"}}));
+                               {"GEMINI_CLI_HOME", "/runs/r/gemini-home"},
+                               {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"}}));
     ASSERT_EQ(gemini.files.size(), 1u);
     EXPECT_EQ(gemini.files[0].first, "/runs/r/gemini-home/.gemini/settings.json");
     EXPECT_NE(gemini.files[0].second.find("\"selectedType\": \"gemini-api-key\""),
@@ -329,6 +330,180 @@ TEST(Presets, ProviderCredentialsPassOnlyWhenTheProviderIsChosen) {
     EXPECT_FALSE(has(
         passed_variables(*cli_preset(AgentType::codex), [](const std::string&) { return true; }),
         "ANTHROPIC_API_KEY"));
+}
+
+TEST(PresetFiles, EveryShippedPresetIsAFileThatParsesAndSaysWhatItWasTestedWith) {
+    std::vector<std::string> names;
+    for (const auto& cli : builtin_presets()) {
+        names.push_back(cli->name);
+        EXPECT_EQ(cli->source, "built in");
+        EXPECT_FALSE(cli->program.empty()) << cli->name;
+        EXPECT_TRUE(version_in(cli->tested_version)) << cli->name;
+        EXPECT_NE(cli->stream, "text") << cli->name << " streams JSON events";
+        EXPECT_FALSE(cli->token.empty()) << cli->name;
+        // The text shipped in share/cocode/presets/ is the one compiled in.
+        auto again = parse_preset(builtin_preset_text(cli->name), "x.json", cli->name);
+        ASSERT_TRUE(again.ok()) << again.error().message;
+        EXPECT_EQ(again->args, cli->args);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"claude", "codex", "gemini", "copilot", "opencode",
+                                               "qwen", "pi", "cline", "kilo", "droid"}));
+    EXPECT_EQ(builtin_preset("claude")->type, AgentType::claude);
+    EXPECT_EQ(builtin_preset("droid")->type, AgentType::cli);
+    // Only cline takes its prompt as an argument; none is ever handed the GitHub token.
+    for (const auto& cli : builtin_presets()) {
+        EXPECT_EQ(cli->prompt == Stdin::argument, cli->name == "cline") << cli->name;
+        for (const auto& name : passed_variables(*cli, [](const std::string&) { return true; }))
+            EXPECT_FALSE(is_github_credential(name)) << cli->name << " " << name;
+    }
+}
+
+TEST(Presets, TheNewClisGetTheirEndpointModelAndQuietTheirOwnWay) {
+    auto config = parse(R"({"agents": {
+        "cp": {"type": "copilot", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "oc": {"type": "opencode", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "cl": {"type": "cline", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "dr": {"type": "droid", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "pi": {"type": "pi", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+        "oc2": {"type": "opencode", "model": "openai/gpt-5"}}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    auto env_of = [](const LaunchAdjustments& a, const std::string& name) {
+        for (const auto& [n, v] : a.env)
+            if (n == name) return v;
+        return std::string("(unset)");
+    };
+    // copilot: the provider's endpoint alone, offline (no GitHub sign-in), never updating.
+    auto copilot = launch_adjustments(config->agents[0], "/runs/r", true);
+    EXPECT_EQ(env_of(copilot, "COPILOT_PROVIDER_BASE_URL"), "http://127.0.0.1:9/v1");
+    EXPECT_EQ(env_of(copilot, "COPILOT_OFFLINE"), "true");
+    EXPECT_EQ(env_of(copilot, "COPILOT_AUTO_UPDATE"), "false");
+    EXPECT_EQ(env_of(copilot, "COPILOT_MODEL"), "m");
+    // opencode: a provider in its configuration's content, naming the key's variable, not the
+    // key; its lookups off only when its network is enclosed.
+    auto opencode = launch_adjustments(config->agents[1], "/runs/r", false);
+    const auto content = nlohmann::json::parse(env_of(opencode, "OPENCODE_CONFIG_CONTENT"));
+    EXPECT_EQ(content["model"], "cocode/m");
+    EXPECT_EQ(content["provider"]["cocode"]["options"]["baseURL"], "http://127.0.0.1:9/v1");
+    EXPECT_EQ(content["provider"]["cocode"]["options"]["apiKey"], "{env:OPENAI_API_KEY}");
+    EXPECT_TRUE(content["provider"]["cocode"]["models"].contains("m"));
+    EXPECT_EQ(env_of(opencode, "OPENCODE_DISABLE_MODELS_FETCH"), "(unset)");
+    EXPECT_EQ(env_of(launch_adjustments(config->agents[1], "/runs/r", false, true),
+                     "OPENCODE_DISABLE_MODELS_FETCH"),
+              "1");
+    // cline: a configuration folder of the run's own naming the endpoint and no key.
+    auto cline = launch_adjustments(config->agents[2], "/runs/r", false);
+    EXPECT_EQ(cline.args_after_program,
+              (std::vector<std::string>{"--config", "/runs/r/cline-home", "-P", "openai-compatible",
+                                        "-m", "m"}));
+    ASSERT_EQ(cline.files.size(), 1u);
+    EXPECT_EQ(cline.files[0].first, "/runs/r/cline-home/data/settings/providers.json");
+    EXPECT_NE(cline.files[0].second.find("\"baseUrl\": \"http://127.0.0.1:9/v1\""),
+              std::string::npos);
+    EXPECT_EQ(cline.files[0].second.find("apiKey"), std::string::npos);
+    // droid: its settings for this process only, after `exec`'s own arguments.
+    auto droid = launch_adjustments(config->agents[3], "/runs/r", false);
+    EXPECT_EQ(droid.args_last,
+              (std::vector<std::string>{"--settings", "/runs/r/droid-home/settings.json", "-m",
+                                        "custom:cocode-0"}));
+    EXPECT_NE(droid.files.at(0).second.find("\"apiKey\": \"${OPENAI_API_KEY}\""),
+              std::string::npos);
+    // pi: a models.json in an agent folder of the run's own.
+    auto pi = launch_adjustments(config->agents[4], "/runs/r", false);
+    EXPECT_EQ(env_of(pi, "PI_CODING_AGENT_DIR"), "/runs/r/pi-home/agent");
+    EXPECT_EQ(pi.files.at(0).first, "/runs/r/pi-home/agent/models.json");
+    // Without a base_url the model goes on opencode's command line, and no provider is made.
+    auto own = launch_adjustments(config->agents[5], "/runs/r", false);
+    EXPECT_EQ(own.args_last, (std::vector<std::string>{"--model", "openai/gpt-5"}));
+    EXPECT_EQ(env_of(own, "OPENCODE_CONFIG_CONTENT"), "(unset)");
+}
+
+TEST(Presets, AModelIsAskedForWhereThePresetPassesOneWithTheBaseUrl) {
+    auto refused = parse(R"({"agents": {"o": {"type": "opencode", "base_url": "http://h:1/v1"}}})");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().message,
+              ".cocode/config.json: field 'agents.o.model': expected a model name: the opencode "
+              "preset passes one with base_url");
+    EXPECT_TRUE(parse(R"({"agents": {"o": {"type": "opencode"}}})").ok());
+    EXPECT_TRUE(parse(R"({"agents": {"c": {"type": "claude", "base_url": "http://h:1"}}})").ok());
+}
+
+TEST(Presets, ABrokenPresetFileGetsOneLineNamingTheFileAndField) {
+    const std::string good =
+        R"({"preset": 1, "program": "tool", "tested": {"version": "1.0.0"}})";
+    ASSERT_TRUE(parse_preset(good, "p/mine.json", "mine").ok());
+    const std::pair<std::string, std::string> cases[] = {
+        {"[1]", "p/mine.json: not a JSON object (docs/agents.md, \"Declaring a preset\")"},
+        {R"({"preset": 2, "program": "tool", "tested": {"version": "1"}})",
+         "p/mine.json: field 'preset': expected 1 (the version of the preset format)"},
+        {R"({"preset": 1, "tested": {"version": "1.0"}})",
+         "p/mine.json: field 'program': expected a non-empty string"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"}, "stream": "xml"})",
+         "p/mine.json: field 'stream': expected one of claude, codex, gemini, qwen, copilot, "
+         "opencode, pi, cline, droid, text"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"}, "promt": "stdin"})",
+         "p/mine.json: unknown field 'promt' (did you mean 'prompt'?)"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"},
+             "launch": [{"env": {"URL": "{base_url}"}}]})",
+         "p/mine.json: field 'launch[0].when': expected \"base_url\" among the conditions of a "
+         "step using {base_url}"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"},
+             "launch": [{"when": ["sometimes"]}]})",
+         "p/mine.json: field 'launch[0].when[0]': expected base_url, model, root or enclosed, or "
+         "one of them after '!'"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"},
+             "env": [{"names": ["GITHUB_TOKEN"]}]})",
+         "p/mine.json: field 'env[0].names': expected variable names of the CLI's own (never the "
+         "GitHub token's), not 'GITHUB_TOKEN'"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"},
+             "launch": [{"files": {"../../.bashrc": "x"}}]})",
+         "p/mine.json: field 'launch[0].files': expected relative paths inside the CLI's home, "
+         "not '../../.bashrc'"},
+        {R"({"preset": 1, "name": "other", "program": "t", "tested": {"version": "1.0"}})",
+         "p/mine.json: field 'name': expected \"mine\", the file's own name"},
+        {R"({"preset": 1, "program": "t", "tested": {}})",
+         "p/mine.json: field 'tested.version': expected a dotted version such as 1.2.3"},
+        {R"({"preset": 1, "program": "t", "tested": {"version": "1.0"}, "resume": ["--again"]})",
+         "p/mine.json: field 'resume': expected arguments naming the session as {session}"},
+    };
+    for (const auto& [text, expected] : cases) {
+        auto parsed = parse_preset(text, "p/mine.json", "mine");
+        ASSERT_FALSE(parsed.ok()) << text;
+        EXPECT_EQ(parsed.error().message, expected);
+        EXPECT_EQ(parsed.error().message.find('\n'), std::string::npos);
+    }
+}
+
+TEST(Presets, ARepositorysOwnPresetIsATypeLikeABuiltInOne) {
+    test::TempDir dir;
+    const auto root = dir.path();
+    std::filesystem::create_directories(root / ".cocode/presets");
+    test::write_text(root / ".cocode/presets/mine.json",
+                     R"({"preset": 1, "program": "mine-cli", "args": ["--json"],
+                         "prompt": "argument", "stream": "cline", "key": "MINE_KEY",
+                         "tested": {"version": "2.0.1"}})");
+    auto config = parse_config(R"({"agents": {"m": {"type": "mine"}}})", ".cocode/config.json", root);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    const AgentConfig& m = config->agents.at(0);
+    EXPECT_EQ(m.type, AgentType::cli);
+    EXPECT_EQ(type_of(m), "mine");
+    EXPECT_EQ(m.argv, (std::vector<std::string>{"mine-cli", "--json"}));
+    EXPECT_EQ(m.stdin_from, Stdin::argument);
+    EXPECT_EQ(m.token_env, "MINE_KEY");
+    EXPECT_EQ(cli_preset(m)->source, ".cocode/presets/mine.json");
+
+    // A broken one stops the configuration with its own one line; a built-in's name is taken.
+    test::write_text(root / ".cocode/presets/mine.json", R"({"preset": 1})");
+    auto broken = parse_config(R"({"agents": {}})", ".cocode/config.json", root);
+    ASSERT_FALSE(broken.ok());
+    EXPECT_EQ(broken.error().message,
+              ".cocode/presets/mine.json: field 'program': expected a non-empty string");
+    std::filesystem::remove(root / ".cocode/presets/mine.json");
+    test::write_text(root / ".cocode/presets/claude.json", "{}");
+    auto taken = parse_config(R"({"agents": {}})", ".cocode/config.json", root);
+    ASSERT_FALSE(taken.ok());
+    EXPECT_EQ(taken.error().message,
+              ".cocode/presets/claude.json: field 'name': expected a name no built-in preset or "
+              "agent type has (\"claude\" is cocode's own)");
 }
 
 TEST(Presets, VersionsAreReadAndCompared) {

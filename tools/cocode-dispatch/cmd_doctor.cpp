@@ -116,7 +116,7 @@ std::optional<agent::RuntimeVerdict> runtime_of(const fs::path& program, const s
 
 void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                      std::vector<Check>& checks) {
-    const config::CliPreset& cli = *config::cli_preset(agent.type);
+    const config::CliPreset& cli = *config::cli_preset(agent);
     const std::string name = "agent " + agent.name;
 
     // A Node.js CLI on a Node.js it does not accept dies before it can print its version:
@@ -171,6 +171,12 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
                           "skip its permission prompts as root unless it is 1"
                         : "running as root: cocode passes IS_SANDBOX=1, without which claude "
                           "refuses to skip its permission prompts as root"});
+    }
+
+    // A CLI that would otherwise sign in with a token cocode must not hand it.
+    if (!cli.needs_base_url.empty() && !agent.base_url) {
+        checks.push_back({name + " base_url", "warning",
+                          "no base_url: " + cli.needs_base_url + " (docs/agents.md)"});
     }
 
     // The endpoint, reached the way the agent would (proxies included), without a request.

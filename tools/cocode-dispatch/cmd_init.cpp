@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "common/executables.h"
 #include "core/files.h"
+#include "config/presets.h"
 #include "core/json_text.h"
 #include "hook/installer.h"
 #include "net/allowlist.h"
@@ -28,19 +29,18 @@ int run_init(const InitArgs& args) {
     doc["concurrency"] = 5;
     doc["timeout"] = "30m";
     nlohmann::ordered_json agents = nlohmann::ordered_json::object();
-    for (auto type :
-         {config::AgentType::claude, config::AgentType::codex, config::AgentType::gemini}) {
-        std::string name(config::type_name(type));
-        auto preset = config::preset(type, name);
-        if (auto path = find_in_path(preset.argv.front())) {
-            agents[name] = {{"type", name}};
-            std::printf("found %s at %s\n", name.c_str(), path->c_str());
+    std::string names;
+    for (const auto& cli : config::builtin_presets()) {
+        names += (names.empty() ? "" : ", ") + cli->name;
+        if (auto path = find_in_path(cli->program)) {
+            agents[cli->name] = {{"type", cli->name}};
+            std::printf("found %s at %s\n", cli->name.c_str(), path->c_str());
         }
     }
     if (agents.empty())
-        std::printf(
-            "no claude, codex or gemini on PATH: add an agent of type \"command\" "
-            "(docs/configuration.md)\n");
+        std::printf("no coding CLI of a preset on PATH (%s): add an agent of type \"command\" "
+                    "(docs/agents.md)\n",
+                    names.c_str());
     // The agents' network: each reaches its own model, and the registries this repository
     // shows it uses (docs/security.md).
     nlohmann::ordered_json allow = nlohmann::ordered_json::array();

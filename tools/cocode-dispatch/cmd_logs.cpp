@@ -12,6 +12,7 @@
 #include "agent/usage.h"
 #include "commands.h"
 #include "core/terminal_text.h"
+#include "run/run_folder.h"
 #include "net/proxy.h"
 #include "workspace.h"
 
@@ -50,7 +51,11 @@ int run_logs(const LogsArgs& args) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Failure(Error::general("cannot read " + path.string()));
 
-    agent::TranscriptRenderer renderer;
+    // The stream the agent's preset declared when the run began (what an agent writes there
+    // later changes how its lines are drawn, never what they say).
+    const auto declared = run::read_run_info(shown.folder);
+    agent::TranscriptRenderer renderer(agent::stream_kind(
+        declared ? declared->get("stream").value_or("") : std::string()));
     std::vector<std::string> lines;
     std::string pending;
     char buf[65536];
