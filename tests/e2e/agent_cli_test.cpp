@@ -1,6 +1,7 @@
-// The presets as shipped, with the real coding CLIs: claude, codex and gemini installed from
-// npm (tests/agents/, a committed lockfile), each pointed at a scripted fake of its provider's
-// API on 127.0.0.1 (tests/support/fake_models.h). For each: `cocode-dispatch init` writes the
+// The presets as shipped, with the real coding CLIs: claude, codex, gemini, copilot, opencode,
+// qwen, pi, cline, kilo and droid installed from npm (tests/agents/, a committed lockfile),
+// each pointed at a scripted fake of its provider's API on 127.0.0.1 (tests/support/
+// fake_models.h; the seven later ones at an OpenAI-compatible chat-completions provider). For each: `cocode-dispatch init` writes the
 // configuration, the test adds only a base_url, and a run on a local issue must edit a file,
 // commit with the marker, be READY, exit 0 and pass cocode-check. As root, as CI runs it.
 #include <unistd.h>
@@ -33,15 +34,29 @@ struct Cli {
     std::string api;           // what the fake sees
     std::string path_suffix;   // appended to the fake's origin for its base_url
     std::string tool_line;     // how `logs` shows its shell tool calls
+    bool tokens = true;        // its stream reports the tokens it spent
+    bool quiet = true;         // told so, it asks for nothing but its model
 };
 
 void PrintTo(const Cli& cli, std::ostream* out) { *out << cli.name; }
 
+// The first three with their own providers' APIs; the rest at a chat-completions provider of
+// one's own (a base_url and a model). copilot 1.0.102 reports no tokens in its stream with a
+// provider of one's own; cline 3.0.65 looks up its own host, opencode 1.18.33 and kilo 7.7.7
+// the npm registry (for the provider package they carry already): the allowlist refuses them.
 const Cli kCliList[] = {
     {"claude", "ANTHROPIC_API_KEY", "anthropic", "", "> Bash: "},
     {"codex", "CODEX_API_KEY", "openai", "/v1", "> shell: "},
     {"gemini", "GEMINI_API_KEY", "gemini", "", "> run_shell_command: "},
+    {"copilot", "COPILOT_PROVIDER_API_KEY", "openai-chat", "/v1", "> bash: ", false},
+    {"opencode", "OPENAI_API_KEY", "openai-chat", "/v1", "> bash: ", true, false},
+    {"qwen", "OPENAI_API_KEY", "openai-chat", "/v1", "> run_shell_command: "},
+    {"pi", "OPENAI_API_KEY", "openai-chat", "/v1", "> bash: "},
+    {"cline", "OPENAI_API_KEY", "openai-chat", "/v1", "> run_commands: ", true, false},
+    {"kilo", "OPENAI_API_KEY", "openai-chat", "/v1", "> bash: ", true, false},
+    {"droid", "OPENAI_API_KEY", "openai-chat", "/v1", "> Execute: "},
 };
+const auto kFirstThree = ::testing::ValuesIn(std::begin(kCliList), std::begin(kCliList) + 3);
 
 class AgentCli : public ::testing::TestWithParam<Cli> {
   protected:
@@ -58,6 +73,9 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
     }
 
     void SetUp() override {
+        // droid's build is linux x64's alone (tests/agents/package.json).
+        if (!fs::exists(kClis / GetParam().name))
+            GTEST_SKIP() << GetParam().name << " is not installed for this platform";
         repo_ = dir_ / "repo";
         home_ = dir_ / "home";
         make_repo(repo_);
@@ -92,16 +110,23 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
         return sh(env(extra) + quote(tool_path("cocode-dispatch").string()) + " " + args, repo_);
     }
 
-    // `init` as a user runs it (it finds all three CLIs), then only a base_url for each agent:
-    // the fake serves all three APIs, and nothing probes or calls anything off this machine.
+    // `init` as a user runs it (it finds every CLI), then only a base_url for each agent (and
+    // a model for a provider of one's own): the fake serves every API, and nothing probes or
+    // calls anything off this machine. The first three and the CLI under test stay.
     void init_with_base_url(const std::string& origin) {
         Shell init = dispatch("init");
         ASSERT_EQ(init.exit_code, 0) << init.out << init.err;
         const fs::path file = repo_ / ".cocode/config.json";
         json config = json::parse(read_text(file));
         for (const Cli& cli : kCliList) {
+            if (!fs::exists(kClis / cli.name)) continue;
             ASSERT_TRUE(config["agents"].contains(cli.name)) << config.dump(2);
+            if (&cli >= std::begin(kCliList) + 3 && cli.name != GetParam().name) {
+                config["agents"].erase(cli.name);
+                continue;
+            }
             config["agents"][cli.name]["base_url"] = origin + cli.path_suffix;
+            if (cli.api == "openai-chat") config["agents"][cli.name]["model"] = "gpt-fake";
         }
         // The fakes' models are not in the shipped price table: every name of theirs is
         // priced here (USD per million tokens), as a team prices a model of its own.
@@ -115,9 +140,10 @@ class AgentCli : public ::testing::TestWithParam<Cli> {
 
     static FakeModels::Options script(CertificateFiles tls = {}) {
         FakeModels::Options options;
-        options.commands = {
-            "echo fixed > fix.txt",
-            "git add fix.txt && git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
+        // Staged and committed apart: droid refuses a commit whose index changes in the same
+        // command.
+        options.commands = {"echo fixed > fix.txt", "git add fix.txt",
+                            "git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
         options.answer = kAnswer;
         options.key = kKey;
         options.tls = std::move(tls);
@@ -183,7 +209,8 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
         EXPECT_FALSE(egress.empty());
         const int port = std::stoi(models.origin().substr(models.origin().rfind(':') + 1));
         for (const auto& e : egress)
-            EXPECT_TRUE(e.allowed && e.host == "127.0.0.1" && e.port == port)
+            EXPECT_TRUE((e.allowed || !cli.quiet) &&
+                        (!e.allowed || (e.host == "127.0.0.1" && e.port == port)))
                 << (e.allowed ? "allowed " : "blocked ") << e.host << ":" << e.port << " by "
                 << e.command;
     }
@@ -205,6 +232,11 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
     // stream told them; the cost is known, and says how.
     const ServedTokens served = models.served(cli.api);
     ASSERT_GT(served.input, 0);
+    if (!cli.tokens) {
+        // copilot's stream names none: cocode does not make any up.
+        EXPECT_EQ(status[0]["tokens"].value("input", 0), 0) << status[0].dump(2);
+        return;
+    }
     EXPECT_EQ(status[0]["tokens"]["input"], served.input) << status[0].dump(2);
     EXPECT_EQ(status[0]["tokens"]["output"], served.output) << status[0].dump(2);
     EXPECT_EQ(status[0]["tokens"]["cached"], served.cached) << status[0].dump(2);
@@ -215,7 +247,7 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
         EXPECT_GT(cost, 0);
         EXPECT_EQ(status[0]["cost_source"], "reported by claude");
     } else {
-        // codex's and gemini's are priced by the test's `pricing` (see init_with_base_url).
+        // The others' are priced by the test's `pricing` (see init_with_base_url).
         auto d = [](long n) { return static_cast<double>(n); };
         const double expected = (d(served.input - served.cached) * 2.0 + d(served.cached) * 0.5 +
                                  d(served.output) * 8.0) /
@@ -263,6 +295,10 @@ TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {
     // their package asks for; claude is a native binary and needs none.
     if (cli.name == "claude") {
         EXPECT_TRUE(find(agent + " runtime").is_null()) << checks.dump(2);
+    } else if (cli.api == "openai-chat") {
+        // Native programs name no Node.js; the Node.js scripts' is the one they accept.
+        const json runtime = find(agent + " runtime");
+        EXPECT_TRUE(runtime.is_null() || runtime["state"] == "ok") << checks.dump(2);
     } else {
         EXPECT_EQ(find(agent + " runtime")["state"], "ok") << checks.dump(2);
         EXPECT_NE(find(agent + " runtime")["detail"].get<std::string>().find(
@@ -418,7 +454,8 @@ TEST_P(CliRounds, TheSecondRoundResumesTheFirstRoundsSession) {
     EXPECT_NE(agent_session(all[2]), session);
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, CliRounds, ::testing::ValuesIn(kCliList), cli_name);
+// The later seven declare how they resume; their rounds are not run here yet (docs/agents.md).
+INSTANTIATE_TEST_SUITE_P(Presets, CliRounds, kFirstThree, cli_name);
 
 }  // namespace
 }  // namespace cocode::test

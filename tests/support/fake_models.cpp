@@ -400,6 +400,107 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
             res.set_content(answer.dump(), "application/json");
     });
 
+    // OpenAI chat completions, as OpenAI-compatible providers serve it: the API of copilot,
+    // opencode, kilo, qwen, pi, cline and droid pointed at a provider of one's own. Each CLI
+    // names its shell tool its own way (bash, run_shell_command, Execute, run_commands) and
+    // shapes its arguments its own way (a command, or a list of commands): the fake calls the
+    // one the request offers, filling what its schema requires. A request without tools (a
+    // CLI's title for its session) is answered and not counted with the turns.
+    s.http->Post(R"(/v1/chat/completions)", [this, admit](const httplib::Request& req,
+                                                          httplib::Response& res) {
+        json body = json::parse(req.body, nullptr, false);
+        if (!body.is_object()) body = json::object();
+        std::size_t results = 0;
+        std::vector<std::string> prompts;
+        for (const auto& message : body.value("messages", json::array())) {
+            const std::string role = message.value("role", "");
+            if (role == "tool") ++results;
+            if (role != "user") continue;
+            std::string words;
+            if (message.contains("content") && message["content"].is_string())
+                words = message["content"].get<std::string>();
+            if (message.contains("content") && message["content"].is_array())
+                for (const auto& part : message["content"])
+                    if (part.value("type", "") == "text") words += part.value("text", "");
+            prompts.push_back(words);
+            results = 0;
+        }
+        const std::string model = body.value("model", "gpt-fake");
+        if (!admit(req, res, "openai-chat", model, prompts)) return;
+        static const char* kShells[] = {"bash",    "shell",    "run_shell_command",
+                                        "Execute", "execute",  "run_commands",
+                                        "exec",    "terminal", "execute_command"};
+        const json* shell = nullptr;
+        const json tools = body.value("tools", json::array());
+        for (const char* name : kShells)
+            for (const auto& tool : tools)
+                if (!shell && tool.contains("function") &&
+                    tool["function"].value("name", "") == name)
+                    shell = &tool["function"];
+        json message = {{"role", "assistant"}};
+        std::string finish = "stop";
+        if (shell && results < options_.commands.size()) {
+            const json parameters = shell->value("parameters", json::object());
+            json args = json::object();
+            for (const auto& required : parameters.value("required", json::array()))
+                if (required.is_string())
+                    args[required.get<std::string>()] =
+                        sample(parameters["properties"].value(required.get<std::string>(),
+                                                              json::object()));
+            const std::string& command = options_.commands[results];
+            if (parameters.contains("properties") && parameters["properties"].contains("commands"))
+                args["commands"] = json::array({command});
+            else
+                args["command"] = command;
+            message["content"] = nullptr;
+            message["tool_calls"] = json::array(
+                {{{"id", "call_" + std::to_string(results) + "_" + std::to_string(++server_->replies)},
+                  {"type", "function"},
+                  {"function", {{"name", (*shell)["name"]}, {"arguments", args.dump()}}}}});
+            finish = "tool_calls";
+        } else {
+            message["content"] = tools.empty() ? std::string("Fix the file") : options_.answer;
+        }
+        const json usage = {{"prompt_tokens", kAnswerUsage.input},
+                            {"completion_tokens", kAnswerUsage.output},
+                            {"total_tokens", kAnswerUsage.input + kAnswerUsage.output},
+                            {"prompt_tokens_details", {{"cached_tokens", kAnswerUsage.cached}}}};
+        if (!tools.empty()) server_->count("openai-chat");
+        const std::string id = "chatcmpl-" + std::to_string(++server_->replies);
+        if (!body.value("stream", false)) {
+            res.set_content(json{{"id", id},
+                                 {"object", "chat.completion"},
+                                 {"created", 1},
+                                 {"model", model},
+                                 {"choices", json::array({{{"index", 0},
+                                                           {"message", message},
+                                                           {"finish_reason", finish}}})},
+                                 {"usage", usage}}
+                                .dump(),
+                            "application/json");
+            return;
+        }
+        json delta = message;
+        if (delta.contains("tool_calls")) delta["tool_calls"][0]["index"] = 0;
+        auto chunk = [&](const json& choices, const json& extra) {
+            json c = {{"id", id},
+                      {"object", "chat.completion.chunk"},
+                      {"created", 1},
+                      {"model", model},
+                      {"choices", choices}};
+            for (const auto& [k, v] : extra.items()) c[k] = v;
+            return "data: " + c.dump() + "\n\n";
+        };
+        std::string out =
+            chunk(json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", nullptr}}}),
+                  json::object());
+        out += chunk(json::array({{{"index", 0}, {"delta", json::object()}, {"finish_reason", finish}}}),
+                     json::object());
+        out += chunk(json::array(), {{"usage", usage}});
+        out += "data: [DONE]\n\n";
+        send_events(res, std::move(out));
+    });
+
     port_ = start_on_loopback(*s.http, s.thread, "fake model API");
 }
 

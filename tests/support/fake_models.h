@@ -1,6 +1,7 @@
-// The model APIs of the three coding CLIs, scripted, on 127.0.0.1: Anthropic Messages (with
-// SSE streaming), OpenAI Responses (SSE; its WebSocket upgrade refused with 426, which makes
-// codex fall back to HTTPS at once), and Gemini generateContent / streamGenerateContent. The
+// The model APIs of the coding CLIs, scripted, on 127.0.0.1: Anthropic Messages (with SSE
+// streaming), OpenAI Responses (SSE; its WebSocket upgrade refused with 426, which makes codex
+// fall back to HTTPS at once), Gemini generateContent / streamGenerateContent, and OpenAI chat
+// completions (the OpenAI-compatible provider the other CLIs are pointed at). The
 // real CLIs talk to it and run for real: each turn, the model asks for the next shell command
 // of the script through the CLI's own shell tool, and when the script is done it answers with
 // the final text. Which turn it is comes from the request itself (how many tool results it
@@ -19,7 +20,7 @@
 namespace cocode::test {
 
 struct ModelRequest {
-    std::string api;   // anthropic, openai, gemini
+    std::string api;   // anthropic, openai, gemini, openai-chat
     std::string path;  // with the query
     std::string key;   // the credential it carried (x-api-key, Bearer, x-goog-api-key)
     std::string model;
@@ -56,7 +57,8 @@ class FakeModels {
     int port() const { return port_; }
     std::vector<ModelRequest> requests() const;
     int refused() const;  // requests without the right key, answered 401
-    // The tokens the answers of `api` reported, summed (kAnswerUsage each).
+    // The tokens the answers of `api` reported, summed (kAnswerUsage each); for openai-chat
+    // only the answers to requests that offered tools (the turns of the agent).
     ServedTokens served(const std::string& api) const;
 
   private:
