@@ -86,6 +86,9 @@ net::Allowlist allowlist_of(const config::Config& config, const config::AgentCon
     net::Allowlist allow;
     if (auto entry = net::endpoint_entry(endpoint_of(agent), "agent " + agent.name + "'s endpoint"))
         allow.add(*entry);
+    // A CLI on its own service (no base_url) needs that service's hosts too (its preset's).
+    if (const config::CliPreset* cli = config::cli_preset(agent); cli && !agent.base_url)
+        add_entries(allow, cli->egress, "the " + cli->name + " preset");
     add_entries(allow, config.network.allow, "network.allow");
     add_entries(allow, agent.network_allow, "agent " + agent.name + "'s network_allow");
     return allow;

@@ -110,7 +110,8 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("task_id", "issue-" + std::to_string(run.issue));
     info.set("agent", run.agent.name);
     info.set("agent_type", config::type_of(run.agent));
-    if (const config::CliPreset* cli = config::cli_preset(run.agent)) info.set("stream", cli->stream);
+    if (const config::CliPreset* cli = config::cli_preset(run.agent))
+        info.set("stream", cli->stream);
     info.set("pid", "");
     info.set("pgid", "");
     info.set("pid_start", "");

@@ -131,10 +131,10 @@ std::optional<std::string> protocol_log(const json& entry) {
 namespace {
 
 constexpr std::pair<StreamKind, std::string_view> kKindNames[] = {
-    {StreamKind::claude, "claude"},     {StreamKind::codex, "codex"},
-    {StreamKind::gemini, "gemini"},     {StreamKind::qwen, "qwen"},
-    {StreamKind::copilot, "copilot"},   {StreamKind::opencode, "opencode"},
-    {StreamKind::pi, "pi"},             {StreamKind::cline, "cline"},
+    {StreamKind::claude, "claude"},   {StreamKind::codex, "codex"},
+    {StreamKind::gemini, "gemini"},   {StreamKind::qwen, "qwen"},
+    {StreamKind::copilot, "copilot"}, {StreamKind::opencode, "opencode"},
+    {StreamKind::pi, "pi"},           {StreamKind::cline, "cline"},
     {StreamKind::droid, "droid"}};
 
 bool one_of(const std::string& type, std::initializer_list<std::string_view> names) {
@@ -180,9 +180,12 @@ StreamKind recognise(const json& event, StreamKind declared) {
                       "tool_execution_update", "tool_execution_end"}) ||
         (type == "session" && event.contains("version") && event.contains("cwd")))
         return StreamKind::pi;
-    // droid: claude's session_id with events of its own.
+    // droid: claude's session_id with events of its own, and an init that names no claude.
     if (event.contains("session_id") &&
-        one_of(type, {"tool_call", "tool_result", "completion"}))
+        (one_of(type, {"tool_call", "tool_result", "completion"}) ||
+         (type == "message" && event.contains("role")) ||
+         (type == "system" && str(event, "subtype") == "init" &&
+          !event.contains("claude_code_version") && !event.contains("qwen_code_version"))))
         return StreamKind::droid;
     // claude (and qwen, which says so in its init): every event carries its session_id.
     if (event.contains("session_id") &&
@@ -396,7 +399,6 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
     }
 }
 
-
 namespace {
 
 // The text of a content list of {type: text, text} parts (pi's, copilot's results).
@@ -423,7 +425,8 @@ void TranscriptRenderer::copilot(const json& event, std::vector<std::string>& ou
         const bool ok = json_value(data, "success", true) == true;
         const json& result = json_value(data, "result", json::object());
         std::string output = str(result, "content");
-        if (!ok && output.empty()) output = str(json_value(data, "error", json::object()), "message");
+        if (!ok && output.empty())
+            output = str(json_value(data, "error", json::object()), "message");
         result_lines(output, !ok, out);
     } else if (type == "session.error") {
         out.push_back("[error] " + shown(str(data, "message")));
@@ -476,9 +479,9 @@ void TranscriptRenderer::pi(const json& event, std::vector<std::string>& out) {
                       shown(tool_subject(json_value(event, "args", json())), kCommandWidth));
     } else if (type == "tool_execution_end") {
         const bool error = json_value(event, "isError", false) == true;
-        result_lines(text_parts(json_value(json_value(event, "result", json::object()), "content",
-                                           json())),
-                     error, out);
+        result_lines(
+            text_parts(json_value(json_value(event, "result", json::object()), "content", json())),
+            error, out);
     } else if (type == "agent_end") {
         out.push_back("[result] done");
     }
@@ -511,7 +514,8 @@ void TranscriptRenderer::cline(const json& event, std::vector<std::string>& out)
             }
             result_lines(output, error, out);
         } else if (kind == "error") {
-            out.push_back("[error] " + shown(str(json_value(e, "error", json::object()), "message")));
+            out.push_back("[error] " +
+                          shown(str(json_value(e, "error", json::object()), "message")));
         }
     } else if (type == "run_result") {
         out.push_back("[result] " + shown(str(event, "finishReason"), 32) + ", " +
@@ -538,7 +542,8 @@ void TranscriptRenderer::droid(const json& event, std::vector<std::string>& out)
     } else if (type == "tool_result") {
         const bool error = json_value(event, "isError", false) == true;
         std::string output = str(event, "value");
-        if (error && output.empty()) output = str(json_value(event, "error", json::object()), "message");
+        if (error && output.empty())
+            output = str(json_value(event, "error", json::object()), "message");
         result_lines(output, error, out);
     } else if (type == "completion") {
         std::string line = "[result] " + shown(str(event, "numTurns"), 8) + " turns";
@@ -580,8 +585,7 @@ std::optional<std::string> session_of(std::string_view stream, StreamKind declar
                 id = str(event, "session_id");
         }
         // An id is a plain token (a UUID, ses_…): anything else is not taken as one.
-        if (!id.empty() && id.size() <= 128 &&
-            std::all_of(id.begin(), id.end(), [](char c) {
+        if (!id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](char c) {
                 return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
             }))
             return id;

@@ -228,7 +228,8 @@ void UsageReader::feed_line(std::string_view line) {
     switch (recognise(event, declared_)) {
         case StreamKind::claude:
         case StreamKind::qwen:
-            if (type == "system" && (event.contains("qwen_code_version") || declared_ == StreamKind::qwen))
+            if (type == "system" &&
+                (event.contains("qwen_code_version") || declared_ == StreamKind::qwen))
                 qwen_ = true;
             if (type == "assistant" && event.contains("message") && event["message"].is_object()) {
                 const json& message = event["message"];
@@ -236,11 +237,11 @@ void UsageReader::feed_line(std::string_view line) {
                 const std::string id = json_value(message, "id", "");
                 pending_[id.empty() ? std::to_string(pending_.size()) : id] = {
                     json_value(message, "model", default_model_),
-                    qwen_ ? tokens_of(message["usage"], "input_tokens", "cache_read_input_tokens",
-                                      "output_tokens")
-                          : claude_tokens(message["usage"], "input_tokens", "output_tokens",
-                                          "cache_read_input_tokens",
-                                          "cache_creation_input_tokens")};
+                    qwen_
+                        ? tokens_of(message["usage"], "input_tokens", "cache_read_input_tokens",
+                                    "output_tokens")
+                        : claude_tokens(message["usage"], "input_tokens", "output_tokens",
+                                        "cache_read_input_tokens", "cache_creation_input_tokens")};
             } else if (type == "result") {
                 // The attempt's own account settles what its messages said.
                 const json& by_model = json_value(event, "modelUsage", json::object());
@@ -309,10 +310,11 @@ void UsageReader::feed_line(std::string_view line) {
             // Each answer's usage, once: at its message_end.
             if (type == "message_end") {
                 const json& message = json_value(event, "message", json::object());
-                if (json_value(message, "role", "") != "assistant" || !message.contains("usage")) return;
-                add_unpriced(json_value(message, "model", default_model_),
-                             claude_tokens(message["usage"], "input", "output", "cacheRead",
-                                           "cacheWrite"));
+                if (json_value(message, "role", "") != "assistant" || !message.contains("usage"))
+                    return;
+                add_unpriced(
+                    json_value(message, "model", default_model_),
+                    claude_tokens(message["usage"], "input", "output", "cacheRead", "cacheWrite"));
             }
             return;
         case StreamKind::cline:
@@ -327,9 +329,10 @@ void UsageReader::feed_line(std::string_view line) {
         case StreamKind::droid:
             // The session's usage, at its end, in claude's terms.
             if (type == "completion" && event.contains("usage"))
-                add_unpriced(default_model_,
-                             claude_tokens(event["usage"], "input_tokens", "output_tokens",
-                                           "cache_read_input_tokens", "cache_creation_input_tokens"));
+                add_unpriced(
+                    default_model_,
+                    claude_tokens(event["usage"], "input_tokens", "output_tokens",
+                                  "cache_read_input_tokens", "cache_creation_input_tokens"));
             return;
         case StreamKind::unknown:
             return;

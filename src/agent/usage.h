@@ -72,7 +72,7 @@ class UsageReader {
 
     std::string default_model_;
     StreamKind declared_ = StreamKind::unknown;
-    bool qwen_ = false;  // a qwen stream: claude's shapes, its input counting what was cached
+    bool qwen_ = false;       // a qwen stream: claude's shapes, its input counting what was cached
     std::string partial_;     // a line that starts with '{', not yet ended
     bool keeping_ = false;    // partial_ is being filled
     bool line_start_ = true;  // the next byte starts a line

@@ -181,8 +181,8 @@ Result<LaunchStep> parse_step(const PresetReader& r, const Json& value, const st
         if (!env.is_object()) return r.bad(field + ".env", "an object of variables and values");
         for (const auto& [name, v] : env.items()) {
             if (!env_name_ok(name))
-                return r.bad(field + ".env", "variable names of letters, digits and '_', not '" +
-                                                 name + "'");
+                return r.bad(field + ".env",
+                             "variable names of letters, digits and '_', not '" + name + "'");
             if (!v.is_string() && !v.is_object() && !v.is_array())
                 return r.bad(field + ".env." + name, "a string, or JSON to pass serialised");
             step.env.emplace_back(name, v);
@@ -197,20 +197,22 @@ Result<LaunchStep> parse_step(const PresetReader& r, const Json& value, const st
     if (value.contains("files")) {
         const Json& files = value["files"];
         if (!files.is_object())
-            return r.bad(field + ".files", "an object of paths (under the CLI's home) and contents");
+            return r.bad(field + ".files",
+                         "an object of paths (under the CLI's home) and contents");
         for (const auto& [path, content] : files.items()) {
             const fs::path p(path);
             if (path.empty() || p.is_absolute() ||
                 std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; }))
-                return r.bad(field + ".files", "relative paths inside the CLI's home, not '" +
-                                                   path + "'");
+                return r.bad(field + ".files",
+                             "relative paths inside the CLI's home, not '" + path + "'");
             if (!content.is_string() && !content.is_object())
                 return r.bad(field + ".files." + path, "a JSON object, or text");
             step.files.emplace_back(path, content);
         }
     }
     if (uses(step, "base_url") && !asks(step, "base_url"))
-        return r.bad(field + ".when", "\"base_url\" among the conditions of a step using {base_url}");
+        return r.bad(field + ".when",
+                     "\"base_url\" among the conditions of a step using {base_url}");
     if (uses(step, "session")) return r.bad(field, "no {session}: it is for `resume` only");
     return step;
 }
@@ -253,7 +255,8 @@ Json fill_json(const Json& value, const std::map<std::string, std::string>& valu
     }
     if (value.is_object()) {
         Json out = Json::object();
-        for (const auto& [key, item] : value.items()) out[fill(key, values)] = fill_json(item, values);
+        for (const auto& [key, item] : value.items())
+            out[fill(key, values)] = fill_json(item, values);
         return out;
     }
     return value;
@@ -277,8 +280,10 @@ Result<std::vector<EnvGroup>> parse_env_groups(const PresetReader& r, const Json
         if (!names) return std::move(names).error();
         for (const auto& name : *names)
             if (!env_name_ok(name) || is_github_credential(name))
-                return r.bad(field + ".names", "variable names of the CLI's own (never the GitHub "
-                                               "token's), not '" + name + "'");
+                return r.bad(field + ".names",
+                             "variable names of the CLI's own (never the GitHub "
+                             "token's), not '" +
+                                 name + "'");
         g.names = std::move(*names);
         out.push_back(std::move(g));
     }
@@ -305,12 +310,13 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
     const PresetReader r{source};
     const Json doc = Json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object())
-        return Error::usage(source + ": not a JSON object (docs/agents.md, \"Declaring a preset\")");
-    if (auto ok = r.only_keys(doc, "",
-                              {"preset", "name", "description", "program", "args", "prompt",
-                               "stream", "key", "env", "secrets", "endpoint", "needs_base_url",
-                               "launch", "resume", "egress", "login_files", "config_paths",
-                               "tested"});
+        return Error::usage(source +
+                            ": not a JSON object (docs/agents.md, \"Declaring a preset\")");
+    if (auto ok =
+            r.only_keys(doc, "",
+                        {"preset", "name", "description", "program", "args", "prompt", "stream",
+                         "key", "env", "secrets", "endpoint", "needs_base_url", "launch", "resume",
+                         "egress", "login_files", "config_paths", "tested"});
         !ok)
         return std::move(ok).error();
     if (!doc.contains("preset") || doc["preset"] != 1)
@@ -322,14 +328,17 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
     cli.name = declared->empty() ? name : *declared;
     if (!name.empty() && cli.name != name)
         return r.bad("name", "\"" + name + "\", the file's own name");
-    if (cli.name.size() > 40 || !std::all_of(cli.name.begin(), cli.name.end(), [](char c) {
-            return std::islower(static_cast<unsigned char>(c)) ||
-                   std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-        }) || !std::islower(static_cast<unsigned char>(cli.name.front())))
+    if (cli.name.size() > 40 ||
+        !std::all_of(cli.name.begin(), cli.name.end(),
+                     [](char c) {
+                         return std::islower(static_cast<unsigned char>(c)) ||
+                                std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                     }) ||
+        !std::islower(static_cast<unsigned char>(cli.name.front())))
         return r.bad("name", "a name of lower-case letters, digits, '-' or '_' (at most 40)");
-    for (auto [field, out] : {std::pair{"description", &cli.description},
-                              std::pair{"program", &cli.program}, std::pair{"key", &cli.token},
-                              std::pair{"needs_base_url", &cli.needs_base_url}}) {
+    for (auto [field, out] :
+         {std::pair{"description", &cli.description}, std::pair{"program", &cli.program},
+          std::pair{"key", &cli.token}, std::pair{"needs_base_url", &cli.needs_base_url}}) {
         auto value = r.string(doc, field, std::string_view(field) == "program");
         if (!value) return std::move(value).error();
         *out = *value;
@@ -389,7 +398,8 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
         return r.bad("resume", "arguments naming the session as {session}");
     if (doc.contains("endpoint")) {
         const Json& endpoint = doc["endpoint"];
-        if (!endpoint.is_object()) return r.bad("endpoint", "an object with default (and variable)");
+        if (!endpoint.is_object())
+            return r.bad("endpoint", "an object with default (and variable)");
         if (auto ok = r.only_keys(endpoint, "endpoint", {"default", "variable"}); !ok)
             return std::move(ok).error();
         auto url = r.string(endpoint, "default", true);
@@ -422,6 +432,10 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
         if (!help) return std::move(help).error();
         cli.help_args = std::move(*help);
     }
+    // The key is a secret whether or not the file says so.
+    if (!cli.token.empty() &&
+        std::find(cli.secrets.begin(), cli.secrets.end(), cli.token) == cli.secrets.end())
+        cli.secrets.push_back(cli.token);
     if (cli.name == "claude") cli.type = AgentType::claude;
     if (cli.name == "codex") cli.type = AgentType::codex;
     if (cli.name == "gemini") cli.type = AgentType::gemini;
@@ -471,8 +485,10 @@ Result<std::vector<PresetPtr>> repository_presets(const fs::path& repo_root) {
         const std::string source = (fs::path(kPresetsDir) / file.filename()).string();
         const std::string name = file.stem().string();
         if (reserved_name(name) || builtin_preset(name))
-            return Error::usage(source + ": field 'name': expected a name no built-in preset or "
-                                         "agent type has (\"" + name + "\" is cocode's own)");
+            return Error::usage(source +
+                                ": field 'name': expected a name no built-in preset or "
+                                "agent type has (\"" +
+                                name + "\" is cocode's own)");
         auto text = read_file(file, std::size_t{1} << 20);
         if (!text) return Error::usage(source + ": cannot be read");
         auto parsed = parse_preset(*text, source, name);
@@ -584,9 +600,9 @@ std::optional<MissingField> missing_for_preset(const AgentConfig& agent) {
             if (c == "model" && !negated) possible = false;
         }
         if (possible)
-            return MissingField{"model", "a model name: the " + cli->name +
-                                             " preset passes one with " +
-                                             (asks(step, "base_url") ? "base_url" : "its command line")};
+            return MissingField{"model",
+                                "a model name: the " + cli->name + " preset passes one with " +
+                                    (asks(step, "base_url") ? "base_url" : "its command line")};
     }
     return std::nullopt;
 }
@@ -596,7 +612,6 @@ std::vector<std::string> resume_args(const CliPreset& cli, const std::string& se
     for (const auto& arg : cli.resume) out.push_back(fill(arg, {{"session", session}}));
     return out;
 }
-
 
 std::optional<std::string> codex_configured_base_url(EnvGetter env) {
     fs::path file;

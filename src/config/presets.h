@@ -39,9 +39,9 @@ struct EnvGroup {
 // {model|toml} (as a TOML basic string).
 struct LaunchStep {
     std::vector<std::string> when;
-    std::vector<std::pair<std::string, nlohmann::json>> env;  // a string, or JSON to serialise
-    std::vector<std::string> args;                            // right after the program
-    std::vector<std::string> args_last;                       // after the whole command line
+    std::vector<std::pair<std::string, nlohmann::json>> env;    // a string, or JSON to serialise
+    std::vector<std::string> args;                              // right after the program
+    std::vector<std::string> args_last;                         // after the whole command line
     std::vector<std::pair<std::string, nlohmann::json>> files;  // under {home}; JSON merged
 };
 

@@ -1,9 +1,10 @@
 // The presets as shipped, with the real coding CLIs: claude, codex, gemini, copilot, opencode,
 // qwen, pi, cline, kilo and droid installed from npm (tests/agents/, a committed lockfile),
 // each pointed at a scripted fake of its provider's API on 127.0.0.1 (tests/support/
-// fake_models.h; the seven later ones at an OpenAI-compatible chat-completions provider). For each: `cocode-dispatch init` writes the
-// configuration, the test adds only a base_url, and a run on a local issue must edit a file,
-// commit with the marker, be READY, exit 0 and pass cocode-check. As root, as CI runs it.
+// fake_models.h; the seven later ones at an OpenAI-compatible chat-completions provider). For each:
+// `cocode-dispatch init` writes the configuration, the test adds only a base_url, and a run on a
+// local issue must edit a file, commit with the marker, be READY, exit 0 and pass cocode-check. As
+// root, as CI runs it.
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>

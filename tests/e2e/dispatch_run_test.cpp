@@ -1473,5 +1473,81 @@ TEST_F(DispatchRun, RunSetsTheMarkerSandboxAllowedPathsAndVerifyForItsBatch) {
     EXPECT_NE(bad.err.find("check.allowed_paths[0]"), std::string::npos) << bad.err;
 }
 
+// A coding CLI a team declares itself (docs/agents.md, "Declaring a preset"): a file in
+// .cocode/presets/ makes its name an agent type. Its prompt reaches it as its last argument,
+// the pi stream it prints is drawn as a transcript, answered and counted, and `presets` says
+// where it comes from. A broken file stops a run with one line naming the file and field.
+TEST_F(DispatchRun, ARepositorysOwnPresetRunsRendersAndCountsLikeABuiltInOne) {
+    const json preset = {
+        {"preset", 1},
+        {"description", "our own CLI"},
+        {"program", std::string(COCODE_SOURCE_DIR) + "/tests/e2e/agents/pi-stream.sh"},
+        {"args", {"--json"}},
+        {"prompt", "argument"},
+        {"stream", "pi"},
+        {"key", "MINE_API_KEY"},
+        {"tested", {{"version", "1.0.0"}}}};
+    fs::create_directories(repo_ / ".cocode/presets");
+    write_text(repo_ / ".cocode/presets/mine.json", preset.dump(2));
+    configure({{"agents", {{"ours", {{"type", "mine"}}}}},
+               {"pricing", {{"mine-", {{"input", 1.0}, {"output", 2.0}, {"cached", 0.5}}}}}});
+
+    Shell run = dispatch("run 1 --agent ours --json", "MINE_API_KEY=sk-mine-0123456789 ");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const json result = json::parse(run.out)["runs"][0];
+    EXPECT_EQ(result["verdict"], "PASS") << result.dump(2);
+    // Its key is its alone, and a secret: never written into its run folder.
+    EXPECT_FALSE(found_below(repo_ / ".cocode/runs", "sk-mine-0123456789"));
+    ASSERT_TRUE(result["ready_commit"].is_string()) << result.dump(2);
+    const run::RunRecord& r = only_run();
+    EXPECT_EQ(run::read_run_info(r.folder)->get("agent_type"), "mine");
+    EXPECT_EQ(run::read_run_info(r.folder)->get("stream"), "pi");
+
+    // The answer is the stream's last assistant text, which says the prompt came as the last
+    // argument; logs reads like a transcript, not JSON.
+    EXPECT_EQ(read_text(r.folder / "output.md"), "Done: the prompt came as my last argument.\n");
+    Shell logs = dispatch("logs " + r.run_id);
+    ASSERT_EQ(logs.exit_code, 0) << logs.err;
+    EXPECT_NE(logs.out.find("[session] pi (0a1b2c3d)"), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find("> bash: echo fixed > fix.txt"), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find("[result] done"), std::string::npos) << logs.out;
+    EXPECT_EQ(logs.out.find("{\"type\""), std::string::npos) << logs.out;
+    // Two answers of 900 + 100 cached in, 40 out, by the model the stream names, priced.
+    const json status = json::parse(dispatch("status --json").out)[0];
+    EXPECT_EQ(status["tokens"]["input"], 2000) << status.dump(2);
+    EXPECT_EQ(status["tokens"]["cached"], 200);
+    EXPECT_EQ(status["tokens"]["output"], 80);
+    EXPECT_EQ(status["models"][0]["model"], "mine-1") << status.dump(2);
+    ASSERT_TRUE(status["cost_usd"].is_number()) << status.dump(2);
+    EXPECT_NEAR(status["cost_usd"].get<double>(), (1800 * 1.0 + 200 * 0.5 + 80 * 2.0) / 1e6, 1e-12);
+
+    // `presets` lists it with where it comes from, beside the built-in ones.
+    const json presets = json::parse(dispatch("presets --json").out);
+    bool listed = false;
+    for (const auto& p : presets)
+        if (p["name"] == "mine") {
+            listed = true;
+            EXPECT_EQ(p["source"], ".cocode/presets/mine.json");
+            EXPECT_EQ(p["prompt"], "argument");
+        }
+    EXPECT_TRUE(listed) << presets.dump(2);
+    EXPECT_EQ(presets[0]["name"], "claude");
+    EXPECT_EQ(presets[0]["source"], "built in");
+
+    // A broken preset: one line naming the file and the field, exit 2, no run made.
+    json broken = preset;
+    broken["stream"] = "xml";
+    write_text(repo_ / ".cocode/presets/mine.json", broken.dump(2));
+    Shell refused = dispatch("run 2 --agent ours");
+    EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find(".cocode/presets/mine.json: field 'stream': expected one of claude, "
+                               "codex, gemini, qwen, copilot, opencode, pi, cline, droid, text"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_EQ(runs().size(), 1u);
+    EXPECT_EQ(dispatch("presets").exit_code, 2);
+}
+
 }  // namespace
 }  // namespace cocode::test

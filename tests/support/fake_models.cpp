@@ -444,9 +444,8 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
             json args = json::object();
             for (const auto& required : parameters.value("required", json::array()))
                 if (required.is_string())
-                    args[required.get<std::string>()] =
-                        sample(parameters["properties"].value(required.get<std::string>(),
-                                                              json::object()));
+                    args[required.get<std::string>()] = sample(parameters["properties"].value(
+                        required.get<std::string>(), json::object()));
             const std::string& command = options_.commands[results];
             if (parameters.contains("properties") && parameters["properties"].contains("commands"))
                 args["commands"] = json::array({command});
@@ -454,7 +453,8 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
                 args["command"] = command;
             message["content"] = nullptr;
             message["tool_calls"] = json::array(
-                {{{"id", "call_" + std::to_string(results) + "_" + std::to_string(++server_->replies)},
+                {{{"id",
+                   "call_" + std::to_string(results) + "_" + std::to_string(++server_->replies)},
                   {"type", "function"},
                   {"function", {{"name", (*shell)["name"]}, {"arguments", args.dump()}}}}});
             finish = "tool_calls";
@@ -468,16 +468,17 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         if (!tools.empty()) server_->count("openai-chat");
         const std::string id = "chatcmpl-" + std::to_string(++server_->replies);
         if (!body.value("stream", false)) {
-            res.set_content(json{{"id", id},
-                                 {"object", "chat.completion"},
-                                 {"created", 1},
-                                 {"model", model},
-                                 {"choices", json::array({{{"index", 0},
-                                                           {"message", message},
-                                                           {"finish_reason", finish}}})},
-                                 {"usage", usage}}
-                                .dump(),
-                            "application/json");
+            res.set_content(
+                json{{"id", id},
+                     {"object", "chat.completion"},
+                     {"created", 1},
+                     {"model", model},
+                     {"choices",
+                      json::array(
+                          {{{"index", 0}, {"message", message}, {"finish_reason", finish}}})},
+                     {"usage", usage}}
+                    .dump(),
+                "application/json");
             return;
         }
         json delta = message;
@@ -494,8 +495,9 @@ FakeModels::FakeModels(Options options) : options_(std::move(options)), server_(
         std::string out =
             chunk(json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", nullptr}}}),
                   json::object());
-        out += chunk(json::array({{{"index", 0}, {"delta", json::object()}, {"finish_reason", finish}}}),
-                     json::object());
+        out += chunk(
+            json::array({{{"index", 0}, {"delta", json::object()}, {"finish_reason", finish}}}),
+            json::object());
         out += chunk(json::array(), {{"usage", usage}});
         out += "data: [DONE]\n\n";
         send_events(res, std::move(out));

@@ -428,8 +428,7 @@ TEST(Presets, AModelIsAskedForWhereThePresetPassesOneWithTheBaseUrl) {
 }
 
 TEST(Presets, ABrokenPresetFileGetsOneLineNamingTheFileAndField) {
-    const std::string good =
-        R"({"preset": 1, "program": "tool", "tested": {"version": "1.0.0"}})";
+    const std::string good = R"({"preset": 1, "program": "tool", "tested": {"version": "1.0.0"}})";
     ASSERT_TRUE(parse_preset(good, "p/mine.json", "mine").ok());
     const std::pair<std::string, std::string> cases[] = {
         {"[1]", "p/mine.json: not a JSON object (docs/agents.md, \"Declaring a preset\")"},
@@ -481,7 +480,8 @@ TEST(Presets, ARepositorysOwnPresetIsATypeLikeABuiltInOne) {
                      R"({"preset": 1, "program": "mine-cli", "args": ["--json"],
                          "prompt": "argument", "stream": "cline", "key": "MINE_KEY",
                          "tested": {"version": "2.0.1"}})");
-    auto config = parse_config(R"({"agents": {"m": {"type": "mine"}}})", ".cocode/config.json", root);
+    auto config =
+        parse_config(R"({"agents": {"m": {"type": "mine"}}})", ".cocode/config.json", root);
     ASSERT_TRUE(config.ok()) << config.error().message;
     const AgentConfig& m = config->agents.at(0);
     EXPECT_EQ(m.type, AgentType::cli);

@@ -6,6 +6,7 @@
 #include "agent/egress.h"
 #include "agent/supervisor.h"
 #include "check/judge.h"
+#include "config/config.h"
 #include "run/rounds.h"
 #include "run/run_folder.h"
 #include "scale/claim.h"
@@ -289,6 +290,38 @@ TEST(Network, WhatARunsNetworkIs) {
     EXPECT_EQ(agent::decide_network(NetworkMode::allowlist, false, false, "sandbox: none").refused,
               "network.mode allowlist needs the sandbox's network namespace, but sandbox: none "
               "(install bubblewrap and allow user namespaces, or set network.mode to \"open\")");
+}
+
+// Which hosts an agent's network allows, by its preset and its configuration: its model's, its
+// own service's when it has no base_url (copilot signs in to GitHub), and nothing else.
+TEST(Network, WhatAnAgentsAllowlistHolds) {
+    auto config = config::parse_config(R"({"agents": {
+        "own": {"type": "copilot"},
+        "byok": {"type": "copilot", "base_url": "http://127.0.0.1:8080/v1", "model": "m"},
+        "oc": {"type": "opencode", "base_url": "https://gw.example/v1", "model": "m"}}})",
+                                       ".cocode/config.json", "/repo");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    struct Case {
+        std::size_t agent;
+        std::string host;
+        int port;
+        bool allowed;
+    };
+    const Case cases[] = {
+        {0, "api.githubcopilot.com", 443, true},
+        {0, "api.github.com", 443, true},
+        {0, "registry.npmjs.org", 443, false},
+        {1, "127.0.0.1", 8080, true},
+        {1, "api.githubcopilot.com", 443, false},
+        {1, "api.github.com", 443, false},
+        {2, "gw.example", 443, true},
+        {2, "api.openai.com", 443, false},
+    };
+    for (const auto& c : cases) {
+        const auto allow = agent::allowlist_of(*config, config->agents[c.agent]);
+        EXPECT_EQ(allow.allows(c.host, c.port), c.allowed)
+            << config->agents[c.agent].name << " " << c.host;
+    }
 }
 
 // The decision alone, as a table: (rounds so far with their verdicts, cap) → may another start.

@@ -36,13 +36,21 @@ std::string render(const std::string& stream, StreamKind* kind = nullptr) {
     return out;
 }
 
-class RecordedStream : public ::testing::TestWithParam<const char*> {};
+// A CLI's recorded stream and the format it is told to be from its lines alone (kilo prints
+// opencode's).
+struct Recorded {
+    const char* cli;
+    const char* kind;
+};
+void PrintTo(const Recorded& r, std::ostream* out) { *out << r.cli; }
+
+class RecordedStream : public ::testing::TestWithParam<Recorded> {};
 
 TEST_P(RecordedStream, RendersAsTheGoldenFileSays) {
-    const std::string cli = GetParam();
+    const std::string cli = GetParam().cli;
     StreamKind kind = StreamKind::unknown;
     std::string rendered = render(read_text(kStreams / (cli + ".jsonl")), &kind);
-    EXPECT_EQ(stream_kind_name(kind), cli);
+    EXPECT_EQ(stream_kind_name(kind), GetParam().kind);
     const fs::path golden = kStreams / (cli + ".txt");
     if (std::getenv("UPDATE_GOLDEN")) test::write_text(golden, rendered);
     EXPECT_EQ(rendered, read_text(golden)) << "UPDATE_GOLDEN=1 rewrites " << golden;
@@ -58,10 +66,38 @@ TEST_P(RecordedStream, RendersAsTheGoldenFileSays) {
 }
 
 TEST_P(RecordedStream, TheFinalAnswerIsTheLastThingTheAgentSaid) {
-    EXPECT_EQ(final_answer(read_text(kStreams / (std::string(GetParam()) + ".jsonl"))), kAnswer);
+    const std::string stream = read_text(kStreams / (std::string(GetParam().cli) + ".jsonl"));
+    EXPECT_EQ(final_answer(stream), kAnswer);
+    // Told which it is (the preset's declared stream), the same.
+    EXPECT_EQ(final_answer(stream, stream_kind(GetParam().kind)), kAnswer);
 }
 
-INSTANTIATE_TEST_SUITE_P(Clis, RecordedStream, ::testing::Values("claude", "codex", "gemini"));
+TEST_P(RecordedStream, ADeclaredStreamRendersAsOneToldFromItsLines) {
+    const std::string stream = read_text(kStreams / (std::string(GetParam().cli) + ".jsonl"));
+    TranscriptRenderer declared(stream_kind(GetParam().kind));
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < stream.size()) {
+        std::size_t nl = stream.find('\n', start);
+        if (nl == std::string::npos) nl = stream.size();
+        declared.feed(std::string_view(stream).substr(start, nl - start), lines);
+        start = nl + 1;
+    }
+    declared.flush(lines);
+    std::string out;
+    for (const auto& line : lines) out += line + "\n";
+    EXPECT_EQ(out, render(stream));
+}
+
+INSTANTIATE_TEST_SUITE_P(Clis, RecordedStream,
+                         ::testing::Values(Recorded{"claude", "claude"}, Recorded{"codex", "codex"},
+                                           Recorded{"gemini", "gemini"},
+                                           Recorded{"copilot", "copilot"},
+                                           Recorded{"opencode", "opencode"},
+                                           Recorded{"kilo", "opencode"}, Recorded{"qwen", "qwen"},
+                                           Recorded{"pi", "pi"}, Recorded{"cline", "cline"},
+                                           Recorded{"droid", "droid"}),
+                         [](const auto& each) { return std::string(each.param.cli); });
 
 TEST(Transcript, ProtocolLogLinesAndPlainTextRead) {
     EXPECT_EQ(render(R"({"timestamp": "2026-01-01T12:00:00Z", "level": "info", "message": "Start"})"

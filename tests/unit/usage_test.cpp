@@ -77,6 +77,48 @@ TEST(Usage, CodexTurnsAreSummedAndPricedByTheAgentsModel) {
     EXPECT_EQ(unknown.tokens, tokens(3600, 150, 600));
 }
 
+// The later seven CLIs' streams as recorded (tests/golden/streams/NAME.jsonl: five answers of
+// 1200 input tokens, 200 cached, and 50 output): each counts every answer once, however its
+// stream repeats it (pi's turn_end and agent_end, cline's running totals, droid's one
+// account at its end), told from the lines or declared by the preset. copilot's stream names
+// no tokens at all, and none are made up.
+struct RecordedUsage {
+    const char* cli;
+    const char* stream;
+    run::Tokens expected;
+    const char* model;  // the model the stream names; "" when it names none
+};
+void PrintTo(const RecordedUsage& r, std::ostream* out) { *out << r.cli; }
+
+class RecordedUsageOf : public ::testing::TestWithParam<RecordedUsage> {};
+
+TEST_P(RecordedUsageOf, EachAnswerCountsOnce) {
+    const auto& r = GetParam();
+    const std::string file = std::string(r.cli) + ".jsonl";
+    for (auto declared : {StreamKind::unknown, stream_kind(r.stream)}) {
+        UsageReader reader("gpt-fake", declared);
+        const std::string text = read_text(kStreams / file);
+        for (std::size_t at = 0; at < text.size(); at += 7)
+            reader.feed(std::string_view(text).substr(at, 7));
+        EXPECT_EQ(reader.tokens(), r.expected) << stream_kind_name(declared);
+        if (r.expected.total() > 0) {
+            ASSERT_EQ(reader.models().size(), 1u);
+            EXPECT_EQ(reader.models()[0].model, *r.model ? r.model : "gpt-fake");
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Clis, RecordedUsageOf,
+    ::testing::Values(RecordedUsage{"copilot", "copilot", tokens(0, 0, 0), ""},
+                      RecordedUsage{"opencode", "opencode", tokens(6000, 250, 1000), ""},
+                      RecordedUsage{"kilo", "opencode", tokens(6000, 250, 1000), ""},
+                      RecordedUsage{"qwen", "qwen", tokens(6000, 250, 1000), "gpt-fake"},
+                      RecordedUsage{"pi", "pi", tokens(6000, 250, 1000), "gpt-fake"},
+                      RecordedUsage{"cline", "cline", tokens(6000, 250, 1000), ""},
+                      RecordedUsage{"droid", "droid", tokens(6000, 250, 1000), ""}),
+    [](const auto& each) { return std::string(each.param.cli); });
+
 TEST(Usage, GeminiStatsArePerModelAndAnUnpricedModelMeansNoCost) {
     const UsageReader reader = read_stream("usage-gemini.jsonl", {}, 4096);
     EXPECT_EQ(reader.tokens(), tokens(4800, 200, 800));

@@ -5,8 +5,8 @@
 
 #include "commands.h"
 #include "common/executables.h"
-#include "core/files.h"
 #include "config/presets.h"
+#include "core/files.h"
 #include "core/json_text.h"
 #include "hook/installer.h"
 #include "net/allowlist.h"
@@ -38,9 +38,10 @@ int run_init(const InitArgs& args) {
         }
     }
     if (agents.empty())
-        std::printf("no coding CLI of a preset on PATH (%s): add an agent of type \"command\" "
-                    "(docs/agents.md)\n",
-                    names.c_str());
+        std::printf(
+            "no coding CLI of a preset on PATH (%s): add an agent of type \"command\" "
+            "(docs/agents.md)\n",
+            names.c_str());
     // The agents' network: each reaches its own model, and the registries this repository
     // shows it uses (docs/security.md).
     nlohmann::ordered_json allow = nlohmann::ordered_json::array();

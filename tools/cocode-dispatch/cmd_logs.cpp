@@ -12,8 +12,8 @@
 #include "agent/usage.h"
 #include "commands.h"
 #include "core/terminal_text.h"
-#include "run/run_folder.h"
 #include "net/proxy.h"
+#include "run/run_folder.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -54,8 +54,8 @@ int run_logs(const LogsArgs& args) {
     // The stream the agent's preset declared when the run began (what an agent writes there
     // later changes how its lines are drawn, never what they say).
     const auto declared = run::read_run_info(shown.folder);
-    agent::TranscriptRenderer renderer(agent::stream_kind(
-        declared ? declared->get("stream").value_or("") : std::string()));
+    agent::TranscriptRenderer renderer(
+        agent::stream_kind(declared ? declared->get("stream").value_or("") : std::string()));
     std::vector<std::string> lines;
     std::string pending;
     char buf[65536];

@@ -103,6 +103,12 @@ struct EgressArgs {
     std::string which;  // a run id (or a unique prefix), or an issue number
 };
 
+// `presets`: the coding CLIs cocode runs from a preset (docs/agents.md).
+struct PresetsArgs {
+    std::optional<std::string> name;  // print this preset's file
+    bool json = false;
+};
+
 struct CleanArgs {
     std::optional<std::string> which;
     bool all = false;
@@ -157,6 +163,7 @@ int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
 int run_egress(const EgressArgs& args);
+int run_presets(const PresetsArgs& args);
 int run_report(const ReportArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);

@@ -32,6 +32,7 @@ struct Arguments {
     ReportArgs report;
     LogsArgs logs;
     EgressArgs egress;
+    PresetsArgs presets;
     InitArgs init;
     CleanArgs clean;
     DoctorArgs doctor;
@@ -225,6 +226,12 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
         ->add_option("which", a.egress.which, "a run id (or a unique prefix) or an issue number")
         ->required();
     commands.emplace_back(egress_cmd, [&a] { return run_egress(a.egress); });
+
+    auto* presets_cmd = app.add_subcommand(
+        "presets", "the coding CLIs cocode runs from a preset, and where each comes from");
+    presets_cmd->add_option("name", a.presets.name, "print this preset's file");
+    presets_cmd->add_flag("--json", a.presets.json, "print JSON");
+    commands.emplace_back(presets_cmd, [&a] { return run_presets(a.presets); });
 }
 
 void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
