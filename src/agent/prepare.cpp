@@ -382,9 +382,13 @@ std::string session_to_resume(const run::RunRecord& previous, const config::Agen
     const fs::path gemini_home = agent.type == config::AgentType::gemini && agent.base_url
                                      ? own_gemini_home(previous.folder)
                                      : fs::path();
-    // A declared preset's CLI is trusted to keep what its stream names; it says so itself
-    // when it cannot resume.
-    if (agent.type == config::AgentType::cli) return agent.cli->resume.empty() ? "" : *id;
+    // A preset's CLI keeps its sessions where its file says (`sessions`), else it is trusted
+    // to say so itself when it cannot resume.
+    if (agent.type == config::AgentType::cli) {
+        const char* home = std::getenv("HOME");
+        const bool kept = config::session_kept(*agent.cli, *id, home ? home : "/");
+        return agent.cli->resume.empty() || !kept ? std::string() : *id;
+    }
     return session_file(agent.type, *id, gemini_home) ? *id : std::string();
 }
 

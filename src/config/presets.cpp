@@ -1,5 +1,7 @@
 #include "config/presets.h"
 
+#include <glob.h>
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -316,7 +318,7 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
             r.only_keys(doc, "",
                         {"preset", "name", "description", "program", "args", "prompt", "stream",
                          "key", "env", "secrets", "endpoint", "needs_base_url", "launch", "resume",
-                         "egress", "login_files", "config_paths", "tested"});
+                         "sessions", "egress", "login_files", "config_paths", "tested"});
         !ok)
         return std::move(ok).error();
     if (!doc.contains("preset") || doc["preset"] != 1)
@@ -376,17 +378,20 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
     }
     for (auto [field, out] :
          {std::pair{"secrets", &cli.secrets}, std::pair{"resume", &cli.resume},
-          std::pair{"egress", &cli.egress}, std::pair{"login_files", &cli.login_files},
+          std::pair{"sessions", &cli.sessions}, std::pair{"egress", &cli.egress},
+          std::pair{"login_files", &cli.login_files},
           std::pair{"config_paths", &cli.config_paths}}) {
         if (!doc.contains(field)) continue;
         auto list = r.strings(doc[field], field);
         if (!list) return std::move(list).error();
         *out = std::move(*list);
     }
-    for (const auto& list : {cli.login_files, cli.config_paths})
+    for (const auto& list : {cli.login_files, cli.config_paths, cli.sessions})
         for (const auto& path : list)
             if (fs::path(path).is_absolute() || path.find("..") != std::string::npos)
-                return r.bad(list == cli.login_files ? "login_files" : "config_paths",
+                return r.bad(list == cli.login_files    ? "login_files"
+                             : list == cli.config_paths ? "config_paths"
+                                                        : "sessions",
                              "paths relative to $HOME, not '" + path + "'");
     for (std::size_t i = 0; i < cli.egress.size(); ++i)
         if (!net::parse_allow_entry(cli.egress[i], "the " + cli.name + " preset"))
@@ -605,6 +610,19 @@ std::optional<MissingField> missing_for_preset(const AgentConfig& agent) {
                                     (asks(step, "base_url") ? "base_url" : "its command line")};
     }
     return std::nullopt;
+}
+
+bool session_kept(const CliPreset& cli, const std::string& session, const fs::path& home) {
+    if (cli.sessions.empty()) return true;
+    for (const auto& pattern : cli.sessions) {
+        const std::string full = (home / fill(pattern, {{"session", session}})).string();
+        glob_t found{};
+        const bool any =
+            ::glob(full.c_str(), GLOB_NOSORT, nullptr, &found) == 0 && found.gl_pathc > 0;
+        ::globfree(&found);
+        if (any) return true;
+    }
+    return false;
 }
 
 std::vector<std::string> resume_args(const CliPreset& cli, const std::string& session) {

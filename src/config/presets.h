@@ -70,6 +70,9 @@ struct CliPreset {
     std::string needs_base_url;
     std::vector<LaunchStep> launch;
     std::vector<std::string> resume;  // appended to resume session {session}; empty: it cannot
+    // Where the CLI keeps session {session}, as globs under $HOME: a round resumes it only when
+    // one matches. Empty: the CLI is trusted to say when it cannot.
+    std::vector<std::string> sessions;
     // Hosts it needs besides its model when it has no base_url (its own service's).
     std::vector<std::string> egress;
     std::string tested_version;          // the CLI version the preset was last run against
@@ -149,6 +152,9 @@ std::optional<MissingField> missing_for_preset(const AgentConfig& agent);
 
 // The preset's resume arguments for `session`; empty when the preset declares none.
 std::vector<std::string> resume_args(const CliPreset& cli, const std::string& session);
+// Whether session `session` of the CLI is still under `home`, as far as its preset says where.
+bool session_kept(const CliPreset& cli, const std::string& session,
+                  const std::filesystem::path& home);
 
 // codex's own `openai_base_url`, from the top level of $CODEX_HOME/config.toml (else
 // ~/.codex/config.toml): where codex sends its requests when cocode's config names none.
