@@ -446,10 +446,21 @@ void enclose_network(PlannedRun& run, SandboxPlan& plan) {
 }
 
 // A CLI that reads no stdin gets its prompt as the last argument: the agent's command line is
-// the last part of the sandbox's and the bridge's, so it goes at the very end.
+// the last part of the sandbox's and the bridge's, so it goes at the very end. The kernel
+// takes at most 128 KiB in one argument: a longer prompt fails the run, saying so.
 void deliver_prompt_argument(PlannedRun& run) {
-    if (run.agent.stdin_from == config::Stdin::argument && !run.failed)
-        run.argv.push_back(run.prompt);
+    constexpr std::size_t kMaxArgument = 128 * 1024 - 1;
+    if (run.agent.stdin_from != config::Stdin::argument || run.failed) return;
+    if (run.prompt.size() > kMaxArgument) {
+        run.failed = Error::general("agent '" + run.agent.name +
+                                    "': its CLI takes the prompt as an "
+                                    "argument, and this one is " +
+                                    std::to_string(run.prompt.size()) + " bytes (at most " +
+                                    std::to_string(kMaxArgument) + " fit)");
+        run.failed_reason = run::StopReason::spawn;
+        return;
+    }
+    run.argv.push_back(run.prompt);
 }
 
 void complete_launch(PlannedRun& run, const DispatchContext& context,
