@@ -322,6 +322,21 @@ TEST_P(AgentCli, DoctorKnowsTheCliItsEndpointAndItsKey) {
     EXPECT_NE(find(agent + " flags")["detail"].get<std::string>().find("--no-such-flag-anywhere"),
               std::string::npos)
         << checks.dump(2);
+    EXPECT_TRUE(find(agent + " base_url").is_null()) << checks.dump(2);
+
+    // copilot without a base_url would sign in to GitHub: doctor says what it would need, and
+    // that cocode will not hand it its own token.
+    if (cli.name == "copilot") {
+        config["agents"][cli.name].erase("base_url");
+        write_text(file, config.dump(2));
+        checks = json::parse(dispatch("doctor --json").out);
+        EXPECT_EQ(find(agent + " base_url")["state"], "warning") << checks.dump(2);
+        EXPECT_NE(find(agent + " base_url")["detail"].get<std::string>().find(
+                      "COPILOT_GITHUB_TOKEN, set in this agent's env by you); cocode never hands "
+                      "it the GitHub token it uses itself"),
+                  std::string::npos)
+            << checks.dump(2);
+    }
 }
 
 // A CLI whose package asks for a newer Node.js than the one on PATH (Gemini CLI 0.61 on
