@@ -215,6 +215,13 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
                 << e.command;
     }
 
+    // The key reached the CLI through its environment alone: no file of the run holds it
+    // (cline's own `auth` would have written it to its configuration).
+    for (const auto& entry : fs::recursive_directory_iterator(repo_ / ".cocode")) {
+        if (!entry.is_regular_file()) continue;
+        EXPECT_EQ(read_text(entry.path()).find(kKey), std::string::npos) << entry.path();
+    }
+
     // output.md is the answer, not the stream; logs reads like a transcript.
     EXPECT_EQ(read_text(r.folder / "output.md"), std::string(kAnswer) + "\n");
     Shell logs = dispatch("logs " + r.run_id);
