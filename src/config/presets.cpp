@@ -567,7 +567,7 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
             const Json filled = fill_json(value, values);
             std::string text = filled.is_string() ? filled.get<std::string>() : filled.dump();
             auto same = std::find_if(out.env.begin(), out.env.end(),
-                                     [&](const auto& e) { return e.first == name; });
+                                     [&name = name](const auto& e) { return e.first == name; });
             if (same == out.env.end())
                 out.env.emplace_back(name, std::move(text));
             else
@@ -577,7 +577,7 @@ LaunchAdjustments launch_adjustments(const AgentConfig& agent, const fs::path& r
         for (const auto& arg : step.args_last) out.args_last.push_back(fill(arg, values));
         for (const auto& [path, content] : step.files) {
             auto same = std::find_if(files.begin(), files.end(),
-                                     [&](const auto& f) { return f.first == path; });
+                                     [&path = path](const auto& f) { return f.first == path; });
             Json filled = fill_json(content, values);
             if (same == files.end())
                 files.emplace_back(path, std::move(filled));
