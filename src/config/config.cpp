@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/presets.h"
+#include "config/reader.h"
 #include "core/closest_word.h"
 #include "core/files.h"
 #include "core/glob.h"
@@ -23,42 +24,8 @@ constexpr int kMaxConcurrency = 64;
 constexpr int kMaxRestarts = 100;
 
 // Validation context: where we are in the document, for messages that name the field.
-struct Reader {
-    std::string source;
+struct Reader : detail::FieldReader {
     std::vector<PresetPtr> presets;  // the repository's own (.cocode/presets/)
-
-    Error bad(const std::string& field, const std::string& expected) const {
-        return Error::usage(source + ": field '" + field + "': expected " + expected);
-    }
-
-    Result<void> only_keys(const json& object, const std::string& where,
-                           const std::vector<std::string>& known) const {
-        for (const auto& [key, value] : object.items()) {
-            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-            std::string field = where.empty() ? key : where + "." + key;
-            std::string message = source + ": unknown field '" + field + "'";
-            if (auto near = closest_word(key, known)) message += " (did you mean '" + *near + "'?)";
-            return Error::usage(message);
-        }
-        return {};
-    }
-
-    Result<std::string> string(const json& value, const std::string& field) const {
-        if (!value.is_string() || value.get_ref<const std::string&>().empty())
-            return bad(field, "a non-empty string");
-        return value.get<std::string>();
-    }
-
-    Result<std::vector<std::string>> strings(const json& value, const std::string& field) const {
-        if (!value.is_array()) return bad(field, "a list of strings");
-        std::vector<std::string> out;
-        for (std::size_t i = 0; i < value.size(); ++i) {
-            if (!value[i].is_string())
-                return bad(field + "[" + std::to_string(i) + "]", "a string");
-            out.push_back(value[i].get<std::string>());
-        }
-        return out;
-    }
 
     // A list of network entries (net/allowlist.h), each checked.
     Result<std::vector<std::string>> allow_entries(const json& value,
@@ -962,7 +929,7 @@ std::string format_duration(Duration duration) {
 
 Result<Config> parse_config(std::string_view text, const fs::path& source,
                             const fs::path& repo_root) {
-    Reader r{source.string(), {}};
+    Reader r{{source.string()}, {}};
     auto presets = repository_presets(repo_root);
     if (!presets) return std::move(presets).error();
     r.presets = std::move(*presets);

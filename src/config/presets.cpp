@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "config/reader.h"
 #include "core/closest_word.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -16,7 +17,7 @@
 
 namespace cocode::config {
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
+using Json = detail::Json;
 
 namespace {
 
@@ -81,44 +82,17 @@ namespace {
 
 constexpr std::string_view kConditions[] = {"base_url", "model", "root", "enclosed"};
 
-// One-line errors in the configuration's words (config.cpp's Reader).
-struct PresetReader {
-    std::string source;
-    Error bad(const std::string& field, const std::string& expected) const {
-        return Error::usage(source + ": field '" + field + "': expected " + expected);
+using PresetReader = detail::FieldReader;
+
+// A string field of the document: required, or "" when absent.
+Result<std::string> text_field(const PresetReader& r, const Json& doc, const std::string& field,
+                               bool required) {
+    if (!doc.contains(field)) {
+        if (required) return r.bad(field, "a non-empty string");
+        return std::string();
     }
-    Result<void> only_keys(const Json& object, const std::string& where,
-                           const std::vector<std::string>& known) const {
-        for (const auto& [key, value] : object.items()) {
-            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-            std::string message =
-                source + ": unknown field '" + (where.empty() ? key : where + "." + key) + "'";
-            if (auto near = closest_word(key, known)) message += " (did you mean '" + *near + "'?)";
-            return Error::usage(message);
-        }
-        return {};
-    }
-    Result<std::string> string(const Json& doc, const std::string& field, bool required) const {
-        if (!doc.contains(field)) {
-            if (required) return bad(field, "a non-empty string");
-            return std::string();
-        }
-        const Json& value = doc[field];
-        if (!value.is_string() || value.get_ref<const std::string&>().empty())
-            return bad(field, "a non-empty string");
-        return value.get<std::string>();
-    }
-    Result<std::vector<std::string>> strings(const Json& value, const std::string& field) const {
-        if (!value.is_array()) return bad(field, "a list of strings");
-        std::vector<std::string> out;
-        for (std::size_t i = 0; i < value.size(); ++i) {
-            if (!value[i].is_string() || value[i].get_ref<const std::string&>().empty())
-                return bad(field + "[" + std::to_string(i) + "]", "a non-empty string");
-            out.push_back(value[i].get<std::string>());
-        }
-        return out;
-    }
-};
+    return r.string(doc[field], field);
+}
 
 bool env_name_ok(std::string_view name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
@@ -274,7 +248,7 @@ Result<std::vector<EnvGroup>> parse_env_groups(const PresetReader& r, const Json
         if (auto ok = r.only_keys(group, field, {"when", "names"}); !ok)
             return std::move(ok).error();
         EnvGroup g;
-        auto when = r.string(group, "when", false);
+        auto when = text_field(r, group, "when", false);
         if (!when) return r.bad(field + ".when", "a variable name");
         g.when = *when;
         if (!group.contains("names")) return r.bad(field + ".names", "a list of variable names");
@@ -325,7 +299,7 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
         return r.bad("preset", "1 (the version of the preset format)");
     CliPreset cli;
     cli.source = source;
-    auto declared = r.string(doc, "name", name.empty());
+    auto declared = text_field(r, doc, "name", name.empty());
     if (!declared) return std::move(declared).error();
     cli.name = declared->empty() ? name : *declared;
     if (!name.empty() && cli.name != name)
@@ -341,7 +315,7 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
     for (auto [field, out] :
          {std::pair{"description", &cli.description}, std::pair{"program", &cli.program},
           std::pair{"key", &cli.token}, std::pair{"needs_base_url", &cli.needs_base_url}}) {
-        auto value = r.string(doc, field, std::string_view(field) == "program");
+        auto value = text_field(r, doc, field, std::string_view(field) == "program");
         if (!value) return std::move(value).error();
         *out = *value;
     }
@@ -407,11 +381,11 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
             return r.bad("endpoint", "an object with default (and variable)");
         if (auto ok = r.only_keys(endpoint, "endpoint", {"default", "variable"}); !ok)
             return std::move(ok).error();
-        auto url = r.string(endpoint, "default", true);
+        auto url = text_field(r, endpoint, "default", true);
         if (!url || (url->rfind("https://", 0) != 0 && url->rfind("http://", 0) != 0))
             return r.bad("endpoint.default", "the URL of the CLI's model when none is configured");
         cli.default_endpoint = *url;
-        auto variable = r.string(endpoint, "variable", false);
+        auto variable = text_field(r, endpoint, "variable", false);
         if (!variable || (!variable->empty() && !env_name_ok(*variable)))
             return r.bad("endpoint.variable", "the variable that moves the CLI's endpoint");
         cli.endpoint_env = *variable;
@@ -428,7 +402,7 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
         return r.bad("tested", "an object with version (the CLI version this preset was run with)");
     if (auto ok = r.only_keys(doc["tested"], "tested", {"version", "help"}); !ok)
         return std::move(ok).error();
-    auto version = r.string(doc["tested"], "version", true);
+    auto version = text_field(r, doc["tested"], "version", true);
     if (!version || !version_in(*version))
         return r.bad("tested.version", "a dotted version such as 1.2.3");
     cli.tested_version = *version;

@@ -39,10 +39,10 @@ struct EnvGroup {
 // {model|toml} (as a TOML basic string).
 struct LaunchStep {
     std::vector<std::string> when;
-    std::vector<std::pair<std::string, nlohmann::json>> env;    // a string, or JSON to serialise
-    std::vector<std::string> args;                              // right after the program
-    std::vector<std::string> args_last;                         // after the whole command line
-    std::vector<std::pair<std::string, nlohmann::json>> files;  // under {home}; JSON merged
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> env;  // a string, or JSON
+    std::vector<std::string> args;                                    // right after the program
+    std::vector<std::string> args_last;  // after the whole command line
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> files;  // under {home}; merged
 };
 
 // The stream formats cocode reads (agent/transcript.h): claude's stream-json, codex's --json,

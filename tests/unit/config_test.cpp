@@ -261,8 +261,8 @@ TEST(Presets, BaseUrlAndModelReachEachCliItsOwnWay) {
 
     auto gemini = launch_adjustments(config->agents[2], "/runs/r", false);
     EXPECT_EQ(gemini.env, (Env{{"GEMINI_MODEL", "m"},
-                               {"GEMINI_CLI_HOME", "/runs/r/gemini-home"},
-                               {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"}}));
+                               {"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"},
+                               {"GEMINI_CLI_HOME", "/runs/r/gemini-home"}}));
     ASSERT_EQ(gemini.files.size(), 1u);
     EXPECT_EQ(gemini.files[0].first, "/runs/r/gemini-home/.gemini/settings.json");
     EXPECT_NE(gemini.files[0].second.find("\"selectedType\": \"gemini-api-key\""),
