@@ -668,9 +668,13 @@ bool is_github_credential(std::string_view name) {
 std::vector<std::string> secret_variables() {
     std::vector<std::string> out = {"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN",
                                     "GITHUB_ENTERPRISE_TOKEN"};
-    for (const auto& cli : builtin_presets())
-        for (const auto& name : cli->secrets)
-            if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    // Read from the preset files when they were compiled in (src/CMakeLists.txt): every tool
+    // asks at start, and the post-commit hook must not parse ten files on each commit.
+    static constexpr std::string_view kPresetSecrets[] = {
+#include "builtin_secrets.inc"
+    };
+    for (std::string_view name : kPresetSecrets)
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
     for (const auto& provider : kChatProviders)
         if (!provider.key_env.empty() &&
             std::find(out.begin(), out.end(), provider.key_env) == out.end())

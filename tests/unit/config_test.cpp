@@ -348,6 +348,12 @@ TEST(PresetFiles, EveryShippedPresetIsAFileThatParsesAndSaysWhatItWasTestedWith)
     }
     EXPECT_EQ(names, (std::vector<std::string>{"claude", "codex", "gemini", "copilot", "opencode",
                                                "qwen", "pi", "cline", "kilo", "droid"}));
+    // What every tool redacts without parsing the files holds each preset's secrets and key.
+    const auto secrets = secret_variables();
+    for (const auto& cli : builtin_presets())
+        for (const auto& name : cli->secrets)
+            EXPECT_NE(std::find(secrets.begin(), secrets.end(), name), secrets.end())
+                << cli->name << " " << name;
     EXPECT_EQ(builtin_preset("claude")->type, AgentType::claude);
     EXPECT_EQ(builtin_preset("droid")->type, AgentType::cli);
     // Only cline takes its prompt as an argument; none is ever handed the GitHub token.
