@@ -81,6 +81,11 @@ std::string tool_subject(const json& input) {
     return input.is_null() ? std::string() : json_dump(input);
 }
 
+// One tool call, as every stream's is shown: `> name: what it is about`.
+std::string tool_line(const std::string& name, const json& input) {
+    return "> " + shown(name, 64) + ": " + shown(tool_subject(input), kCommandWidth);
+}
+
 std::string short_id(const std::string& id) { return id.substr(0, 8); }
 
 // codex shows commands as the shell line it ran, `/bin/bash -lc "…"`: the part inside is what
@@ -282,9 +287,7 @@ void TranscriptRenderer::claude(const json& event, std::vector<std::string>& out
             } else if (kind == "thinking") {
                 out.push_back("(thinking) " + shown(str(block, "thinking")));
             } else if (kind == "tool_use") {
-                out.push_back(
-                    "> " + shown(str(block, "name"), 64) + ": " +
-                    shown(tool_subject(json_value(block, "input", json())), kCommandWidth));
+                out.push_back(tool_line(str(block, "name"), json_value(block, "input", json())));
             } else if (kind == "tool_result") {
                 std::string output;
                 const json& c = json_value(block, "content", json());
@@ -376,8 +379,7 @@ void TranscriptRenderer::gemini(const json& event, std::vector<std::string>& out
     } else if (type == "message") {
         if (str(event, "role") == "assistant") pending_ += str(event, "content");
     } else if (type == "tool_use") {
-        out.push_back("> " + shown(str(event, "tool_name"), 64) + ": " +
-                      shown(tool_subject(json_value(event, "parameters", json())), kCommandWidth));
+        out.push_back(tool_line(str(event, "tool_name"), json_value(event, "parameters", json())));
     } else if (type == "tool_result") {
         const bool error = str(event, "status") == "error";
         std::string output = str(event, "output");
@@ -419,8 +421,7 @@ void TranscriptRenderer::copilot(const json& event, std::vector<std::string>& ou
     if (type == "assistant.message") {
         text_lines(str(data, "content"), out);
     } else if (type == "tool.execution_start") {
-        out.push_back("> " + shown(str(data, "toolName"), 64) + ": " +
-                      shown(tool_subject(json_value(data, "arguments", json())), kCommandWidth));
+        out.push_back(tool_line(str(data, "toolName"), json_value(data, "arguments", json())));
     } else if (type == "tool.execution_complete") {
         const bool ok = json_value(data, "success", true) == true;
         const json& result = json_value(data, "result", json::object());
@@ -448,8 +449,7 @@ void TranscriptRenderer::opencode(const json& event, std::vector<std::string>& o
         out.push_back("(thinking) " + shown(str(part, "text")));
     } else if (type == "tool_use") {
         const json& state = json_value(part, "state", json::object());
-        out.push_back("> " + shown(str(part, "tool"), 64) + ": " +
-                      shown(tool_subject(json_value(state, "input", json())), kCommandWidth));
+        out.push_back(tool_line(str(part, "tool"), json_value(state, "input", json())));
         if (str(state, "status") == "completed" || str(state, "status") == "error")
             result_lines(str(state, str(state, "status") == "error" ? "error" : "output"),
                          str(state, "status") == "error", out);
@@ -475,8 +475,7 @@ void TranscriptRenderer::pi(const json& event, std::vector<std::string>& out) {
         if (str(message, "stopReason") == "error")
             out.push_back("[error] " + shown(str(message, "errorMessage")));
     } else if (type == "tool_execution_start") {
-        out.push_back("> " + shown(str(event, "toolName"), 64) + ": " +
-                      shown(tool_subject(json_value(event, "args", json())), kCommandWidth));
+        out.push_back(tool_line(str(event, "toolName"), json_value(event, "args", json())));
     } else if (type == "tool_execution_end") {
         const bool error = json_value(event, "isError", false) == true;
         result_lines(
@@ -498,8 +497,7 @@ void TranscriptRenderer::cline(const json& event, std::vector<std::string>& out)
         } else if (kind == "content_end" && content == "reasoning") {
             out.push_back("(thinking) " + shown(str(e, "text")));
         } else if (kind == "content_start" && content == "tool") {
-            out.push_back("> " + shown(str(e, "toolName"), 64) + ": " +
-                          shown(tool_subject(json_value(e, "input", json())), kCommandWidth));
+            out.push_back(tool_line(str(e, "toolName"), json_value(e, "input", json())));
         } else if (kind == "content_end" && content == "tool") {
             std::string output;
             bool error = !str(e, "error").empty();
@@ -537,8 +535,7 @@ void TranscriptRenderer::droid(const json& event, std::vector<std::string>& out)
     } else if (type == "message") {
         if (str(event, "role") == "assistant") text_lines(str(event, "text"), out);
     } else if (type == "tool_call") {
-        out.push_back("> " + shown(str(event, "toolName"), 64) + ": " +
-                      shown(tool_subject(json_value(event, "parameters", json())), kCommandWidth));
+        out.push_back(tool_line(str(event, "toolName"), json_value(event, "parameters", json())));
     } else if (type == "tool_result") {
         const bool error = json_value(event, "isError", false) == true;
         std::string output = str(event, "value");

@@ -19,8 +19,9 @@ using test::read_text;
 const fs::path kStreams = fs::path(COCODE_SOURCE_DIR) / "tests/golden/streams";
 constexpr char kAnswer[] = "Done: the fix is committed.\nThe file fix.txt now says fixed.";
 
-std::string render(const std::string& stream, StreamKind* kind = nullptr) {
-    TranscriptRenderer renderer;
+std::string render(const std::string& stream, StreamKind* kind = nullptr,
+                   StreamKind declared = StreamKind::unknown) {
+    TranscriptRenderer renderer(declared);
     std::vector<std::string> lines;
     std::size_t start = 0;
     while (start < stream.size()) {
@@ -74,19 +75,7 @@ TEST_P(RecordedStream, TheFinalAnswerIsTheLastThingTheAgentSaid) {
 
 TEST_P(RecordedStream, ADeclaredStreamRendersAsOneToldFromItsLines) {
     const std::string stream = read_text(kStreams / (std::string(GetParam().cli) + ".jsonl"));
-    TranscriptRenderer declared(stream_kind(GetParam().kind));
-    std::vector<std::string> lines;
-    std::size_t start = 0;
-    while (start < stream.size()) {
-        std::size_t nl = stream.find('\n', start);
-        if (nl == std::string::npos) nl = stream.size();
-        declared.feed(std::string_view(stream).substr(start, nl - start), lines);
-        start = nl + 1;
-    }
-    declared.flush(lines);
-    std::string out;
-    for (const auto& line : lines) out += line + "\n";
-    EXPECT_EQ(out, render(stream));
+    EXPECT_EQ(render(stream, nullptr, stream_kind(GetParam().kind)), render(stream));
 }
 
 INSTANTIATE_TEST_SUITE_P(Clis, RecordedStream,
