@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -421,26 +423,41 @@ Result<CliPreset> parse_preset(std::string_view text, const std::string& source,
     return cli;
 }
 
+namespace {
+
+// A shipped file, parsed once and only when asked for: a configuration naming claude alone (the
+// pre-push gate reads it on every push) parses claude's file alone.
+PresetPtr parsed_builtin(std::size_t index) {
+    static std::mutex mutex;
+    static PresetPtr parsed[std::size(kBuiltinFiles)];
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!parsed[index]) {
+        const BuiltinFile& file = kBuiltinFiles[index];
+        auto preset = parse_preset(file.text, "presets/" + std::string(file.name) + ".json",
+                                   std::string(file.name));
+        // The shipped files are checked by the tests (PresetFiles.*): one that does not parse
+        // is a build that must not ship.
+        if (!preset) throw std::logic_error(preset.error().message);
+        preset->source = "built in";
+        parsed[index] = std::make_shared<const CliPreset>(std::move(*preset));
+    }
+    return parsed[index];
+}
+
+}  // namespace
+
 const std::vector<PresetPtr>& builtin_presets() {
     static const std::vector<PresetPtr> kPresets = [] {
         std::vector<PresetPtr> out;
-        for (const auto& file : kBuiltinFiles) {
-            auto parsed = parse_preset(file.text, "presets/" + std::string(file.name) + ".json",
-                                       std::string(file.name));
-            // The shipped files are checked by the tests (PresetFiles.*): one that does not
-            // parse is a build that must not ship.
-            if (!parsed) throw std::logic_error(parsed.error().message);
-            parsed->source = "built in";
-            out.push_back(std::make_shared<const CliPreset>(std::move(*parsed)));
-        }
+        for (std::size_t i = 0; i < std::size(kBuiltinFiles); ++i) out.push_back(parsed_builtin(i));
         return out;
     }();
     return kPresets;
 }
 
 PresetPtr builtin_preset(std::string_view name) {
-    for (const auto& cli : builtin_presets())
-        if (cli->name == name) return cli;
+    for (std::size_t i = 0; i < std::size(kBuiltinFiles); ++i)
+        if (kBuiltinFiles[i].name == name) return parsed_builtin(i);
     return nullptr;
 }
 
