@@ -9,14 +9,6 @@ namespace cocode::agent {
 
 namespace {
 
-std::string fenced(std::string_view text, std::string_view info) {
-    std::string fence = "```";
-    while (text.find(fence) != std::string_view::npos) fence += '`';
-    std::string out = fence + std::string(info) + "\n" + std::string(text);
-    if (out.back() != '\n') out += '\n';
-    return out + fence + "\n";
-}
-
 // Someone's words, one quoted block: what a reader of the page sees of them.
 std::string quoted(const std::string& words) {
     std::string visible = visible_text(words).text;

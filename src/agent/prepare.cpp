@@ -138,6 +138,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set_number("round", run.round);
     info.set("round_trigger", run.round_trigger);
     info.set("round_from", run.round_from);
+    info.set("round_kind", run.plan_round ? "plan" : "code");
     info.set("resumed_session", run.resumed_session);
     info.set("model", run.agent.model.value_or(""));
     info.set("billing", run.billing);
@@ -205,6 +206,31 @@ Result<Base> resolve_base(const DispatchContext& context) {
     return base;
 }
 
+namespace {
+
+// What a plan round's prompt ends with: the plan's form (check/work_plan.h reads it back) and
+// that the worktree is read-only.
+std::string plan_instructions() {
+    return "- This is a plan round: your worktree is read-only. Do not change any file and do "
+           "not commit; read the code, then answer with a plan that a maintainer will approve "
+           "before you write code.\n"
+           "- Answer with exactly these four sections, each a list (`- item`):\n\n"
+           "      ## Questions\n"
+           "      - what you need a maintainer to answer (or `- none`)\n"
+           "      ## Files\n"
+           "      - `path/or/glob/**` every file you will touch (paths relative to the "
+           "repository root)\n"
+           "      ## Tests\n"
+           "      - `the verify command` to add or run (or `- none`)\n"
+           "      ## Steps\n"
+           "      1. what you will do, in order\n\n"
+           "- Once approved, the files you list are the only ones your change may touch: "
+           "list every one.\n"
+           "- Exit 0 when the plan is written; 1 on failure.\n";
+}
+
+}  // namespace
+
 std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
                           std::string_view marker, std::string_view last_output,
                           std::string_view feedback) {
@@ -215,16 +241,12 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
     out += "\n---\n\n";
     if (run.round > 1) {
         // Fenced with more backticks than the text holds: the data cannot close its fence.
-        auto fenced = [](std::string_view text) {
-            std::string fence = "```";
-            while (text.find(fence) != std::string_view::npos) fence += '`';
-            std::string block = fence + "text\n" + std::string(text);
-            if (block.back() != '\n') block += '\n';
-            return block + fence + "\n";
-        };
         out += "## Round " + std::to_string(run.round) + "\n\n";
-        out += "You worked on this issue before: your commits are on " + run.branch +
-               ", checked out here. Go on from them; do not start over.\n\n";
+        out += run.plan_round ? "You planned this issue before. Plan again, with the feedback "
+                                "below.\n\n"
+                              : "You worked on this issue before: your commits are on " +
+                                    run.branch + ", checked out here. Go on from them; do not "
+                                    "start over.\n\n";
         out += "What you said at the end of the last round:\n\n" +
                fenced(last_output.empty() ? std::string_view("(nothing)") : last_output) + "\n";
         out += "Feedback (" + run.round_trigger +
@@ -233,6 +255,7 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
     }
     out += "You are working on this issue in your own git worktree, " + run.worktree.string() +
            ", on branch " + run.branch + ".\n\n";
+    if (run.plan_round) return out + plan_instructions();
     if (config::is_builtin(run.agent.type)) {
         // A built-in agent's model does not commit: cocode commits its work when it says DONE.
         out +=
@@ -289,6 +312,7 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
     settings.emplace_back("COCODE_READY_MARKER", run.ready_marker);
     settings.emplace_back("COCODE_ROUND", std::to_string(run.round));
     if (run.round > 1) settings.emplace_back("COCODE_FEEDBACK_FILE", run.files.feedback().string());
+    if (run.plan_round) settings.emplace_back("COCODE_PLAN_ROUND", "1");
     settings.emplace_back("JRUN_PROJECT_ID", context.project_id);
     settings.emplace_back("JRUN_TASK_ID", "issue-" + std::to_string(run.issue));
     settings.emplace_back("JRUN_ID", run.run_id);
@@ -341,11 +365,17 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
     if (dirs) {
         const fs::path common = dirs->common_dir;
         plan.read_only.push_back(common);  // also when it lives outside the main worktree
-        for (const char* part : {"objects", "refs", "logs"})
-            plan.read_write.push_back(common / part);
-        plan.read_write.push_back(common / "worktrees" / run.worktree.filename());
+        // A plan round writes nothing: the worktree and what a commit needs stay read-only.
+        if (!run.plan_round) {
+            for (const char* part : {"objects", "refs", "logs"})
+                plan.read_write.push_back(common / part);
+            plan.read_write.push_back(common / "worktrees" / run.worktree.filename());
+        }
     }
-    plan.read_write.push_back(run.worktree);
+    if (run.plan_round)
+        plan.read_only.push_back(run.worktree);
+    else
+        plan.read_write.push_back(run.worktree);
     plan.read_write.push_back(run.files.folder);
     plan.read_write.push_back(context.runs_dir() / run::kBusFile);
 
@@ -732,13 +762,15 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     std::error_code ec;
     Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false, 1, {}};
     const std::string pair_text = "issue " + std::to_string(issue.number) + ", agent " + agent.name;
-    if (context.round_for(agent.name)) {
-        if (!pair.previous || !repo.branch_exists(branch))
+    if (const RoundRequest* asked = context.round_for(agent.name)) {
+        // A plan round pushed nothing: where it did not run (a fresh runner), the next round
+        // makes the branch anew on the sealed base.
+        if (!pair.previous || (!repo.branch_exists(branch) && !pair.previous->plan_round))
             return Error::usage(
                 pair_text + ": no run on branch " + branch + " to continue; `cocode-dispatch run " +
                 std::to_string(issue.number) + " --agent " + agent.name + "` starts one");
         const auto decided = run::decide_round(run::rounds_of(existing, issue.number, agent.name),
-                                               context.config.review.max_rounds);
+                                               context.config.review.max_rounds, asked->plan);
         if (!decided.go)
             return Error::usage(pair_text + ": no round " + std::to_string(decided.number) + ": " +
                                 decided.why_not);
@@ -838,6 +870,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     }
     run.ready_marker = context.config.ready_marker;
     run.round = pair.round;
+    run.plan_round = context.plan;
     // A round is judged by the rules sealed when its pair first started, whatever the
     // configuration says now: a review cannot loosen them, nor can the agent. So is a round
     // restarted with --resume, which also keeps the round's feedback.
@@ -852,10 +885,12 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (round) {
         run.round_trigger = round->trigger;
         run.round_from = pair.round_from;
+        run.plan_round = round->plan;
         feedback = visible_text(round->feedback).text;
     } else if (pair.previous) {
         run.round_trigger = pair.previous->round_trigger;
         run.round_from = pair.previous->round_from;
+        if (pair.resume) run.plan_round = pair.previous->plan_round;
         if (resumed_round)
             if (auto said = read_file(run::RunFiles{pair.previous->folder}.feedback()))
                 feedback = std::move(*said);
@@ -870,6 +905,12 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.resumed_session = session_to_resume(*pair.previous, run.agent);
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
+    if (run.plan_round && config::is_builtin(run.agent.type) && !run.failed) {
+        run.failed = Error::usage("agent '" + run.agent.name +
+                                  "': a built-in agent does not plan yet; plan with a CLI or a "
+                                  "command agent");
+        run.failed_reason = run::StopReason::setup;
+    }
     run.prompt = render_prompt(*pair.issue, run, run.ready_marker, last_output, feedback);
     deliver_prompt_argument(run);
 
@@ -938,7 +979,11 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             seal.config_text = sealed->config_text;
             seal.marker = sealed->marker;
         }
+        if (round || pair.resume) seal.plan = sealed->plan;  // an approved plan holds on
     }
+    seal.plan_round = run.plan_round;
+    seal.requested_by = sealed ? sealed->requested_by : context.requested_by;
+    if (round && round->approved) seal.plan = round->approved;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

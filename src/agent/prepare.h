@@ -31,6 +31,10 @@ struct RoundRequest {
     // round so that publishing it answers each of them (and only them).
     long pull_request = 0;
     std::vector<run::SealedThread> threads;
+    // A plan round (docs/review.md, "Plans"): the worktree read-only, a plan for an answer.
+    bool plan = false;
+    // The code round an approved plan starts: sealed with it, and every round after it.
+    std::optional<run::SealedPlan> approved;
 };
 
 struct DispatchContext {
@@ -44,6 +48,8 @@ struct DispatchContext {
         auto own = round_of_agent.find(agent);
         return own != round_of_agent.end() ? &own->second : round ? &*round : nullptr;
     }
+    bool plan = false;  // new runs are plan rounds (run --plan, trigger.plan)
+    std::string requested_by;  // who asked on GitHub ("@login"): sealed, for the merge gate
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
     // GIT_AUTHOR_* and GIT_COMMITTER_* from the repository's user.name and user.email, given
@@ -64,6 +70,7 @@ struct PlannedRun {
     int round = 1;              // the round on the pull request (a resumed run keeps its own)
     std::string round_trigger;
     std::string round_from;  // the branch's head when the round began
+    bool plan_round = false;  // a plan round: read-only worktree, a plan for an answer
     // A round of claude, codex or gemini: the CLI's own session of the last round, resumed
     // when it is on this machine; "" for a new session (docs/review.md, "The CLI's own
     // session").

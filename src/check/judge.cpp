@@ -232,6 +232,60 @@ std::optional<std::string> exit_code_failure(int code) {
     }
 }
 
+std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
+                                         const std::string& run_summary,
+                                         const std::vector<git::CommitInfo>& commits,
+                                         const std::vector<std::string>& uncommitted,
+                                         const PlanRead& read) {
+    std::vector<CheckItem> checks{exit_code_check(exit_code, run_summary)};
+    if (checks.front().outcome == Outcome::pass) checks.front().reason = "exit 0";  // no marker
+    CheckItem wrote = named("read_only", "read-only");
+    if (!commits.empty()) {
+        wrote.outcome = Outcome::fail;
+        wrote.reason = "a plan round made " + plural(commits.size(), "commit", "commits");
+    } else if (!uncommitted.empty()) {
+        wrote.outcome = Outcome::fail;
+        wrote.files = uncommitted;
+        wrote.reason = "a plan round changed " + uncommitted.front() +
+                       (uncommitted.size() > 1
+                            ? " and " + std::to_string(uncommitted.size() - 1) + " more"
+                            : std::string());
+    } else {
+        wrote.outcome = Outcome::pass;
+        wrote.reason = "nothing written";
+    }
+    checks.push_back(std::move(wrote));
+    CheckItem plan = named("plan", "plan");
+    plan.outcome = read.plan ? Outcome::pass : Outcome::fail;
+    plan.reason = read.plan ? "plan " + read.plan->hash + ": " +
+                                  plural(read.plan->files.size(), "file", "files") + ", " +
+                                  plural(read.plan->steps.size(), "step", "steps")
+                            : "no plan: " + read.why_not;
+    checks.push_back(std::move(plan));
+    return checks;
+}
+
+namespace {
+
+// A plan round: nothing written since it began, and a plan in its answer.
+Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo, Verdict v) {
+    const std::string from = input.round_from.empty() ? v.base : input.round_from;
+    auto commits = repo.commits_between(from, v.head);
+    if (!commits) return std::move(commits).error();
+    auto uncommitted = repo.uncommitted_paths();
+    if (!uncommitted) return std::move(uncommitted).error();
+    const PlanRead read = read_work_plan(input.plan_answer);
+    v.plan_round = true;
+    v.plan = read.plan;
+    v.plan_why_not = read.why_not;
+    v.plan_text = input.plan_answer;
+    v.checks = plan_round_checks(input.exit_code, input.run_summary, *commits, *uncommitted, read);
+    v.pass = passes(v.checks);
+    return v;
+}
+
+}  // namespace
+
 Result<Verdict> judge(const JudgeInput& input) {
     const auto started = std::chrono::steady_clock::now();
     auto repo = git::Repository::open(input.worktree);
@@ -259,21 +313,39 @@ Result<Verdict> judge(const JudgeInput& input) {
     v.usage = input.usage;
     v.marker = input.marker;
     v.report_dir = input.report_dir;
+    v.requested_by = input.requested_by;
     for (const auto& c : *commits) v.commits.push_back({c.id, c.summary});
     v.files = *files;
     for (const auto& f : v.files) v.insertions += f.insertions, v.deletions += f.deletions;
+    if (input.plan_round) {
+        auto judged = judge_plan_round(input, *repo, std::move(v));
+        if (judged)
+            judged->check_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return judged;
+    }
 
     v.checks.push_back(exit_code_check(input.exit_code, input.run_summary));
     v.checks.push_back(base_check(*repo, base->id, head->id, input.sealed_refs));
     v.checks.push_back(marker_check(*repo, input, *commits, v.ready_commit));
     v.checks.push_back(commits_check(*commits, v.files, v.base));
     v.checks.push_back(scope_check(input.rules, v.files));
+    if (input.plan) {
+        v.plan_rules = input.plan;
+        v.checks.push_back(plan_scope_check(*input.plan, v.files));
+    }
     if (input.network) v.checks.push_back(network_check(*input.network));
 
     const std::string why_not = verify_not_run_because(v.checks, input.verify);
     const auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
     int index = 0;
-    for (const auto& command : input.rules.verify) {
+    // The approved plan's verify commands run after the configured ones (bind_verify kept only
+    // those a configured prefix allows).
+    std::vector<config::VerifyCommand> commands = input.rules.verify;
+    if (input.plan)
+        for (const auto& run : input.plan->verify)
+            commands.push_back({run + " (plan)", run, std::nullopt});
+    for (const auto& command : commands) {
         ++index;
         CheckItem item = named("verify", "verify: " + command.name);
         if (!why_not.empty()) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "check/verdict.h"
+#include "check/work_plan.h"
 #include "config/config.h"
 #include "core/result.h"
 #include "git/repository.h"
@@ -55,6 +56,14 @@ struct JudgeInput {
     std::string round_trigger;
     std::string round_from;
     std::vector<RoundLine> earlier_rounds;
+    // A plan round (sealed so): judged on writing nothing since round_from and on its answer
+    // (`plan_answer`, the run's output.md) reading as a plan; no marker, no verify.
+    bool plan_round = false;
+    std::string plan_answer;
+    // A round held to an approved plan (sealed): its files narrow the scope, its verify
+    // commands run after the configured ones.
+    std::optional<run::SealedPlan> plan;
+    std::string requested_by;  // sealed: who asked for the pair on GitHub
 };
 
 // The checks' meaning of each agent exit code (protocol table); nullopt for 0.
@@ -77,6 +86,14 @@ CheckItem network_check(const NetworkRecord& record);
 std::string verify_not_run_because(const std::vector<CheckItem>& checks, bool verify);
 // A verdict passes when no check failed; skipped checks do not count.
 bool passes(const std::vector<CheckItem>& checks);
+
+// A plan round's checks, from its inputs: the agent's exit code, that nothing was written
+// (`commits` since the round began, `uncommitted` paths in the worktree), and the plan read.
+std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
+                                         const std::string& run_summary,
+                                         const std::vector<git::CommitInfo>& commits,
+                                         const std::vector<std::string>& uncommitted,
+                                         const PlanRead& read);
 
 // Errors only for what makes judging impossible (no repository, an unknown base); everything
 // about the run itself is in the verdict.

@@ -76,6 +76,13 @@ PublishRequest configured_request(const config::Config& config, const fs::path& 
     request.pull_request = config.publish.pull_request;
     request.pass_label = config.check.pass_label;
     request.fail_label = config.check.fail_label;
+    if (verdict.plan_round) {
+        // A plan round wrote nothing: its plan goes on the issue, and nothing else moves (no
+        // commit to set a status on, no branch to push, no verdict label).
+        request.markdown = render_plan_markdown(verdict, config.trigger.command);
+        request.status = request.labels = request.push = request.pull_request = false;
+        return request;
+    }
     if (config.base_branch) {
         request.base_branch = *config.base_branch;
     } else {

@@ -106,7 +106,46 @@ std::string usage_line(const Verdict& v) {
            (v.run_seconds ? " · " + format_seconds(*v.run_seconds) : "");
 }
 
+namespace {
+
+// An agent's words in a list item: one line, no HTML (so nothing can open a comment or pass
+// for one of cocode's hidden records).
+std::string words(const std::string& text) {
+    std::string out;
+    for (char c : cell(text)) {
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else
+            out += c;
+    }
+    return out;
+}
+
+// How much of an unreadable plan a comment shows (GitHub takes 65536 characters a comment).
+constexpr std::size_t kShownAnswer = 16 << 10;
+
+std::string plan_rules_section(const run::SealedPlan& plan) {
+    std::string out = "\n**Rules from the approved plan** " + code(plan.hash) + " (" +
+                      words(plan.approved_by) + "): files ";
+    for (std::size_t i = 0; i < plan.files.size(); ++i) out += (i ? ", " : "") + code(plan.files[i]);
+    out += " (within the configured allowed paths)";
+    if (!plan.verify.empty()) {
+        out += "; verify ";
+        for (std::size_t i = 0; i < plan.verify.size(); ++i)
+            out += (i ? ", " : "") + code(plan.verify[i]);
+    }
+    out += ".\n";
+    for (const auto& left : plan.left_out)
+        out += "- left out of verify: " + code(left) + "\n";
+    return out;
+}
+
+}  // namespace
+
 std::string render_markdown(const Verdict& v) {
+    if (v.plan_round) return render_plan_markdown(v);
     std::string out = "### " + std::string(v.pass ? "✅ PASS" : "❌ FAIL") + " · cocode check";
     if (!v.agent.empty()) out += " · " + code(v.agent);
     if (v.issue) out += " on #" + std::to_string(v.issue);
@@ -123,7 +162,10 @@ std::string render_markdown(const Verdict& v) {
     out += "\n\n";
     // The comment for (issue, agent) stays one comment: each round adds its line.
     for (const auto& r : v.rounds) {
-        const char* verdict = !r.pass ? "not judged" : *r.pass ? "PASS" : "FAIL";
+        const char* verdict = !r.pass    ? "not judged"
+                              : r.plan   ? (*r.pass ? "plan" : "no plan")
+                              : *r.pass ? "PASS"
+                                         : "FAIL";
         out += "- round " + std::to_string(r.number) + " · " + cell(r.trigger) + " · " + verdict +
                " · " + code(r.from.substr(0, 7) + ".." + r.to.substr(0, 7)) + "\n";
     }
@@ -137,6 +179,7 @@ std::string render_markdown(const Verdict& v) {
         out += "\n<details><summary>" + cell(c.name) + ": last lines</summary>\n\n" +
                fenced(c.output_tail) + "\n</details>\n";
     }
+    if (v.plan_rules) out += plan_rules_section(*v.plan_rules);
     // What the agent's proxy blocked, with the commands that tried (docs/security.md).
     if (const CheckItem* network = v.find("network"); network && !network->files.empty()) {
         out += "\n**Blocked by the network allowlist:**\n\n";
@@ -163,8 +206,87 @@ std::string render_markdown(const Verdict& v) {
     return out;
 }
 
+
+std::string render_plan_markdown(const Verdict& v, const std::string& command) {
+    std::string out = "### " + std::string(v.pass ? "📝 PLAN" : "❌ NO PLAN") + " · cocode plan";
+    if (!v.agent.empty()) out += " · " + code(v.agent);
+    if (v.issue) out += " on #" + std::to_string(v.issue);
+    if (v.plan) out += " · " + code(v.plan->hash);
+    out += "\n\n";
+    if (v.plan) {
+        const WorkPlan& plan = *v.plan;
+        if (!plan.questions.empty()) {
+            out += "**Questions** — answer them in a comment ending with " +
+                   code(command + " revise") + ":\n\n";
+            for (const auto& q : plan.questions) out += "- " + words(q) + "\n";
+            out += "\n";
+        }
+        out += "**Files** — the code round may touch only these:\n\n";
+        for (const auto& f : plan.files) out += "- " + code(f) + "\n";
+        if (!plan.tests.empty()) {
+            out += "\n**Tests**:\n\n";
+            for (const auto& t : plan.tests) out += "- " + code(t) + "\n";
+        }
+        out += "\n**Steps**:\n\n";
+        for (std::size_t i = 0; i < plan.steps.size(); ++i)
+            out += std::to_string(i + 1) + ". " + words(plan.steps[i]) + "\n";
+    } else {
+        out += "The answer could not be read as a plan: " + words(v.plan_why_not) +
+               ". As written" + (v.plan_text.size() > kShownAnswer ? " (its end)" : "") +
+               ":\n\n" +
+               fenced(v.plan_text.empty()
+                          ? "(nothing)"
+                          : v.plan_text.substr(v.plan_text.size() -
+                                               std::min(v.plan_text.size(), kShownAnswer)));
+    }
+    out += "\n| | check | result |\n|---|---|---|\n";
+    for (const auto& c : v.checks)
+        out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
+    out += "\n";
+    if (!v.plan_rejected_by.empty())
+        out += "**Rejected** (" + words(v.plan_rejected_by) + "): no code round starts. Write what " +
+               "to change followed by " + code(command + " revise") + " for a new plan.\n";
+    else if (v.plan && v.pass)
+        out += "A person with write access answers " + code(command + " approve " + v.agent + " " +
+                                                            v.plan->hash) +
+               " (the code round starts, held to these files), or writes what to change "
+               "followed by " +
+               code(command + " revise") + ", or " + code(command + " reject") + ".\n";
+    else
+        out += "Nothing to approve: write what to change followed by " +
+               code(command + " revise") + " for another plan, or " + code(command + " reject") +
+               ".\n";
+    if (auto line = usage_line(v); !line.empty()) out += "\n<sub>" + cell(line) + "</sub>\n";
+    return out;
+}
+
+namespace {
+
+// A plan round in the terminal: its lists, and how to go on.
+std::string plan_text_section(const Verdict& v) {
+    if (!v.plan) return "\nno plan: " + v.plan_why_not + "\n";
+    std::string out;
+    auto list = [&](const char* title, const std::vector<std::string>& items) {
+        if (items.empty()) return;
+        out += std::string("\n") + title + ":\n";
+        for (const auto& item : items) out += "  - " + item + "\n";
+    };
+    list("Questions", v.plan->questions);
+    list("Files", v.plan->files);
+    list("Tests", v.plan->tests);
+    list("Steps", v.plan->steps);
+    if (v.pass)
+        out += "\nplan " + v.plan->hash + ": cocode-dispatch continue " + std::to_string(v.issue) +
+               " --agent " + v.agent + " --approve --hash " + v.plan->hash +
+               " (or --revise -m TEXT, --reject)\n";
+    return out;
+}
+
+}  // namespace
+
 std::string render_text(const Verdict& v) {
-    std::string out = std::string(v.pass ? "PASS" : "FAIL") + "  cocode check";
+    std::string out = std::string(v.plan_round ? (v.pass ? "PLAN" : "FAIL") : v.pass ? "PASS" : "FAIL") +
+                      (v.plan_round ? "  cocode plan" : "  cocode check");
     if (!v.agent.empty()) out += " · " + v.agent;
     if (v.issue) out += " on #" + std::to_string(v.issue);
     out += "\n";
@@ -188,6 +310,7 @@ std::string render_text(const Verdict& v) {
                "  " + c.reason + "\n";
         for (const auto& file : c.files) out += "        " + std::string(width, ' ') + file + "\n";
     }
+    if (v.plan_round) return out + plan_text_section(v);
     for (const auto& c : v.checks) {
         if (c.outcome != Outcome::fail || c.output_tail.empty()) continue;
         out += "\n" + c.name + ", last lines:\n";
@@ -282,6 +405,14 @@ std::string verdict_record(const Verdict& v) {
             c["files_total"] = c["files"].size();
             c["files"].erase(c["files"].begin() + kRecordListCap, c["files"].end());
         }
+    // A plan read needs no answer beside it; one that could not be read keeps its last 4 KiB
+    // (the comment shows more).
+    if (j.contains("plan_round")) {
+        std::string text = j["plan_round"]["text"].get<std::string>();
+        if (v.plan) text.clear();
+        if (text.size() > 4096) text.erase(0, text.size() - 4096);
+        j["plan_round"]["text"] = text;
+    }
     return hidden_record(kRecordStart,
                          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -18,6 +18,12 @@ namespace cocode::check {
 // failing command's output in a collapsed block, the run's duration.
 std::string render_markdown(const Verdict& verdict);
 
+// A plan round's report (docs/review.md, "Plans"): the questions first, then the files, tests
+// and steps, and the commands (`command`, the configured "/cocode") that approve, revise or
+// reject it, naming its hash. An unreadable plan is shown as written, fenced, with why. The
+// agent's words are data: no HTML, nothing that could pass for a record of cocode's.
+std::string render_plan_markdown(const Verdict& verdict, const std::string& command = "/cocode");
+
 // What the run used, one line: "claude-sonnet-4-5 · 412k in / 9k out · $1.84 · 6m 2s"
 // (the verdict comment's footer); "" when the run reported no usage.
 std::string usage_line(const Verdict& verdict);

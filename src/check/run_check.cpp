@@ -102,6 +102,12 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
             network_fails = sealed->network.fail_on_blocked;
         }
         input.rules_source = "as dispatched";
+        input.plan_round = s.plan_round;
+        input.plan = s.plan;
+        input.requested_by = s.requested_by;
+        if (s.plan_round)  // the plan is the agent's answer (its final message, or stdout)
+            input.plan_answer =
+                read_file_tail(run::RunFiles{record.folder}.output(), kPlanAnswerCap);
     } else {
         // A run from before seals were kept: the base commit's configuration.
         input.base = record.base_commit;
@@ -147,7 +153,8 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
             {seen.number, round_trigger_text(seen.run.round_trigger, record.issue),
              seen.judged ? std::optional<bool>(seen.judged->pass) : std::nullopt,
              seen.run.round_from.empty() ? seen.run.base_commit : seen.run.round_from,
-             seen.judged ? seen.judged->head : seen.run.ready_commit, seen.run.run_id});
+             seen.judged ? seen.judged->head : seen.run.ready_commit, seen.run.run_id,
+             seen.run.plan_round});
     }
     return input;
 }
@@ -165,7 +172,7 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
         verdict->rounds.push_back(
             {input.round, round_trigger_text(input.round_trigger, input.issue), verdict->pass,
              input.round_from.empty() ? verdict->base : input.round_from, verdict->head,
-             input.run_id});
+             input.run_id, input.plan_round});
     }
     if (auto w = write_file_atomic(input.report_dir / kCheckJson,
                                    json_dump(to_json(*verdict), 2) + "\n");

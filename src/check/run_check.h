@@ -21,6 +21,8 @@ namespace cocode::check {
 
 inline constexpr const char* kCheckJson = run::kCheckJsonFile;
 inline constexpr char kCheckMarkdown[] = "check.md";
+// What of a plan round's answer is read as its plan: its last 64 KiB.
+inline constexpr std::size_t kPlanAnswerCap = 64 << 10;
 
 // The configuration commit `base` holds (defaults when it holds none): the rules a change is
 // judged by in CI, so that it cannot loosen them itself.

@@ -97,9 +97,28 @@ json to_json(const Verdict& v) {
                               {"verdict", r.pass ? json(*r.pass ? "PASS" : "FAIL") : json(nullptr)},
                               {"from", r.from},
                               {"to", r.to},
-                              {"run_id", r.run_id}});
+                              {"run_id", r.run_id},
+                              {"plan", r.plan}});
         out["rounds"] = std::move(rounds);
     }
+    if (v.plan_round) {
+        json plan = {{"text", v.plan_text}, {"why_not", v.plan_why_not}};
+        if (!v.plan_rejected_by.empty()) plan["rejected_by"] = v.plan_rejected_by;
+        if (v.plan)
+            plan.update({{"hash", v.plan->hash},
+                         {"questions", v.plan->questions},
+                         {"files", v.plan->files},
+                         {"tests", v.plan->tests},
+                         {"steps", v.plan->steps}});
+        out["plan_round"] = std::move(plan);
+    }
+    if (!v.requested_by.empty()) out["requested_by"] = v.requested_by;
+    if (v.plan_rules)
+        out["plan"] = {{"hash", v.plan_rules->hash},
+                       {"files", v.plan_rules->files},
+                       {"verify", v.plan_rules->verify},
+                       {"left_out", v.plan_rules->left_out},
+                       {"approved_by", v.plan_rules->approved_by}};
     return out;
 }
 
@@ -181,7 +200,26 @@ Verdict verdict_from_json(const json& j) {
         line.from = json_value(r, "from", "");
         line.to = json_value(r, "to", "");
         line.run_id = json_value(r, "run_id", "");
+        line.plan = json_value(r, "plan", false);
         v.rounds.push_back(std::move(line));
+    }
+    if (j.contains("plan_round") && j["plan_round"].is_object()) {
+        const json& plan = j["plan_round"];
+        v.plan_round = true;
+        v.plan_text = json_value(plan, "text", "");
+        v.plan_why_not = json_value(plan, "why_not", "");
+        v.plan_rejected_by = json_value(plan, "rejected_by", "");
+        if (json_value(plan, "hash", "") != "")
+            v.plan = WorkPlan{string_list(plan, "questions"), string_list(plan, "files"),
+                              string_list(plan, "tests"), string_list(plan, "steps"),
+                              json_value(plan, "hash", "")};
+    }
+    v.requested_by = json_value(j, "requested_by", "");
+    if (j.contains("plan") && j["plan"].is_object()) {
+        const json& plan = j["plan"];
+        v.plan_rules = run::SealedPlan{json_value(plan, "hash", ""), string_list(plan, "files"),
+                                       string_list(plan, "verify"), string_list(plan, "left_out"),
+                                       json_value(plan, "approved_by", "")};
     }
     return v;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "git/repository.h"
+#include "run/seal.h"
 #include "run/usage.h"
 
 namespace cocode::check {
@@ -42,6 +43,16 @@ struct RoundLine {
     std::optional<bool> pass;  // nullopt: not judged
     std::string from, to;      // the commits the round went from and to
     std::string run_id;        // the round's run (a fresh runner restores the rounds from it)
+    bool plan = false;         // a plan round
+};
+
+// A plan of work as read from a plan round's answer (check/work_plan.h).
+struct WorkPlan {
+    std::vector<std::string> questions;
+    std::vector<std::string> files;  // paths or globs
+    std::vector<std::string> tests;  // verify commands proposed
+    std::vector<std::string> steps;
+    std::string hash;  // 12 hex digits
 };
 
 struct Verdict {
@@ -72,6 +83,16 @@ struct Verdict {
     std::vector<RoundLine> rounds;
     // What the run used and cost (its run-end.json), when it said (docs/cost.md).
     std::optional<run::RunUsage> usage;
+    // A plan round (docs/review.md, "Plans"): the plan read from its answer (none when it
+    // could not be, `plan_why_not` says why), and the answer as written (its last 64 KiB).
+    bool plan_round = false;
+    std::optional<WorkPlan> plan;
+    std::string plan_why_not;
+    std::string plan_text;
+    std::string plan_rejected_by;  // "@login" or "terminal", once a person rejected it
+    // A code round held to an approved plan: the rules that came from it.
+    std::optional<run::SealedPlan> plan_rules;
+    std::string requested_by;  // who asked for the pair on GitHub (sealed): the gate skips them
 
     const CheckItem* find(std::string_view id) const;
 };

@@ -221,6 +221,31 @@ Result<void> parse_review(const Reader& r, const json& review, ReviewConfig& out
     return {};
 }
 
+Result<void> parse_plan(const Reader& r, const json& plan, PlanConfig& out) {
+    if (!plan.is_object()) return r.bad("plan", "an object with bind_verify");
+    if (auto ok = r.only_keys(plan, "plan", {"bind_verify"}); !ok) return ok;
+    if (plan.contains("bind_verify")) {
+        auto prefixes = r.strings(plan["bind_verify"], "plan.bind_verify");
+        if (!prefixes) return std::move(prefixes).error();
+        for (const auto& prefix : *prefixes)
+            if (prefix.find_first_not_of(" \t") == std::string::npos)
+                return r.bad("plan.bind_verify", "command prefixes, none of them blank");
+        out.bind_verify = std::move(prefixes).value();
+    }
+    return {};
+}
+
+Result<void> parse_gate(const Reader& r, const json& gate, GateConfig& out) {
+    if (!gate.is_object()) return r.bad("gate", "an object with approvals");
+    if (auto ok = r.only_keys(gate, "gate", {"approvals"}); !ok) return ok;
+    if (gate.contains("approvals")) {
+        auto n = r.integer(gate["approvals"], "gate.approvals", 0, 20);
+        if (!n) return std::move(n).error();
+        out.approvals = *n;
+    }
+    return {};
+}
+
 Result<void> parse_pricing(const Reader& r, const json& pricing,
                            std::map<std::string, Price>& out) {
     const std::string expected =
@@ -310,11 +335,15 @@ Result<void> parse_budget(const Reader& r, const json& budget, BudgetConfig& out
 
 Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
     if (!trigger.is_object())
-        return r.bad("trigger", "an object with label, command, allowed_bots, secret_env");
-    if (auto ok =
-            r.only_keys(trigger, "trigger", {"label", "command", "allowed_bots", "secret_env"});
+        return r.bad("trigger", "an object with label, command, allowed_bots, secret_env, plan");
+    if (auto ok = r.only_keys(trigger, "trigger",
+                              {"label", "command", "allowed_bots", "secret_env", "plan"});
         !ok)
         return ok;
+    if (trigger.contains("plan")) {
+        if (!trigger["plan"].is_boolean()) return r.bad("trigger.plan", "true or false");
+        out.plan = trigger["plan"].get<bool>();
+    }
     if (trigger.contains("secret_env")) {
         const json& name = trigger["secret_env"];
         const bool valid =
@@ -945,7 +974,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "ready_marker", "worktree_root",  "branch_prefix", "base_branch", "worktree_setup",
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
-             "progress",     "network",        "$schema"});
+             "progress",     "network",        "plan",          "gate",        "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -1047,6 +1076,12 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     if (doc.contains("review")) {
         if (auto ok = parse_review(r, doc["review"], config.review); !ok)
             return std::move(ok).error();
+    }
+    if (doc.contains("plan")) {
+        if (auto ok = parse_plan(r, doc["plan"], config.plan); !ok) return std::move(ok).error();
+    }
+    if (doc.contains("gate")) {
+        if (auto ok = parse_gate(r, doc["gate"], config.gate); !ok) return std::move(ok).error();
     }
     if (doc.contains("pricing")) {
         if (auto ok = parse_pricing(r, doc["pricing"], config.pricing); !ok)

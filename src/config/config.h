@@ -133,6 +133,7 @@ struct TriggerConfig {
     std::string label = "cocode";
     std::string command = "/cocode";
     std::vector<std::string> allowed_bots;  // logins, e.g. "renovate[bot]"
+    bool plan = false;  // a labelled issue starts plan rounds, not code (docs/review.md)
     // The environment variable holding the webhook secret (`serve`); the secret is never in
     // the configuration.
     std::string secret_env = "COCODE_WEBHOOK_SECRET";
@@ -143,6 +144,22 @@ struct TriggerConfig {
 struct ReviewConfig {
     int max_rounds = 3;       // per pull request, the first round included
     bool fix_checks = false;  // a failing check on the PR's head starts a round
+};
+
+// `plan`: a plan round's plan becomes the code round's rules (docs/review.md, "Plans"). A verify
+// command the plan proposes joins the sealed ones only when it starts with one of
+// `bind_verify` (a whole word or more of it); unset: the configured verify commands themselves
+// are the prefixes, so a plan may narrow `make test` to `make test TESTS=x` but not smuggle in
+// `curl … | sh`.
+struct PlanConfig {
+    std::optional<std::vector<std::string>> bind_verify;
+};
+
+// `gate`: the commit status `cocode/gate` on each agent pull request's head, green only with a
+// PASS on that head and approvals of `approvals` people with write access other than the
+// requester (0: off).
+struct GateConfig {
+    int approvals = 0;
 };
 
 // What a model's tokens cost, in USD per million (`pricing`, over the shipped price table).
@@ -201,6 +218,8 @@ struct Config {
     PublishConfig publish;
     TriggerConfig trigger;
     ReviewConfig review;
+    PlanConfig plan;
+    GateConfig gate;
     // Model name (or a prefix of one: the longest that matches wins) to its price.
     std::map<std::string, Price> pricing;
     BudgetConfig budget;

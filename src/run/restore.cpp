@@ -46,12 +46,15 @@ Result<void> restore_round(const fs::path& repo_root, const fs::path& runs_dir,
     // The first round's trigger is the issue, which run-info leaves empty.
     info.set("round_trigger", round.round == 1 ? "" : round.round_trigger);
     info.set("round_from", round.round == 1 ? "" : round.round_from);
+    info.set("round_kind", round.plan_round ? "plan" : "code");
     info.set_number("restarts", 0);
     const RunFiles made{making};
     Result<void> written = write_file_atomic(made.info(), info.render());
     if (written) written = write_file_atomic(made.issue_body(), round.issue_body);
     if (written) written = write_file_atomic(made.output(), round.output);
-    if (written && round.pass) {
+    if (written && !round.verdict_json.empty()) {
+        written = write_file_atomic(made.check_json(), round.verdict_json);
+    } else if (written && round.pass) {
         const nlohmann::json verdict = {{"verdict", *round.pass ? "PASS" : "FAIL"},
                                         {"head", round.head},
                                         {"run_id", round.run_id},

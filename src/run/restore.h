@@ -28,6 +28,10 @@ struct RestoredRound {
     std::optional<bool> pass;  // its verdict, when it was judged
     std::string head;          // the commit judged
     std::string output;        // what the agent said at its end
+    bool plan_round = false;   // a plan round (docs/review.md, "Plans")
+    // The last round's verdict as published (its record), written whole as its check.json, so
+    // that a plan can be approved where it was not made; empty: the verdict alone.
+    std::string verdict_json;
 };
 
 // Makes the round's run folder under `runs_dir` whole under another name, then renames it

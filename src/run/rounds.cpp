@@ -31,20 +31,24 @@ std::vector<RoundSeen> rounds_of(
     return rounds;
 }
 
-RoundDecision decide_round(const std::vector<RoundSeen>& history, int max_rounds) {
+RoundDecision decide_round(const std::vector<RoundSeen>& all, int max_rounds, bool plan) {
     RoundDecision d;
-    if (history.empty()) {
+    if (all.empty()) {
         d.why_not = "there is no run to continue";
         return d;
     }
-    d.number = history.back().number + 1;
+    d.number = all.back().number + 1;
+    std::vector<RoundSeen> history;  // the rounds of the kind to start
+    for (const auto& r : all)
+        if (r.run.plan_round == plan) history.push_back(r);
     auto failed = [](const RoundSeen& r) { return r.judged && !r.judged->pass; };
-    if (d.number > max_rounds) {
-        d.why_not =
-            "the round cap is reached (review.max_rounds = " + std::to_string(max_rounds) + ")";
-    } else if (history.size() >= 2 && failed(history.back()) &&
+    const std::string kind = plan ? "plan rounds" : "rounds";
+    if (static_cast<int>(history.size()) + 1 > max_rounds) {
+        d.why_not = "the " + std::string(plan ? "plan round" : "round") +
+                    " cap is reached (review.max_rounds = " + std::to_string(max_rounds) + ")";
+    } else if (!plan && history.size() >= 2 && failed(history.back()) &&
                failed(history[history.size() - 2])) {
-        d.why_not = "rounds " + std::to_string(history[history.size() - 2].number) + " and " +
+        d.why_not = kind + " " + std::to_string(history[history.size() - 2].number) + " and " +
                     std::to_string(history.back().number) + " both failed their check";
     } else {
         d.go = true;

@@ -39,7 +39,11 @@ struct RoundDecision {
 };
 
 // Whether another round may start after `history`: not past `max_rounds` (the first round
-// counts), and not after two rounds in a row that failed their check.
-RoundDecision decide_round(const std::vector<RoundSeen>& history, int max_rounds);
+// counts), and not after two rounds in a row that failed their check. Plan rounds and code
+// rounds are counted apart (`plan`: the round to start is a plan round): a plan and its
+// revisions do not use up the rounds of review, and a plan that could not be read is not a
+// failed check of code.
+RoundDecision decide_round(const std::vector<RoundSeen>& history, int max_rounds,
+                           bool plan = false);
 
 }  // namespace cocode::run

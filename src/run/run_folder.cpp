@@ -59,6 +59,7 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.round = std::max(1, static_cast<int>(to_number(info.get("round"), 1)));
     r.round_trigger = text("round_trigger");
     r.round_from = text("round_from");
+    r.plan_round = text("round_kind") == "plan";
     return r;
 }
 

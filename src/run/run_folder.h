@@ -87,6 +87,7 @@ struct RunRecord {
     int round = 1;
     std::string round_trigger;  // "terminal", "review by @login", "check <name>"
     std::string round_from;     // the branch's head when the round began
+    bool plan_round = false;    // a plan round (round_kind: plan), which writes nothing
 };
 
 RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);

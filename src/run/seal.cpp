@@ -24,6 +24,12 @@ std::string seal_text(const Seal& seal) {
             threads.push_back({{"id", t.id}, {"path", t.path}, {"line", t.line}});
         doc["pull_request"] = {{"number", seal.pull_request}, {"threads", threads}};
     }
+    if (seal.plan_round) doc["plan_round"] = true;
+    if (!seal.requested_by.empty()) doc["requested_by"] = seal.requested_by;
+    if (seal.plan)
+        doc["plan"] = {{"hash", seal.plan->hash},         {"files", seal.plan->files},
+                       {"verify", seal.plan->verify},     {"left_out", seal.plan->left_out},
+                       {"approved_by", seal.plan->approved_by}};
     return json_dump(doc, 2) + "\n";
 }
 
@@ -79,6 +85,21 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
             if (t.is_object() && json_value(t, "id", 0LL) > 0)
                 seal.threads.push_back({json_value(t, "id", 0LL), json_value(t, "path", ""),
                                         json_value(t, "line", 0)});
+    }
+    seal.plan_round = json_value(*doc, "plan_round", false);
+    seal.requested_by = json_value(*doc, "requested_by", "");
+    if (doc->contains("plan") && (*doc)["plan"].is_object()) {
+        const json& plan = (*doc)["plan"];
+        auto strings = [&](const char* key) {
+            std::vector<std::string> out;
+            for (const auto& item : json_value(plan, key, json::array()))
+                if (item.is_string()) out.push_back(item.get<std::string>());
+            return out;
+        };
+        seal.plan = SealedPlan{json_value(plan, "hash", ""), strings("files"), strings("verify"),
+                               strings("left_out"), json_value(plan, "approved_by", "")};
+        if (seal.plan->hash.empty() || seal.plan->files.empty())
+            return Error::general(source + ": field 'plan' has no hash or no files");
     }
     return seal;
 }

@@ -30,6 +30,18 @@ struct SealedThread {
     int line = 0;  // in the branch as the round found it
 };
 
+// The plan a person approved (docs/review.md, "Plans"): sealed with the code round it started
+// and every round after it, so that the check holds the agent to it. `files` narrow the
+// configured allowed_paths (a file must match both); `verify` joins the configured commands
+// (only those plan.bind_verify let through; the rest are `left_out`, and said so).
+struct SealedPlan {
+    std::string hash;
+    std::vector<std::string> files;
+    std::vector<std::string> verify;
+    std::vector<std::string> left_out;
+    std::string approved_by;  // "@login", or "terminal"
+};
+
 struct Seal {
     std::string run_id;
     std::string base_commit;
@@ -39,6 +51,9 @@ struct Seal {
     std::vector<SealedRef> refs;
     long pull_request = 0;  // a round from a pull request: its number, and the threads given
     std::vector<SealedThread> threads;
+    bool plan_round = false;          // a plan round: judged on its plan, and on writing nothing
+    std::optional<SealedPlan> plan;   // the approved plan this round is held to
+    std::string requested_by;         // who asked for the pair on GitHub ("@login"), if known
 };
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);

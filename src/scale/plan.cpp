@@ -7,17 +7,21 @@
 namespace cocode::scale {
 
 std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
-                                 const std::vector<config::AgentConfig>& agents) {
+                                 const std::vector<config::AgentConfig>& agents,
+                                 bool plan_rounds) {
     std::vector<PlanEntry> plan;
     for (const auto& issue : issues)
-        for (const auto& agent : agents) plan.push_back({issue.number, agent.name});
+        for (const auto& agent : agents) plan.push_back({issue.number, agent.name, plan_rounds});
     return plan;
 }
 
 nlohmann::json matrix(const std::vector<PlanEntry>& plan) {
     nlohmann::json include = nlohmann::json::array();
-    for (const auto& entry : plan)
-        include.push_back({{"issue", entry.issue}, {"agent", entry.agent}});
+    for (const auto& entry : plan) {
+        nlohmann::json item = {{"issue", entry.issue}, {"agent", entry.agent}};
+        if (entry.plan_round) item["plan"] = true;
+        include.push_back(std::move(item));
+    }
     return {{"include", include}};
 }
 

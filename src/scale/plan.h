@@ -17,13 +17,17 @@ namespace cocode::scale {
 struct PlanEntry {
     long issue = 0;
     std::string agent;
+    bool plan_round = false;  // a plan round (docs/review.md, "Plans"): the job runs `run --plan`
 };
 
-// One entry per (issue, agent), issues in the order given, agents in the order chosen.
+// One entry per (issue, agent), issues in the order given, agents in the order chosen; with
+// `plan_rounds`, each a plan round.
 std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
-                                 const std::vector<config::AgentConfig>& agents);
+                                 const std::vector<config::AgentConfig>& agents,
+                                 bool plan_rounds = false);
 
-// {"include": [{"issue": 7, "agent": "claude"}, …]}: what `fromJSON` turns into a matrix.
+// {"include": [{"issue": 7, "agent": "claude"}, …]}: what `fromJSON` turns into a matrix; a
+// plan round's entry also has "plan": true.
 nlohmann::json matrix(const std::vector<PlanEntry>& plan);
 
 // Inside Actions: `matrix` (the above, one line), `count` (entries; GitHub refuses an empty

@@ -126,6 +126,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         auto number = issue_number(payload);
         if (!number) return std::move(number).error();
         request.issue = *number;
+        request.login = text_field(object_field(payload, "sender"), "login");  // who labelled
         const std::string label =
             payload.contains("label") ? text_field(payload["label"], "name") : "";
         if (action != "labeled") {
@@ -134,6 +135,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             request.why_not = "label '" + label + "' is not '" + trigger.label + "'";
         } else {
             request.kind = EventRequest::Kind::label;
+            if (trigger.plan) request.verb = "plan";
         }
         return request;
     }
@@ -162,6 +164,13 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             } else {
                 request.why_not = "the comment is not a " + trigger.command + " command";
             }
+        } else if (auto verb = plan_command(text_field(comment, "body"), trigger.command)) {
+            request.kind = EventRequest::Kind::command;
+            request.commanded = true;
+            request.verb = verb->verb;
+            request.agents = verb->agents;
+            request.plan_hash = verb->hash;
+            request.instruction = verb->words;
         } else if (said.empty() || said.front() != trigger.command) {
             request.why_not = "the comment is not a " + trigger.command + " command";
         } else {
@@ -245,6 +254,62 @@ std::optional<std::string> words_after_command(std::string_view body, const std:
     if (start == std::string::npos) return std::string();
     const auto end = rest.find_last_not_of(" \t\r\n");
     return rest.substr(start, end - start + 1);
+}
+
+std::optional<PlanCommand> plan_command(std::string_view body, const std::string& command) {
+    std::vector<std::string> lines;
+    {
+        std::istringstream in{std::string(body)};
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            lines.push_back(line);
+        }
+    }
+    auto blank = [](const std::string& line) {
+        return line.find_first_not_of(" \t") == std::string::npos;
+    };
+    auto first = std::find_if_not(lines.begin(), lines.end(), blank);
+    auto last = std::find_if_not(lines.rbegin(), lines.rend(), blank);
+    if (first == lines.end()) return std::nullopt;
+    auto verb_of = [&](const std::string& line) -> std::vector<std::string> {
+        auto said = words(line);
+        static const char* kVerbs[] = {"plan", "approve", "revise", "reject"};
+        if (said.size() < 2 || said[0] != command) return {};
+        for (const char* verb : kVerbs)
+            if (said[1] == verb) return said;
+        return {};
+    };
+    auto trimmed_text = [](const std::string& text) {
+        std::string visible = visible_text(text).text;
+        const auto start = visible.find_first_not_of(" \t\r\n");
+        if (start == std::string::npos) return std::string();
+        return visible.substr(start, visible.find_last_not_of(" \t\r\n") - start + 1);
+    };
+    auto join = [&](auto from, auto to) {
+        std::string text;
+        for (auto it = from; it != to; ++it) text += *it + "\n";
+        return text;
+    };
+    PlanCommand out;
+    auto said = verb_of(*first);
+    if (!said.empty()) {
+        out.verb = said[1];
+        if (out.verb == "revise") out.words = trimmed_text(join(first + 1, lines.end()));
+    } else {
+        said = verb_of(*last);
+        if (said.empty() || said[1] != "revise") return std::nullopt;
+        out.verb = "revise";
+        out.words = trimmed_text(join(lines.begin(), last.base() - 1));
+    }
+    for (std::size_t i = 2; i < said.size(); ++i) {
+        const bool hash = said[i].size() == 12 &&
+                          said[i].find_first_not_of("0123456789abcdef") == std::string::npos;
+        if (hash && out.verb == "approve")
+            out.hash = said[i];
+        else
+            out.agents.push_back(said[i]);
+    }
+    return out;
 }
 
 bool event_read(std::string_view name) {
@@ -374,8 +439,11 @@ Result<Decision> decide(const EventRequest& request, const config::Config& confi
             return decision;
         case EventRequest::Kind::label:
             decision.run = true;
+            decision.verb = request.verb;
+            if (!request.login.empty()) decision.by = "@" + request.login;
             decision.notice = "issue #" + std::to_string(request.issue) + " labelled '" +
-                              config.trigger.label + "'";
+                              config.trigger.label + "'" +
+                              (request.verb.empty() ? "" : ": plan rounds (trigger.plan)");
             return decision;
         case EventRequest::Kind::command:
         case EventRequest::Kind::round:
@@ -398,12 +466,35 @@ Result<Decision> decide(const EventRequest& request, const config::Config& confi
             "refused: no agent '" + terminal_safe_line(name) + "' in the configuration";
         return decision;
     }
+    // A plan command says what it acts on: an approval names the plan's hash (a plan changed
+    // since cannot be approved by accident), a revision says what to change.
+    const std::string missing =
+        request.verb == "approve" && request.plan_hash.empty()
+            ? "name the plan you approve by its hash, as its comment shows it: `" +
+                  config.trigger.command + " approve AGENT HASH`."
+        : request.verb == "revise" && request.instruction.empty()
+            ? "say what to change (or answer the plan's questions) in the same comment, "
+              "before `" +
+                  config.trigger.command + " revise`."
+            : std::string();
+    if (!missing.empty()) {
+        if (auto replied = reply_once(github, request, "@" + request.login + " " + missing);
+            !replied)
+            return std::move(replied).error();
+        decision.notice = "refused: " + config.trigger.command + " " + request.verb + " from " +
+                          who + " without " + (request.verb == "approve" ? "a hash" : "words");
+        return decision;
+    }
     if (auto eyes = github.add_comment_reaction(request.comment_id, "eyes"); !eyes)
         return std::move(eyes).error();
     decision.run = true;
     decision.agents = request.agents;
-    decision.notice =
-        "issue #" + std::to_string(request.issue) + ": " + config.trigger.command + " from " + who;
+    decision.verb = request.verb;
+    decision.plan_hash = request.plan_hash;
+    decision.instruction = request.instruction;
+    decision.by = "@" + request.login;
+    decision.notice = "issue #" + std::to_string(request.issue) + ": " + config.trigger.command +
+                      (request.verb.empty() ? "" : " " + request.verb) + " from " + who;
     return decision;
 }
 

@@ -40,7 +40,24 @@ struct EventRequest {
     std::string head_ref;
     std::string head_repository;
     std::string instruction;
+    // A plan command on an issue (docs/review.md, "Plans"): `plan`, `approve`, `revise` or
+    // `reject` (kind command), the plan's hash an approval names, and for `revise` the words
+    // that go with it (in `instruction`). A label with trigger.plan asks for a plan too.
+    std::string verb;
+    std::string plan_hash;
 };
+
+// A plan command in a comment's body, when it says one: `/cocode plan [agents]`,
+// `/cocode approve [agent] [hash]`, `/cocode reject [agent]` on its first line, or
+// `/cocode revise [agent]` on its first line (the words after it go with it) or on its last
+// (the words before it).
+struct PlanCommand {
+    std::string verb;
+    std::vector<std::string> agents;
+    std::string hash;
+    std::string words;  // revise: what to change, hidden text left out
+};
+std::optional<PlanCommand> plan_command(std::string_view body, const std::string& command);
 
 // The words after the command when `body` says it (the first word of its first line that is
 // not blank), hidden text left out and trimmed; nullopt when it does not say it.
@@ -76,6 +93,10 @@ struct Decision {
     long pull = 0;
     Request request;
     std::string instruction;
+    // A plan command (EventRequest::verb), its hash, and who said it ("@login").
+    std::string verb;
+    std::string plan_hash;
+    std::string by;
 };
 
 // Decides on a request: labels run; a command runs when its author may command (asked of

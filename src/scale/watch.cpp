@@ -71,6 +71,11 @@ json entry_json(const WatchEntry& e) {
         out["round"] = {{"issue", e.round->issue},
                         {"agent", e.round->agent},
                         {"instruction", e.round->instruction}};
+    if (e.plan)
+        out["plan"] = {{"verb", e.plan->verb},
+                       {"hash", e.plan->hash},
+                       {"words", e.plan->words},
+                       {"by", e.plan->by}};
     return out;
 }
 
@@ -104,12 +109,17 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
             e.round = WatchRound{r.at("issue").get<long>(), r.at("agent").get<std::string>(),
                                  r.at("instruction").get<std::string>()};
         }
+        if (j.contains("plan")) {
+            const json& p = j.at("plan");
+            e.plan = WatchPlan{p.at("verb").get<std::string>(), p.at("hash").get<std::string>(),
+                               p.at("words").get<std::string>(), p.at("by").get<std::string>()};
+        }
     } catch (const std::exception&) {
         return Error::usage(file.string() +
                             ": an entry of `issues` is not one a watcher wrote "
                             "(expected issue, request, kind, agents, nonce, comment, state, "
                             "lease, beat, updated_at, phase, sent, since, runs; and round for a "
-                            "pull request's)");
+                            "pull request's, plan for a plan command)");
     }
     return e;
 }
@@ -194,8 +204,10 @@ Result<void> Watcher::pass(bool poll) {
     }
     if (poll && held.empty()) {
         if (auto claimed = claim_new(); !claimed) return claimed;
-        if (options_.rounds)
+        if (options_.rounds) {
             if (auto rounds = claim_rounds(); !rounds) return rounds;
+            if (auto plans = claim_plan_commands(); !plans) return plans;
+        }
     }
     for (std::size_t i = 0; i < entries_.size();) {
         if (!held.empty() && entries_[i].phase == WatchPhase::claiming) {
@@ -243,7 +255,10 @@ Result<void> Watcher::claim_new() {
         auto request = latest_request(*github_, issue.number, options_.label);
         if (!request) return std::move(request).error();
         if (*request == 0) continue;
-        auto taken = take(issue.number, Request{Request::Kind::label, *request}, {});
+        auto taken = take(issue.number, Request{Request::Kind::label, *request}, {},
+                          options_.config && options_.config->trigger.plan
+                              ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", ""})
+                              : std::nullopt);
         if (!taken) return std::move(taken).error();
         if (*taken == Taking::started) --room;
         if (*taken == Taking::answered) answered_[issue.number] = issue.updated_at;
@@ -253,17 +268,19 @@ Result<void> Watcher::claim_new() {
 
 Result<Watcher::Taking> Watcher::take_round(long pull, const Request& request,
                                             const WatchRound& round) {
-    return take_entry(pull, request, {round.agent}, round);
+    return take_entry(pull, request, {round.agent}, round, std::nullopt);
 }
 
 Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
-                                      const std::vector<std::string>& agents) {
-    return take_entry(issue, request, agents, std::nullopt);
+                                      const std::vector<std::string>& agents,
+                                      const std::optional<WatchPlan>& plan) {
+    return take_entry(issue, request, agents, std::nullopt, plan);
 }
 
 Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
                                             const std::vector<std::string>& agents,
-                                            const std::optional<WatchRound>& round) {
+                                            const std::optional<WatchRound>& round,
+                                            const std::optional<WatchPlan>& plan) {
     if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
             return e.claim.issue == issue && e.claim.request == request;
         }))
@@ -291,6 +308,7 @@ Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
     entry.claim.lease = options_.lease;
     entry.agents = agents;
     entry.round = round;
+    entry.plan = plan;
     entries_.push_back(std::move(entry));
     if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
     return Taking::started;
@@ -375,7 +393,8 @@ Result<void> Watcher::label_running(WatchEntry& e) {
     const long n = e.claim.issue;
     e.phase = WatchPhase::dispatching;
     e.since = make_run_id(std::chrono::system_clock::now(), 0).substr(0, 18);
-    if (e.round) return save();  // a pull request's labels say what the verdict says
+    // A pull request's labels say what the verdict says; a plan's comment says what it is.
+    if (e.round || e.plan) return save();
     if (auto labelled = github_->add_labels(n, {kLabelRunning}); !labelled)
         options_.notice("#" + std::to_string(n) + ": " + labelled.error().message);
     // What an earlier request came to no longer stands.
@@ -429,8 +448,15 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     if (e.runs.empty() && making) return Step::wait;
     if (e.runs.empty()) {
         auto started =
-            e.round ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)
-                    : options_.dispatch(n, e.agents);
+            e.round  ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)
+            : e.plan ? options_.dispatch_plan(n, e.agents, *e.plan, e.claim.request.id)
+                     : options_.dispatch(n, e.agents);
+        if (started && started->empty()) {  // a rejection: done, nothing to run
+            auto finished = finish(*github_, e.claim, ClaimState::done, "plan rejected.");
+            if (!finished) return std::move(finished).error();
+            options_.notice(issue + ": plan rejected");
+            return Step::done;
+        }
         // The `run` of a watcher killed mid-step may have made its runs meanwhile.
         if (!started && runs_being_made(runs_dir, e.since)) return Step::wait;
         if (!started) adopt();
@@ -439,9 +465,9 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
             // Nothing ran: the issue is answered as failed, with why.
             const std::string why = redact(started.error().message);
             options_.notice(issue + ": the runs could not start: " + why);
-            if (e.round) {
-                // No round (the cap, two failures, nothing to act on): the claim says why;
-                // `continue` has told the pull request what a person must know.
+            if (e.round || e.plan) {
+                // No round (the cap, two failures, nothing to act on, a stale plan): the claim
+                // says why; `continue` has told the pull request or issue what a person must know.
                 auto finished = finish(*github_, e.claim, ClaimState::failed, "no round: " + why);
                 if (!finished) return std::move(finished).error();
                 return Step::done;
@@ -512,7 +538,7 @@ Result<bool> Watcher::answer(WatchEntry& e) {
     }
     if (outcome.empty()) outcome = "no verdict";
     const ClaimState state = any_pass ? ClaimState::done : ClaimState::failed;
-    if (e.round) {
+    if (e.round || e.plan) {
         if (auto finished = finish(*github_, e.claim, state, outcome + "."); !finished)
             return std::move(finished).error();
         options_.notice(issue + ": round " + std::string(claim_state_name(state)) + " (" + outcome +

@@ -34,6 +34,16 @@ inline constexpr char kLabelRunning[] = "cocode:running";
 inline constexpr char kLabelDone[] = "cocode:done";
 inline constexpr char kLabelFailed[] = "cocode:failed";
 
+// A plan command on an issue (docs/review.md, "Plans"): `plan` starts plan rounds (also a label
+// with trigger.plan), `approve`, `revise` and `reject` act on the pair's plan; with the hash an
+// approval names, the words of a revision, and who said it ("@login").
+struct WatchPlan {
+    std::string verb;
+    std::string hash;
+    std::string words;
+    std::string by;
+};
+
 struct WatchOptions {
     std::string label;  // the trigger label
     std::chrono::seconds lease{3600};
@@ -52,6 +62,11 @@ struct WatchOptions {
     std::function<Result<std::vector<std::string>>(long issue, const std::string& agent,
                                                    const std::string& instruction)>
         dispatch_round;
+    // Carries out a plan command (`cocode-dispatch run N --plan …` or `continue N --approve |
+    // --revise | --reject …`): the run ids it started (none for a rejection).
+    std::function<Result<std::vector<std::string>>(long issue, const std::vector<std::string>& agents,
+                                                   const WatchPlan& plan, long long comment)>
+        dispatch_plan;
     std::function<void(std::string_view)> notice;
     // Why no new work may start now (budget.daily_usd spent), or nullopt: while it says so,
     // nothing new is claimed and requests already taken wait, unclaimed (docs/cost.md).
@@ -85,6 +100,7 @@ struct WatchEntry {
     std::string since;                // dispatching: the run id prefix no earlier run can have
     std::vector<std::string> runs;
     std::optional<WatchRound> round;                  // claim.issue is the pull request's number
+    std::optional<WatchPlan> plan;                    // a plan command's
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 
@@ -117,7 +133,9 @@ class Watcher {
     // Takes on a request (a poll's, or one that came by webhook): claimed at the next pass,
     // unless it is in hand already, or another watcher's claim holds it or answered it.
     enum class Taking { started, in_hand, held, answered };
-    Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents);
+    // With `plan`, a plan command (or a label with trigger.plan).
+    Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents,
+                        const std::optional<WatchPlan>& plan = std::nullopt);
     // Takes on a request for a round on pull request `pull`. It waits for a round of the same
     // pull request that is under way, then runs once.
     Result<Taking> take_round(long pull, const Request& request, const WatchRound& round);
@@ -140,9 +158,11 @@ class Watcher {
     Result<bool> answer(WatchEntry& entry);
     Result<Taking> take_entry(long issue, const Request& request,
                               const std::vector<std::string>& agents,
-                              const std::optional<WatchRound>& round);
+                              const std::optional<WatchRound>& round,
+                              const std::optional<WatchPlan>& plan);
     Result<void> claim_new();
     Result<void> claim_rounds();  // watch_rounds.cpp
+    Result<void> claim_plan_commands();  // watch_rounds.cpp
     Result<void> renew_due();
 
     WatchOptions options_;

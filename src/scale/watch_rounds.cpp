@@ -4,6 +4,7 @@
 // decides a webhook's (trigger.h) and taken as rounds. Conditional GETs make an unchanged pull
 // request cost no rate limit; claims make each request run once, whoever polls.
 #include <algorithm>
+#include <map>
 
 #include "run/run_folder.h"
 #include "scale/trigger.h"
@@ -93,6 +94,53 @@ Result<void> Watcher::claim_rounds() {
             auto taken =
                 take_round(pull.number, decision->request,
                            {decision->issue, decision->agents.front(), decision->instruction});
+            if (!taken) return std::move(taken).error();
+        }
+    }
+    return {};
+}
+
+// The plans waiting on a person: each issue where a pair's newest run here is a plan round, and
+// the comments made on it since that round began that approve, revise or reject a plan. Each is
+// decided as `serve` decides a webhook's and taken as a plan command.
+Result<void> Watcher::claim_plan_commands() {
+    const config::Config& config = *options_.config;
+    std::map<long, std::string> waiting;  // issue → when its oldest waiting plan round began
+    std::map<std::pair<long, std::string>, const run::RunRecord*> newest;
+    const auto runs = run::list_runs(options_.repo_root / run::kRunsDir).runs;
+    for (const auto& r : runs) newest[{r.issue, r.agent}] = &r;
+    for (const auto& [pair, r] : newest) {
+        if (!r->plan_round || r->start_time.empty()) continue;
+        const std::string began = r->start_time.substr(0, 19) + "Z";
+        auto [it, added] = waiting.try_emplace(pair.first, began);
+        if (!added) it->second = std::min(it->second, began);
+    }
+    for (const auto& [issue, since] : waiting) {
+        auto comments = github_->comments(issue);
+        if (!comments) return std::move(comments).error();
+        for (const auto& c : *comments) {
+            if (c.created_at < since) continue;
+            const auto said = plan_command(c.body, config.trigger.command);
+            if (!said || said->verb == "plan") continue;
+            if (!decided_.insert({Request::Kind::command, c.id}).second) continue;
+            EventRequest e;
+            e.kind = EventRequest::Kind::command;
+            e.issue = issue;
+            e.comment_id = c.id;
+            e.login = c.author;
+            e.bot = c.author.size() > 5 && c.author.compare(c.author.size() - 5, 5, "[bot]") == 0;
+            e.commanded = true;
+            e.verb = said->verb;
+            e.agents = said->agents;
+            e.plan_hash = said->hash;
+            e.instruction = said->words;
+            auto decision = decide(e, config, *github_);
+            if (!decision) return std::move(decision).error();
+            options_.notice(decision->notice);
+            if (!decision->run) continue;
+            auto taken = take(issue, {Request::Kind::command, c.id}, decision->agents,
+                              WatchPlan{decision->verb, decision->plan_hash,
+                                        decision->instruction, decision->by});
             if (!taken) return std::move(taken).error();
         }
     }

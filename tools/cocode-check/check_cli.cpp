@@ -162,8 +162,9 @@ int run_check(const CheckArgs& args) {
     if (args.publish) {
         auto source = open_source(args.source, repo_dir, verdict.issue_url);
         auto request = check::configured_request(config, input.worktree, verdict);
-        request.push = request.push || args.push;
-        request.pull_request = request.pull_request || args.open_pr;
+        // A plan round has nothing to push and no pull request to open.
+        request.push = !verdict.plan_round && (request.push || args.push);
+        request.pull_request = !verdict.plan_round && (request.pull_request || args.open_pr);
         if (args.run || latest) check::add_run_parts(request, verdict, repo_dir);
         auto result = check::publish(*source, verdict, request);
         if (result) {

@@ -46,6 +46,11 @@ std::string check_line(const check::BatchCheck& c) {
                        (c.verdict->report_dir / check::kCheckMarkdown).string();
     if (!c.comment_url.empty()) line += "  " + c.comment_url;
     if (!c.error.empty()) line += "  (" + c.error + ")";
+    // A plan: how to approve it (docs/review.md, "Plans").
+    const check::Verdict& v = *c.verdict;
+    if (v.plan_round && v.plan && v.pass)
+        line += "  plan " + v.plan->hash + ": cocode-dispatch continue " + std::to_string(v.issue) +
+                " --agent " + v.agent + " --approve --hash " + v.plan->hash;
     return line;
 }
 

@@ -12,6 +12,7 @@
 #include "core/files.h"
 #include "core/terminal_text.h"
 #include "git/cli.h"
+#include "plan_verbs.h"
 #include "run/restore.h"
 #include "run/rounds.h"
 #include "scale/trigger.h"
@@ -199,7 +200,8 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
         std::vector<check::RoundLine> rounds = v.rounds;
         if (rounds.empty())
             rounds.push_back(
-                {1, "issue #" + std::to_string(number), v.pass, v.base, v.head, v.run_id});
+                {1, "issue #" + std::to_string(number), v.pass, v.base, v.head, v.run_id,
+                 v.plan_round});
         rounds.back().run_id = v.run_id;
         for (const auto& line : rounds) {
             if (line.run_id.empty()) continue;  // judged without a run: nothing to go on from
@@ -211,11 +213,21 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
                 v.branch,        v.base,
                 line.number,     line.trigger,
                 line.from,       line.pass,
-                line.to,         last ? published->continuation.output : std::string()};
+                line.to,         last ? published->continuation.output : std::string(),
+                line.plan,
+                // The last round's verdict whole: a plan it holds can be approved here.
+                last ? check::to_json(v).dump() : std::string()};
             run::restore_round(
                 ws.root, ws.runs_dir(), round,
                 last ? std::optional<run::Seal>(published->continuation.seal) : std::nullopt)
                 .value_or_throw();
+        }
+        // A plan wrote nothing and pushed nothing: its code round makes the branch anew.
+        if (v.plan_round) {
+            notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
+                   std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
+                   " restored from the published plan");
+            continue;
         }
         // The branch, as origin has it (what the pull request shows).
         const std::string tracking = "refs/remotes/origin/" + v.branch;
@@ -250,7 +262,10 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
             Error::usage("--event " + *args.event + ": not valid JSON (a webhook payload)"));
     const char* name = std::getenv("GITHUB_EVENT_NAME");
     auto request = scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
-    if (request.kind != scale::EventRequest::Kind::round) {
+    const bool plan_verb = request.kind == scale::EventRequest::Kind::command &&
+                           (request.verb == "approve" || request.verb == "revise" ||
+                            request.verb == "reject");
+    if (request.kind != scale::EventRequest::Kind::round && !plan_verb) {
         notice(request.kind == scale::EventRequest::Kind::none
                    ? "nothing to do: " + terminal_safe_line(request.why_not)
                    : "nothing to do: the event asks for runs on an issue (plan --event), not "
@@ -270,6 +285,21 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
     const auto decision = scale::decide(request, ws.config, *github).value_or_throw();
     notice(decision.notice);
     if (!decision.run) return std::nullopt;
+    if (plan_verb) {  // the issue's plan, approved, revised or rejected (docs/review.md)
+        ContinueArgs verb = args;
+        verb.event.reset();
+        verb.source = flags;
+        verb.which = std::to_string(decision.issue);
+        verb.agents = decision.agents;
+        verb.approve = decision.verb == "approve";
+        verb.revise = decision.verb == "revise";
+        verb.reject = decision.verb == "reject";
+        if (verb.approve) verb.hash = decision.plan_hash;
+        verb.message = decision.instruction;
+        verb.by = decision.by;
+        verb.comment_id = request.comment_id;
+        return verb;
+    }
     ContinueArgs round = args;
     round.event.reset();
     round.source = flags;
@@ -291,17 +321,32 @@ int run_continue(const ContinueArgs& given) {
     }
     if (args.which.empty())
         throw Failure(Error::usage("continue: name the run (a run id or an issue), or --event"));
-    // A fresh clone: the pair's rounds from what they published, when the feedback is GitHub's.
-    if (args.from_pr && !args.agents.empty() &&
-        args.which.find_first_not_of("0123456789") == std::string::npos && args.which.size() < 10) {
+    const bool plan_verb = args.approve || args.revise || args.reject;
+    if ((args.approve ? 1 : 0) + (args.revise ? 1 : 0) + (args.reject ? 1 : 0) > 1)
+        throw Failure(Error::usage("continue: give one of --approve, --revise and --reject"));
+    if (plan_verb && args.from_pr)
+        throw Failure(Error::usage("continue: a plan is approved, revised or rejected on its "
+                                   "issue, not with --from-pr"));
+    if (args.hash && !args.approve) throw Failure(Error::usage("continue: --hash goes with --approve"));
+    const bool by_number =
+        args.which.find_first_not_of("0123456789") == std::string::npos && args.which.size() < 10;
+    if (args.comment_id && !by_number)
+        throw Failure(Error::usage("continue --comment: name the issue by its number"));
+    // A fresh clone: the pair's rounds from what they published, when the feedback is GitHub's
+    // (or a plan published there is approved, revised or rejected).
+    if ((args.from_pr && !args.agents.empty()) || (plan_verb && by_number)) {
         Workspace here = open_workspace();
         SourceFlags flags = args.source;
         flags.options.repo_dir = here.root;
         auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+        std::vector<std::string> agents = args.agents;
+        if (agents.empty())
+            for (const auto& agent : here.config.agents) agents.push_back(agent.name);
         if (github::GitHub* github = source->github_api())
-            restore_if_fresh(here, *github, std::stol(args.which), args.agents);
+            restore_if_fresh(here, *github, std::stol(args.which), agents);
     }
-    if (!args.from_pr && args.message.find_first_not_of(" \t\r\n") == std::string::npos)
+    if (!args.from_pr && !plan_verb &&
+        args.message.find_first_not_of(" \t\r\n") == std::string::npos)
         throw Failure(Error::usage(args.message.empty()
                                        ? "continue: give the feedback with -m TEXT, or --from-pr"
                                        : "continue: -m needs the feedback for the agent"));
@@ -340,11 +385,13 @@ int run_continue(const ContinueArgs& given) {
     const github::Issue issue = issue_of(*newest.at(names.front()));
 
     std::unique_ptr<issues::IssueSource> source;
-    if (args.publish || args.from_pr || ws.config.publish.after_run) {
+    if (args.publish || args.from_pr || ws.config.publish.after_run || args.comment_id) {
         SourceFlags flags = args.source;
         flags.options.repo_dir = ws.root;
         source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
     }
+    if (plan_verb)
+        return continue_plan(args, PlanBatch{ws, timeout, run_args, source.get(), issue, newest});
     if (args.from_pr) {
         github::GitHub* github = source->github_api();
         if (!github)

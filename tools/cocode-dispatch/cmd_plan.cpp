@@ -42,6 +42,7 @@ int run_plan(const PlanArgs& args) {
     std::vector<long> numbers = args.issues;
     std::vector<std::string> wanted_agents = args.agents;
     std::optional<scale::EventRequest> request;
+    bool plan_rounds = false;  // the event asks for plans first
     if (args.event) {
         const char* name = std::getenv("GITHUB_EVENT_NAME");
         request =
@@ -58,7 +59,16 @@ int run_plan(const PlanArgs& args) {
             throw Failure(Error::usage(
                 "--event: a comment command is answered on GitHub; the local issue store has "
                 "no permissions to ask"));
-        // A round is not a run to plan: it goes on from the pair's last run (docs/review.md).
+        // A round is not a run to plan: it goes on from the pair's last run (docs/review.md);
+        // nor is what a person does with a plan (continue --event carries it out).
+        if (request->kind == scale::EventRequest::Kind::command &&
+            (request->verb == "approve" || request->verb == "revise" ||
+             request->verb == "reject")) {
+            request->why_not = "issue #" + std::to_string(request->issue) + ": `" +
+                               ws.config.trigger.command + " " + request->verb +
+                               "` is carried out by `cocode-dispatch continue --event`";
+            request->kind = scale::EventRequest::Kind::none;
+        }
         if (request->kind == scale::EventRequest::Kind::round) {
             request->why_not = "pull request #" + std::to_string(request->issue) +
                                " asks for a round, which `cocode-dispatch continue` runs, not run";
@@ -70,6 +80,7 @@ int run_plan(const PlanArgs& args) {
             decision = scale::decide(*request, ws.config, *api).value_or_throw();
         } else {
             decision.run = request->kind == scale::EventRequest::Kind::label;
+            decision.verb = decision.run ? request->verb : "";
             decision.issue = request->issue;
             decision.notice = decision.run
                                   ? "issue #" + std::to_string(request->issue) + " labelled '" +
@@ -77,6 +88,7 @@ int run_plan(const PlanArgs& args) {
                                   : "nothing to do: " + terminal_safe_line(request->why_not);
         }
         notice(decision.notice);
+        plan_rounds = decision.verb == "plan";
         if (decision.run) {
             numbers = {decision.issue};
             if (!decision.agents.empty()) wanted_agents = decision.agents;
@@ -86,7 +98,7 @@ int run_plan(const PlanArgs& args) {
     }
     const auto agents = config::choose_agents(ws.config, wanted_agents).value_or_throw();
     const auto issues = issues::select_issues(*source, numbers, args.labels).value_or_throw();
-    const auto plan = scale::make_plan(issues, agents);
+    const auto plan = scale::make_plan(issues, agents, plan_rounds);
 
     if (auto written = scale::write_plan_outputs(plan); !written)
         throw Failure(Error::general("$GITHUB_OUTPUT: " + written.error().message));

@@ -335,6 +335,8 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     context.config = ws.config;
     context.project_id = ws.project_id();
     context.resume = args.resume;
+    context.plan = args.plan;
+    context.requested_by = args.requested_by;
     context.round = std::move(round);
     context.round_of_agent = std::move(round_of_agent);
     context.timeout = timeout;

@@ -64,7 +64,12 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         auto labelled = scale::latest_request(github, request->issue, w.label);
         if (!labelled) return std::move(labelled).error();
         if (*labelled == 0) return {};  // the label is gone again
-        auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, *labelled}, {});
+        std::optional<scale::WatchPlan> plan;
+        if (w.ws.config.trigger.plan)
+            plan = scale::WatchPlan{"plan", "", "",
+                                    request->login.empty() ? "" : "@" + request->login};
+        auto taken =
+            w.watcher->take(request->issue, {scale::Request::Kind::label, *labelled}, {}, plan);
         if (!taken) return std::move(taken).error();
         return {};
     }
@@ -79,8 +84,13 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         if (!taken) return std::move(taken).error();
         return {};
     }
-    auto taken = w.watcher->take(
-        request->issue, {scale::Request::Kind::command, request->comment_id}, decision->agents);
+    std::optional<scale::WatchPlan> plan;
+    if (!decision->verb.empty())
+        plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
+                                decision->by};
+    auto taken = w.watcher->take(request->issue,
+                                 {scale::Request::Kind::command, request->comment_id},
+                                 decision->agents, plan);
     if (!taken) return std::move(taken).error();
     return {};
 }

@@ -44,6 +44,8 @@ struct RunArgs {
     std::optional<std::string> sandbox;  // auto, bwrap, none (over the config)
     std::vector<std::string> allowed_paths;
     std::vector<std::string> verify;
+    bool plan = false;         // plan rounds first (docs/review.md, "Plans")
+    std::string requested_by;  // who asked on GitHub ("@login"): the gate does not count them
 };
 
 // `continue`: the next round of a pair's run (docs/review.md), with feedback typed here.
@@ -59,6 +61,14 @@ struct ContinueArgs {
     bool json = false;
     bool no_check = false;
     bool publish = false;
+    // What a person does with the pair's plan (docs/review.md, "Plans"): approve it (naming its
+    // hash: --hash), revise it (-m: what to change), or reject it.
+    bool approve = false;
+    bool revise = false;
+    bool reject = false;
+    std::optional<std::string> hash;
+    std::string by;              // who said it on GitHub ("@login"); empty: this terminal
+    long long comment_id = 0;    // the comment that said it: a refusal is answered there
 };
 
 // The detached half of `run --detach` (hidden).

@@ -89,6 +89,12 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
                         "check.allowed_paths)");
     run_cmd->add_option("--verify", run.verify,
                         "a command that must pass (repeatable; replaces check.verify)");
+    run_cmd->add_flag("--plan", run.plan,
+                      "plan first: each agent answers with a plan in a read-only worktree, to "
+                      "approve with `continue --approve`");
+    run_cmd->add_option("--requested-by", run.requested_by,
+                        "who asked for the runs on GitHub (@login; watch and serve pass it): "
+                        "the merge gate does not count their approval");
     commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
 
     ContinueArgs& next = a.next;
@@ -117,6 +123,18 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     continue_cmd->add_flag("--no-check", next.no_check, "do not judge the round when it ends");
     continue_cmd->add_flag("--publish", next.publish,
                            "publish the verdict on the issue (comment, status, labels)");
+    continue_cmd->add_flag("--approve", next.approve,
+                           "approve the pair's plan: the code round starts, held to its files");
+    continue_cmd->add_option("--hash", next.hash,
+                             "with --approve: the plan's hash, refused when the plan changed");
+    continue_cmd->add_flag("--revise", next.revise,
+                           "a new plan round, with -m saying what to change or answering its "
+                           "questions");
+    continue_cmd->add_flag("--reject", next.reject, "reject the pair's plan: no code round");
+    continue_cmd->add_option("--by", next.by,
+                             "who said it on GitHub (@login; watch and serve pass it)");
+    continue_cmd->add_option("--comment", next.comment_id,
+                             "the GitHub comment that said it: a refusal is answered there");
     commands.emplace_back(continue_cmd, [&a] { return run_continue(a.next); });
 }
 

