@@ -139,6 +139,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("round_trigger", run.round_trigger);
     info.set("round_from", run.round_from);
     info.set("round_kind", run.plan_round ? "plan" : "code");
+    if (run.request_comment) info.set("request_comment", std::to_string(run.request_comment));
     info.set("resumed_session", run.resumed_session);
     info.set("model", run.agent.model.value_or(""));
     info.set("billing", run.billing);
@@ -886,6 +887,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
         run.round_trigger = round->trigger;
         run.round_from = pair.round_from;
         run.plan_round = round->plan;
+        run.request_comment = round->comment;
         feedback = visible_text(round->feedback).text;
     } else if (pair.previous) {
         run.round_trigger = pair.previous->round_trigger;

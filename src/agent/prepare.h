@@ -35,6 +35,7 @@ struct RoundRequest {
     bool plan = false;
     // The code round an approved plan starts: sealed with it, and every round after it.
     std::optional<run::SealedPlan> approved;
+    long long comment = 0;  // the GitHub comment that asked for it: a redelivery is seen
 };
 
 struct DispatchContext {
@@ -71,6 +72,7 @@ struct PlannedRun {
     std::string round_trigger;
     std::string round_from;  // the branch's head when the round began
     bool plan_round = false;  // a plan round: read-only worktree, a plan for an answer
+    long long request_comment = 0;  // the GitHub comment that asked for this round
     // A round of claude, codex or gemini: the CLI's own session of the last round, resumed
     // when it is on this machine; "" for a new session (docs/review.md, "The CLI's own
     // session").

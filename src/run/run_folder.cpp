@@ -60,6 +60,7 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.round_trigger = text("round_trigger");
     r.round_from = text("round_from");
     r.plan_round = text("round_kind") == "plan";
+    r.request_comment = static_cast<long long>(to_number(info.get("request_comment")));
     return r;
 }
 

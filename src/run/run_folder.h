@@ -88,6 +88,7 @@ struct RunRecord {
     std::string round_trigger;  // "terminal", "review by @login", "check <name>"
     std::string round_from;     // the branch's head when the round began
     bool plan_round = false;    // a plan round (round_kind: plan), which writes nothing
+    long long request_comment = 0;  // the GitHub comment that asked for the round, if one did
 };
 
 RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);

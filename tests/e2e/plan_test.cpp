@@ -7,6 +7,7 @@
 #include "dispatch_fixture.h"
 #include "fake_github.h"
 #include "proc/sandbox.h"
+#include "webhook_examples.h"
 
 namespace cocode::test {
 
@@ -217,6 +218,190 @@ TEST_F(Plans, AnAnswerThatIsNotAPlanIsShownWithWhyAndCountsAsNone) {
     const std::string report = read_text(r.folder / "check.md");
     EXPECT_NE(report.find("I would just do it."), std::string::npos) << report;
     EXPECT_NE(report.find("Nothing to approve"), std::string::npos) << report;
+}
+
+}  // namespace cocode::test
+
+namespace cocode::test {
+
+// On the loopback GitHub: the plan is posted on the issue (one comment per agent, questions
+// first), and the commands in issue comments are decided as the action's `continue --event`
+// and serve decide them.
+class PlansOnGitHub : public Plans {
+  protected:
+    void SetUp() override {
+        Plans::SetUp();
+        server_.add_issue(1, "Issue 1", "Add the feature. Then a stray file.\n", {"cocode"});
+        server_.set_permission("writer", "write", "write");
+        server_.set_permission("reader", "read", "read");
+        sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+                  quote((dir_ / "origin.git").string()),
+              repo_);
+        github_ = " --repo octo-org/demo --api-url " + server_.base_url() + " --ca-bundle " +
+                  quote(loopback_tls().files.certificate.string());
+        configure_plans({{"publish", {{"push", true}, {"pull_request", true}}}});
+        sh_ok("git push -q origin main", repo_);
+    }
+
+    Shell on_github(const std::string& args, const fs::path& where = {}) {
+        return sh(env_ + quote(tool_path("cocode-dispatch").string()) + " " + args + github_,
+                  where.empty() ? repo_ : where);
+    }
+
+    // An issue comment by `login`, as GitHub delivers it; the comment is on the issue too.
+    json comment_event(const std::string& body, const std::string& login,
+                       const std::string& type = "User") {
+        json payload = example_payload("issue_comment", "created");
+        payload["repository"]["full_name"] = "octo-org/demo";
+        payload["issue"]["number"] = 1;
+        payload["issue"].erase("pull_request");
+        payload["comment"]["id"] = server_.add_comment(1, body, login);
+        payload["comment"]["body"] = body;
+        payload["comment"]["user"]["login"] = login;
+        payload["comment"]["user"]["type"] = type;
+        return payload;
+    }
+
+    // `continue --event` on the payload, publishing, as the action runs it.
+    Shell deliver(const json& payload, const fs::path& where = {}) {
+        write_text(dir_ / "event.json", payload.dump());
+        return sh(env_ + "GITHUB_EVENT_NAME=issue_comment " +
+                      quote(tool_path("cocode-dispatch").string()) + " continue --publish --event " +
+                      quote((dir_ / "event.json").string()) + github_,
+                  where.empty() ? repo_ : where);
+    }
+
+    std::vector<json> pair_comments() {
+        std::vector<json> out;
+        for (const auto& c : server_.comments_of(1))
+            if (c["body"].get<std::string>().rfind("<!-- cocode:check/issue-1/planner", 0) == 0)
+                out.push_back(c);
+        return out;
+    }
+    std::vector<json> refusals() {
+        std::vector<json> out;
+        for (const auto& c : server_.comments_of(1))
+            if (c["body"].get<std::string>().find("<!-- cocode:refused/") != std::string::npos)
+                out.push_back(c);
+        return out;
+    }
+
+    FakeGitHub server_{loopback_options()};
+    std::string github_;
+    const std::string env_ = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+};
+
+TEST_F(PlansOnGitHub, TheIssueGetsThePlanAndOnlyAWritersApprovalOfItsHashStartsTheCode) {
+    Shell planned = on_github("run 1 --plan --publish --requested-by @asker");
+    ASSERT_EQ(planned.exit_code, 0) << planned.err;
+    auto posted = pair_comments();
+    ASSERT_EQ(posted.size(), 1u);
+    const std::string plan_body = posted[0]["body"];
+    EXPECT_NE(plan_body.find("📝 PLAN · cocode plan · `planner` on #1"), std::string::npos)
+        << plan_body;
+    EXPECT_LT(plan_body.find("**Questions**"), plan_body.find("**Files**"));
+    // A plan wrote nothing: no status, no branch pushed, no pull request, no verdict label.
+    EXPECT_TRUE(server_.statuses().empty());
+    EXPECT_TRUE(server_.pulls().empty());
+    EXPECT_EQ(server_.labels_of(1), std::vector<std::string>{"cocode"});
+    const std::string hash = check_of(only_run())["plan_round"]["hash"];
+
+    // What does nothing: a reader (one reply), a bot (none), a stale hash and no hash (one
+    // reply each, naming what is wrong).
+    Shell reader = deliver(comment_event("/cocode approve planner " + hash, "reader"));
+    EXPECT_EQ(reader.exit_code, 0) << reader.err;
+    EXPECT_EQ(refusals().size(), 1u);
+    Shell bot = deliver(comment_event("/cocode approve planner " + hash, "helper[bot]", "Bot"));
+    EXPECT_EQ(bot.exit_code, 0) << bot.err;
+    EXPECT_EQ(refusals().size(), 1u);
+    Shell stale = deliver(comment_event("/cocode approve planner 0123456789ab", "writer"));
+    EXPECT_EQ(stale.exit_code, 2) << stale.err;
+    ASSERT_EQ(refusals().size(), 2u);
+    EXPECT_NE(refusals()[1]["body"].get<std::string>().find(
+                  "@writer cocode did nothing: planner: plan 0123456789ab is not the current plan"),
+              std::string::npos)
+        << refusals()[1]["body"];
+    Shell unnamed = deliver(comment_event("/cocode approve", "writer"));
+    EXPECT_EQ(unnamed.exit_code, 0) << unnamed.err;
+    ASSERT_EQ(refusals().size(), 3u);
+    EXPECT_NE(refusals()[2]["body"].get<std::string>().find("name the plan you approve by its hash"),
+              std::string::npos);
+    EXPECT_EQ(runs().size(), 1u);
+
+    // A writer approves the plan: the code round runs, held to it, and publishes on the same
+    // comment.
+    const json approval = comment_event("/cocode approve " + hash + "\nLooks right.", "writer");
+    Shell approved = deliver(approval);
+    ASSERT_EQ(approved.exit_code, 0) << approved.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[1].round_trigger, "plan " + hash + " approved (@writer)");
+    posted = pair_comments();
+    ASSERT_EQ(posted.size(), 1u);
+    const std::string verdict_body = posted[0]["body"];
+    EXPECT_NE(verdict_body.find("❌ FAIL"), std::string::npos) << verdict_body;
+    EXPECT_NE(verdict_body.find("outside the approved plan " + hash + ": src/extra.txt"),
+              std::string::npos)
+        << verdict_body;
+    EXPECT_NE(verdict_body.find("**Rules from the approved plan** `" + hash + "` (@writer)"),
+              std::string::npos);
+    ASSERT_EQ(server_.statuses().size(), 1u);
+    EXPECT_EQ(server_.statuses()[0]["state"], "failure");
+    int eyes = 0;
+    for (const auto& r : server_.reactions()) eyes += r["content"] == "eyes";
+    // 👀 on what a writer said in full (the stale approval too, then answered why it did
+    // nothing); none on what was refused before it was taken.
+    EXPECT_EQ(eyes, 2);
+    // The requester is sealed with every round.
+    EXPECT_EQ(check_of(all[1])["requested_by"], "@asker");
+
+    // The same delivery again (GitHub redelivers): nothing runs again.
+    Shell again = deliver(approval);
+    EXPECT_EQ(runs().size(), 2u) << again.err;
+    EXPECT_NE(again.err.find("carried out already"), std::string::npos) << again.err;
+}
+
+TEST_F(PlansOnGitHub, AWritersWordsBeforeReviseMakeTheNextPlan) {
+    ASSERT_EQ(on_github("run 1 --plan --publish").exit_code, 0);
+    Shell revised =
+        deliver(comment_event("Yes: on by default.\nKeep it small.\n\n/cocode revise", "writer"));
+    ASSERT_EQ(revised.exit_code, 0) << revised.err;
+    auto all = runs();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_TRUE(all[1].plan_round);
+    EXPECT_EQ(all[1].round_trigger, "plan revised (@writer)");
+    const std::string prompt = read_text(all[1].folder / "prompt.md");
+    EXPECT_NE(prompt.find("Yes: on by default.\nKeep it small."), std::string::npos) << prompt;
+    EXPECT_EQ(pair_comments().size(), 1u);  // the plan's comment, updated
+    EXPECT_NE(pair_comments()[0]["body"].get<std::string>().find("none: answered"),
+              std::string::npos);
+    Shell rejected = deliver(comment_event("/cocode reject", "writer"));
+    ASSERT_EQ(rejected.exit_code, 0) << rejected.err;
+    EXPECT_NE(pair_comments()[0]["body"].get<std::string>().find("**Rejected** (@writer)"),
+              std::string::npos)
+        << pair_comments()[0]["body"];
+}
+
+// The action's runner is a fresh clone: the plan is restored from its published comment,
+// and the code round makes the branch on the sealed base.
+TEST_F(PlansOnGitHub, APlanPublishedElsewhereIsApprovedOnAFreshClone) {
+    ASSERT_EQ(on_github("run 1 --plan --publish").exit_code, 0);
+    const std::string hash = check_of(only_run())["plan_round"]["hash"];
+    sh_ok("git clone -q -b main origin.git fresh && cd fresh && git config user.name 'cocode agent' && "
+          "git config user.email agent@cocode.invalid",
+          dir_.path());
+    const fs::path fresh = dir_ / "fresh";
+    Shell approved = deliver(comment_event("/cocode approve planner " + hash, "writer"), fresh);
+    ASSERT_EQ(approved.exit_code, 0) << approved.err;
+    EXPECT_NE(approved.err.find("restored from the published plan"), std::string::npos)
+        << approved.err;
+    const auto there = run::list_runs(fresh / ".cocode/runs").runs;
+    ASSERT_EQ(there.size(), 2u);
+    EXPECT_TRUE(there[0].plan_round);
+    const json judged = json::parse(read_text(there[1].folder / "check.json"));
+    EXPECT_EQ(judged["plan"]["hash"], hash);
+    EXPECT_EQ(judged["base"], only_run().base_commit);
+    EXPECT_EQ(pair_comments().size(), 1u);
 }
 
 }  // namespace cocode::test

@@ -99,6 +99,14 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
     const check::PlanVerb verb = verb_of(args);
     const std::string by = args.by.empty() ? "terminal" : args.by;
     const Workspace& ws = batch.ws;
+    // A comment GitHub delivers again (or a second workflow run of it) starts nothing twice.
+    if (args.comment_id)
+        for (const auto& r : run::list_runs(ws.runs_dir()).runs)
+            if (r.request_comment == args.comment_id) {
+                notice("nothing to do: comment " + std::to_string(args.comment_id) +
+                       " was carried out already (run " + r.run_id + ")");
+                return 0;
+            }
     if (args.revise && args.message.find_first_not_of(" \t\r\n") == std::string::npos)
         throw Failure(Error::usage("continue --revise: give what to change with -m TEXT"));
     // Which pairs: those named, else each whose newest round is a plan (with --hash, that plan).
@@ -142,6 +150,7 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
             continue;
         }
         agent::RoundRequest round;
+        round.comment = args.comment_id;
         if (verb == check::PlanVerb::revise) {
             round.plan = true;
             round.trigger = "plan revised (" + by + ")";
