@@ -15,6 +15,7 @@
 #include "git/repository.h"
 #include "github/reach.h"
 #include "run/rounds.h"
+#include "check/gate.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -232,6 +233,23 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
     add_run_parts(request, verdict, repo_root);
     auto published = publish(source, verdict, request);
     if (!published) return published;
+    // The merge gate follows each verdict on the pull request's head (docs/review.md).
+    github::GitHub* github = source.github_api();
+    if (config.gate.approvals > 0 && !verdict.plan_round && github) {
+        auto pull = github->open_pull_request_for(verdict.branch);
+        if (pull && *pull) {
+            github::PullRequest judged = **pull;
+            judged.head_sha = verdict.head;  // the commit judged (and pushed, when asked)
+            auto gate = read_gate(*github, config, judged, verdict.issue, verdict.agent);
+            Result<void> written =
+                gate ? write_gate(*github, config, judged, verdict.agent, *gate) : gate.error();
+            published->notes.push_back(written ? "gate: " + gate->state + ": " +
+                                                     gate->description
+                                               : "gate not set: " + written.error().message);
+        } else if (!pull) {
+            published->notes.push_back("gate not set: " + pull.error().message);
+        }
+    }
     if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)
         return std::move(noted).error();
     return published;

@@ -133,6 +133,12 @@ Result<Issue> issue_from_json(const json& value, std::string_view where) {
     return issue;
 }
 
+bool CollaboratorPermission::can_write() const {
+    for (const char* allowed : {"admin", "maintain", "write"})
+        if (role_name == allowed) return true;
+    return permission == "admin" || permission == "write";
+}
+
 Result<Review> review_from_json(const json& value, std::string_view where) {
     if (!value.is_object()) return Error::general(std::string(where) + ": expected a review");
     Review review;
@@ -142,7 +148,8 @@ Result<Review> review_from_json(const json& value, std::string_view where) {
     review.id = id->get<long long>();
     for (auto [field, target] : {std::pair{"state", &review.state},
                                  {"body", &review.body},
-                                 {"submitted_at", &review.submitted_at}}) {
+                                 {"submitted_at", &review.submitted_at},
+                                 {"commit_id", &review.commit_id}}) {
         auto text = optional_string(value, field, where);
         if (!text.ok()) return std::move(text).error();
         *target = std::move(text).value();

@@ -73,6 +73,8 @@ struct IssueEvent {
 struct CollaboratorPermission {
     std::string permission;  // admin, write, read, none
     std::string role_name;   // admin, maintain, write, triage, read, or a custom role
+    // write, maintain, admin (by role), or a base permission of write or admin.
+    bool can_write() const;
 };
 
 struct CommitStatus {
@@ -90,6 +92,7 @@ struct Review {
     std::string state;  // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
     std::string body;
     std::string submitted_at;
+    std::string commit_id;  // the head it was given on: a later push makes an approval stale
 };
 
 // A review comment: on a line of the diff (GET /pulls/{n}/comments). A thread is its first
@@ -168,7 +171,8 @@ inline constexpr std::string_view kIssueKeys[] = {
 inline constexpr std::string_view kCommentKeys[] = {
     "id", "body", "html_url", "created_at", "updated_at", "user", "author_association"};
 inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at"};
-inline constexpr std::string_view kReviewKeys[] = {"id", "user", "state", "body", "submitted_at"};
+inline constexpr std::string_view kReviewKeys[] = {"id",   "user",         "state",
+                                                   "body", "submitted_at", "commit_id"};
 inline constexpr std::string_view kReviewCommentKeys[] = {"id",
                                                           "pull_request_review_id",
                                                           "in_reply_to_id",

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "check/gate.h"
 #include "core/terminal_text.h"
 #include "core/visible_text.h"
 
@@ -155,8 +156,11 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         } else if (payload["issue"].contains("pull_request")) {
             // On a pull request the command asks for a round; the words after it are for
             // the agent. The branch is asked of GitHub: the event does not carry it.
-            if (auto words_after =
-                    words_after_command(text_field(comment, "body"), trigger.command)) {
+            if (check::approve_merge_sha(text_field(comment, "body"), trigger.command)) {
+                request.gate = true;  // the gate reads it from the pull request's comments
+                request.why_not = "an approve-merge command: it counts toward the merge gate";
+            } else if (auto words_after =
+                           words_after_command(text_field(comment, "body"), trigger.command)) {
                 request.kind = EventRequest::Kind::round;
                 request.request = {Request::Kind::command, request.comment_id};
                 request.commanded = true;
@@ -193,6 +197,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         auto words_after = words_after_command(text_field(item, "body"), trigger.command);
         const bool changes =
             review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
+        request.gate = review && (action == "submitted" || action == "dismissed");
         if (action != (review ? "submitted" : "created")) {
             request.why_not = name + " " + action + ", not " + (review ? "submitted" : "created");
         } else if (!changes && !words_after) {
@@ -205,6 +210,13 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             request.commanded = words_after.has_value();
             if (words_after) request.instruction = std::move(*words_after);
         }
+        return request;
+    }
+    if (name == "pull_request") {
+        // A push to the pull request: approvals given on the head before are stale.
+        if (auto pull = read_pull(payload, request); !pull) return std::move(pull).error();
+        request.gate = action == "synchronize" || action == "opened" || action == "reopened";
+        request.why_not = "pull_request " + action + ": only the merge gate looks at it";
         return request;
     }
     if (name == "check_suite") {
@@ -241,7 +253,8 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
     return Error::usage("event '" + name +
                         "': cocode plans from 'issues' (labeled), 'issue_comment' (created), "
                         "'pull_request_review' (submitted), 'pull_request_review_comment' "
-                        "(created) and 'check_suite' (completed)");
+                        "(created), 'check_suite' (completed) and 'pull_request' "
+                        "(synchronize)");
 }
 
 std::optional<std::string> words_after_command(std::string_view body, const std::string& command) {
@@ -314,7 +327,7 @@ std::optional<PlanCommand> plan_command(std::string_view body, const std::string
 
 bool event_read(std::string_view name) {
     for (const char* known : {"issues", "issue_comment", "pull_request_review",
-                              "pull_request_review_comment", "check_suite"})
+                              "pull_request_review_comment", "check_suite", "pull_request"})
         if (name == known) return true;
     return false;
 }
@@ -331,11 +344,7 @@ std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_vi
                       std::string(name.substr(dash + 1))};
 }
 
-bool may_command(const github::CollaboratorPermission& p) {
-    for (const char* allowed : {"admin", "maintain", "write"})
-        if (p.role_name == allowed) return true;
-    return p.permission == "admin" || p.permission == "write";
-}
+bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
 
 namespace {
 

@@ -45,6 +45,9 @@ struct EventRequest {
     // that go with it (in `instruction`). A label with trigger.plan asks for a plan too.
     std::string verb;
     std::string plan_hash;
+    // The merge gate (gate.approvals) of the pull request `issue` may have changed: a review
+    // submitted or dismissed, an approve-merge command, a push (docs/review.md, "The gate").
+    bool gate = false;
 };
 
 // A plan command in a comment's body, when it says one: `/cocode plan [agents]`,
@@ -70,8 +73,9 @@ struct BranchPair {
 };
 std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_view prefix);
 
-// Reads an `issues` (labeled), `issue_comment` (created), `pull_request_review` (submitted),
-// `pull_request_review_comment` (created) or `check_suite` (completed) payload. `event_name`
+// Reads an `issues` (labeled), `issue_comment` (created), `pull_request_review` (submitted,
+// dismissed), `pull_request_review_comment` (created), `check_suite` (completed) or
+// `pull_request` (synchronize, for the gate) payload. `event_name`
 // is GITHUB_EVENT_NAME (or the X-GitHub-Event header); empty: told from the payload's shape.
 // Any other event, or a payload that is not one, is a usage error naming what was expected.
 Result<EventRequest> read_event(std::string_view event_name, const nlohmann::json& payload,

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "run/run_folder.h"
+#include "scale/gate.h"
 #include "scale/trigger.h"
 #include "scale/watch.h"
 
@@ -45,6 +46,16 @@ Result<void> Watcher::claim_rounds() {
         if (!pair || !config.find_agent(pair->agent) ||
             (!pull.head_repository.empty() && pull.head_repository != github_->repo().full()))
             continue;
+        // The merge gate, written when what it reads changed (a review, a push, a verdict).
+        if (config.gate.approvals > 0) {
+            auto gate = refresh_gate(*github_, config, pull.number, gates_[pull.number]);
+            if (!gate) return std::move(gate).error();
+            if (gate->pair) {
+                const std::string said = pull.head_sha + " " + gate->decision.description;
+                if (gates_[pull.number] != said) options_.notice(gate->notice);
+                gates_[pull.number] = said;
+            }
+        }
         auto issue_comments = github_->comments(pair->issue);
         if (!issue_comments) return std::move(issue_comments).error();
         const std::string since = last_round_began(runs, *issue_comments, pair->issue, pair->agent);

@@ -4,6 +4,7 @@
 
 #include "dispatch_fixture.h"
 #include "fake_github.h"
+#include "webhook_examples.h"
 
 namespace cocode::test {
 
@@ -485,6 +486,106 @@ TEST_F(Rounds, ARoundResumedIsTheSameRoundWithItsFeedbackAndSealedRules) {
     const json seal = json::parse(read_text(repo_ / ".cocode/seals" / (resumed.run_id + ".json")));
     const json first = json::parse(read_text(repo_ / ".cocode/seals" / (all[0].run_id + ".json")));
     EXPECT_EQ(seal["config"], first["config"]) << "the first round's rules, not today's";
+}
+
+}  // namespace cocode::test
+
+namespace cocode::test {
+
+// The merge gate (gate.approvals: 2) on the pair's pull request: a FAIL is red whatever the
+// approvals; a PASS waits for two writers other than the requester, on its own head; a push
+// makes the approvals stale. One comment on the pull request says what is missing.
+TEST_F(RoundsOnGitHub, TheGateNeedsAPassAndTwoOthersApprovalsOnTheSameHead) {
+    for (const char* writer : {"writer", "second", "asker"})
+        server_.set_permission(writer, "write", "write");
+    server_.set_permission("reader", "read", "read");
+    configure_rounds(
+        {{"publish", {{"push", true}, {"pull_request", true}}}, {"gate", {{"approvals", 2}}}});
+    sh_ok("git push -q origin main", repo_);
+    ASSERT_EQ(on_github("run 1 --publish --requested-by @asker").exit_code, 0);
+    const std::string head1 = only_run().ready_commit;
+    auto gate = [&] {
+        std::vector<json> out;
+        for (const auto& s : server_.statuses())
+            if (s["context"] == "cocode/gate") out.push_back(s);
+        return out.empty() ? json() : out.back();
+    };
+    auto gate_comments = [&] {
+        std::vector<json> out;
+        for (const auto& c : server_.comments_of(pull()))
+            if (c["body"].get<std::string>().rfind("<!-- cocode:gate/fixer", 0) == 0)
+                out.push_back(c);
+        return out;
+    };
+    // Round 1 failed its check: red, whatever anyone approves.
+    EXPECT_EQ(gate()["sha"], head1);
+    EXPECT_EQ(gate()["state"], "failure");
+    server_.set_pull_head(pull(), head1);
+    server_.add_review(pull(), "writer", "APPROVED", "", head1);
+    server_.add_review(pull(), "second", "APPROVED", "", head1);
+    Shell red = on_github("gate " + std::to_string(pull()));
+    ASSERT_EQ(red.exit_code, 0) << red.err;
+    EXPECT_EQ(gate()["state"], "failure");
+    EXPECT_EQ(gate()["description"], "FAIL ✗ · approvals 2 of 2");
+
+    // Round 2 passes on a new head: the approvals were for the old one.
+    ASSERT_EQ(on_github("continue 1 --publish -m 'remove src/flaw.txt'").exit_code, 0);
+    const std::string head2 = runs()[1].ready_commit;
+    EXPECT_EQ(check_of(runs()[1])["verdict"], "PASS");
+    EXPECT_EQ(gate()["sha"], head2);
+    EXPECT_EQ(gate()["state"], "pending");
+    EXPECT_EQ(gate()["description"], "PASS ✓ · approvals 0 of 2 · 2 stale (an earlier head)");
+
+    // On head 2: a writer, the requester, a reader and a bot approve: one counts.
+    server_.set_pull_head(pull(), head2);
+    server_.add_review(pull(), "writer", "APPROVED", "", head2);
+    server_.add_review(pull(), "asker", "APPROVED", "", head2);
+    server_.add_review(pull(), "reader", "APPROVED", "", head2);
+    server_.add_review(pull(), "helper[bot]", "APPROVED", "", head2);
+    ASSERT_EQ(on_github("gate " + std::to_string(pull())).exit_code, 0);
+    EXPECT_EQ(gate()["state"], "pending");
+    EXPECT_EQ(gate()["description"],
+              "PASS ✓ · approvals 1 of 2 (requester's does not count) · 1 stale (an earlier head)");
+
+    // A second writer's approve-merge on the pull request, delivered as the action gets it.
+    json comment = example_payload("issue_comment", "created");
+    comment["repository"]["full_name"] = "octo-org/demo";
+    comment["issue"]["number"] = pull();
+    comment["issue"]["pull_request"] = {{"url", "https://api.github.com/x"}};
+    const std::string said = "/cocode approve-merge " + head2.substr(0, 7);
+    comment["comment"]["id"] = server_.add_comment(pull(), said, "second");
+    comment["comment"]["body"] = said;
+    comment["comment"]["user"]["login"] = "second";
+    write_text(dir_ / "event.json", comment.dump());
+    Shell merged = dispatch("gate --event " + quote((dir_ / "event.json").string()) + github_,
+                            env_ + "GITHUB_EVENT_NAME=issue_comment ");
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_EQ(gate()["state"], "success") << merged.err;
+    EXPECT_EQ(gate()["sha"], head2);
+    ASSERT_EQ(gate_comments().size(), 1u);
+    EXPECT_NE(gate_comments()[0]["body"].get<std::string>().find("Approvals counted: @second @writer"),
+              std::string::npos)
+        << gate_comments()[0]["body"];
+    // It is no round: nothing ran.
+    EXPECT_EQ(runs().size(), 2u);
+
+    // A push: the new head has no verdict and no approvals.
+    const std::string theirs = reviewer_pushes_a_fix_up();
+    server_.set_pull_head(pull(), theirs);
+    json push = example_payload("pull_request", "synchronize");
+    push["repository"]["full_name"] = "octo-org/demo";
+    push["pull_request"]["number"] = pull();
+    push["pull_request"]["head"]["ref"] = "cocode/1-fixer";
+    push["pull_request"]["head"]["repo"]["full_name"] = "octo-org/demo";
+    write_text(dir_ / "event.json", push.dump());
+    Shell pushed = dispatch("gate --event " + quote((dir_ / "event.json").string()) + github_,
+                            env_ + "GITHUB_EVENT_NAME=pull_request ");
+    ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+    EXPECT_EQ(gate()["sha"], theirs);
+    EXPECT_EQ(gate()["state"], "pending");
+    EXPECT_EQ(gate()["description"],
+              "no cocode verdict on this head yet · approvals 0 of 2 · 2 stale (an earlier head)");
+    EXPECT_EQ(gate_comments().size(), 1u);  // edited in place
 }
 
 }  // namespace cocode::test

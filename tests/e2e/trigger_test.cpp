@@ -175,7 +175,8 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
     EXPECT_EQ(push.err,
               "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled), "
               "'issue_comment' (created), 'pull_request_review' (submitted), "
-              "'pull_request_review_comment' (created) and 'check_suite' (completed)\n");
+              "'pull_request_review_comment' (created), 'check_suite' (completed) and "
+              "'pull_request' (synchronize)\n");
     write_text(dir_ / "broken.json", "{\"action\": ");
     Shell broken = sh(quote(tool_path("cocode-dispatch").string()) + " plan --event ../broken.json",
                       dir_ / "repo");

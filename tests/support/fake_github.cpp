@@ -913,7 +913,7 @@ std::vector<json> FakeGitHub::statuses() const {
     return server_->statuses;
 }
 long long FakeGitHub::add_review(long pull, const std::string& login, const std::string& state,
-                                 const std::string& body) {
+                                 const std::string& body, const std::string& commit_id) {
     std::lock_guard lock(server_->mutex);
     json review = github_example("pull-request-review-items");
     review["id"] = ++server_->next_id;
@@ -921,6 +921,7 @@ long long FakeGitHub::add_review(long pull, const std::string& login, const std:
     review["state"] = state;
     review["body"] = body;
     review["submitted_at"] = server_->now();
+    if (!commit_id.empty()) review["commit_id"] = commit_id;
     server_->reviews[pull].push_back(review);
     return review["id"].get<long long>();
 }

@@ -10,7 +10,7 @@ namespace {
 
 github::Review review(long long id, const std::string& who, const std::string& state,
                       const std::string& body = "") {
-    return {id, who, state, body, ""};
+    return {id, who, state, body, "", ""};
 }
 
 github::ReviewComment comment(long long id, const std::string& who, const std::string& path,

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "scale/gate.h"
 #include "scale/trigger.h"
 #include "scale/webhook.h"
 #include "watching.h"
@@ -54,12 +55,18 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         notice("delivery " + d.id + ": " + request.error().message + "; dropped");
         return {};
     }
-    if (request->kind == scale::EventRequest::Kind::none) return {};
     if (!request->repository.empty() && request->repository != github.repo().full()) {
         notice("delivery " + d.id + ": for " + request->repository + ", not " +
                github.repo().full() + "; dropped");
         return {};
     }
+    // The merge gate reads the pull request as it is now: a review, an approve-merge, a push.
+    if (request->gate && w.ws.config.gate.approvals > 0) {
+        auto gate = scale::refresh_gate(github, w.ws.config, request->issue);
+        if (!gate) return std::move(gate).error();
+        notice(gate->notice);
+    }
+    if (request->kind == scale::EventRequest::Kind::none) return {};
     if (request->kind == scale::EventRequest::Kind::label) {
         auto labelled = scale::latest_request(github, request->issue, w.label);
         if (!labelled) return std::move(labelled).error();

@@ -113,6 +113,13 @@ struct EgressArgs {
     std::string which;  // a run id (or a unique prefix), or an issue number
 };
 
+// `gate`: the merge gate of an agent's pull request (docs/review.md, "The gate").
+struct GateArgs {
+    SourceFlags source;
+    std::optional<long> pull;           // the pull request's number
+    std::optional<std::string> event;   // or the event that may have changed it (the action)
+};
+
 // `presets`: the coding CLIs cocode runs from a preset (docs/agents.md).
 struct PresetsArgs {
     std::optional<std::string> name;  // print this preset's file
@@ -173,6 +180,7 @@ int run_agent(const AgentArgs& args);
 int run_status(const StatusArgs& args);
 int run_logs(const LogsArgs& args);
 int run_egress(const EgressArgs& args);
+int run_gate(const GateArgs& args);
 int run_presets(const PresetsArgs& args);
 int run_report(const ReportArgs& args);
 int run_clean(const CleanArgs& args);

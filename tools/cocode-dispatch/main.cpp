@@ -32,6 +32,7 @@ struct Arguments {
     ReportArgs report;
     LogsArgs logs;
     EgressArgs egress;
+    GateArgs gate;
     PresetsArgs presets;
     InitArgs init;
     CleanArgs clean;
@@ -244,6 +245,15 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
         ->add_option("which", a.egress.which, "a run id (or a unique prefix) or an issue number")
         ->required();
     commands.emplace_back(egress_cmd, [&a] { return run_egress(a.egress); });
+
+    auto* gate_cmd = app.add_subcommand(
+        "gate", "set the merge gate (cocode/gate) of an agent's pull request from GitHub");
+    a.gate.source.add_to(*gate_cmd);
+    gate_cmd->add_option("pull", a.gate.pull, "the pull request's number");
+    gate_cmd->add_option("--event", a.gate.event,
+                         "the event (GITHUB_EVENT_PATH) of a review, an approve-merge comment "
+                         "or a push on the pull request");
+    commands.emplace_back(gate_cmd, [&a] { return run_gate(a.gate); });
 
     auto* presets_cmd = app.add_subcommand(
         "presets", "the coding CLIs cocode runs from a preset, and where each comes from");

@@ -1,0 +1,41 @@
+#include "scale/gate.h"
+
+#include "core/terminal_text.h"
+#include "scale/trigger.h"
+
+namespace cocode::scale {
+
+Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& config, long number,
+                                 const std::string& last) {
+    GateRefresh out;
+    const std::string pr = "pull request #" + std::to_string(number);
+    if (config.gate.approvals <= 0) {
+        out.notice = "gate: off (gate.approvals is 0)";
+        return out;
+    }
+    auto pull = github.pull_request(number);
+    if (!pull) return std::move(pull).error();
+    const auto pair = pair_of_branch(pull->head_ref, config.branch_prefix);
+    if (!pair || !config.find_agent(pair->agent) ||
+        (!pull->head_repository.empty() && pull->head_repository != github.repo().full())) {
+        out.notice = "gate: " + pr + " is not on a branch of cocode's (" +
+                     terminal_safe_line(pull->head_ref) + ")";
+        return out;
+    }
+    out.pair = true;
+    auto decision = check::read_gate(github, config, *pull, pair->issue, pair->agent);
+    if (!decision) return std::move(decision).error();
+    out.decision = std::move(*decision);
+    const std::string said = pull->head_sha + " " + out.decision.description;
+    if (!last.empty() && last == said) {
+        out.notice = "gate: " + pr + " unchanged";
+        return out;
+    }
+    if (auto written = check::write_gate(github, config, *pull, pair->agent, out.decision);
+        !written)
+        return std::move(written).error();
+    out.notice = "gate: " + pr + " " + out.decision.state + ": " + out.decision.description;
+    return out;
+}
+
+}  // namespace cocode::scale

@@ -1,0 +1,27 @@
+// The merge gate of a pull request, refreshed when something it reads may have changed: a
+// review, an approve-merge command, a push (serve, watch, `cocode-dispatch gate`), or a
+// verdict published (check/run_check.h). The decision itself is check/gate.h's.
+#pragma once
+
+#include <string>
+
+#include "check/gate.h"
+#include "config/config.h"
+#include "core/result.h"
+#include "github/api.h"
+
+namespace cocode::scale {
+
+struct GateRefresh {
+    bool pair = false;  // the pull request is a pair's (its branch is cocode's, in this repository)
+    check::GateDecision decision;
+    std::string notice;  // one line: what was set, or why nothing was
+};
+
+// Reads pull request `number`'s gate and, unless `only_if_changed` says it reads as it did
+// (`last`, the description last written for the same head), sets the status and edits the
+// comment. Off (gate.approvals 0), or not a pair's pull request: nothing, said in the notice.
+Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& config, long number,
+                                 const std::string& last = "");
+
+}  // namespace cocode::scale
