@@ -491,5 +491,58 @@ INSTANTIATE_TEST_SUITE_P(Presets, CliRounds,
                                            kCliList[4], kCliList[5]),
                          cli_name);
 
+// A plan round with the real CLI (docs/review.md, "Plans"): its model tries to write, commit
+// and then answers with a plan; the sandbox keeps the worktree read-only, so nothing lands and
+// the plan is read from its answer. Approved, the code round writes what the plan names and a
+// file it does not: the check fails naming that file.
+class CliPlans : public AgentCli {};
+
+TEST_P(CliPlans, APlanRoundWritesNothingAndTheApprovedPlanJudgesTheCode) {
+    if (!probe_sandbox().available) GTEST_SKIP() << "a plan round is read-only in the sandbox";
+    const std::string name = GetParam().name;
+    FakeModels::Options options = script();
+    options.commands = {"echo fixed > fix.txt", "echo stray > stray.txt",
+                        "git add fix.txt stray.txt",
+                        "git commit -q -m 'Fix #1' -m 'cocode ready for check'"};
+    options.answer =
+        "## Questions\n- none\n## Files\n- `fix.txt`\n## Tests\n- `test -s fix.txt`\n"
+        "## Steps\n1. Write fixed into fix.txt.\n2. Commit it with the marker.";
+    FakeModels models(options);
+    init_with_base_url(models.origin());
+    Shell planned = dispatch("run 1 --plan --agent " + name + " --timeout 3m --json");
+    ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+    const auto plan_run = run::list_runs(repo_ / ".cocode/runs").runs.at(0);
+    const json plan = json::parse(read_text(plan_run.folder / "check.json"));
+    EXPECT_EQ(plan["verdict"], "PASS") << plan.dump(2);
+    EXPECT_EQ(plan["plan_round"]["files"], json::array({"fix.txt"})) << plan.dump(2);
+    // The model's writes were refused: no file, no commit.
+    EXPECT_FALSE(fs::exists(plan_run.worktree / "fix.txt"));
+    EXPECT_EQ(sh_ok("git rev-parse " + plan_run.branch, repo_).substr(0, 40),
+              plan_run.base_commit);
+    const std::string hash = plan["plan_round"]["hash"];
+
+    Shell approved = dispatch("continue 1 --agent " + name + " --approve --hash " + hash +
+                              " --timeout 3m --json");
+    ASSERT_EQ(approved.exit_code, 0) << approved.out << approved.err;
+    const auto runs = run::list_runs(repo_ / ".cocode/runs").runs;
+    ASSERT_EQ(runs.size(), 2u);
+    // The CLI went on in the session it planned in.
+    EXPECT_EQ(run::read_run_info(runs[1].folder)->get("resumed_session"),
+              agent_session(plan_run));
+    const json code = json::parse(read_text(runs[1].folder / "check.json"));
+    EXPECT_EQ(code["verdict"], "FAIL") << code.dump(2);
+    for (const auto& c : code["checks"]) {
+        if (c["id"] == "plan") {
+            EXPECT_EQ(c["files"], json::array({"stray.txt"})) << c.dump();
+        }
+        if (c["id"] == "marker") {
+            EXPECT_EQ(c["result"], "pass") << c.dump();
+        }
+    }
+    EXPECT_EQ(sh_ok("git show " + runs[1].branch + ":fix.txt", repo_), "fixed\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, CliPlans, ::testing::Values(kCliList[0]), cli_name);
+
 }  // namespace
 }  // namespace cocode::test
