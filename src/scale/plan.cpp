@@ -1,5 +1,6 @@
 #include "scale/plan.h"
 
+#include <algorithm>
 #include <set>
 
 #include "check/actions.h"
@@ -31,10 +32,13 @@ Result<void> write_plan_outputs(const std::vector<PlanEntry>& plan) {
     std::set<long> seen;
     for (const auto& entry : plan)
         if (seen.insert(entry.issue).second) numbers.push_back(entry.issue);
+    const bool plans = std::any_of(plan.begin(), plan.end(),
+                                   [](const PlanEntry& entry) { return entry.plan_round; });
     for (const auto& [name, value] :
          {std::pair<std::string, std::string>{"matrix", matrix(plan).dump()},
           {"count", std::to_string(plan.size())},
-          {"issues", numbers.dump()}})
+          {"issues", numbers.dump()},
+          {"plan", plans ? "true" : "false"}})
         if (auto written = check::append_actions_output(name, value); !written) return written;
     return {};
 }

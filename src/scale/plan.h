@@ -31,8 +31,9 @@ std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
 nlohmann::json matrix(const std::vector<PlanEntry>& plan);
 
 // Inside Actions: `matrix` (the above, one line), `count` (entries; GitHub refuses an empty
-// matrix, so a workflow tests `count != '0'`) and `issues` (a JSON array of the issue numbers,
-// for the job that compares the agents) appended to $GITHUB_OUTPUT. Nothing outside Actions.
+// matrix, so a workflow tests `count != '0'`), `issues` (a JSON array of the issue numbers,
+// for the job that compares the agents) and `plan` ("true" when the runs are plan rounds,
+// which are not compared) appended to $GITHUB_OUTPUT. Nothing outside Actions.
 Result<void> write_plan_outputs(const std::vector<PlanEntry>& plan);
 
 }  // namespace cocode::scale

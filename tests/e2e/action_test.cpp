@@ -290,5 +290,71 @@ TEST_F(ActionRounds, AWritersReviewRunsTheNextRoundOnAFreshRunner) {
     EXPECT_EQ(replies, (std::map<long long, int>{{flaw, 1}, {work, 1}}));
 }
 
+// Plans through the action (examples/workflows/comment.yml): `/cocode plan` runs a plan round
+// on one runner and posts the plan; a writer's `/cocode approve planner HASH` runs the code
+// round on another, which restores the plan from its comment, is held to it, and publishes.
+class ActionPlans : public ActionRounds {
+  protected:
+    void SetUp() override {
+        ActionRounds::SetUp();
+        json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
+        config["agents"] = {
+            {"planner",
+             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/plan-agent.sh"}}}};
+        config["check"] = {{"allowed_paths", {"src/**"}},
+                           {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}};
+        config["plan"] = {{"bind_verify", {"test -s"}}};
+        config["publish"] = {{"push", true}, {"pull_request", true}};
+        write_text(dir_ / "project/.cocode/config.json", config.dump(2));
+        sh_ok("git commit -qam 'the plan agent' && git push -q ../origin.git main",
+              dir_ / "project");
+    }
+
+    json said(const std::string& body) {
+        json payload = example_payload("issue_comment", "created");
+        payload["comment"]["id"] = github_->add_comment(1, body, "writer");
+        payload["comment"]["body"] = body;
+        payload["comment"]["user"]["login"] = "writer";
+        return payload;
+    }
+};
+
+TEST_F(ActionPlans, APlanPostedByOneRunnerIsApprovedAndCarriedOutOnAnother) {
+    const json planned = run_workflow("comment.yml", "issue_comment", said("/cocode plan"))["jobs"];
+    ASSERT_EQ(planned["agent"].size(), 1u) << planned.dump(2);
+    EXPECT_EQ(planned["agent"][0]["matrix"]["plan"], true);
+    EXPECT_EQ(planned["agent"][0]["result"], "success") << planned.dump(2);
+    EXPECT_TRUE(planned["compare"].empty()) << planned.dump(2);  // plans are not compared
+    EXPECT_TRUE(planned["answer"].empty());
+    std::string body;
+    for (const auto& c : github_->comments_of(1))
+        if (c["body"].get<std::string>().rfind("<!-- cocode:check/issue-1/planner", 0) == 0)
+            body = c["body"];
+    const auto at = body.find("`/cocode approve planner ");
+    ASSERT_NE(at, std::string::npos) << body;
+    const std::string hash = body.substr(at + 25, 12);
+    EXPECT_TRUE(github_->pulls().empty());  // a plan pushes nothing
+
+    const json approved =
+        run_workflow("comment.yml", "issue_comment", said("/cocode approve planner " + hash))["jobs"];
+    EXPECT_EQ(approved["plan"][0]["outputs"]["count"], "0");
+    ASSERT_EQ(approved["answer"].size(), 1u) << approved.dump(2);
+    EXPECT_EQ(approved["answer"][0]["result"], "success") << approved.dump(2);
+    EXPECT_NE(approved["answer"][0]["runner"], planned["agent"][0]["runner"]);
+    // The code round: pushed, a pull request, one comment for the pair now holding its verdict.
+    EXPECT_EQ(sh_ok("git show refs/heads/cocode/1-planner:src/feature.txt", dir_ / "origin.git"),
+              "the feature\n");
+    EXPECT_EQ(github_->pulls().size(), 1u);
+    ASSERT_EQ(comments_marked("check/issue-1/planner"), 1);
+    for (const auto& c : github_->comments_of(1)) {
+        const std::string text = c["body"];
+        if (text.rfind("<!-- cocode:check/issue-1/planner", 0) != 0) continue;
+        EXPECT_NE(text.find("✅ PASS"), std::string::npos) << text;
+        EXPECT_NE(text.find("**Rules from the approved plan** `" + hash + "` (@writer)"),
+                  std::string::npos)
+            << text;
+    }
+}
+
 }  // namespace
 }  // namespace cocode::test
