@@ -243,11 +243,12 @@ std::string render_prompt(const github::Issue& issue, const PlannedRun& run,
     if (run.round > 1) {
         // Fenced with more backticks than the text holds: the data cannot close its fence.
         out += "## Round " + std::to_string(run.round) + "\n\n";
-        out += run.plan_round ? "You planned this issue before. Plan again, with the feedback "
-                                "below.\n\n"
-                              : "You worked on this issue before: your commits are on " +
-                                    run.branch + ", checked out here. Go on from them; do not "
-                                    "start over.\n\n";
+        out += run.plan_round
+                   ? "You planned this issue before. Plan again, with the feedback "
+                     "below.\n\n"
+                   : "You worked on this issue before: your commits are on " + run.branch +
+                         ", checked out here. Go on from them; do not "
+                         "start over.\n\n";
         out += "What you said at the end of the last round:\n\n" +
                fenced(last_output.empty() ? std::string_view("(nothing)") : last_output) + "\n";
         out += "Feedback (" + run.round_trigger +

@@ -49,7 +49,7 @@ struct DispatchContext {
         auto own = round_of_agent.find(agent);
         return own != round_of_agent.end() ? &own->second : round ? &*round : nullptr;
     }
-    bool plan = false;  // new runs are plan rounds (run --plan, trigger.plan)
+    bool plan = false;         // new runs are plan rounds (run --plan, trigger.plan)
     std::string requested_by;  // who asked on GitHub ("@login"): sealed, for the merge gate
     std::optional<config::Duration> timeout;  // --timeout, over every agent's own
     std::function<void(std::string_view)> notice;
@@ -70,8 +70,8 @@ struct PlannedRun {
     std::string parent_run_id;  // the run this one resumes
     int round = 1;              // the round on the pull request (a resumed run keeps its own)
     std::string round_trigger;
-    std::string round_from;  // the branch's head when the round began
-    bool plan_round = false;  // a plan round: read-only worktree, a plan for an answer
+    std::string round_from;         // the branch's head when the round began
+    bool plan_round = false;        // a plan round: read-only worktree, a plan for an answer
     long long request_comment = 0;  // the GitHub comment that asked for this round
     // A round of claude, codex or gemini: the CLI's own session of the last round, resumed
     // when it is on this machine; "" for a new session (docs/review.md, "The CLI's own

@@ -21,7 +21,7 @@ bool is_bot(const std::string& login) {
 
 GateDecision decide_gate(const GateInput& in) {
     GateDecision d;
-    std::map<std::string, const GateVote*> latest;  // each person's last word on the head
+    std::map<std::string, const GateVote*> latest;   // each person's last word on the head
     std::map<std::string, bool> approved_elsewhere;  // by someone whose approval would count
     for (const auto& vote : in.votes) {
         if (on_head(vote.sha, in.head))
@@ -40,14 +40,14 @@ GateDecision decide_gate(const GateInput& in) {
     for (const auto& [login, elsewhere] : approved_elsewhere)
         if (!latest.count(login) && "@" + login != in.requester) ++d.stale;
     const int approvals = static_cast<int>(d.counted.size());
-    const std::string verdict = !in.pass    ? "no cocode verdict on this head yet"
+    const std::string verdict = !in.pass   ? "no cocode verdict on this head yet"
                                 : *in.pass ? "PASS ✓"
                                            : "FAIL ✗";
-    d.description = verdict + " · approvals " + std::to_string(approvals) + " of " +
-                    std::to_string(in.needed);
+    d.description =
+        verdict + " · approvals " + std::to_string(approvals) + " of " + std::to_string(in.needed);
     if (d.requester_approved) d.description += " (requester's does not count)";
     if (d.stale > 0) d.description += " · " + std::to_string(d.stale) + " stale (an earlier head)";
-    d.state = in.pass && !*in.pass                         ? "failure"
+    d.state = in.pass && !*in.pass                            ? "failure"
               : in.pass && *in.pass && approvals >= in.needed ? "success"
                                                               : "pending";
     return d;
@@ -123,19 +123,19 @@ Result<void> write_gate(github::GitHub& github, const config::Config& config,
         for (const auto& login : d.counted) body += " @" + login;
         body += "\n\n";
     }
-    body += "On `" + pull.head_sha.substr(0, 12) +
-            "`: it needs a cocode PASS and approvals from " +
+    body += "On `" + pull.head_sha.substr(0, 12) + "`: it needs a cocode PASS and approvals from " +
             std::to_string(config.gate.approvals) +
             " people with write access (a review approving this commit, or `" +
             config.trigger.command + " approve-merge " + pull.head_sha.substr(0, 12) +
             "`), not counting whoever asked for the run. A new push makes approvals stale.\n";
-    auto comment = github.upsert_comment(pull.number, github::comment_marker("gate/" + agent), body);
+    auto comment =
+        github.upsert_comment(pull.number, github::comment_marker("gate/" + agent), body);
     if (!comment) return std::move(comment).error();
     github::CommitStatus status;
     status.state = d.state;
     status.context = "cocode/gate";
-    status.description = d.description.size() > 140 ? d.description.substr(0, 137) + "..."
-                                                     : d.description;
+    status.description =
+        d.description.size() > 140 ? d.description.substr(0, 137) + "..." : d.description;
     if (comment->html_url.rfind("https://", 0) == 0) status.target_url = comment->html_url;
     auto set = github.create_status(pull.head_sha, status);
     if (!set) return std::move(set).error();

@@ -29,8 +29,8 @@ struct GateVote {
 struct GateInput {
     int needed = 0;
     std::string head;
-    std::optional<bool> pass;  // the pair's verdict on `head`; none: not judged on it
-    std::string requester;     // "@login", when known
+    std::optional<bool> pass;     // the pair's verdict on `head`; none: not judged on it
+    std::string requester;        // "@login", when known
     std::vector<GateVote> votes;  // oldest first
 };
 

@@ -246,10 +246,10 @@ std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
     } else if (!uncommitted.empty()) {
         wrote.outcome = Outcome::fail;
         wrote.files = uncommitted;
-        wrote.reason = "a plan round changed " + uncommitted.front() +
-                       (uncommitted.size() > 1
-                            ? " and " + std::to_string(uncommitted.size() - 1) + " more"
-                            : std::string());
+        wrote.reason =
+            "a plan round changed " + uncommitted.front() +
+            (uncommitted.size() > 1 ? " and " + std::to_string(uncommitted.size() - 1) + " more"
+                                    : std::string());
     } else {
         wrote.outcome = Outcome::pass;
         wrote.reason = "nothing written";

@@ -129,7 +129,8 @@ constexpr std::size_t kShownAnswer = 16 << 10;
 std::string plan_rules_section(const run::SealedPlan& plan) {
     std::string out = "\n**Rules from the approved plan** " + code(plan.hash) + " (" +
                       words(plan.approved_by) + "): files ";
-    for (std::size_t i = 0; i < plan.files.size(); ++i) out += (i ? ", " : "") + code(plan.files[i]);
+    for (std::size_t i = 0; i < plan.files.size(); ++i)
+        out += (i ? ", " : "") + code(plan.files[i]);
     out += " (within the configured allowed paths)";
     if (!plan.verify.empty()) {
         out += "; verify ";
@@ -137,8 +138,7 @@ std::string plan_rules_section(const run::SealedPlan& plan) {
             out += (i ? ", " : "") + code(plan.verify[i]);
     }
     out += ".\n";
-    for (const auto& left : plan.left_out)
-        out += "- left out of verify: " + code(left) + "\n";
+    for (const auto& left : plan.left_out) out += "- left out of verify: " + code(left) + "\n";
     return out;
 }
 
@@ -162,10 +162,10 @@ std::string render_markdown(const Verdict& v) {
     out += "\n\n";
     // The comment for (issue, agent) stays one comment: each round adds its line.
     for (const auto& r : v.rounds) {
-        const char* verdict = !r.pass    ? "not judged"
-                              : r.plan   ? (*r.pass ? "plan" : "no plan")
+        const char* verdict = !r.pass   ? "not judged"
+                              : r.plan  ? (*r.pass ? "plan" : "no plan")
                               : *r.pass ? "PASS"
-                                         : "FAIL";
+                                        : "FAIL";
         out += "- round " + std::to_string(r.number) + " · " + cell(r.trigger) + " · " + verdict +
                " · " + code(r.from.substr(0, 7) + ".." + r.to.substr(0, 7)) + "\n";
     }
@@ -206,7 +206,6 @@ std::string render_markdown(const Verdict& v) {
     return out;
 }
 
-
 std::string render_plan_markdown(const Verdict& v, const std::string& command) {
     std::string out = "### " + std::string(v.pass ? "📝 PLAN" : "❌ NO PLAN") + " · cocode plan";
     if (!v.agent.empty()) out += " · " + code(v.agent);
@@ -231,9 +230,8 @@ std::string render_plan_markdown(const Verdict& v, const std::string& command) {
         for (std::size_t i = 0; i < plan.steps.size(); ++i)
             out += std::to_string(i + 1) + ". " + words(plan.steps[i]) + "\n";
     } else {
-        out += "The answer could not be read as a plan: " + words(v.plan_why_not) +
-               ". As written" + (v.plan_text.size() > kShownAnswer ? " (its end)" : "") +
-               ":\n\n" +
+        out += "The answer could not be read as a plan: " + words(v.plan_why_not) + ". As written" +
+               (v.plan_text.size() > kShownAnswer ? " (its end)" : "") + ":\n\n" +
                fenced(v.plan_text.empty()
                           ? "(nothing)"
                           : v.plan_text.substr(v.plan_text.size() -
@@ -244,18 +242,18 @@ std::string render_plan_markdown(const Verdict& v, const std::string& command) {
         out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
     out += "\n";
     if (!v.plan_rejected_by.empty())
-        out += "**Rejected** (" + words(v.plan_rejected_by) + "): no code round starts. Write what " +
-               "to change followed by " + code(command + " revise") + " for a new plan.\n";
+        out += "**Rejected** (" + words(v.plan_rejected_by) +
+               "): no code round starts. Write what " + "to change followed by " +
+               code(command + " revise") + " for a new plan.\n";
     else if (v.plan && v.pass)
-        out += "A person with write access answers " + code(command + " approve " + v.agent + " " +
-                                                            v.plan->hash) +
+        out += "A person with write access answers " +
+               code(command + " approve " + v.agent + " " + v.plan->hash) +
                " (the code round starts, held to these files), or writes what to change "
                "followed by " +
                code(command + " revise") + ", or " + code(command + " reject") + ".\n";
     else
-        out += "Nothing to approve: write what to change followed by " +
-               code(command + " revise") + " for another plan, or " + code(command + " reject") +
-               ".\n";
+        out += "Nothing to approve: write what to change followed by " + code(command + " revise") +
+               " for another plan, or " + code(command + " reject") + ".\n";
     if (auto line = usage_line(v); !line.empty()) out += "\n<sub>" + cell(line) + "</sub>\n";
     return out;
 }
@@ -285,7 +283,9 @@ std::string plan_text_section(const Verdict& v) {
 }  // namespace
 
 std::string render_text(const Verdict& v) {
-    std::string out = std::string(v.plan_round ? (v.pass ? "PLAN" : "FAIL") : v.pass ? "PASS" : "FAIL") +
+    std::string out = std::string(v.plan_round ? (v.pass ? "PLAN" : "FAIL")
+                                  : v.pass     ? "PASS"
+                                               : "FAIL") +
                       (v.plan_round ? "  cocode plan" : "  cocode check");
     if (!v.agent.empty()) out += " · " + v.agent;
     if (v.issue) out += " on #" + std::to_string(v.issue);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "check/gate.h"
 #include "check/publish.h"
 #include "check/report.h"
 #include "config/presets.h"
@@ -15,7 +16,6 @@
 #include "git/repository.h"
 #include "github/reach.h"
 #include "run/rounds.h"
-#include "check/gate.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -243,8 +243,7 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
             auto gate = read_gate(*github, config, judged, verdict.issue, verdict.agent);
             Result<void> written =
                 gate ? write_gate(*github, config, judged, verdict.agent, *gate) : gate.error();
-            published->notes.push_back(written ? "gate: " + gate->state + ": " +
-                                                     gate->description
+            published->notes.push_back(written ? "gate: " + gate->state + ": " + gate->description
                                                : "gate not set: " + written.error().message);
         } else if (!pull) {
             published->notes.push_back("gate not set: " + pull.error().message);

@@ -60,8 +60,7 @@ std::optional<std::string> list_item(const std::string& line) {
     if (text.size() >= 2 && (text[0] == '-' || text[0] == '*' || text[0] == '+') && text[1] == ' ')
         return trimmed(text.substr(2));
     std::size_t digits = 0;
-    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-        ++digits;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
     if (digits > 0 && digits + 1 < text.size() && (text[digits] == '.' || text[digits] == ')') &&
         text[digits + 1] == ' ')
         return trimmed(text.substr(digits + 2));
@@ -86,11 +85,11 @@ bool none_word(const std::string& item) {
 }
 
 std::string plan_hash(const WorkPlan& plan) {
-    const std::string text = nlohmann::json{{"questions", plan.questions},
-                                            {"files", plan.files},
-                                            {"tests", plan.tests},
-                                            {"steps", plan.steps}}
-                                 .dump();
+    const std::string text = nlohmann::json{
+        {"questions", plan.questions},
+        {"files", plan.files},
+        {"tests", plan.tests},
+        {"steps", plan.steps}}.dump();
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
     EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
@@ -130,7 +129,8 @@ PlanRead read_work_plan(std::string_view text) {
         if (auto opened = heading(bare)) {
             section = *opened;
             // Only a section's first occurrence counts: a second "Files" cannot widen the first.
-            if (std::find(seen.begin(), seen.end(), section) != seen.end()) section = Section::other;
+            if (std::find(seen.begin(), seen.end(), section) != seen.end())
+                section = Section::other;
             seen.push_back(section);
             items = section == Section::questions ? &plan.questions
                     : section == Section::files   ? &plan.files
@@ -249,7 +249,8 @@ PlanDecision decide_plan_verb(PlanVerb verb, const std::optional<std::string>& h
                     std::string(verb == PlanVerb::approve  ? "approve"
                                 : verb == PlanVerb::revise ? "revise"
                                                            : "reject") +
-                    ": the newest round (" + round + ") writes code; ask for changes on its pull "
+                    ": the newest round (" + round +
+                    ") writes code; ask for changes on its pull "
                     "request";
     } else if (verb == PlanVerb::revise) {
         d.go = true;
@@ -262,9 +263,8 @@ PlanDecision decide_plan_verb(PlanVerb verb, const std::optional<std::string>& h
         d.go = true;
     } else if (!state.verdict->plan || !state.verdict->pass) {
         d.why_not = round + " has no plan to approve" +
-                    (state.verdict->plan_why_not.empty()
-                         ? std::string(" (its check failed)")
-                         : ": " + state.verdict->plan_why_not);
+                    (state.verdict->plan_why_not.empty() ? std::string(" (its check failed)")
+                                                         : ": " + state.verdict->plan_why_not);
     } else if (hash && *hash != state.verdict->plan->hash) {
         d.why_not = "plan " + *hash + " is not the current plan (" + state.verdict->plan->hash +
                     "): it changed since; approve the one shown now";

@@ -64,9 +64,9 @@ std::string approved_plan_feedback(const WorkPlan& plan, const std::string& appr
 // Anything else does nothing, with one line saying why.
 enum class PlanVerb { approve, revise, reject };
 struct PlanState {
-    bool any_round = false;   // the pair has run at all
-    int round = 0;            // its newest round
-    bool plan_round = false;  // … is a plan round
+    bool any_round = false;          // the pair has run at all
+    int round = 0;                   // its newest round
+    bool plan_round = false;         // … is a plan round
     std::optional<Verdict> verdict;  // … and its verdict, when judged
 };
 struct PlanDecision {

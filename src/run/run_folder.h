@@ -85,9 +85,9 @@ struct RunRecord {
     // `parent_run_id` on the same branch. A run resumed with --resume keeps its parent's round.
     std::string parent_run_id;
     int round = 1;
-    std::string round_trigger;  // "terminal", "review by @login", "check <name>"
-    std::string round_from;     // the branch's head when the round began
-    bool plan_round = false;    // a plan round (round_kind: plan), which writes nothing
+    std::string round_trigger;      // "terminal", "review by @login", "check <name>"
+    std::string round_from;         // the branch's head when the round began
+    bool plan_round = false;        // a plan round (round_kind: plan), which writes nothing
     long long request_comment = 0;  // the GitHub comment that asked for the round, if one did
 };
 

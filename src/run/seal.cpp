@@ -27,8 +27,10 @@ std::string seal_text(const Seal& seal) {
     if (seal.plan_round) doc["plan_round"] = true;
     if (!seal.requested_by.empty()) doc["requested_by"] = seal.requested_by;
     if (seal.plan)
-        doc["plan"] = {{"hash", seal.plan->hash},         {"files", seal.plan->files},
-                       {"verify", seal.plan->verify},     {"left_out", seal.plan->left_out},
+        doc["plan"] = {{"hash", seal.plan->hash},
+                       {"files", seal.plan->files},
+                       {"verify", seal.plan->verify},
+                       {"left_out", seal.plan->left_out},
                        {"approved_by", seal.plan->approved_by}};
     return json_dump(doc, 2) + "\n";
 }

@@ -51,9 +51,9 @@ struct Seal {
     std::vector<SealedRef> refs;
     long pull_request = 0;  // a round from a pull request: its number, and the threads given
     std::vector<SealedThread> threads;
-    bool plan_round = false;          // a plan round: judged on its plan, and on writing nothing
-    std::optional<SealedPlan> plan;   // the approved plan this round is held to
-    std::string requested_by;         // who asked for the pair on GitHub ("@login"), if known
+    bool plan_round = false;         // a plan round: judged on its plan, and on writing nothing
+    std::optional<SealedPlan> plan;  // the approved plan this round is held to
+    std::string requested_by;        // who asked for the pair on GitHub ("@login"), if known
 };
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);

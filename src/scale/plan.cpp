@@ -8,8 +8,7 @@
 namespace cocode::scale {
 
 std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
-                                 const std::vector<config::AgentConfig>& agents,
-                                 bool plan_rounds) {
+                                 const std::vector<config::AgentConfig>& agents, bool plan_rounds) {
     std::vector<PlanEntry> plan;
     for (const auto& issue : issues)
         for (const auto& agent : agents) plan.push_back({issue.number, agent.name, plan_rounds});

@@ -64,7 +64,8 @@ struct WatchOptions {
         dispatch_round;
     // Carries out a plan command (`cocode-dispatch run N --plan …` or `continue N --approve |
     // --revise | --reject …`): the run ids it started (none for a rejection).
-    std::function<Result<std::vector<std::string>>(long issue, const std::vector<std::string>& agents,
+    std::function<Result<std::vector<std::string>>(long issue,
+                                                   const std::vector<std::string>& agents,
                                                    const WatchPlan& plan, long long comment)>
         dispatch_plan;
     std::function<void(std::string_view)> notice;
@@ -161,7 +162,7 @@ class Watcher {
                               const std::optional<WatchRound>& round,
                               const std::optional<WatchPlan>& plan);
     Result<void> claim_new();
-    Result<void> claim_rounds();  // watch_rounds.cpp
+    Result<void> claim_rounds();         // watch_rounds.cpp
     Result<void> claim_plan_commands();  // watch_rounds.cpp
     Result<void> renew_due();
 

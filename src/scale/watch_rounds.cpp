@@ -150,8 +150,8 @@ Result<void> Watcher::claim_plan_commands() {
             options_.notice(decision->notice);
             if (!decision->run) continue;
             auto taken = take(issue, {Request::Kind::command, c.id}, decision->agents,
-                              WatchPlan{decision->verb, decision->plan_hash,
-                                        decision->instruction, decision->by});
+                              WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
+                                        decision->by});
             if (!taken) return std::move(taken).error();
         }
     }

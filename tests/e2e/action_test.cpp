@@ -335,8 +335,8 @@ TEST_F(ActionPlans, APlanPostedByOneRunnerIsApprovedAndCarriedOutOnAnother) {
     const std::string hash = body.substr(at + 25, 12);
     EXPECT_TRUE(github_->pulls().empty());  // a plan pushes nothing
 
-    const json approved =
-        run_workflow("comment.yml", "issue_comment", said("/cocode approve planner " + hash))["jobs"];
+    const json approved = run_workflow("comment.yml", "issue_comment",
+                                       said("/cocode approve planner " + hash))["jobs"];
     EXPECT_EQ(approved["plan"][0]["outputs"]["count"], "0");
     ASSERT_EQ(approved["answer"].size(), 1u) << approved.dump(2);
     EXPECT_EQ(approved["answer"][0]["result"], "success") << approved.dump(2);

@@ -517,8 +517,7 @@ TEST_P(CliPlans, APlanRoundWritesNothingAndTheApprovedPlanJudgesTheCode) {
     EXPECT_EQ(plan["plan_round"]["files"], json::array({"fix.txt"})) << plan.dump(2);
     // The model's writes were refused: no file, no commit.
     EXPECT_FALSE(fs::exists(plan_run.worktree / "fix.txt"));
-    EXPECT_EQ(sh_ok("git rev-parse " + plan_run.branch, repo_).substr(0, 40),
-              plan_run.base_commit);
+    EXPECT_EQ(sh_ok("git rev-parse " + plan_run.branch, repo_).substr(0, 40), plan_run.base_commit);
     const std::string hash = plan["plan_round"]["hash"];
 
     Shell approved = dispatch("continue 1 --agent " + name + " --approve --hash " + hash +
@@ -527,8 +526,7 @@ TEST_P(CliPlans, APlanRoundWritesNothingAndTheApprovedPlanJudgesTheCode) {
     const auto runs = run::list_runs(repo_ / ".cocode/runs").runs;
     ASSERT_EQ(runs.size(), 2u);
     // The CLI went on in the session it planned in.
-    EXPECT_EQ(run::read_run_info(runs[1].folder)->get("resumed_session"),
-              agent_session(plan_run));
+    EXPECT_EQ(run::read_run_info(runs[1].folder)->get("resumed_session"), agent_session(plan_run));
     const json code = json::parse(read_text(runs[1].folder / "check.json"));
     EXPECT_EQ(code["verdict"], "FAIL") << code.dump(2);
     for (const auto& c : code["checks"]) {

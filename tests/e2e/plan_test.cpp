@@ -26,7 +26,8 @@ class Plans : public DispatchRun {
     }
 
     void set_issue_body(int n, const std::string& body) {
-        json issue = json::parse(read_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json")));
+        json issue =
+            json::parse(read_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json")));
         issue["body"] = body;
         write_text(repo_ / ".cocode/issues" / (std::to_string(n) + ".json"), issue.dump());
         sh_ok("git add -A .cocode && git commit -q -m 'issue text'", repo_);
@@ -182,9 +183,10 @@ TEST_F(Plans, APlanRoundThatWritesIsRefusedByTheSandboxOrFails) {
         EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "could not write src/sneaky.txt\n");
         EXPECT_FALSE(fs::exists(r.worktree / "src/sneaky.txt"));
         EXPECT_EQ(checks_by_id(check_of(r))["read_only"]["result"], "pass");
-        sh_ok("rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
-              ".cocode/worktrees/1-planner && git branch -D cocode/1-planner",
-              repo_);
+        sh_ok(
+            "rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
+            ".cocode/worktrees/1-planner && git branch -D cocode/1-planner",
+            repo_);
     }
     Shell open = dispatch("run 1 --plan --sandbox none");
     ASSERT_EQ(open.exit_code, 0) << open.err;
@@ -266,8 +268,9 @@ class PlansOnGitHub : public Plans {
     Shell deliver(const json& payload, const fs::path& where = {}) {
         write_text(dir_ / "event.json", payload.dump());
         return sh(env_ + "GITHUB_EVENT_NAME=issue_comment " +
-                      quote(tool_path("cocode-dispatch").string()) + " continue --publish --event " +
-                      quote((dir_ / "event.json").string()) + github_,
+                      quote(tool_path("cocode-dispatch").string()) +
+                      " continue --publish --event " + quote((dir_ / "event.json").string()) +
+                      github_,
                   where.empty() ? repo_ : where);
     }
 
@@ -324,8 +327,9 @@ TEST_F(PlansOnGitHub, TheIssueGetsThePlanAndOnlyAWritersApprovalOfItsHashStartsT
     Shell unnamed = deliver(comment_event("/cocode approve", "writer"));
     EXPECT_EQ(unnamed.exit_code, 0) << unnamed.err;
     ASSERT_EQ(refusals().size(), 3u);
-    EXPECT_NE(refusals()[2]["body"].get<std::string>().find("name the plan you approve by its hash"),
-              std::string::npos);
+    EXPECT_NE(
+        refusals()[2]["body"].get<std::string>().find("name the plan you approve by its hash"),
+        std::string::npos);
     EXPECT_EQ(runs().size(), 1u);
 
     // A writer approves the plan: the code round runs, held to it, and publishes on the same
@@ -387,9 +391,11 @@ TEST_F(PlansOnGitHub, AWritersWordsBeforeReviseMakeTheNextPlan) {
 TEST_F(PlansOnGitHub, APlanPublishedElsewhereIsApprovedOnAFreshClone) {
     ASSERT_EQ(on_github("run 1 --plan --publish").exit_code, 0);
     const std::string hash = check_of(only_run())["plan_round"]["hash"];
-    sh_ok("git clone -q -b main origin.git fresh && cd fresh && git config user.name 'cocode agent' && "
-          "git config user.email agent@cocode.invalid",
-          dir_.path());
+    sh_ok(
+        "git clone -q -b main origin.git fresh && cd fresh && git config user.name 'cocode agent' "
+        "&& "
+        "git config user.email agent@cocode.invalid",
+        dir_.path());
     const fs::path fresh = dir_ / "fresh";
     Shell approved = deliver(comment_event("/cocode approve planner " + hash, "writer"), fresh);
     ASSERT_EQ(approved.exit_code, 0) << approved.err;

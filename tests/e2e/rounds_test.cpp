@@ -563,8 +563,9 @@ TEST_F(RoundsOnGitHub, TheGateNeedsAPassAndTwoOthersApprovalsOnTheSameHead) {
     EXPECT_EQ(gate()["state"], "success") << merged.err;
     EXPECT_EQ(gate()["sha"], head2);
     ASSERT_EQ(gate_comments().size(), 1u);
-    EXPECT_NE(gate_comments()[0]["body"].get<std::string>().find("Approvals counted: @second @writer"),
-              std::string::npos)
+    EXPECT_NE(
+        gate_comments()[0]["body"].get<std::string>().find("Approvals counted: @second @writer"),
+        std::string::npos)
         << gate_comments()[0]["body"];
     // It is no round: nothing ran.
     EXPECT_EQ(runs().size(), 2u);

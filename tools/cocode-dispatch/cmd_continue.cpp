@@ -199,22 +199,16 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
         const check::Verdict& v = published->verdict;
         std::vector<check::RoundLine> rounds = v.rounds;
         if (rounds.empty())
-            rounds.push_back(
-                {1, "issue #" + std::to_string(number), v.pass, v.base, v.head, v.run_id,
-                 v.plan_round});
+            rounds.push_back({1, "issue #" + std::to_string(number), v.pass, v.base, v.head,
+                              v.run_id, v.plan_round});
         rounds.back().run_id = v.run_id;
         for (const auto& line : rounds) {
             if (line.run_id.empty()) continue;  // judged without a run: nothing to go on from
             const bool last = &line == &rounds.back();
             run::RestoredRound round{
-                line.run_id,     number,
-                issue->html_url, issue->title,
-                issue->body,     agent,
-                v.branch,        v.base,
-                line.number,     line.trigger,
-                line.from,       line.pass,
-                line.to,         last ? published->continuation.output : std::string(),
-                line.plan,
+                line.run_id, number, issue->html_url, issue->title, issue->body, agent, v.branch,
+                v.base, line.number, line.trigger, line.from, line.pass, line.to,
+                last ? published->continuation.output : std::string(), line.plan,
                 // The last round's verdict whole: a plan it holds can be approved here.
                 last ? check::to_json(v).dump() : std::string()};
             run::restore_round(
@@ -262,9 +256,9 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
             Error::usage("--event " + *args.event + ": not valid JSON (a webhook payload)"));
     const char* name = std::getenv("GITHUB_EVENT_NAME");
     auto request = scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
-    const bool plan_verb = request.kind == scale::EventRequest::Kind::command &&
-                           (request.verb == "approve" || request.verb == "revise" ||
-                            request.verb == "reject");
+    const bool plan_verb =
+        request.kind == scale::EventRequest::Kind::command &&
+        (request.verb == "approve" || request.verb == "revise" || request.verb == "reject");
     if (request.kind != scale::EventRequest::Kind::round && !plan_verb) {
         notice(request.kind == scale::EventRequest::Kind::none
                    ? "nothing to do: " + terminal_safe_line(request.why_not)
@@ -325,9 +319,11 @@ int run_continue(const ContinueArgs& given) {
     if ((args.approve ? 1 : 0) + (args.revise ? 1 : 0) + (args.reject ? 1 : 0) > 1)
         throw Failure(Error::usage("continue: give one of --approve, --revise and --reject"));
     if (plan_verb && args.from_pr)
-        throw Failure(Error::usage("continue: a plan is approved, revised or rejected on its "
-                                   "issue, not with --from-pr"));
-    if (args.hash && !args.approve) throw Failure(Error::usage("continue: --hash goes with --approve"));
+        throw Failure(
+            Error::usage("continue: a plan is approved, revised or rejected on its "
+                         "issue, not with --from-pr"));
+    if (args.hash && !args.approve)
+        throw Failure(Error::usage("continue: --hash goes with --approve"));
     const bool by_number =
         args.which.find_first_not_of("0123456789") == std::string::npos && args.which.size() < 10;
     if (args.comment_id && !by_number)

@@ -42,8 +42,9 @@ int run_gate(const GateArgs& args) {
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
     github::GitHub* github = source->github_api();
     if (!github)
-        throw Failure(Error::usage("gate: the pull request is on GitHub; this repository's "
-                                   "issues are a local folder (give --repo)"));
+        throw Failure(
+            Error::usage("gate: the pull request is on GitHub; this repository's "
+                         "issues are a local folder (give --repo)"));
     const auto refreshed = scale::refresh_gate(*github, ws.config, number).value_or_throw();
     notice(refreshed.notice);
     return 0;

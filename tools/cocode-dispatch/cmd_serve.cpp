@@ -95,9 +95,9 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     if (!decision->verb.empty())
         plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
                                 decision->by};
-    auto taken = w.watcher->take(request->issue,
-                                 {scale::Request::Kind::command, request->comment_id},
-                                 decision->agents, plan);
+    auto taken =
+        w.watcher->take(request->issue, {scale::Request::Kind::command, request->comment_id},
+                        decision->agents, plan);
     if (!taken) return std::move(taken).error();
     return {};
 }

@@ -67,8 +67,8 @@ struct ContinueArgs {
     bool revise = false;
     bool reject = false;
     std::optional<std::string> hash;
-    std::string by;              // who said it on GitHub ("@login"); empty: this terminal
-    long long comment_id = 0;    // the comment that said it: a refusal is answered there
+    std::string by;            // who said it on GitHub ("@login"); empty: this terminal
+    long long comment_id = 0;  // the comment that said it: a refusal is answered there
 };
 
 // The detached half of `run --detach` (hidden).
@@ -116,8 +116,8 @@ struct EgressArgs {
 // `gate`: the merge gate of an agent's pull request (docs/review.md, "The gate").
 struct GateArgs {
     SourceFlags source;
-    std::optional<long> pull;           // the pull request's number
-    std::optional<std::string> event;   // or the event that may have changed it (the action)
+    std::optional<long> pull;          // the pull request's number
+    std::optional<std::string> event;  // or the event that may have changed it (the action)
 };
 
 // `presets`: the coding CLIs cocode runs from a preset (docs/agents.md).

@@ -49,10 +49,10 @@ check::PlanState state_of(const run::RunRecord* newest) {
 // pair's sealed configuration says, else its verify commands.
 std::vector<std::string> verify_prefixes(const Workspace& ws, const run::RunRecord& record) {
     config::Config sealed = ws.config;
-    if (auto seal = run::read_seal(ws.root, record.run_id); seal && *seal &&
-                                                            !(**seal).config_text.empty())
-        if (auto parsed = config::parse_config((**seal).config_text, "the sealed configuration",
-                                               ws.root))
+    if (auto seal = run::read_seal(ws.root, record.run_id);
+        seal && *seal && !(**seal).config_text.empty())
+        if (auto parsed =
+                config::parse_config((**seal).config_text, "the sealed configuration", ws.root))
             sealed = std::move(*parsed);
     if (sealed.plan.bind_verify) return *sealed.plan.bind_verify;
     std::vector<std::string> out;
@@ -132,8 +132,8 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
             if (const auto next = run::decide_round(history, ws.config.review.max_rounds,
                                                     verb == check::PlanVerb::revise);
                 !next.go)
-                refuse(args, batch.source, name + ": no round " + std::to_string(next.number) +
-                                               ": " + next.why_not);
+                refuse(args, batch.source,
+                       name + ": no round " + std::to_string(next.number) + ": " + next.why_not);
         if (verb == check::PlanVerb::reject) {
             check::Verdict verdict = *state.verdict;
             verdict.plan_rejected_by = by;
@@ -162,8 +162,8 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
             round.feedback = check::approved_plan_feedback(plan, by);
             round.approved = check::seal_plan(plan, verify_prefixes(ws, *newest), by);
             for (const auto& left : round.approved->left_out)
-                notice("plan " + plan.hash + ": verify command left out: " +
-                       terminal_safe_line(left));
+                notice("plan " + plan.hash +
+                       ": verify command left out: " + terminal_safe_line(left));
         }
         rounds[name] = std::move(round);
     }

@@ -166,8 +166,8 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     options.dispatch_plan = [ws, source = args.source, mine = args.agents](
                                 long issue, const std::vector<std::string>& named,
                                 const scale::WatchPlan& plan, long long comment) {
-        return start_plan(*ws, source, issue,
-                          named.empty() && plan.verb == "plan" ? mine : named, plan, comment);
+        return start_plan(*ws, source, issue, named.empty() && plan.verb == "plan" ? mine : named,
+                          plan, comment);
     };
     options.dispatch_round = [ws, source = args.source](long issue, const std::string& agent,
                                                         const std::string& instruction) {
