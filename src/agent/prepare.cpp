@@ -634,6 +634,11 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     run.round = record.round;
     run.round_trigger = record.round_trigger;
     run.round_from = record.round_from;
+    run.request_comment = record.request_comment;
+    // Whether it is a plan round (a read-only worktree) is the seal's word.
+    auto seal = run::read_seal(context.repo_root, record.run_id);
+    if (!seal) return std::move(seal).error();
+    run.plan_round = *seal ? (*seal)->plan_round : record.plan_round;
     DispatchContext with_identity = context;
     if (auto repo = git::Repository::open(context.repo_root))
         with_identity.commit_identity = commit_identity(*repo);

@@ -184,7 +184,7 @@ TEST(DispatchIssues, PlanIsTheMatrixOfIssuesAndAgents) {
         R"({"agent":"claude","issue":31},{"agent":"fixer","issue":31}]})";
     EXPECT_EQ(plan.out, matrix + "\n");
     EXPECT_EQ(plan.err, "cocode-dispatch: 4 runs: 2 issues × 2 agents\n");
-    EXPECT_EQ(read_text(output), "matrix=" + matrix + "\ncount=4\nissues=[32,31]\n");
+    EXPECT_EQ(read_text(output), "matrix=" + matrix + "\ncount=4\nissues=[32,31]\nplan=false\n");
 
     Shell one = sh(env + dispatch() + " plan 33 --agent fixer", dir / "repo");
     ASSERT_EQ(one.exit_code, 0) << one.err;
@@ -195,7 +195,7 @@ TEST(DispatchIssues, PlanIsTheMatrixOfIssuesAndAgents) {
     EXPECT_EQ(empty.exit_code, 0) << empty.err;
     EXPECT_EQ(empty.out, "{\"include\":[]}\n");
     EXPECT_EQ(empty.err, "cocode-dispatch: nothing to plan: no open issues with those labels\n");
-    EXPECT_EQ(read_text(output), "matrix={\"include\":[]}\ncount=0\nissues=[]\n");
+    EXPECT_EQ(read_text(output), "matrix={\"include\":[]}\ncount=0\nissues=[]\nplan=false\n");
 
     Shell typo = sh(env + dispatch() + " plan 31 --agent fixr", dir / "repo");
     EXPECT_EQ(typo.exit_code, 2);

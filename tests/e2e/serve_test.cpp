@@ -62,6 +62,10 @@ class Serve : public Watch {
         return payload;
     }
 
+    std::vector<run::RunRecord> pair_runs_of(const fs::path& clone) {
+        return run::list_runs(clone / ".cocode/runs").runs;
+    }
+
     std::thread server_;
     Shell served_;
     std::string url_;
@@ -496,6 +500,132 @@ TEST_F(RoundsFromGitHub, ACommandInAReviewCommentOrACommentStartsARoundWithItsWo
     int eyes = 0;
     for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
     EXPECT_EQ(eyes, 2);
+}
+
+// Plans through `watch` and `serve` (docs/review.md, "Plans first"): with trigger.plan a labelled
+// issue starts a plan round; a writer's approval naming the plan's hash runs the code round,
+// once; a reader's and a stale one do nothing but answer. With gate.approvals, the merge gate
+// follows the verdict and the reviews.
+class PlansFromGitHub : public Serve {
+  protected:
+    void SetUp() override {
+        Serve::SetUp();
+        json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
+        config["agents"] = {
+            {"planner",
+             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/plan-agent.sh"}}}};
+        config["check"] = {{"allowed_paths", {"src/**"}},
+                           {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}};
+        config["plan"] = {{"bind_verify", {"test -s"}}};
+        config["trigger"] = {{"plan", true}};
+        config["publish"] = {{"push", true}, {"pull_request", true}};
+        config["gate"] = {{"approvals", 1}};
+        write_text(dir_ / "project/.cocode/config.json", config.dump(2));
+        sh_ok("git commit -qam 'the plan agent' && git push -q ../origin.git main",
+              dir_ / "project");
+        github_->set_permission("writer", "write", "write");
+        github_->set_permission("reader", "read", "read");
+        for (long n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    }
+
+    // The hash the plan's comment on issue 1 asks to approve ("" while there is none).
+    std::string plan_hash() {
+        for (const auto& c : github_->comments_of(1)) {
+            const std::string body = c["body"];
+            if (body.rfind("<!-- cocode:check/issue-1/planner", 0) != 0) continue;
+            const auto at = body.find("`/cocode approve planner ");
+            if (at != std::string::npos) return body.substr(at + 25, 12);
+        }
+        return {};
+    }
+    // Replies to commands (not the claims, which say the same for the log).
+    int replies_saying(const std::string& words) {
+        int n = 0;
+        for (const auto& c : github_->comments_of(1)) {
+            const std::string body = c["body"];
+            n += body.find("<!-- cocode:refused/") != std::string::npos &&
+                 body.find(words) != std::string::npos;
+        }
+        return n;
+    }
+    json gate_status() {
+        json last;
+        for (const auto& s : github_->statuses())
+            if (s["context"] == "cocode/gate") last = s;
+        return last;
+    }
+};
+
+TEST_F(PlansFromGitHub, WatchPlansALabelledIssueAndCarriesOutAWritersApprovalOnce) {
+    const fs::path a = machine("a");
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    auto runs = pair_runs_of(a);
+    ASSERT_EQ(runs.size(), 1u) << first.err;
+    EXPECT_TRUE(runs[0].plan_round);
+    const std::string hash = plan_hash();
+    ASSERT_EQ(hash.size(), 12u) << first.err;
+    EXPECT_TRUE(github_->pulls().empty());
+
+    github_->add_comment(1, "/cocode approve planner " + hash, "reader");
+    github_->add_comment(1, "/cocode approve planner 0123456789ab", "writer");
+    github_->add_comment(1, "/cocode approve planner " + hash + "\nGo.", "writer");
+    Shell second = watch(a);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    runs = pair_runs_of(a);
+    ASSERT_EQ(runs.size(), 2u) << second.err;
+    EXPECT_FALSE(runs[1].plan_round);
+    EXPECT_EQ(runs[1].round_trigger, "plan " + hash + " approved (@writer)");
+    EXPECT_EQ(json::parse(read_text(runs[1].folder / "check.json"))["verdict"], "PASS");
+    EXPECT_EQ(replies_saying("@reader thanks"), 1);
+    EXPECT_EQ(replies_saying("plan 0123456789ab is not the current plan"), 1);
+    // The code round's verdict set the gate: a PASS, no approval yet.
+    EXPECT_EQ(gate_status()["state"], "pending");
+    EXPECT_EQ(gate_status()["description"], "PASS ✓ · approvals 0 of 1");
+
+    Shell third = watch(a);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    EXPECT_EQ(pair_runs_of(a).size(), 2u) << third.err;
+}
+
+TEST_F(PlansFromGitHub, ServeTakesAPlanCommandAndTheGateFollowsAReview) {
+    const fs::path a = machine("a");
+    start(a);
+    json plan = example_payload("issue_comment", "created");
+    plan["issue"]["number"] = 1;
+    plan["comment"]["id"] = github_->add_comment(1, "/cocode plan", "writer");
+    plan["comment"]["body"] = "/cocode plan";
+    plan["comment"]["user"]["login"] = "writer";
+    ASSERT_EQ(deliver("issue_comment", "p-1", plan), 202);
+    ASSERT_TRUE(wait_until([&] { return plan_hash().size() == 12; }, 60s)) << served_.err;
+    const std::string hash = plan_hash();
+
+    json approve = plan;
+    approve["comment"]["id"] = github_->add_comment(1, "/cocode approve " + hash, "writer");
+    approve["comment"]["body"] = "/cocode approve " + hash;
+    ASSERT_EQ(deliver("issue_comment", "p-2", approve), 202);
+    ASSERT_TRUE(wait_until([&] { return gate_status().is_object(); }, 60s)) << served_.err;
+    ASSERT_EQ(github_->pulls().size(), 1u);
+    const long pull = github_->pulls()[0]["number"];
+    const std::string head = gate_status()["sha"];
+    EXPECT_EQ(gate_status()["state"], "pending");
+
+    // The requester was the writer who asked for the plan; another writer's approval counts.
+    github_->set_permission("second", "write", "write");
+    github_->set_pull_head(pull, head);
+    json review = example_payload("pull_request_review", "submitted");
+    review["review"]["id"] = github_->add_review(pull, "second", "APPROVED", "", head);
+    review["review"]["state"] = "approved";
+    review["review"]["user"]["login"] = "second";
+    review["pull_request"]["number"] = pull;
+    review["pull_request"]["head"]["ref"] = "cocode/1-planner";
+    review["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+    ASSERT_EQ(deliver("pull_request_review", "p-3", review), 202);
+    EXPECT_TRUE(wait_until([&] { return gate_status()["state"] == "success"; }, 60s))
+        << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    EXPECT_EQ(pair_runs_of(a).size(), 2u);
 }
 
 }  // namespace

@@ -60,7 +60,9 @@ std::string state_of(const run::RunRecord& r) {
 std::string line_of(const git::Repository* repo, const run::RunRecord& r,
                     const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
-    const std::string verdict = verdict_of(r);
+    // A plan round that planned shows PLAN: there is a plan to approve, not code that passed.
+    const std::string verdict =
+        r.plan_round && verdict_of(r) == "PASS" ? std::string("PLAN") : verdict_of(r);
     // A round on the pull request beyond the first is shown beside its agent: "claude r2".
     const std::string agent = r.round > 1 ? r.agent + " r" + std::to_string(r.round) : r.agent;
     char buf[512];
