@@ -850,6 +850,42 @@ struct Launch {
     bool as_root = ::geteuid() == 0;
 };
 
+// What the check will judge a new run by: this configuration, base and marker; a resumed run
+// keeps the refs sealed when its pair first started; a round everything its pair's seal holds
+// (the configuration, the marker, an approved plan), and its own pull request and threads; the
+// code round an approval starts, the plan.
+run::Seal seal_of(const DispatchContext& context, const PlannedRun& run, const Launch& launch,
+                  const RoundRequest* round, bool resumed_round, bool resume,
+                  const std::optional<run::Seal>& sealed) {
+    run::Seal seal;
+    seal.run_id = run.run_id;
+    seal.base_commit = run.base_commit;
+    seal.branch = run.branch;
+    seal.marker = run.ready_marker;
+    seal.config_text = context.config.text;
+    seal.refs = launch.sealed_refs;
+    // A resumed run keeps the refs sealed when its pair first started; a round, everything.
+    if (round) {
+        seal.pull_request = round->pull_request;
+        seal.threads = round->threads;
+    } else if (resumed_round && sealed) {
+        seal.pull_request = sealed->pull_request;
+        seal.threads = sealed->threads;
+    }
+    if (sealed) {
+        seal.refs = sealed->refs;
+        if (round || resumed_round) {
+            seal.config_text = sealed->config_text;
+            seal.marker = sealed->marker;
+        }
+        if (round || resume) seal.plan = sealed->plan;  // an approved plan holds on
+    }
+    seal.plan_round = run.plan_round;
+    seal.requested_by = sealed ? sealed->requested_by : context.requested_by;
+    if (round && round->approved) seal.plan = round->approved;
+    return seal;
+}
+
 // One run made whole: its folder (made under another name, then renamed, so a run folder
 // always has its files) and its seal (what the check will judge by, where the agent cannot
 // write).
@@ -966,32 +1002,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (ec)
         return Error::general("cannot rename " + making.folder.string() + " to " +
                               run.files.folder.string() + ": " + ec.message());
-    run::Seal seal;
-    seal.run_id = run.run_id;
-    seal.base_commit = run.base_commit;
-    seal.branch = run.branch;
-    seal.marker = run.ready_marker;
-    seal.config_text = context.config.text;
-    seal.refs = launch.sealed_refs;
-    // A resumed run keeps the refs sealed when its pair first started; a round, everything.
-    if (round) {
-        seal.pull_request = round->pull_request;
-        seal.threads = round->threads;
-    } else if (resumed_round && sealed) {
-        seal.pull_request = sealed->pull_request;
-        seal.threads = sealed->threads;
-    }
-    if (sealed) {
-        seal.refs = sealed->refs;
-        if (round || resumed_round) {
-            seal.config_text = sealed->config_text;
-            seal.marker = sealed->marker;
-        }
-        if (round || pair.resume) seal.plan = sealed->plan;  // an approved plan holds on
-    }
-    seal.plan_round = run.plan_round;
-    seal.requested_by = sealed ? sealed->requested_by : context.requested_by;
-    if (round && round->approved) seal.plan = round->approved;
+    const run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

@@ -110,6 +110,55 @@ Result<void> reply_once(github::GitHub& github, const EventRequest& request,
     return {};
 }
 
+// An `issue_comment` (created): on a pull request a round (or an approve-merge, for the gate);
+// on an issue a plan command or the command that runs agents.
+Result<EventRequest> read_issue_comment(const json& payload, const config::TriggerConfig& trigger,
+                                        EventRequest request) {
+    const std::string action = text_field(payload, "action");
+    auto number = issue_number(payload);
+    if (!number) return std::move(number).error();
+    request.issue = *number;
+    if (!payload.contains("comment") || !payload["comment"].is_object() ||
+        !payload["comment"].contains("id") || !payload["comment"]["id"].is_number_integer())
+        return Error::usage("event: field 'comment.id': expected the comment's id");
+    const json& comment = payload["comment"];
+    request.comment_id = comment["id"].get<long long>();
+    read_author(comment, request);
+    const auto said = words(first_line(text_field(comment, "body")));
+    if (action != "created") {
+        request.why_not = "comment " + action + ", not created";
+    } else if (payload["issue"].contains("pull_request")) {
+        // On a pull request the command asks for a round; the words after it are for
+        // the agent. The branch is asked of GitHub: the event does not carry it.
+        if (check::approve_merge_sha(text_field(comment, "body"), trigger.command)) {
+            request.gate = true;  // the gate reads it from the pull request's comments
+            request.why_not = "an approve-merge command: it counts toward the merge gate";
+        } else if (auto words_after =
+                       words_after_command(text_field(comment, "body"), trigger.command)) {
+            request.kind = EventRequest::Kind::round;
+            request.request = {Request::Kind::command, request.comment_id};
+            request.commanded = true;
+            request.instruction = std::move(*words_after);
+        } else {
+            request.why_not = "the comment is not a " + trigger.command + " command";
+        }
+    } else if (auto verb = plan_command(text_field(comment, "body"), trigger.command)) {
+        request.kind = EventRequest::Kind::command;
+        request.commanded = true;
+        request.verb = verb->verb;
+        request.agents = verb->agents;
+        request.plan_hash = verb->hash;
+        request.instruction = verb->words;
+    } else if (said.empty() || said.front() != trigger.command) {
+        request.why_not = "the comment is not a " + trigger.command + " command";
+    } else {
+        request.kind = EventRequest::Kind::command;
+        request.commanded = true;
+        request.agents.assign(said.begin() + 1, said.end());
+    }
+    return request;
+}
+
 }  // namespace
 
 Result<EventRequest> read_event(std::string_view event_name, const json& payload,
@@ -140,50 +189,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         }
         return request;
     }
-    if (name == "issue_comment") {
-        auto number = issue_number(payload);
-        if (!number) return std::move(number).error();
-        request.issue = *number;
-        if (!payload.contains("comment") || !payload["comment"].is_object() ||
-            !payload["comment"].contains("id") || !payload["comment"]["id"].is_number_integer())
-            return Error::usage("event: field 'comment.id': expected the comment's id");
-        const json& comment = payload["comment"];
-        request.comment_id = comment["id"].get<long long>();
-        read_author(comment, request);
-        const auto said = words(first_line(text_field(comment, "body")));
-        if (action != "created") {
-            request.why_not = "comment " + action + ", not created";
-        } else if (payload["issue"].contains("pull_request")) {
-            // On a pull request the command asks for a round; the words after it are for
-            // the agent. The branch is asked of GitHub: the event does not carry it.
-            if (check::approve_merge_sha(text_field(comment, "body"), trigger.command)) {
-                request.gate = true;  // the gate reads it from the pull request's comments
-                request.why_not = "an approve-merge command: it counts toward the merge gate";
-            } else if (auto words_after =
-                           words_after_command(text_field(comment, "body"), trigger.command)) {
-                request.kind = EventRequest::Kind::round;
-                request.request = {Request::Kind::command, request.comment_id};
-                request.commanded = true;
-                request.instruction = std::move(*words_after);
-            } else {
-                request.why_not = "the comment is not a " + trigger.command + " command";
-            }
-        } else if (auto verb = plan_command(text_field(comment, "body"), trigger.command)) {
-            request.kind = EventRequest::Kind::command;
-            request.commanded = true;
-            request.verb = verb->verb;
-            request.agents = verb->agents;
-            request.plan_hash = verb->hash;
-            request.instruction = verb->words;
-        } else if (said.empty() || said.front() != trigger.command) {
-            request.why_not = "the comment is not a " + trigger.command + " command";
-        } else {
-            request.kind = EventRequest::Kind::command;
-            request.commanded = true;
-            request.agents.assign(said.begin() + 1, said.end());
-        }
-        return request;
-    }
+    if (name == "issue_comment") return read_issue_comment(payload, trigger, std::move(request));
     if (name == "pull_request_review" || name == "pull_request_review_comment") {
         const bool review = name == "pull_request_review";
         if (auto pull = read_pull(payload, request); !pull) return std::move(pull).error();
