@@ -44,7 +44,7 @@ std::string elapsed(long seconds) {
 }
 
 bool settled(const std::string& state) {
-    return state == "PASS" || state == "FAIL" || state == "failed";
+    return state == "PASS" || state == "FAIL" || state == "failed" || state == "PLAN";
 }
 
 // How far along a row is; a state not known here counts as the start.
@@ -76,6 +76,7 @@ void by_agent(std::vector<ProgressRow>& rows) {
 
 const char* icon(const std::string& state) {
     if (state == "PASS") return "✅";
+    if (state == "PLAN") return "📝";
     if (state == "FAIL" || state == "failed") return "❌";
     if (state == "READY" || state == "judging") return "🏁";
     if (state == "running") return "⏳";
@@ -89,7 +90,8 @@ std::string progress_key(long issue) { return "progress/issue-" + std::to_string
 ProgressRow row_of(const Verdict& v, const std::string& pr_url) {
     ProgressRow row;
     row.agent = v.agent;
-    row.state = v.pass ? "PASS" : "FAIL";
+    // A plan round that planned has a plan to approve, not code that passed.
+    row.state = v.pass ? (v.plan_round ? "PLAN" : "PASS") : "FAIL";
     row.seconds = v.run_seconds ? static_cast<long>(*v.run_seconds + 0.5) : -1;
     row.commits = static_cast<int>(v.commits.size());
     if (v.usage) {
@@ -190,7 +192,12 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
                (r.cost_usd ? run::format_cost(r.cost_usd) : "–") + " | " +
                (r.logs_url.empty() ? "" : "[logs](" + cell(r.logs_url) + ")") + " |\n";
     }
-    if (done) {
+    const bool plans = std::any_of(rows.begin(), rows.end(),
+                                   [](const ProgressRow& r) { return r.state == "PLAN"; });
+    if (done && plans) {
+        out += "\nEach agent's plan is in its own comment: a person with write access approves "
+               "one by its hash (docs/review.md).\n";
+    } else if (done) {
         out += "\n";
         if (!ranked.empty() && ranked.front().pass)
             out += "Best: `" + cell(ranked.front().agent) + "`.";

@@ -308,6 +308,14 @@ TEST_F(PlansOnGitHub, TheIssueGetsThePlanAndOnlyAWritersApprovalOfItsHashStartsT
     EXPECT_TRUE(server_.pulls().empty());
     EXPECT_EQ(server_.labels_of(1), std::vector<std::string>{"cocode"});
     const std::string hash = check_of(only_run())["plan_round"]["hash"];
+    // The live comment shows a plan, not a PASS, and compares nothing.
+    std::string live;
+    for (const auto& c : server_.comments_of(1))
+        if (c["body"].get<std::string>().rfind("<!-- cocode:progress/issue-1", 0) == 0)
+            live = c["body"];
+    EXPECT_NE(live.find("📝 PLAN"), std::string::npos) << live;
+    EXPECT_NE(live.find("approves one by its hash"), std::string::npos) << live;
+    EXPECT_EQ(live.find("Best:"), std::string::npos) << live;
 
     // What does nothing: a reader (one reply), a bot (none), a stale hash and no hash (one
     // reply each, naming what is wrong).
