@@ -238,6 +238,9 @@ Result<IssueEvent> issue_event_from_json(const json& value, std::string_view whe
     auto created = optional_string(value, "created_at", where);
     if (!created.ok()) return std::move(created).error();
     e.created_at = std::move(created).value();
+    auto actor = login_of(value, "actor", where);
+    if (!actor.ok()) return std::move(actor).error();
+    e.actor = std::move(actor).value();
     return e;
 }
 

@@ -68,6 +68,7 @@ struct IssueEvent {
     std::string event;  // labeled, unlabeled, closed, …
     std::string label;  // for labeled / unlabeled
     std::string created_at;
+    std::string actor;  // who did it (its login)
 };
 
 struct CollaboratorPermission {
@@ -170,7 +171,8 @@ inline constexpr std::string_view kIssueKeys[] = {
     "updated_at", "user",  "labels", "assignees", "comments", "pull_request"};
 inline constexpr std::string_view kCommentKeys[] = {
     "id", "body", "html_url", "created_at", "updated_at", "user", "author_association"};
-inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at"};
+inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at",
+                                                       "actor"};
 inline constexpr std::string_view kReviewKeys[] = {"id",   "user",         "state",
                                                    "body", "submitted_at", "commit_id"};
 inline constexpr std::string_view kReviewCommentKeys[] = {"id",

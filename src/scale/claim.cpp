@@ -139,12 +139,13 @@ std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& com
     return claims;
 }
 
-Result<long long> latest_request(github::GitHub& github, long issue, const std::string& label) {
+Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label) {
     auto events = github.issue_events(issue);
     if (!events) return std::move(events).error();
-    long long latest = 0;
+    LabelRequest latest;
     for (const auto& e : *events)
-        if (e.event == "labeled" && e.label == label) latest = std::max(latest, e.id);
+        if (e.event == "labeled" && e.label == label && e.id > latest.id)
+            latest = {e.id, e.actor.empty() ? std::string() : "@" + e.actor};
     return latest;
 }
 

@@ -73,9 +73,13 @@ std::string claim_marker(long issue);
 // no one trusted wrote, are left out.
 std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& comments);
 
-// The newest request for `label` on the issue (the id of its last `labeled` event), or 0 when
-// the label was never applied.
-Result<long long> latest_request(github::GitHub& github, long issue, const std::string& label);
+// The newest request for `label` on the issue: the id of its last `labeled` event (0 when the
+// label was never applied) and who applied it ("@login", the run's requester).
+struct LabelRequest {
+    long long id = 0;
+    std::string by;
+};
+Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label);
 
 // GitHub's clock: the `Date` of its last answer (this machine's when there was none).
 std::time_t server_now(const github::GitHub& github);

@@ -67,6 +67,7 @@ json entry_json(const WatchEntry& e) {
                 {"sent", e.sent},
                 {"since", e.since},
                 {"runs", e.runs}};
+    if (!e.requested_by.empty()) out["by"] = e.requested_by;
     if (e.round)
         out["round"] = {{"issue", e.round->issue},
                         {"agent", e.round->agent},
@@ -109,6 +110,7 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
             e.round = WatchRound{r.at("issue").get<long>(), r.at("agent").get<std::string>(),
                                  r.at("instruction").get<std::string>()};
         }
+        if (j.contains("by")) e.requested_by = j.at("by").get<std::string>();
         if (j.contains("plan")) {
             const json& p = j.at("plan");
             e.plan = WatchPlan{p.at("verb").get<std::string>(), p.at("hash").get<std::string>(),
@@ -254,11 +256,12 @@ Result<void> Watcher::claim_new() {
             continue;
         auto request = latest_request(*github_, issue.number, options_.label);
         if (!request) return std::move(request).error();
-        if (*request == 0) continue;
-        auto taken = take(issue.number, Request{Request::Kind::label, *request}, {},
+        if (request->id == 0) continue;
+        auto taken = take(issue.number, Request{Request::Kind::label, request->id}, {},
                           options_.config && options_.config->trigger.plan
-                              ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", ""})
-                              : std::nullopt);
+                              ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", request->by})
+                              : std::nullopt,
+                          request->by);
         if (!taken) return std::move(taken).error();
         if (*taken == Taking::started) --room;
         if (*taken == Taking::answered) answered_[issue.number] = issue.updated_at;
@@ -268,19 +271,20 @@ Result<void> Watcher::claim_new() {
 
 Result<Watcher::Taking> Watcher::take_round(long pull, const Request& request,
                                             const WatchRound& round) {
-    return take_entry(pull, request, {round.agent}, round, std::nullopt);
+    return take_entry(pull, request, {round.agent}, round, std::nullopt, "");
 }
 
 Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
                                       const std::vector<std::string>& agents,
-                                      const std::optional<WatchPlan>& plan) {
-    return take_entry(issue, request, agents, std::nullopt, plan);
+                                      const std::optional<WatchPlan>& plan, const std::string& by) {
+    return take_entry(issue, request, agents, std::nullopt, plan, by);
 }
 
 Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
                                             const std::vector<std::string>& agents,
                                             const std::optional<WatchRound>& round,
-                                            const std::optional<WatchPlan>& plan) {
+                                            const std::optional<WatchPlan>& plan,
+                                            const std::string& by) {
     if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
             return e.claim.issue == issue && e.claim.request == request;
         }))
@@ -309,6 +313,7 @@ Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
     entry.agents = agents;
     entry.round = round;
     entry.plan = plan;
+    entry.requested_by = by;
     entries_.push_back(std::move(entry));
     if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
     return Taking::started;
@@ -450,7 +455,7 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
         auto started =
             e.round  ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)
             : e.plan ? options_.dispatch_plan(n, e.agents, *e.plan, e.claim.request.id)
-                     : options_.dispatch(n, e.agents);
+                     : options_.dispatch(n, e.agents, e.requested_by);
         if (started && started->empty()) {  // a rejection: done, nothing to run
             auto finished = finish(*github_, e.claim, ClaimState::done, "plan rejected.");
             if (!finished) return std::move(finished).error();

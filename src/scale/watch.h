@@ -53,9 +53,10 @@ struct WatchOptions {
     issues::IssueSource* source = nullptr;   // GitHub (source->github_api())
     std::string note;                        // on each claim: what will run
     // Starts the runs of an issue (`cocode-dispatch run N --detach`) with `agents` (none: the
-    // watcher's own): their run ids.
-    std::function<Result<std::vector<std::string>>(long issue,
-                                                   const std::vector<std::string>& agents)>
+    // watcher's own), asked for by `by` ("@login", the merge gate's requester; "" unknown):
+    // their run ids.
+    std::function<Result<std::vector<std::string>>(
+        long issue, const std::vector<std::string>& agents, const std::string& by)>
         dispatch;
     // Starts a round of the pair (`cocode-dispatch continue ISSUE --agent A --from-pr --detach
     // --publish --json`, with `instruction` added to what the pull request says): its run ids.
@@ -100,8 +101,9 @@ struct WatchEntry {
     bool sent = false;                // claiming: the claim may have been made
     std::string since;                // dispatching: the run id prefix no earlier run can have
     std::vector<std::string> runs;
-    std::optional<WatchRound> round;                  // claim.issue is the pull request's number
-    std::optional<WatchPlan> plan;                    // a plan command's
+    std::optional<WatchRound> round;  // claim.issue is the pull request's number
+    std::optional<WatchPlan> plan;    // a plan command's
+    std::string requested_by;         // who asked ("@login"): the merge gate does not count them
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 
@@ -134,9 +136,10 @@ class Watcher {
     // Takes on a request (a poll's, or one that came by webhook): claimed at the next pass,
     // unless it is in hand already, or another watcher's claim holds it or answered it.
     enum class Taking { started, in_hand, held, answered };
-    // With `plan`, a plan command (or a label with trigger.plan).
+    // With `plan`, a plan command (or a label with trigger.plan); `by`, who asked ("@login").
     Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents,
-                        const std::optional<WatchPlan>& plan = std::nullopt);
+                        const std::optional<WatchPlan>& plan = std::nullopt,
+                        const std::string& by = "");
     // Takes on a request for a round on pull request `pull`. It waits for a round of the same
     // pull request that is under way, then runs once.
     Result<Taking> take_round(long pull, const Request& request, const WatchRound& round);
@@ -160,7 +163,7 @@ class Watcher {
     Result<Taking> take_entry(long issue, const Request& request,
                               const std::vector<std::string>& agents,
                               const std::optional<WatchRound>& round,
-                              const std::optional<WatchPlan>& plan);
+                              const std::optional<WatchPlan>& plan, const std::string& by);
     Result<void> claim_new();
     Result<void> claim_rounds();         // watch_rounds.cpp
     Result<void> claim_plan_commands();  // watch_rounds.cpp

@@ -149,9 +149,10 @@ Result<void> Watcher::claim_plan_commands() {
             if (!decision) return std::move(decision).error();
             options_.notice(decision->notice);
             if (!decision->run) continue;
-            auto taken = take(issue, {Request::Kind::command, c.id}, decision->agents,
-                              WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
-                                        decision->by});
+            auto taken = take(
+                issue, {Request::Kind::command, c.id}, decision->agents,
+                WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by},
+                decision->by);
             if (!taken) return std::move(taken).error();
         }
     }

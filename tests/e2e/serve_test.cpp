@@ -610,9 +610,25 @@ TEST_F(PlansFromGitHub, ServeTakesAPlanCommandAndTheGateFollowsAReview) {
     const std::string head = gate_status()["sha"];
     EXPECT_EQ(gate_status()["state"], "pending");
 
-    // The requester was the writer who asked for the plan; another writer's approval counts.
+    // The requester was the writer who asked for the plan: their approval does not count;
+    // another writer's does.
     github_->set_permission("second", "write", "write");
     github_->set_pull_head(pull, head);
+    json own = example_payload("pull_request_review", "submitted");
+    own["review"]["id"] = github_->add_review(pull, "writer", "APPROVED", "", head);
+    own["review"]["state"] = "approved";
+    own["review"]["user"]["login"] = "writer";
+    own["pull_request"]["number"] = pull;
+    own["pull_request"]["head"]["ref"] = "cocode/1-planner";
+    own["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+    ASSERT_EQ(deliver("pull_request_review", "p-3", own), 202);
+    EXPECT_TRUE(wait_until(
+        [&] {
+            return gate_status()["description"] ==
+                   "PASS ✓ · approvals 0 of 1 (requester's does not count)";
+        },
+        60s))
+        << served_.err;
     json review = example_payload("pull_request_review", "submitted");
     review["review"]["id"] = github_->add_review(pull, "second", "APPROVED", "", head);
     review["review"]["state"] = "approved";
@@ -620,7 +636,7 @@ TEST_F(PlansFromGitHub, ServeTakesAPlanCommandAndTheGateFollowsAReview) {
     review["pull_request"]["number"] = pull;
     review["pull_request"]["head"]["ref"] = "cocode/1-planner";
     review["pull_request"]["head"]["repo"]["full_name"] = kRepo;
-    ASSERT_EQ(deliver("pull_request_review", "p-3", review), 202);
+    ASSERT_EQ(deliver("pull_request_review", "p-4", review), 202);
     EXPECT_TRUE(wait_until([&] { return gate_status()["state"] == "success"; }, 60s))
         << served_.err;
     const Shell ended = stop(a);

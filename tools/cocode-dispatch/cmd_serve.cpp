@@ -70,13 +70,11 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     if (request->kind == scale::EventRequest::Kind::label) {
         auto labelled = scale::latest_request(github, request->issue, w.label);
         if (!labelled) return std::move(labelled).error();
-        if (*labelled == 0) return {};  // the label is gone again
+        if (labelled->id == 0) return {};  // the label is gone again
         std::optional<scale::WatchPlan> plan;
-        if (w.ws.config.trigger.plan)
-            plan = scale::WatchPlan{"plan", "", "",
-                                    request->login.empty() ? "" : "@" + request->login};
-        auto taken =
-            w.watcher->take(request->issue, {scale::Request::Kind::label, *labelled}, {}, plan);
+        if (w.ws.config.trigger.plan) plan = scale::WatchPlan{"plan", "", "", labelled->by};
+        auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, labelled->id},
+                                     {}, plan, labelled->by);
         if (!taken) return std::move(taken).error();
         return {};
     }
@@ -97,7 +95,7 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
                                 decision->by};
     auto taken =
         w.watcher->take(request->issue, {scale::Request::Kind::command, request->comment_id},
-                        decision->agents, plan);
+                        decision->agents, plan, decision->by);
     if (!taken) return std::move(taken).error();
     return {};
 }

@@ -48,7 +48,9 @@ Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<
 // by itself (a session of its own), so the runs outlive a watcher that is killed.
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
                                             long issue, const std::vector<std::string>& agents,
-                                            const std::vector<std::string>& more = {}) {
+                                            const std::string& by,
+                                            std::vector<std::string> more = {}) {
+    if (!by.empty()) more.insert(more.end(), {"--requested-by", by});
     CommandOptions options;
     options.cwd = ws.root;
     // An issue labelled again still has the worktrees and branches of its last runs: they go
@@ -79,9 +81,7 @@ Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFla
                                             long issue, const std::vector<std::string>& agents,
                                             const scale::WatchPlan& plan, long long comment) {
     if (plan.verb == "plan") {
-        std::vector<std::string> more = {"--plan"};
-        if (!plan.by.empty()) more.insert(more.end(), {"--requested-by", plan.by});
-        return start_runs(ws, flags, issue, agents, more);
+        return start_runs(ws, flags, issue, agents, plan.by, {"--plan"});
     }
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "continue",
@@ -160,8 +160,9 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     options.note = "agents: " + names;
     const Workspace* ws = &w.ws;
     options.dispatch = [ws, source = args.source, mine = args.agents](
-                           long issue, const std::vector<std::string>& named) {
-        return start_runs(*ws, source, issue, named.empty() ? mine : named);
+                           long issue, const std::vector<std::string>& named,
+                           const std::string& by) {
+        return start_runs(*ws, source, issue, named.empty() ? mine : named, by);
     };
     options.dispatch_plan = [ws, source = args.source, mine = args.agents](
                                 long issue, const std::vector<std::string>& named,
