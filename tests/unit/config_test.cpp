@@ -109,6 +109,35 @@ TEST(Config, NetworkEntriesAreCheckedWhereTheyAreWritten) {
     EXPECT_FALSE(parse("{}")->network.mode) << "unset: allowlist where the sandbox can";
 }
 
+TEST(Config, PlansAndTheGateAreCheckedWhereTheyAreWritten) {
+    auto message = [](const std::string& text) {
+        auto config = parse(text);
+        EXPECT_FALSE(config.ok()) << text;
+        return config.ok() ? std::string() : config.error().message;
+    };
+    EXPECT_EQ(message(R"({"trigger": {"plan": "yes"}})"),
+              ".cocode/config.json: field 'trigger.plan': expected true or false");
+    EXPECT_EQ(message(R"({"plan": {"bind_verify": "make test"}})")
+                  .rfind(".cocode/config.json: field 'plan.bind_verify': expected ", 0),
+              0u);
+    EXPECT_EQ(message(R"({"plan": {"bind_verify": ["make test", " "]}})"),
+              ".cocode/config.json: field 'plan.bind_verify': expected command prefixes, none of "
+              "them blank");
+    EXPECT_EQ(message(R"({"plan": {"verify": []}})").rfind(".cocode/config.json: ", 0), 0u);
+    EXPECT_EQ(message(R"({"gate": {"approvals": 21}})"),
+              ".cocode/config.json: field 'gate.approvals': expected a whole number from 0 to 20");
+    auto config = parse(R"({"trigger": {"plan": true}, "plan": {"bind_verify": ["make test"]},
+                            "gate": {"approvals": 2}})");
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_TRUE(config->trigger.plan);
+    EXPECT_EQ(config->plan.bind_verify, std::vector<std::string>{"make test"});
+    EXPECT_EQ(config->gate.approvals, 2);
+    auto defaults = parse("{}");
+    EXPECT_FALSE(defaults->trigger.plan);
+    EXPECT_FALSE(defaults->plan.bind_verify);  // unset: the configured verify commands
+    EXPECT_EQ(defaults->gate.approvals, 0);
+}
+
 TEST(Config, AgentEnvAndEndpointsAreCheckedBeforeAnythingRuns) {
     auto message = [](const std::string& text) {
         auto config = parse(text);
