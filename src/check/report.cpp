@@ -380,9 +380,11 @@ std::string hidden_record(std::string_view start, const std::string& text) {
     return out + " -->";
 }
 
-// The JSON object of the record `start` opens in `body`, if it has one.
+// The JSON object of the record `start` opens in `body`, if it has one. cocode appends its
+// records after everything else a comment shows, some of which an agent wrote (a plan, file
+// names, commit summaries): only the last record of its kind is cocode's.
 std::optional<nlohmann::json> record_in(const std::string& body, std::string_view start) {
-    const std::size_t at = body.find(start);
+    const std::size_t at = body.rfind(start);
     if (at == std::string::npos) return std::nullopt;
     const std::size_t stop = body.find(" -->", at + start.size());
     if (stop == std::string::npos) return std::nullopt;
@@ -467,15 +469,9 @@ std::vector<Verdict> verdicts_from_comments(const std::vector<github::Comment>& 
         if (agent == "summary" ||
             std::any_of(out.begin(), out.end(), [&](const Verdict& v) { return v.agent == agent; }))
             continue;  // an older comment of this agent was read already
-        const std::size_t start = body.find(kRecordStart);
-        if (start == std::string::npos) continue;
-        const std::size_t stop = body.find(" -->", start + kRecordStart.size());
-        if (stop == std::string::npos) continue;
-        const auto parsed = nlohmann::json::parse(
-            body.substr(start + kRecordStart.size(), stop - start - kRecordStart.size()), nullptr,
-            false);
-        if (parsed.is_discarded() || !parsed.is_object()) continue;
-        Verdict v = verdict_from_json(parsed);
+        const auto parsed = record_in(body, kRecordStart);
+        if (!parsed) continue;
+        Verdict v = verdict_from_json(*parsed);
         if (v.agent != agent || v.issue != issue) continue;  // a record copied into another comment
         out.push_back(std::move(v));
     }

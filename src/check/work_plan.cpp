@@ -142,12 +142,10 @@ PlanRead read_work_plan(std::string_view text) {
         if (!items) continue;
         if (auto item = list_item(line)) {
             if (item->empty() || none_word(*item)) continue;
-            if (section == Section::files)
-                items->push_back(code_of(*item, true));
-            else if (section == Section::tests)
-                items->push_back(code_of(*item, false));
-            else
-                items->push_back(*item);
+            std::string said = section == Section::files   ? code_of(*item, true)
+                               : section == Section::tests ? code_of(*item, false)
+                                                           : *item;
+            if (!said.empty()) items->push_back(std::move(said));
         } else if (!bare.empty() && !items->empty() && line[0] == ' ' &&
                    (section == Section::steps || section == Section::questions)) {
             items->back() += " " + bare;  // an item's next line
