@@ -195,8 +195,9 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
     const bool plans = std::any_of(rows.begin(), rows.end(),
                                    [](const ProgressRow& r) { return r.state == "PLAN"; });
     if (done && plans) {
-        out += "\nEach agent's plan is in its own comment: a person with write access approves "
-               "one by its hash (docs/review.md).\n";
+        out +=
+            "\nEach agent's plan is in its own comment: a person with write access approves "
+            "one by its hash (docs/review.md).\n";
     } else if (done) {
         out += "\n";
         if (!ranked.empty() && ranked.front().pass)
