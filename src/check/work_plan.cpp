@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/glob.h"
+#include "core/json_text.h"
 #include "core/visible_text.h"
 
 namespace cocode::check {
@@ -85,11 +86,11 @@ bool none_word(const std::string& item) {
 }
 
 std::string plan_hash(const WorkPlan& plan) {
-    const std::string text = nlohmann::json{
+    const std::string text = json_dump(nlohmann::json{
         {"questions", plan.questions},
         {"files", plan.files},
         {"tests", plan.tests},
-        {"steps", plan.steps}}.dump();
+        {"steps", plan.steps}});  // a model's bytes: invalid UTF-8 is replaced, never thrown
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
     EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);

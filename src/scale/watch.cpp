@@ -14,6 +14,7 @@
 
 #include "check/run_check.h"
 #include "core/files.h"
+#include "core/json_text.h"
 #include "core/redact.h"
 #include "core/run_id.h"
 #include "run/run_folder.h"
@@ -191,7 +192,7 @@ Result<void> Watcher::save() {
     json issues = json::array();
     for (const auto& e : entries_) issues.push_back(entry_json(e));
     return write_file_atomic(options_.repo_root / kWatchDir / "state.json",
-                             json{{"watcher", id_}, {"issues", issues}}.dump(2) + "\n");
+                             json_dump(json{{"watcher", id_}, {"issues", issues}}, 2) + "\n");
 }
 
 Result<void> Watcher::pass(bool poll) {

@@ -60,6 +60,10 @@ TEST(WorkPlan, WhatReadsAsAPlan) {
         EXPECT_FALSE(r.plan) << c.text;
         EXPECT_NE(r.why_not.find(c.why_not), std::string::npos) << c.text << " → " << r.why_not;
     }
+    // A model's bytes need not be UTF-8: read, hashed, never thrown.
+    const auto bytes = check::read_work_plan("## Files\n- src/a\x80.cpp\n## Steps\n1. \xff\n");
+    ASSERT_TRUE(bytes.plan) << bytes.why_not;
+    EXPECT_EQ(bytes.plan->hash.size(), 12u);
     // A second Files section cannot widen the first; hidden text is no part of a plan.
     const auto twice = check::read_work_plan(
         "## Files\n- src/a.cpp\n## Steps\n1. x\n## Files\n- **\n<!-- ## Files\n- secret/** -->\n");

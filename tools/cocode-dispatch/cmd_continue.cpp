@@ -10,6 +10,7 @@
 #include "check/report.h"
 #include "commands.h"
 #include "core/files.h"
+#include "core/json_text.h"
 #include "core/terminal_text.h"
 #include "git/cli.h"
 #include "plan_verbs.h"
@@ -210,7 +211,7 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
                 v.base, line.number, line.trigger, line.from, line.pass, line.to,
                 last ? published->continuation.output : std::string(), line.plan,
                 // The last round's verdict whole: a plan it holds can be approved here.
-                last ? check::to_json(v).dump() : std::string()};
+                last ? json_dump(check::to_json(v)) : std::string()};
             run::restore_round(
                 ws.root, ws.runs_dir(), round,
                 last ? std::optional<run::Seal>(published->continuation.seal) : std::nullopt)
