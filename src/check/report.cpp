@@ -206,6 +206,12 @@ std::string render_markdown(const Verdict& v) {
     return out;
 }
 
+std::string approve_command(const Verdict& v) {
+    if (!v.plan_round || !v.plan || !v.pass || !v.plan_rejected_by.empty()) return {};
+    return "cocode-dispatch continue " + std::to_string(v.issue) + " --agent " + v.agent +
+           " --approve --hash " + v.plan->hash;
+}
+
 std::string render_plan_markdown(const Verdict& v, const std::string& command) {
     std::string out = "### " + std::string(v.pass ? "📝 PLAN" : "❌ NO PLAN") + " · cocode plan";
     if (!v.agent.empty()) out += " · " + code(v.agent);
@@ -243,7 +249,7 @@ std::string render_plan_markdown(const Verdict& v, const std::string& command) {
     out += "\n";
     if (!v.plan_rejected_by.empty())
         out += "**Rejected** (" + words(v.plan_rejected_by) +
-               "): no code round starts. Write what " + "to change followed by " +
+               "): no code round starts. Write what to change followed by " +
                code(command + " revise") + " for a new plan.\n";
     else if (v.plan && v.pass)
         out += "A person with write access answers " +
@@ -273,10 +279,10 @@ std::string plan_text_section(const Verdict& v) {
     list("Files", v.plan->files);
     list("Tests", v.plan->tests);
     list("Steps", v.plan->steps);
-    if (v.pass)
-        out += "\nplan " + v.plan->hash + ": cocode-dispatch continue " + std::to_string(v.issue) +
-               " --agent " + v.agent + " --approve --hash " + v.plan->hash +
-               " (or --revise -m TEXT, --reject)\n";
+    if (const std::string approve = approve_command(v); !approve.empty())
+        out += "\nplan " + v.plan->hash + ": " + approve + " (or --revise -m TEXT, --reject)\n";
+    else if (!v.plan_rejected_by.empty())
+        out += "\nplan " + v.plan->hash + ": rejected (" + v.plan_rejected_by + ")\n";
     return out;
 }
 

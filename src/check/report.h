@@ -23,6 +23,10 @@ std::string render_markdown(const Verdict& verdict);
 // reject it, naming its hash. An unreadable plan is shown as written, fenced, with why. The
 // agent's words are data: no HTML, nothing that could pass for a record of cocode's.
 std::string render_plan_markdown(const Verdict& verdict, const std::string& command = "/cocode");
+// The terminal's command that approves a plan round's plan ("cocode-dispatch continue 12 --agent
+// claude --approve --hash 3f2a1c0d9e8b"); empty when there is none to approve (no plan, a
+// failed round, a rejected plan).
+std::string approve_command(const Verdict& verdict);
 
 // What the run used, one line: "claude-sonnet-4-5 · 412k in / 9k out · $1.84 · 6m 2s"
 // (the verdict comment's footer); "" when the run reported no usage.

@@ -18,10 +18,13 @@ struct GateRefresh {
     std::string notice;  // one line: what was set, or why nothing was
 };
 
-// Reads pull request `number`'s gate and, unless `only_if_changed` says it reads as it did
-// (`last`, the description last written for the same head), sets the status and edits the
-// comment. Off (gate.approvals 0), or not a pair's pull request: nothing, said in the notice.
-Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& config, long number,
-                                 const std::string& last = "");
+// Reads the pull request's gate and, unless it reads as it did when last written (`last`: its
+// head and description then), sets the status and edits the comment. Off (gate.approvals 0),
+// or not a pair's pull request: nothing, said in the notice. `pull` as GitHub lists it (watch)
+// or gives it (pull_request(n): serve, `cocode-dispatch gate`).
+Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& config,
+                                 const github::PullRequest& pull, const std::string& last = "");
+// What `last` is for a refresh: the head and the description written.
+std::string gate_written(const github::PullRequest& pull, const check::GateDecision& decision);
 
 }  // namespace cocode::scale

@@ -48,10 +48,10 @@ Result<void> Watcher::claim_rounds() {
             continue;
         // The merge gate, written when what it reads changed (a review, a push, a verdict).
         if (config.gate.approvals > 0) {
-            auto gate = refresh_gate(*github_, config, pull.number, gates_[pull.number]);
+            auto gate = refresh_gate(*github_, config, pull, gates_[pull.number]);
             if (!gate) return std::move(gate).error();
             if (gate->pair) {
-                const std::string said = pull.head_sha + " " + gate->decision.description;
+                const std::string said = gate_written(pull, gate->decision);
                 if (gates_[pull.number] != said) options_.notice(gate->notice);
                 gates_[pull.number] = said;
             }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_github.h"
+#include "plan_agent.h"
 #include "test_support.h"
 #include "webhook_examples.h"
 
@@ -298,12 +299,7 @@ class ActionPlans : public ActionRounds {
     void SetUp() override {
         ActionRounds::SetUp();
         json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
-        config["agents"] = {
-            {"planner",
-             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/plan-agent.sh"}}}};
-        config["check"] = {{"allowed_paths", {"src/**"}},
-                           {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}};
-        config["plan"] = {{"bind_verify", {"test -s"}}};
+        config.update(plan_agent_config());
         config["publish"] = {{"push", true}, {"pull_request", true}};
         write_text(dir_ / "project/.cocode/config.json", config.dump(2));
         sh_ok("git commit -qam 'the plan agent' && git push -q ../origin.git main",

@@ -6,6 +6,7 @@
 
 #include "dispatch_fixture.h"
 #include "fake_github.h"
+#include "plan_agent.h"
 #include "proc/sandbox.h"
 #include "webhook_examples.h"
 
@@ -13,14 +14,9 @@ namespace cocode::test {
 
 class Plans : public DispatchRun {
   protected:
-    // plan-agent.sh plans src/feature.txt; the configuration allows src/** and binds plan
-    // verify commands that start with `test -s`.
+    // plan-agent.sh and its rules (plan_agent.h), with `extra` over them.
     void configure_plans(json extra = json::object()) {
-        json config = {{"agents", {{"planner", {{"command", agent_path("plan-agent.sh")}}}}},
-                       {"check",
-                        {{"allowed_paths", {"src/**"}},
-                         {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}}},
-                       {"plan", {{"bind_verify", {"test -s"}}}}};
+        json config = plan_agent_config();
         config.update(extra);
         configure(config);
     }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <thread>
 
+#include "plan_agent.h"
 #include "watch_fixture.h"
 #include "webhook_examples.h"
 
@@ -511,12 +512,7 @@ class PlansFromGitHub : public Serve {
     void SetUp() override {
         Serve::SetUp();
         json config = json::parse(read_text(dir_ / "project/.cocode/config.json"));
-        config["agents"] = {
-            {"planner",
-             {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/plan-agent.sh"}}}};
-        config["check"] = {{"allowed_paths", {"src/**"}},
-                           {"verify", {{{"name", "src exists"}, {"run", "test -d src"}}}}};
-        config["plan"] = {{"bind_verify", {"test -s"}}};
+        config.update(plan_agent_config());
         config["trigger"] = {{"plan", true}};
         config["publish"] = {{"push", true}, {"pull_request", true}};
         config["gate"] = {{"approvals", 1}};

@@ -146,6 +146,14 @@ TEST(WorkPlan, WhatAPersonMayDoWithAPlan) {
         EXPECT_EQ(d.go, c.go) << c.name << ": " << d.why_not;
         EXPECT_NE(d.why_not.find(c.why_not), std::string::npos) << c.name << ": " << d.why_not;
     }
+    // What the terminal offers to run: only a plan there is to approve.
+    readable.issue = 12;
+    readable.agent = "claude";
+    EXPECT_EQ(check::approve_command(readable),
+              "cocode-dispatch continue 12 --agent claude --approve --hash " + hash);
+    rejected.plan_rejected_by = "@maintainer";
+    EXPECT_EQ(check::approve_command(rejected), "");
+    EXPECT_EQ(check::approve_command(unreadable), "");
 }
 
 TEST(WorkPlan, WhatACommentCommands) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "check/report.h"
 #include "core/run_id.h"
 
 namespace cocode::dispatch_cli {
@@ -46,11 +47,9 @@ std::string check_line(const check::BatchCheck& c) {
                        (c.verdict->report_dir / check::kCheckMarkdown).string();
     if (!c.comment_url.empty()) line += "  " + c.comment_url;
     if (!c.error.empty()) line += "  (" + c.error + ")";
-    // A plan: how to approve it (docs/review.md, "Plans").
-    const check::Verdict& v = *c.verdict;
-    if (v.plan_round && v.plan && v.pass)
-        line += "  plan " + v.plan->hash + ": cocode-dispatch continue " + std::to_string(v.issue) +
-                " --agent " + v.agent + " --approve --hash " + v.plan->hash;
+    // A plan: how to approve it (docs/review.md, "Plans first").
+    if (const std::string approve = check::approve_command(*c.verdict); !approve.empty())
+        line += "  plan " + c.verdict->plan->hash + ": " + approve;
     return line;
 }
 

@@ -45,7 +45,8 @@ int run_gate(const GateArgs& args) {
         throw Failure(
             Error::usage("gate: the pull request is on GitHub; this repository's "
                          "issues are a local folder (give --repo)"));
-    const auto refreshed = scale::refresh_gate(*github, ws.config, number).value_or_throw();
+    const auto pull = github->pull_request(number).value_or_throw();
+    const auto refreshed = scale::refresh_gate(*github, ws.config, pull).value_or_throw();
     notice(refreshed.notice);
     return 0;
 }

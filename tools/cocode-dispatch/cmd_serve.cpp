@@ -62,7 +62,9 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     }
     // The merge gate reads the pull request as it is now: a review, an approve-merge, a push.
     if (request->gate && w.ws.config.gate.approvals > 0) {
-        auto gate = scale::refresh_gate(github, w.ws.config, request->issue);
+        auto pull = github.pull_request(request->issue);
+        if (!pull) return std::move(pull).error();
+        auto gate = scale::refresh_gate(github, w.ws.config, *pull);
         if (!gate) return std::move(gate).error();
         notice(gate->notice);
     }

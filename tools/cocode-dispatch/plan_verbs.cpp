@@ -99,9 +99,10 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
     const check::PlanVerb verb = verb_of(args);
     const std::string by = args.by.empty() ? "terminal" : args.by;
     const Workspace& ws = batch.ws;
+    const auto runs = run::list_runs(ws.runs_dir()).runs;
     // A comment GitHub delivers again (or a second workflow run of it) starts nothing twice.
     if (args.comment_id)
-        for (const auto& r : run::list_runs(ws.runs_dir()).runs)
+        for (const auto& r : runs)
             if (r.request_comment == args.comment_id) {
                 notice("nothing to do: comment " + std::to_string(args.comment_id) +
                        " was carried out already (run " + r.run_id + ")");
@@ -126,8 +127,7 @@ int continue_plan(const ContinueArgs& args, const PlanBatch& batch) {
         const check::PlanState state = state_of(newest);
         const auto decided = check::decide_plan_verb(verb, args.hash, state);
         if (!decided.go) refuse(args, batch.source, name + ": " + decided.why_not);
-        const auto history =
-            run::rounds_of(run::list_runs(ws.runs_dir()).runs, newest->issue, newest->agent);
+        const auto history = run::rounds_of(runs, newest->issue, newest->agent);
         if (verb != check::PlanVerb::reject)
             if (const auto next = run::decide_round(history, ws.config.review.max_rounds,
                                                     verb == check::PlanVerb::revise);

@@ -19,9 +19,10 @@ std::string last_line(std::string text) {
     return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
-// `cocode-dispatch <argv…> --json` (run or continue, detached): the runs' ids.
-Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<std::string> argv,
-                                               const SourceFlags& flags) {
+// `cocode-dispatch <argv…>` with the watcher's issue source, in the repository: what it printed,
+// or why it failed (its exit code and its last line on stderr).
+Result<std::string> run_dispatch(const Workspace& ws, std::vector<std::string> argv,
+                                 const SourceFlags& flags) {
     CommandOptions options;
     options.cwd = ws.root;
     auto source = flags.as_args();
@@ -34,7 +35,15 @@ Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<
                               std::to_string(ran->exit_code) +
                               (why.empty() ? std::string() : ": " + why));
     }
-    const json out = json::parse(ran->out, nullptr, false);
+    return std::move(ran->out);
+}
+
+// `cocode-dispatch <argv…> --json` (run or continue, detached): the runs' ids.
+Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<std::string> argv,
+                                               const SourceFlags& flags) {
+    auto printed = run_dispatch(ws, argv, flags);
+    if (!printed) return std::move(printed).error();
+    const json out = json::parse(*printed, nullptr, false);
     std::vector<std::string> ids;
     if (out.is_object() && out.contains("runs") && out["runs"].is_array())
         for (const auto& r : out["runs"])
@@ -95,16 +104,9 @@ Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFla
     for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
     if (!plan.hash.empty()) argv.insert(argv.end(), {"--hash", plan.hash});
     if (!plan.words.empty()) argv.insert(argv.end(), {"-m", plan.words});
-    if (plan.verb == "reject") {
-        CommandOptions options;
-        options.cwd = ws.root;
-        auto source = flags.as_args();
-        argv.insert(argv.end(), source.begin(), source.end());
-        auto ran = run_command(argv, options);
-        if (!ran) return std::move(ran).error();
-        if (ran->exit_code != 0)
-            return Error::general("cocode-dispatch continue --reject exited " +
-                                  std::to_string(ran->exit_code) + ": " + last_line(ran->err));
+    if (plan.verb == "reject") {  // no run to name
+        auto rejected = run_dispatch(ws, std::move(argv), flags);
+        if (!rejected) return std::move(rejected).error();
         return std::vector<std::string>{};
     }
     argv.insert(argv.end(), {"--detach", "--json"});
