@@ -52,25 +52,41 @@ repos:
 YAML
 (cd "$precommit" && git add .pre-commit-config.yaml && git commit -q -m cfg && pre-commit install --hook-type post-commit >/dev/null)
 
+# The figures the goals are set on, interleaved (bench/interleave.py): every setup sees the same
+# moments of the machine. The run's own worktree with hooks off is the like-for-like floor of a
+# commit in a run (a linked worktree, the same repository and its file system's state).
 commit="commit -q --allow-empty -m"
-hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/hook.json" \
+wt=$cocode/.cocode/worktrees/1-bench
+python3 "$(dirname "$0")/interleave.py" "$runs" "$work/hook.json" \
+  "no hook" "git -C $none $commit x" \
+  "cocode, outside a run" "git -C $cocode $commit x" \
+  "cocode, in a run, marker recorded" "git -C $wt $commit 'done: cocode ready for check'" \
+  "the run's worktree, hooks off" "git -c core.hooksPath=/dev/null -C $wt $commit x" \
+  "empty #!/bin/sh hook" "git -C $shell $commit x"
+ready=$(wc -l < "$run/events.jsonl")
+
+# The peers, tens of times slower, with hyperfine: their node and python processes would
+# disturb the close figures above if they ran in between.
+hyperfine -N --warmup 20 --runs "$runs" --export-json "$work/peers.json" \
   -n "no hook" "git -C $none $commit x" \
-  -n "cocode, outside a run" "git -C $cocode $commit x" \
-  -n "cocode, in a run, marker recorded" "git -C $cocode/.cocode/worktrees/1-bench $commit 'done: cocode ready for check'" \
-  -n "empty #!/bin/sh hook" "git -C $shell $commit x" \
   -n "lefthook, one command" "git -C $lefthook $commit x" \
   -n "husky, one command" "git -C $husky $commit x" \
   -n "pre-commit, one local hook" "git -C $precommit $commit x" >/dev/null
 
-ready=$(wc -l < "$run/events.jsonl")
-python3 - "$work/hook.json" "$ready" <<'PY'
+python3 - "$work/hook.json" "$ready" "$work/peers.json" <<'PY'
 import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-base = results[0]["median"]
-print(f"{'git commit --allow-empty':36} {'median ms':>10} {'x no hook':>10}")
-for r in results:
-    print(f"{r['command']:36} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
-print(f"\nREADY lines recorded in the run: {sys.argv[2]} (one per marker commit)")
+def table(title, path):
+    results = json.load(open(path))["results"]
+    base = results[0]["median"]
+    print(f"{title:40} {'median ms':>10} {'x no hook':>10}")
+    for r in results:
+        print(f"{r['command']:40} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
+    return {r["command"]: r["median"] for r in results}
+by = table("git commit --allow-empty (interleaved)", sys.argv[1])
+in_run, floor = by["cocode, in a run, marker recorded"], by["the run's worktree, hooks off"]
+print(f"\nin a run, marker recorded: x {in_run / floor:.2f} the same worktree with hooks off")
+print(f"READY lines recorded in the run: {sys.argv[2]} (one per marker commit)\n")
+table("git commit --allow-empty (the peers)", sys.argv[3])
 PY
 
 # The pre-push gate on a push that is not cocode's work: no hook, an empty shell hook (git's
@@ -91,18 +107,18 @@ printf '#!/bin/sh\ncat >/dev/null\n' > "$push_shell/.git/hooks/pre-push"
 chmod +x "$push_shell/.git/hooks/pre-push"
 push_gate=$(pushrepo push-gate)
 "$bin/cocode-hook" install --repo "$push_gate" --hook pre-push >/dev/null
-hyperfine -N --warmup 5 --runs "$((runs / 5 > 20 ? runs / 5 : 20))" --export-json "$work/push.json" \
+python3 "$(dirname "$0")/interleave.py" "$((runs / 5 > 20 ? runs / 5 : 20))" "$work/push.json" \
   --prepare "git -C $work/push-none-origin.git update-ref -d refs/heads/plain" \
-  -n "no hook" "git -C $push_none push -q origin plain" \
+  "no hook" "git -C $push_none push -q origin plain" \
   --prepare "git -C $work/push-shell-origin.git update-ref -d refs/heads/plain" \
-  -n "empty #!/bin/sh pre-push hook" "git -C $push_shell push -q origin plain" \
+  "empty #!/bin/sh pre-push hook" "git -C $push_shell push -q origin plain" \
   --prepare "git -C $work/push-gate-origin.git update-ref -d refs/heads/plain" \
-  -n "cocode pre-push gate" "git -C $push_gate push -q origin plain" >/dev/null
+  "cocode pre-push gate" "git -C $push_gate push -q origin plain"
 python3 - "$work/push.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
 base = results[0]["median"]
-print(f"\n{'git push of an unrelated branch':36} {'median ms':>10} {'x no hook':>10}")
+print(f"\n{'git push of an unrelated branch (interleaved)':46} {'median ms':>10} {'x no hook':>10}")
 for r in results:
-    print(f"{r['command']:36} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
+    print(f"{r['command']:46} {r['median']*1000:10.2f} {r['median']/base:10.2f}")
 PY

@@ -227,7 +227,8 @@ Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::u
 }
 
 Result<void> append_line_locked(const fs::path& path, std::string_view line) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    // Read and write: the last byte is read through the same descriptor (one open, not two).
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
     if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
     while (::flock(fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) return Error::from_errno(describe("cannot lock", path), errno);
@@ -236,11 +237,7 @@ Result<void> append_line_locked(const fs::path& path, std::string_view line) {
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
         char last = '\n';
-        UniqueFd reader(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (reader.valid() && ::pread(reader.get(), &last, 1, st.st_size - 1) == 1 &&
-            last != '\n') {
-            record += '\n';
-        }
+        if (::pread(fd.get(), &last, 1, st.st_size - 1) == 1 && last != '\n') record += '\n';
     }
     record += line;
     if (record.empty() || record.back() != '\n') record += '\n';

@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 
 namespace cocode {
 namespace {
@@ -13,19 +13,24 @@ namespace {
 std::atomic<unsigned long> run_sequence{0};
 
 struct UtcParts {
-    std::tm tm{};
-    int millis = 0;
+    int year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, millis = 0;
 };
 
+// Civil time by arithmetic (std::chrono's calendar): gmtime_r would read the time zone files
+// first, on the post-commit hook's path for nothing.
 UtcParts split_utc(SystemTime time) {
     using namespace std::chrono;
-    auto since_epoch = time.time_since_epoch();
-    auto secs = floor<seconds>(since_epoch);
-    UtcParts parts;
-    parts.millis = static_cast<int>(duration_cast<milliseconds>(since_epoch - secs).count());
-    std::time_t t = static_cast<std::time_t>(secs.count());
-    ::gmtime_r(&t, &parts.tm);
-    return parts;
+    const auto ms = floor<milliseconds>(time);
+    const auto day = floor<days>(ms);
+    const year_month_day ymd{day};
+    const hh_mm_ss hms{ms - day};
+    return {static_cast<int>(ymd.year()),
+            static_cast<int>(static_cast<unsigned>(ymd.month())),
+            static_cast<int>(static_cast<unsigned>(ymd.day())),
+            static_cast<int>(hms.hours().count()),
+            static_cast<int>(hms.minutes().count()),
+            static_cast<int>(hms.seconds().count()),
+            static_cast<int>(hms.subseconds().count())};
 }
 
 bool all_digits(std::string_view s) {
@@ -41,9 +46,8 @@ std::string make_run_id(SystemTime now, pid_t pid) {
     UtcParts p = split_utc(now);
     unsigned long seq = ++run_sequence;
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%04d%02d%02d-%02d%02d%02d%03d-%ld-%lu", p.tm.tm_year + 1900,
-                  p.tm.tm_mon + 1, p.tm.tm_mday, p.tm.tm_hour, p.tm.tm_min, p.tm.tm_sec, p.millis,
-                  static_cast<long>(pid), seq);
+    std::snprintf(buf, sizeof buf, "%04d%02d%02d-%02d%02d%02d%03d-%ld-%lu", p.year, p.month, p.day,
+                  p.hour, p.minute, p.second, p.millis, static_cast<long>(pid), seq);
     return buf;
 }
 
@@ -72,8 +76,8 @@ pid_t run_id_pid(std::string_view id) {
 std::string format_utc_timestamp(SystemTime time) {
     UtcParts p = split_utc(time);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", p.tm.tm_year + 1900,
-                  p.tm.tm_mon + 1, p.tm.tm_mday, p.tm.tm_hour, p.tm.tm_min, p.tm.tm_sec, p.millis);
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", p.year, p.month, p.day,
+                  p.hour, p.minute, p.second, p.millis);
     return buf;
 }
 

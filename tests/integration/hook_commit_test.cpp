@@ -142,19 +142,44 @@ TEST_F(HookCommit, ChainedHookRunsInAndOutOfRunsAndKeepsItsExitCode) {
     EXPECT_EQ(in_run.exit_code, 7);
 }
 
-TEST_F(HookCommit, AMissingCocodeHookIsOneLineAndTheCommitStands) {
-    // Install a copy of the tool, then delete it: the recorded path is gone and PATH has none.
+TEST_F(HookCommit, TheShimRecordsItselfAndHandsAPackedCommitToCocodeHook) {
+    // Install from a copy of the tool, so that it can be taken away.
     fs::copy_file(hook_tool(), dir / "cocode-hook");
     fs::copy_file(hook_shim(), dir / "cocode-hook-shim");
     sh_ok(quote((dir / "cocode-hook").string()) + " install", repo);
+    const std::string hook = quote((repo / ".git/hooks/post-commit").string());
+
+    // The new commit in git's files: READY recorded by the shim, in its own process.
+    RunWorktree fast = add_run("fast");
     fs::remove(dir / "cocode-hook");
-    RunWorktree run = add_run("missing");
     Shell r = sh("PATH=/usr/bin:/bin git commit -q --allow-empty -m 'cocode ready for check'",
-                 run.worktree);
+                 fast.worktree);
     EXPECT_EQ(r.exit_code, 0);
-    EXPECT_NE(r.err.find("cocode-hook: not found"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("is ready for check"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(head(run.worktree) != run.base, true);
+    ASSERT_EQ(events(fast).size(), 1u);
+    EXPECT_EQ(events(fast)[0]["commit"].get<std::string>(), head(fast.worktree));
+
+    // A commit git has packed is not read by the shim: cocode-hook, which asks git, records it.
+    RunWorktree packed = add_run("packed");
+    sh_ok(
+        "git -c core.hooksPath=/dev/null commit -q --allow-empty -m 'cocode ready for check' "
+        "&& git repack -adq && git prune-packed",
+        packed.worktree);
+    std::string id = head(packed.worktree);
+    ASSERT_FALSE(fs::exists(repo / ".git/objects" / id.substr(0, 2) / id.substr(2)));
+    // Missing, it is one line and the commit stands.
+    Shell missing = sh("PATH=/usr/bin:/bin " + hook, packed.worktree);
+    EXPECT_EQ(missing.exit_code, 0);
+    EXPECT_NE(missing.err.find("cocode-hook: not found"), std::string::npos) << missing.err;
+    EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+    EXPECT_FALSE(fs::exists(packed.run_folder / "events.jsonl"));
+    // Back, it records the commit.
+    fs::copy_file(hook_tool(), dir / "cocode-hook");
+    Shell handed = sh(hook, packed.worktree);
+    EXPECT_EQ(handed.exit_code, 0) << handed.err;
+    ASSERT_EQ(events(packed).size(), 1u) << handed.err;
+    EXPECT_EQ(events(packed)[0]["commit"].get<std::string>(), id);
 }
 
 TEST_F(HookCommit, BadInputLeavesTheCommitStandingWithOneClearLine) {

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <ctime>
 #include <regex>
 #include <set>
 
@@ -61,6 +62,32 @@ TEST(Timestamp, ParsesRfc3339AsWrittenAndNothingElse) {
          {"", "2026-11-22", "2026-11-22T10:04:05", "2026-13-01T00:00:00Z", "2026-11-22T10:04:05.Z",
           "2026-11-22T10:04:05.123Zx", "2026-11-22T10:04:05+0100", "2026-11-22T10:04:05+25:00"})
         EXPECT_FALSE(parse_utc_timestamp(bad)) << bad;
+}
+
+TEST(Timestamp, CivilTimeAtTheCalendarsEdgesAsGmtimeGivesIt) {
+    // format_utc_timestamp computes the date by arithmetic: it must agree with gmtime_r at
+    // leap days, year ends, before the epoch and on each side of a second.
+    using namespace std::chrono;
+    const std::pair<SystemTime, const char*> cases[] = {
+        {sys_days{year{1970} / 1 / 1}, "1970-01-01T00:00:00.000Z"},
+        {sys_days{year{1970} / 1 / 1} - milliseconds{1}, "1969-12-31T23:59:59.999Z"},
+        {sys_days{year{2024} / 2 / 29} + hours{23} + minutes{59} + seconds{59} + milliseconds{999},
+         "2024-02-29T23:59:59.999Z"},
+        {sys_days{year{2100} / 3 / 1}, "2100-03-01T00:00:00.000Z"},
+        {sys_days{year{2026} / 12 / 31} + hours{12} + microseconds{999999},
+         "2026-12-31T12:00:00.999Z"},
+    };
+    for (const auto& [time, expected] : cases) {
+        EXPECT_EQ(format_utc_timestamp(time), expected);
+        const std::time_t secs = system_clock::to_time_t(floor<seconds>(time));
+        std::tm tm{};
+        ASSERT_NE(::gmtime_r(&secs, &tm), nullptr);
+        char buf[32];
+        std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+        EXPECT_EQ(format_utc_timestamp(time).substr(0, 19), buf) << expected;
+    }
+    SystemTime t = sys_days{year{2024} / 2 / 29} + hours{1} + milliseconds{7};
+    EXPECT_TRUE(std::regex_match(make_run_id(t, 9), std::regex(R"(20240229-010000007-9-\d+)")));
 }
 
 }  // namespace cocode

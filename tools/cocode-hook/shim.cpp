@@ -4,14 +4,21 @@
 //
 //   - not in a cocode run and no chained hook: exit 0;
 //   - not in a run, a chained hook: become the chained hook (exec);
-//   - in a run (JRUN_RUN_FOLDER, or the run pointer in this worktree's git folder): become
-//     `cocode-hook <name>` when nothing is chained; else run it, then become the chained hook.
+//   - post-commit in a run (JRUN_RUN_FOLDER, or the run pointer in this worktree's git folder):
+//     record READY here, in this process (hook::post_commit, the code cocode-hook runs), then
+//     become the chained hook if there is one; when git's files do not hold the new commit (a
+//     packed object, a reftable), hand over to `cocode-hook post-commit`, which asks git;
+//   - pre-push: become (or run, then chain) `cocode-hook pre-push`.
 //
-// It links nothing but libc (statically), uses no heap after start-up and never fails a
-// commit: a missing cocode-hook is one line on stderr. So it is the one program of cocode that
-// starts processes itself (fork, exec) rather than through src/proc's start_child: that would
-// link libcocode and its C++ runtime into what every commit of the user's pays for. The real logic,
-// and every check of what it finds, lives in cocode-hook; this file only routes.
+// It is linked statically, with only the recording code of src/ (no libgit2, no CLI parser), so
+// that starting it costs no dynamic loading: a commit in a run is one program start after git's,
+// not two (docs/performance.md). It never fails a commit: a missing cocode-hook, or anything
+// the recording finds wrong, is one line on stderr. `cocode-dispatch run` reinstalls it when it
+// differs from its own, so the recording code in a hooks folder is the dispatcher's.
+//
+// It is the one program of cocode that starts processes itself (fork, exec) rather than through
+// src/proc's start_child: that would link the process layer into what every commit of the user's
+// pays for, for an exec that needs none of it.
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
@@ -23,8 +30,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 
+#include "core/redact.h"
 #include "hook/hook_files.h"
+#include "hook/post_commit.h"
 
 namespace hf = cocode::hook_files;
 
@@ -101,6 +112,24 @@ bool find_tool(const char* hooks_dir, char* out, std::size_t size, char* recorde
         path = colon + 1;
     }
     return false;
+}
+
+// A post-commit in a run, recorded in this process. False when the new commit is not in git's
+// files and cocode-hook, which can ask git, must do it.
+bool recorded_here() {
+    namespace hook = cocode::hook;
+    try {
+        std::error_code ec;
+        hook::PostCommitEnv env{std::filesystem::current_path(ec), std::getenv("GIT_DIR"),
+                                std::getenv(hf::kRunFolderEnv), std::getenv("COCODE_READY_MARKER")};
+        auto outcome = hook::post_commit(env, nullptr, std::chrono::system_clock::now());
+        if (outcome.kind == hook::PostCommitOutcome::Kind::head_elsewhere) return false;
+        if (!outcome.line.empty()) std::fprintf(stderr, "%s\n", outcome.line.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cocode-hook: readiness not recorded (%s); the commit stands\n",
+                     cocode::redact(e.what()).c_str());
+    }
+    return true;
 }
 
 int wait_exit_code(pid_t pid) {
@@ -194,11 +223,12 @@ int main(int argc, char** argv) {
     char chained[PATH_MAX + 32];
     bool has_chained = join(chained, sizeof chained, self, hf::kChainedSuffix) && exists(chained);
     const bool is_post_commit = std::strcmp(hook_name, "post-commit") == 0;
-    // post-commit is the hot path; other hooks always ask cocode-hook.
-    const bool ours = !is_post_commit || in_cocode_run();
+    // A post-commit in a run is recorded here, unless git's files do not hold the commit; every
+    // other hook is cocode-hook's.
+    const bool ask_tool = is_post_commit ? in_cocode_run() && !recorded_here() : true;
 
     int code = 0;
-    if (ours) {
+    if (ask_tool) {
         char tool[PATH_MAX], recorded[PATH_MAX];
         if (!find_tool(hooks_dir, tool, sizeof tool, recorded, sizeof recorded)) {
             std::fprintf(stderr,
