@@ -90,8 +90,8 @@ table("git commit --allow-empty (the peers)", sys.argv[3])
 PY
 
 # The pre-push gate on a push that is not cocode's work: no hook, an empty shell hook (git's
-# own cost of any pre-push hook), and cocode's gate (which asks `git rev-list` whether the
-# pushed commits carry the marker, and lets the push go).
+# own cost of any pre-push hook), and cocode's gate (which reads from git's loose objects
+# whether the pushed commits carry the marker, and lets the push go).
 pushrepo() {  # a repository with a bare origin and a branch `plain` of one ordinary commit
   local dir; dir=$(repo "$1")
   git init -q --bare "$work/$1-origin.git"
