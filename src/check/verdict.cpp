@@ -113,12 +113,7 @@ json to_json(const Verdict& v) {
         out["plan_round"] = std::move(plan);
     }
     if (!v.requested_by.empty()) out["requested_by"] = v.requested_by;
-    if (v.plan_rules)
-        out["plan"] = {{"hash", v.plan_rules->hash},
-                       {"files", v.plan_rules->files},
-                       {"verify", v.plan_rules->verify},
-                       {"left_out", v.plan_rules->left_out},
-                       {"approved_by", v.plan_rules->approved_by}};
+    if (v.plan_rules) out["plan"] = run::sealed_plan_json(*v.plan_rules);
     return out;
 }
 
@@ -215,12 +210,7 @@ Verdict verdict_from_json(const json& j) {
                               json_value(plan, "hash", "")};
     }
     v.requested_by = json_value(j, "requested_by", "");
-    if (j.contains("plan") && j["plan"].is_object()) {
-        const json& plan = j["plan"];
-        v.plan_rules = run::SealedPlan{json_value(plan, "hash", ""), string_list(plan, "files"),
-                                       string_list(plan, "verify"), string_list(plan, "left_out"),
-                                       json_value(plan, "approved_by", "")};
-    }
+    if (j.contains("plan") && j["plan"].is_object()) v.plan_rules = run::sealed_plan_of(j["plan"]);
     return v;
 }
 

@@ -13,6 +13,25 @@ fs::path seal_path(const fs::path& repo_root, const std::string& run_id) {
     return repo_root / kSealsDir / (run_id + ".json");
 }
 
+json sealed_plan_json(const SealedPlan& plan) {
+    return {{"hash", plan.hash},
+            {"files", plan.files},
+            {"verify", plan.verify},
+            {"left_out", plan.left_out},
+            {"approved_by", plan.approved_by}};
+}
+
+SealedPlan sealed_plan_of(const json& object) {
+    auto strings = [&](const char* key) {
+        std::vector<std::string> out;
+        for (const auto& item : json_value(object, key, json::array()))
+            if (item.is_string()) out.push_back(item.get<std::string>());
+        return out;
+    };
+    return {json_value(object, "hash", ""), strings("files"), strings("verify"),
+            strings("left_out"), json_value(object, "approved_by", "")};
+}
+
 std::string seal_text(const Seal& seal) {
     json refs = json::array();
     for (const auto& ref : seal.refs) refs.push_back({{"name", ref.name}, {"commit", ref.commit}});
@@ -26,12 +45,7 @@ std::string seal_text(const Seal& seal) {
     }
     if (seal.plan_round) doc["plan_round"] = true;
     if (!seal.requested_by.empty()) doc["requested_by"] = seal.requested_by;
-    if (seal.plan)
-        doc["plan"] = {{"hash", seal.plan->hash},
-                       {"files", seal.plan->files},
-                       {"verify", seal.plan->verify},
-                       {"left_out", seal.plan->left_out},
-                       {"approved_by", seal.plan->approved_by}};
+    if (seal.plan) doc["plan"] = sealed_plan_json(*seal.plan);
     return json_dump(doc, 2) + "\n";
 }
 
@@ -91,15 +105,7 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
     seal.plan_round = json_value(*doc, "plan_round", false);
     seal.requested_by = json_value(*doc, "requested_by", "");
     if (doc->contains("plan") && (*doc)["plan"].is_object()) {
-        const json& plan = (*doc)["plan"];
-        auto strings = [&](const char* key) {
-            std::vector<std::string> out;
-            for (const auto& item : json_value(plan, key, json::array()))
-                if (item.is_string()) out.push_back(item.get<std::string>());
-            return out;
-        };
-        seal.plan = SealedPlan{json_value(plan, "hash", ""), strings("files"), strings("verify"),
-                               strings("left_out"), json_value(plan, "approved_by", "")};
+        seal.plan = sealed_plan_of((*doc)["plan"]);
         if (seal.plan->hash.empty() || seal.plan->files.empty())
             return Error::general(source + ": field 'plan' has no hash or no files");
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct SealedPlan {
     std::vector<std::string> left_out;
     std::string approved_by;  // "@login", or "terminal"
 };
+
+// A sealed plan as the seal and a verdict both write it ({"hash", "files", "verify",
+// "left_out", "approved_by"}), and read back (what is missing reads empty).
+nlohmann::json sealed_plan_json(const SealedPlan& plan);
+SealedPlan sealed_plan_of(const nlohmann::json& object);
 
 struct Seal {
     std::string run_id;

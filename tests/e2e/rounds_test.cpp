@@ -154,6 +154,9 @@ TEST_F(Rounds, ContinueRefusesWhatItCannotContinue) {
     Shell local = dispatch("continue 1 --from-pr");
     EXPECT_EQ(local.exit_code, 2);
     EXPECT_NE(local.err.find("the pull request is on GitHub"), std::string::npos) << local.err;
+    Shell gate = dispatch("gate 1");
+    EXPECT_EQ(gate.exit_code, 2);
+    EXPECT_NE(gate.err.find("gate: the pull request is on GitHub"), std::string::npos) << gate.err;
     Shell stranger = dispatch("continue 1 --agent nobody -m 'go on'");
     EXPECT_EQ(stranger.exit_code, 2);
     EXPECT_NE(stranger.err.find("agent 'nobody' has no run on issue #1"), std::string::npos);

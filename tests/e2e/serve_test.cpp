@@ -610,14 +610,17 @@ TEST_F(PlansFromGitHub, ServeTakesAPlanCommandAndTheGateFollowsAReview) {
     // another writer's does.
     github_->set_permission("second", "write", "write");
     github_->set_pull_head(pull, head);
-    json own = example_payload("pull_request_review", "submitted");
-    own["review"]["id"] = github_->add_review(pull, "writer", "APPROVED", "", head);
-    own["review"]["state"] = "approved";
-    own["review"]["user"]["login"] = "writer";
-    own["pull_request"]["number"] = pull;
-    own["pull_request"]["head"]["ref"] = "cocode/1-planner";
-    own["pull_request"]["head"]["repo"]["full_name"] = kRepo;
-    ASSERT_EQ(deliver("pull_request_review", "p-3", own), 202);
+    auto approval = [&](const std::string& login) {  // the review, and its delivery
+        json review = example_payload("pull_request_review", "submitted");
+        review["review"]["id"] = github_->add_review(pull, login, "APPROVED", "", head);
+        review["review"]["state"] = "approved";
+        review["review"]["user"]["login"] = login;
+        review["pull_request"]["number"] = pull;
+        review["pull_request"]["head"]["ref"] = "cocode/1-planner";
+        review["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+        return review;
+    };
+    ASSERT_EQ(deliver("pull_request_review", "p-3", approval("writer")), 202);
     EXPECT_TRUE(wait_until(
         [&] {
             return gate_status()["description"] ==
@@ -625,14 +628,7 @@ TEST_F(PlansFromGitHub, ServeTakesAPlanCommandAndTheGateFollowsAReview) {
         },
         60s))
         << served_.err;
-    json review = example_payload("pull_request_review", "submitted");
-    review["review"]["id"] = github_->add_review(pull, "second", "APPROVED", "", head);
-    review["review"]["state"] = "approved";
-    review["review"]["user"]["login"] = "second";
-    review["pull_request"]["number"] = pull;
-    review["pull_request"]["head"]["ref"] = "cocode/1-planner";
-    review["pull_request"]["head"]["repo"]["full_name"] = kRepo;
-    ASSERT_EQ(deliver("pull_request_review", "p-4", review), 202);
+    ASSERT_EQ(deliver("pull_request_review", "p-4", approval("second")), 202);
     EXPECT_TRUE(wait_until([&] { return gate_status()["state"] == "success"; }, 60s))
         << served_.err;
     const Shell ended = stop(a);

@@ -272,12 +272,8 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
     if (!flags.names_a_source() && !request.repository.empty())
         flags.options.repo = request.repository;
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
-    github::GitHub* github = source->github_api();
-    if (!github)
-        throw Failure(
-            Error::usage("continue --event: the pull request is on GitHub; this "
-                         "repository's issues are a local folder (give --repo)"));
-    const auto decision = scale::decide(request, ws.config, *github).value_or_throw();
+    github::GitHub& github = github_of(*source, "continue --event");
+    const auto decision = scale::decide(request, ws.config, github).value_or_throw();
     notice(decision.notice);
     if (!decision.run) return std::nullopt;
     if (plan_verb) {  // the issue's plan, approved, revised or rejected (docs/review.md)
@@ -390,15 +386,11 @@ int run_continue(const ContinueArgs& given) {
     if (plan_verb)
         return continue_plan(args, PlanBatch{ws, timeout, run_args, source.get(), issue, newest});
     if (args.from_pr) {
-        github::GitHub* github = source->github_api();
-        if (!github)
-            throw Failure(
-                Error::usage("continue --from-pr: the pull request is on GitHub; this "
-                             "repository's issues are a local folder (give --repo)"));
+        github::GitHub& github = github_of(*source, "continue --from-pr");
         std::map<std::string, agent::RoundRequest> rounds;
         for (const auto& name : names) {
-            stop_if_rounds_stopped(*github, ws, *newest.at(name));
-            rounds[name] = from_pull_request(*github, ws.config, *newest.at(name), args.message);
+            stop_if_rounds_stopped(github, ws, *newest.at(name));
+            rounds[name] = from_pull_request(github, ws.config, *newest.at(name), args.message);
         }
         return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
                          std::move(rounds));

@@ -40,13 +40,9 @@ int run_gate(const GateArgs& args) {
         number = request.issue;
     }
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
-    github::GitHub* github = source->github_api();
-    if (!github)
-        throw Failure(
-            Error::usage("gate: the pull request is on GitHub; this repository's "
-                         "issues are a local folder (give --repo)"));
-    const auto pull = github->pull_request(number).value_or_throw();
-    const auto refreshed = scale::refresh_gate(*github, ws.config, pull).value_or_throw();
+    github::GitHub& github = github_of(*source, "gate");
+    const auto pull = github.pull_request(number).value_or_throw();
+    const auto refreshed = scale::refresh_gate(github, ws.config, pull).value_or_throw();
     notice(refreshed.notice);
     return 0;
 }

@@ -102,4 +102,11 @@ void notice(std::string_view text) {
     std::fprintf(stderr, "cocode-dispatch: %s\n", redact(text).c_str());
 }
 
+github::GitHub& github_of(issues::IssueSource& source, const std::string& what) {
+    if (github::GitHub* github = source.github_api()) return *github;
+    throw Failure(Error::usage(what +
+                               ": the pull request is on GitHub; this repository's issues are a "
+                               "local folder (give --repo)"));
+}
+
 }  // namespace cocode::dispatch_cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "issues/source.h"
 #include "run/run_folder.h"
 
 namespace cocode::dispatch_cli {
@@ -40,5 +41,9 @@ std::vector<std::string> completion_values(const std::string& name);
 
 // One line to stderr, prefixed with the tool's name, redacted.
 void notice(std::string_view text);
+
+// The REST API behind `source`, for what happens on a pull request; a usage error naming
+// `what` ("gate", "continue --event") when the issues are a local folder.
+github::GitHub& github_of(issues::IssueSource& source, const std::string& what);
 
 }  // namespace cocode::dispatch_cli
