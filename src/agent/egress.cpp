@@ -22,8 +22,10 @@
 #include "config/presets.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "github/reach.h"
 #include "net/proxy.h"
 #include "net/relay.h"
+#include "proc/command.h"
 #include "proc/spawn.h"
 
 namespace cocode::agent {
@@ -96,13 +98,21 @@ net::Allowlist allowlist_of(const config::Config& config, const config::AgentCon
 
 EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& agent,
                        config::NetworkMode mode, const fs::path& folder) {
+    EgressPlan plan = enclosed_plan(
+        mode == config::NetworkMode::open ? net::Allowlist() : allowlist_of(config, agent), mode,
+        folder / "egress.sock", folder / "egress.jsonl");
+    plan.fail_on_blocked = plan.enclosed() && config.network.fail_on_blocked;
+    return plan;
+}
+
+EgressPlan enclosed_plan(net::Allowlist allow, config::NetworkMode mode, const fs::path& socket,
+                         const fs::path& record) {
     EgressPlan plan;
     plan.mode = mode;
     if (mode == config::NetworkMode::open) return plan;
-    plan.fail_on_blocked = config.network.fail_on_blocked;
-    plan.allow = allowlist_of(config, agent);
-    plan.socket = folder / "egress.sock";
-    plan.record = folder / "egress.jsonl";
+    plan.allow = std::move(allow);
+    plan.socket = socket;
+    plan.record = record;
     // The host's loopback endpoints, at their own address and port inside too; localhost
     // as both of its addresses.
     // An address listed as itself asks for itself; one listed only through localhost asks
@@ -131,6 +141,38 @@ EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& 
                        [&](const auto& f) { return f.port == plan.proxy_port; }))
         ++plan.proxy_port;
     return plan;
+}
+
+fs::path dispatch_program() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && self.filename() == "cocode-dispatch") return self;
+    if (auto found = find_in_path("cocode-dispatch")) return *found;
+    return "cocode-dispatch";
+}
+
+Result<std::unique_ptr<net::EgressProxy>> start_egress_proxy(const EgressPlan& plan,
+                                                             const std::string& fix,
+                                                             const std::string& label) {
+    if (auto made = create_file(plan.record); !made) return std::move(made).error();
+    net::ProxyOptions options;
+    options.socket = plan.socket;
+    options.record = plan.record;
+    options.allow = plan.allow;
+    options.audit = plan.mode == config::NetworkMode::audit;
+    // Out as the host goes out: through its own proxy (HTTPS_PROXY, NO_PROXY…).
+    options.connect = [](const std::string& host, int port, bool tunnel) -> Result<UniqueFd> {
+        auto opened = github::open_connection(
+            (tunnel ? "https://" : "http://") + net::entry_text({host, port, ""}),
+            std::chrono::seconds(10));
+        if (!opened) return std::move(opened).error();
+        return std::move(opened->fd);
+    };
+    options.fix = fix;
+    options.notice = [label](const std::string& text) {
+        std::fprintf(stderr, "cocode: %s: %s\n", label.c_str(), text.c_str());
+    };
+    return net::EgressProxy::start(std::move(options));
 }
 
 std::vector<std::pair<std::string, std::string>> proxy_variables(const EgressPlan& plan) {

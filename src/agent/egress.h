@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "net/allowlist.h"
+#include "net/proxy.h"
 
 namespace cocode::agent {
 
@@ -61,6 +63,23 @@ net::Allowlist allowlist_of(const config::Config& config, const config::AgentCon
 // the run is sandboxed).
 EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& agent,
                        config::NetworkMode mode, const std::filesystem::path& folder);
+
+// The plan of a network enclosed with `allow` (the bridge's forwards and port), whose proxy
+// listens at `socket` and records into `record`: what egress_plan makes for an agent, and the
+// setup commands' runner (agent/setup_runner.h) for theirs.
+EgressPlan enclosed_plan(net::Allowlist allow, config::NetworkMode mode,
+                         const std::filesystem::path& socket, const std::filesystem::path& record);
+
+// cocode-dispatch, which runs the built-in agents and the egress bridge: this very program
+// when it is cocode-dispatch, else the one in PATH (a library caller, a test).
+std::filesystem::path dispatch_program();
+
+// The egress proxy of an enclosed network: its record made first (so that the sandbox can
+// make it read-only inside), connections out as the host goes out (its own proxy, if any),
+// a refused one answered with `fix`; `label` names it in the notices it prints.
+Result<std::unique_ptr<net::EgressProxy>> start_egress_proxy(const EgressPlan& plan,
+                                                             const std::string& fix,
+                                                             const std::string& label);
 
 // HTTPS_PROXY, HTTP_PROXY and their lower-case forms, pointing at the bridge; NO_PROXY and
 // ALL_PROXY emptied (an agent's own would skip the proxy for hosts it lists).

@@ -8,16 +8,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "agent/sessions.h"
+#include "agent/setup_runner.h"
 #include "agent/transcript.h"
 #include "agent/usage.h"
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/run_id.h"
 #include "core/visible_text.h"
+#include "environment/key.h"
 #include "git/cli.h"
 #include "git/git_files.h"
 #include "git/repository.h"
@@ -33,22 +36,6 @@ namespace cocode::agent {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string shell_quote(const std::string& word) {
-    if (!word.empty() &&
-        word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                               "0123456789-_./=:@%+,") == std::string::npos)
-        return word;
-    std::string out = "'";
-    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-std::string join_command(const std::vector<std::string>& argv) {
-    std::string out;
-    for (const auto& word : argv) out += (out.empty() ? "" : " ") + shell_quote(word);
-    return out;
-}
 
 std::string pair_name(long issue, const std::string& agent) {
     return std::to_string(issue) + "-" + agent;
@@ -81,22 +68,34 @@ Result<void> copy_setup_files(const DispatchContext& context, const PlannedRun& 
     return {};
 }
 
+// worktree_setup.commands, once the environment is in place: as the agent will run (its
+// environment and overlays, the sandbox, its network's allowlist, recorded in its
+// egress.jsonl), their output in setup.log.
 Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun& run) {
-    std::string log;
+    if (context.config.setup.commands.empty()) return {};
+    const fs::path log = run.files.folder / "setup.log";
+    const auto runner = setup_runner(
+        context.config, context.repo_root,
+        run.egress.enclosed() ? std::optional<net::Allowlist>(run.egress.allow) : std::nullopt);
+    const config::Duration timeout = context.config.environment
+                                         ? context.config.environment->timeout
+                                         : config::Duration(std::chrono::minutes(20));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (const auto& command : context.config.setup.commands) {
-        CommandOptions options;
-        options.cwd = run.worktree;
-        options.environment = run.environment;
-        auto result = run_command(shell_argv(command), options);
-        if (!result) return std::move(result).error();
-        log += "$ " + command + "\n" + result->out + result->err;
-        if (result->exit_code != 0) {
-            (void)write_file_atomic(run.files.folder / "setup.log", log);
-            return Error::general("worktree_setup.commands: `" + command + "` exited with " +
-                                  std::to_string(result->exit_code) + " (see setup.log)");
-        }
+        (void)append_line_locked(log, "$ " + command);
+        const environment::SetupCommand c{
+            command,     run.worktree, run.environment,
+            deadline,    log,          run.files.folder / "egress.jsonl",
+            run.overlays};
+        auto outcome = runner(c);
+        if (!outcome)
+            return Error{outcome.error().code,
+                         "worktree_setup.commands: `" + command + "`: " + outcome.error().message};
+        if (outcome->exit_code != 0 || outcome->timed_out)
+            return Error::general(
+                "worktree_setup.commands: " +
+                environment::setup_failure(c, *outcome, config::format_duration(timeout)));
     }
-    if (!log.empty()) return write_file_atomic(run.files.folder / "setup.log", log);
     return {};
 }
 
@@ -125,7 +124,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("output_path", run.files.output().string());
     info.set("stdout_path", run.files.stdout_file().string());
     info.set("stderr_path", run.files.stderr_file().string());
-    info.set("commandline", join_command(run.argv));
+    info.set("commandline", shell_command(run.argv));
     info.set("error_summary", "");
     info.set_number("issue", run.issue);
     info.set("issue_url", run.issue_url);
@@ -146,6 +145,10 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set_number("restarts", 0);
     info.set("sandbox", run.sandbox);
     info.set("network", std::string(network_name(run.egress.mode)));
+    info.set("environment_key", run.environment_key);
+    info.set("environment_mode", run.environment_key.empty()
+                                     ? ""
+                                     : std::string(environment::mode_name(run.environment_mode)));
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
     const ProcessStamp self = stamp_of(::getpid());
     info.set_number("supervisor_pid", self.pid);
@@ -380,25 +383,14 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
         plan.read_write.push_back(run.worktree);
     plan.read_write.push_back(run.files.folder);
     plan.read_write.push_back(context.runs_dir() / run::kBusFile);
+    // The prepared environments: read through the run's overlay, never written.
+    plan.read_only.push_back(environment::default_store());
 
     std::string home;
     for (const auto& entry : ours)
         if (entry.rfind("HOME=", 0) == 0) home = entry.substr(5);
-    if (home.empty() || home == "/") return plan;
-    const fs::path h(home);
-    for (const char* secret :
-         {".ssh", ".git-credentials", ".config/git/credentials", ".config/gh", ".netrc"})
-        plan.hidden.push_back(h / secret);
-    // Every other CLI's own configuration and state (its logins among them) is hidden; the
-    // agent's own preset's stays, also where another preset shares a folder with it.
-    const config::CliPreset* own = config::cli_preset(run.agent);
-    std::vector<std::string> own_paths = own ? own->config_paths : std::vector<std::string>{};
-    for (const auto& cli : config::builtin_presets()) {
-        if (cli.get() == own) continue;
-        for (const auto& path : cli->config_paths)
-            if (std::find(own_paths.begin(), own_paths.end(), path) == own_paths.end())
-                plan.hidden.push_back(h / path);
-    }
+    const auto hidden = secrets_in_home(home, config::cli_preset(run.agent));
+    plan.hidden.insert(plan.hidden.end(), hidden.begin(), hidden.end());
     return plan;
 }
 
@@ -451,16 +443,6 @@ bool resume_in_argv(const config::AgentConfig& agent, std::vector<std::string>& 
         default:
             return false;
     }
-}
-
-// cocode-dispatch, which runs the built-in agents and the egress bridge: this very program
-// when it is cocode-dispatch, else the one in PATH (a library caller, a test).
-fs::path dispatch_program() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec && self.filename() == "cocode-dispatch") return self;
-    if (auto found = find_in_path("cocode-dispatch")) return *found;
-    return "cocode-dispatch";
 }
 
 // The agent behind its bridge, in a network namespace of its own, with the proxy variables
@@ -608,46 +590,6 @@ Result<void> drop_stale_locks(const git::Repository& repo, const PlannedRun& run
 
 }  // namespace
 
-Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunRecord& record) {
-    if (record.status != run::RunStatus::queued)
-        return Error::general("run " + record.run_id + " is " +
-                              std::string(run::status_name(record.status)) + ", not queued");
-    const config::AgentConfig* agent = context.config.find_agent(record.agent);
-    if (!agent)
-        return Error::usage("run " + record.run_id + ": no agent '" + record.agent + "' in " +
-                            config::kConfigFile);
-    PlannedRun run;
-    run.run_id = record.run_id;
-    run.files.folder = record.folder;
-    run.issue = record.issue;
-    run.issue_url = record.issue_url;
-    run.agent = *agent;
-    run.worktree = record.worktree;
-    run.branch = record.branch;
-    run.base_commit = record.base_commit;
-    run.ready_marker =
-        record.ready_marker.empty() ? context.config.ready_marker : record.ready_marker;
-    auto prompt = read_file(run.files.prompt());
-    if (!prompt) return std::move(prompt).error();
-    run.prompt = std::move(*prompt);
-    run.parent_run_id = record.parent_run_id;
-    run.round = record.round;
-    run.round_trigger = record.round_trigger;
-    run.round_from = record.round_from;
-    run.request_comment = record.request_comment;
-    // Whether it is a plan round (a read-only worktree) is the seal's word.
-    auto seal = run::read_seal(context.repo_root, record.run_id);
-    if (!seal) return std::move(seal).error();
-    run.plan_round = *seal ? (*seal)->plan_round : record.plan_round;
-    DispatchContext with_identity = context;
-    if (auto repo = git::Repository::open(context.repo_root))
-        with_identity.commit_identity = commit_identity(*repo);
-    if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
-        with_identity.sandbox = probe_sandbox();
-    complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
-    deliver_prompt_argument(run);
-    return run;
-}
 
 namespace {
 
@@ -845,6 +787,9 @@ Result<void> prepare_runs_folder(const DispatchContext& context, git::Repository
 struct Launch {
     std::optional<Base> base;
     std::vector<run::SealedRef> sealed_refs;
+    // The base's environment, for new runs: its spec and key (none: no environment).
+    std::optional<environment::Spec> environment;
+    std::string environment_key;
     DispatchContext with_identity;
     std::vector<std::string> ours = current_environment();
     bool as_root = ::geteuid() == 0;
@@ -882,8 +827,51 @@ run::Seal seal_of(const DispatchContext& context, const PlannedRun& run, const L
     }
     seal.plan_round = run.plan_round;
     seal.requested_by = sealed ? sealed->requested_by : context.requested_by;
+    seal.environment_key = run.environment_key;
     if (round && round->approved) seal.plan = round->approved;
     return seal;
+}
+
+// Where a run's overlay keeps what its agent writes over the environment: a folder of
+// cocode's beside the repository, out of the agent's reach but through the overlay.
+fs::path view_scratch(const DispatchContext& context, const std::string& run_id) {
+    const auto dirs = git::locate_git_dirs(context.repo_root, nullptr);
+    const fs::path common = dirs ? dirs->common_dir : context.repo_root / ".git";
+    return common / "cocode" / "views" / run_id;
+}
+
+// The environment a run gets: the one its pair was sealed with (a round, a resumed run),
+// else the base's; and how it reaches the worktree (an overlay for a sandboxed agent).
+Result<void> decide_environment(PlannedRun& run, const DispatchContext& context,
+                                const Launch& launch, const std::optional<run::Seal>& sealed) {
+    if (sealed) {
+        if (sealed->environment_key.empty()) return {};
+        auto rules =
+            sealed->config_text.empty()
+                ? Result<config::Config>(config::Config{})
+                : config::parse_config(sealed->config_text, config::kConfigFile, context.repo_root);
+        if (!rules) return std::move(rules).error();
+        auto spec = environment::spec_at(*rules, context.repo_root, sealed->base_commit);
+        if (!spec) return std::move(spec).error();
+        if (!*spec) return {};
+        run.environment_key = sealed->environment_key;
+        run.environment_spec = std::move(*spec);
+        run.environment_commit = sealed->base_commit;
+    } else if (launch.environment) {
+        run.environment_key = launch.environment_key;
+        run.environment_spec = launch.environment;
+        run.environment_commit = run.base_commit;
+    } else {
+        return {};
+    }
+    const fs::path store = environment::default_store();
+    std::error_code ec;
+    fs::create_directories(store, ec);
+    fs::create_directories(context.worktree_root(), ec);
+    const auto choice = environment::choose_mode(
+        run.sandbox == "bwrap", view_scratch(context, run.run_id), store, context.worktree_root());
+    run.environment_mode = choice.mode;
+    return {};
 }
 
 // One run made whole: its folder (made under another name, then renamed, so a run folder
@@ -949,6 +937,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.resumed_session = session_to_resume(*pair.previous, run.agent);
     }
     complete_launch(run, launch.with_identity, launch.ours, launch.as_root);
+    if (auto ok = decide_environment(run, context, launch, sealed); !ok)
+        return std::move(ok).error();
     if (run.plan_round && config::is_builtin(run.agent.type) && !run.failed) {
         run.failed = Error::usage("agent '" + run.agent.name +
                                   "': a built-in agent does not plan yet; plan with a CLI or a "
@@ -1007,6 +997,53 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     return run;
 }
 
+// Each environment the runs need, taken from the store or built there, once per key (the
+// runs that need a key record their use first, so that a prune leaves it to them). A build
+// that fails fails the runs that need it, with reason setup and its one line.
+void prepare_environments(const DispatchContext& context, std::vector<PlannedRun>& runs) {
+    const environment::Store store(environment::default_store());
+    std::map<std::string, std::vector<PlannedRun*>> by_key;
+    for (auto& run : runs)
+        if (!run.failed && !run.environment_key.empty())
+            by_key[run.environment_key].push_back(&run);
+    for (auto& [key, needing] : by_key) {
+        std::optional<Error> failed;
+        for (PlannedRun* run : needing)
+            if (auto ok = store.add_use(key, {run->run_id, run->files.folder, 0, 0, ""}); !ok)
+                failed = ok.error();
+        const PlannedRun& first = *needing.front();
+        const auto runner = setup_runner(context.config, context.repo_root);
+        auto entry = failed ? Result<environment::Entry>(*failed)
+                            : store.ensure({key, *first.environment_spec, context.repo_root,
+                                            first.environment_commit,
+                                            allowlisted_environment(current_environment(), {})},
+                                           runner, [&](const std::string& text) {
+                                               if (context.notice) context.notice(text);
+                                           });
+        for (PlannedRun* run : needing) {
+            if (entry) {
+                run->environment_entry = *entry;
+                continue;
+            }
+            run->failed = Error::general(entry.error().message);
+            run->failed_reason = run::StopReason::setup;
+        }
+    }
+}
+
+// The environment over a run's worktree: its overlays (mount points made here, its upper
+// folders beside the repository), or a copy; and its variables.
+Result<void> attach_environment(const DispatchContext& context, PlannedRun& run) {
+    if (!run.environment_entry) return {};
+    auto view = environment::attach(*run.environment_entry, run.worktree,
+                                    view_scratch(context, run.run_id), run.environment_mode);
+    if (!view) return std::move(view).error();
+    run.overlays = std::move(view->overlays);
+    run.environment =
+        environment::with_env(run.environment, run.environment_entry->manifest.env, run.worktree);
+    return {};
+}
+
 // The worktrees made (or, for a resumed pair, pointed at its new run) in parallel: checking
 // out files is most of the cost, and it is kernel time spread over many files
 // (docs/performance.md). A run whose setup fails is marked failed, not thrown.
@@ -1048,6 +1085,10 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
                 continue;
             }
             if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
+                fail(std::move(ok).error());
+                continue;
+            }
+            if (auto ok = attach_environment(context, run); !ok) {
                 fail(std::move(ok).error());
                 continue;
             }
@@ -1109,6 +1150,16 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         }
     }
     if (auto ready = prepare_runs_folder(context, *repo); !ready) return std::move(ready).error();
+    if (launch.base) {
+        auto spec = environment::spec_at(context.config, context.repo_root, launch.base->commit);
+        if (!spec) return std::move(spec).error();
+        if (*spec) {
+            auto key = environment::key_at(**spec, context.repo_root, launch.base->commit);
+            if (!key) return std::move(key).error();
+            launch.environment = std::move(*spec);
+            launch.environment_key = *key;
+        }
+    }
     launch.with_identity = context;
     launch.with_identity.commit_identity = commit_identity(*repo);
     if (context.config.sandbox != config::SandboxMode::none && !launch.with_identity.sandbox)
@@ -1132,8 +1183,66 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
             if (auto ok = drop_stale_locks(*repo, runs[i]); !ok) return std::move(ok).error();
         }
     }
+    prepare_environments(context, runs);
     make_worktrees(context, *repo, pairs, runs);
     return runs;
+}
+
+Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunRecord& record) {
+    if (record.status != run::RunStatus::queued)
+        return Error::general("run " + record.run_id + " is " +
+                              std::string(run::status_name(record.status)) + ", not queued");
+    const config::AgentConfig* agent = context.config.find_agent(record.agent);
+    if (!agent)
+        return Error::usage("run " + record.run_id + ": no agent '" + record.agent + "' in " +
+                            config::kConfigFile);
+    PlannedRun run;
+    run.run_id = record.run_id;
+    run.files.folder = record.folder;
+    run.issue = record.issue;
+    run.issue_url = record.issue_url;
+    run.agent = *agent;
+    run.worktree = record.worktree;
+    run.branch = record.branch;
+    run.base_commit = record.base_commit;
+    run.ready_marker =
+        record.ready_marker.empty() ? context.config.ready_marker : record.ready_marker;
+    auto prompt = read_file(run.files.prompt());
+    if (!prompt) return std::move(prompt).error();
+    run.prompt = std::move(*prompt);
+    run.parent_run_id = record.parent_run_id;
+    run.round = record.round;
+    run.round_trigger = record.round_trigger;
+    run.round_from = record.round_from;
+    run.request_comment = record.request_comment;
+    // Whether it is a plan round (a read-only worktree) is the seal's word.
+    auto seal = run::read_seal(context.repo_root, record.run_id);
+    if (!seal) return std::move(seal).error();
+    run.plan_round = *seal ? (*seal)->plan_round : record.plan_round;
+    DispatchContext with_identity = context;
+    if (auto repo = git::Repository::open(context.repo_root))
+        with_identity.commit_identity = commit_identity(*repo);
+    if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
+        with_identity.sandbox = probe_sandbox();
+    complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
+    deliver_prompt_argument(run);
+    // Its environment as sealed, over the worktree again (a restarted overlay keeps what the
+    // agent wrote there).
+    if (*seal && !(*seal)->environment_key.empty()) {
+        Launch none;
+        if (auto ok = decide_environment(run, context, none, **seal); !ok)
+            return std::move(ok).error();
+        const environment::Store store(environment::default_store());
+        std::string why;
+        auto taken = store.take(run.environment_key, &why);
+        if (!taken) return std::move(taken).error();
+        if (!*taken)
+            return Error::general("run " + run.run_id + ": its environment " +
+                                  run.environment_key + " is " + why);
+        run.environment_entry = std::move(**taken);
+        if (auto ok = attach_environment(context, run); !ok) return std::move(ok).error();
+    }
+    return run;
 }
 
 }  // namespace cocode::agent

@@ -14,6 +14,9 @@
 #include "config/config.h"
 #include "config/presets.h"
 #include "core/result.h"
+#include "environment/spec.h"
+#include "environment/store.h"
+#include "environment/view.h"
 #include "github/types.h"
 #include "proc/sandbox.h"
 #include "run/run_folder.h"
@@ -92,6 +95,14 @@ struct PlannedRun {
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
     std::string sandbox;               // "bwrap", or "none" and why: recorded in run-info
     EgressPlan egress;                 // its network: open, or enclosed behind its proxy
+    // Its prepared environment (docs/environments.md): the key (sealed), what builds it and
+    // from which commit, how it reaches the worktree, and the overlays its processes get.
+    std::string environment_key;  // "" for none
+    std::optional<environment::Spec> environment_spec;
+    std::string environment_commit;
+    environment::Mode environment_mode = environment::Mode::copy;
+    std::optional<environment::Entry> environment_entry;  // taken or built, before the start
+    std::vector<OverlayMount> overlays;
     std::string prompt;
     config::Duration timeout{};
     std::optional<config::Duration> idle_timeout;

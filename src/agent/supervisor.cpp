@@ -400,6 +400,7 @@ class Supervisor {
         child.out = ChildStream::append_to(run.files.stdout_file());
         child.err = ChildStream::append_to(run.files.stderr_file());
         child.group = ChildOptions::Group::own_session;
+        child.overlays = run.overlays;  // its environment, copy-on-write (environment/view.h)
         // Read before the spawn: the attempt's time starts no later than the agent does.
         const auto now = clock_now();
         auto pid = start_child(child);
@@ -698,30 +699,12 @@ class Supervisor {
         finish(slot, code, why, summary);
     }
 
-    // The egress proxy of a run whose network is enclosed: its record made first, so that the
-    // sandbox can make it read-only for the agent.
+    // The egress proxy of a run whose network is enclosed.
     Result<std::unique_ptr<net::EgressProxy>> start_proxy(const PlannedRun& run) {
-        if (auto made = create_file(run.egress.record); !made) return std::move(made).error();
-        net::ProxyOptions options;
-        options.socket = run.egress.socket;
-        options.record = run.egress.record;
-        options.allow = run.egress.allow;
-        options.audit = run.egress.mode == config::NetworkMode::audit;
-        // Out as the host goes out: through its own proxy (HTTPS_PROXY, NO_PROXY…).
-        options.connect = [](const std::string& host, int port, bool tunnel) -> Result<UniqueFd> {
-            auto opened = github::open_connection(
-                (tunnel ? "https://" : "http://") + net::entry_text({host, port, ""}),
-                std::chrono::seconds(10));
-            if (!opened) return std::move(opened).error();
-            return std::move(opened->fd);
-        };
-        options.fix = "network.allow (every agent) or agents." + run.agent.name +
-                      ".network_allow in .cocode/config.json";
-        const std::string id = run.run_id;
-        options.notice = [id](const std::string& text) {
-            std::fprintf(stderr, "cocode: %s: %s\n", id.c_str(), text.c_str());
-        };
-        return net::EgressProxy::start(std::move(options));
+        return start_egress_proxy(run.egress,
+                                  "network.allow (every agent) or agents." + run.agent.name +
+                                      ".network_allow in .cocode/config.json",
+                                  run.run_id);
     }
 
     void finish(Slot& slot, int code, run::StopReason reason, const std::string& summary) {

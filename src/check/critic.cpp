@@ -31,6 +31,7 @@ Result<Critique> critique_worktree(const CritiqueInput& input) {
     judge_input.marker = input.marker;
     judge_input.rules = input.rules;
     judge_input.report_dir = input.report_dir;
+    judge_input.clean_tree = false;  // the agent's work in progress, where it works
     auto verdict = judge(judge_input);
     if (!verdict) return std::move(verdict).error();
 

@@ -5,6 +5,8 @@
 #include "check/report.h"
 #include "check/verify.h"
 #include "core/glob.h"
+#include "git/cli.h"
+#include "proc/command.h"
 #include "proc/environment.h"
 
 namespace cocode::check {
@@ -265,7 +267,97 @@ std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
     return checks;
 }
 
+CheckItem worktree_check(const std::string& status, const std::string& worktree_head,
+                         const std::string& judged, const std::vector<std::string>& own_paths) {
+    CheckItem item = named("worktree", "worktree");
+    item.outcome = Outcome::pass;  // reported, never judged
+    auto own = [&](std::string path) {
+        while (!path.empty() && path.back() == '/') path.pop_back();
+        return std::any_of(own_paths.begin(), own_paths.end(), [&](const std::string& o) {
+            auto under = [](const std::string& a, const std::string& b) {  // a inside b
+                return a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/';
+            };
+            return path == o || under(path, o) || under(o, path);
+        });
+    };
+    std::vector<std::string> shown;
+    std::size_t at = 0;
+    while (at < status.size()) {
+        std::size_t end = status.find('\0', at);
+        if (end == std::string::npos) end = status.size();
+        const std::string entry = status.substr(at, end - at);
+        at = end + 1;
+        if (entry.size() < 4) continue;
+        const std::string code = entry.substr(0, 2), path = entry.substr(3);
+        if (code[0] == 'R' || code[0] == 'C') at = status.find('\0', at) + 1;  // the old name
+        if (own(path)) continue;
+        item.files.push_back(path);
+        const std::string what = code == "??"                          ? "untracked"
+                                 : code == "!!"                        ? "ignored"
+                                 : code.find('D') != std::string::npos ? "deleted"
+                                                                       : "modified";
+        shown.push_back(path + " (" + what + ")");
+    }
+    std::string reason;
+    if (worktree_head != judged)
+        reason = "the worktree has " + short_id(worktree_head) + " checked out, not the judged " +
+                 short_id(judged);
+    if (!shown.empty()) {
+        reason +=
+            (reason.empty() ? "the worktree differs from " + short_id(judged) : "; it differs") +
+            " in " + plural(shown.size(), "path", "paths") + ": ";
+        for (std::size_t i = 0; i < shown.size() && i < 5; ++i)
+            reason += (i ? ", " : "") + shown[i];
+        if (shown.size() > 5) reason += ", …";
+    }
+    item.reason = reason.empty() ? "the worktree is the judged commit"
+                                 : reason +
+                                       " (not judged: the verify commands ran on a clean "
+                                       "checkout of the commit)";
+    if (item.files.size() > 50) item.files.resize(50);
+    return item;
+}
+
+std::optional<CheckItem> setup_check(const TreeSetup& setup) {
+    if (setup.key.empty() && setup.setup_commands == 0 && setup.failure.empty())
+        return std::nullopt;
+    CheckItem item = named("setup", "setup");
+    if (!setup.failure.empty()) {
+        item.outcome = Outcome::fail;
+        item.reason = setup.failure;
+        return item;
+    }
+    item.outcome = Outcome::pass;
+    std::string reason;
+    if (!setup.key.empty()) {
+        reason = "environment " + setup.key + " (" +
+                 std::string(environment::mode_name(setup.mode)) + ", " + setup.source + ")";
+        if (!setup.changed.empty()) {
+            reason += ", built for this commit: ";
+            for (std::size_t i = 0; i < setup.changed.size() && i < 3; ++i)
+                reason += (i ? ", " : "") + setup.changed[i];
+            reason += " changed";
+            item.files = setup.changed;
+        }
+    }
+    if (setup.setup_commands > 0)
+        reason += (reason.empty() ? "" : "; ") + std::string("worktree_setup: ") +
+                  plural(static_cast<std::size_t>(setup.setup_commands), "command", "commands");
+    item.reason = reason;
+    return item;
+}
+
 namespace {
+
+// What the agent's worktree holds beyond the judged commit: git's word on it.
+std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::string& judged) {
+    auto status = git::run_git(
+        input.worktree,
+        {"status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal"});
+    auto head = git::run_git(input.worktree, {"rev-parse", "--verify", "--quiet", "HEAD"});
+    if (!status || status->exit_code != 0 || !head || head->exit_code != 0) return std::nullopt;
+    return worktree_check(status->out, first_line(head->out), judged, input.worktree_own_paths);
+}
 
 // A plan round: nothing written since it began, and a plan in its answer.
 Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo, Verdict v) {
@@ -335,9 +427,11 @@ Result<Verdict> judge(const JudgeInput& input) {
         v.checks.push_back(plan_scope_check(*input.plan, v.files));
     }
     if (input.network) v.checks.push_back(network_check(*input.network));
+    if (input.clean_tree)
+        if (auto item = worktree_item(input, head->id)) v.checks.push_back(std::move(*item));
 
-    const std::string why_not = verify_not_run_because(v.checks, input.verify);
-    const auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
+    std::string why_not = verify_not_run_because(v.checks, input.verify);
+    auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
     int index = 0;
     // The approved plan's verify commands run after the configured ones (bind_verify kept only
     // those a configured prefix allows).
@@ -345,6 +439,21 @@ Result<Verdict> judge(const JudgeInput& input) {
     if (input.plan)
         for (const auto& run : input.plan->verify)
             commands.push_back({run + " (plan)", run, std::nullopt});
+    // Never where the agent worked: a clean tree of exactly the judged commit.
+    std::unique_ptr<CleanTree> tree;
+    fs::path cwd = input.worktree;
+    if (input.clean_tree && why_not.empty() && !commands.empty()) {
+        auto made =
+            CleanTree::make(input.worktree, head->id, input.tree,
+                            input.setup_runner ? input.setup_runner : environment::plain_runner(),
+                            environment, input.report_dir);
+        if (!made) return std::move(made).error();
+        tree = std::move(*made);
+        if (auto item = setup_check(tree->setup())) v.checks.push_back(std::move(*item));
+        why_not = verify_not_run_because(v.checks, input.verify);
+        cwd = tree->path();
+        environment = tree->environment();
+    }
     for (const auto& command : commands) {
         ++index;
         CheckItem item = named("verify", "verify: " + command.name);
@@ -355,7 +464,8 @@ Result<Verdict> judge(const JudgeInput& input) {
         }
         const auto timeout = command.timeout.value_or(input.rules.verify_timeout);
         item.output_path = input.report_dir / ("verify-" + std::to_string(index) + ".log");
-        auto ran = run_verify(command.run, input.worktree, environment, timeout, item.output_path);
+        auto ran = run_verify(command.run, cwd, environment, timeout, item.output_path,
+                              tree ? tree->overlays() : std::vector<OverlayMount>{});
         if (!ran) return std::move(ran).error();
         item.exit_code = ran->exit_code;
         item.timed_out = ran->timed_out;

@@ -6,7 +6,11 @@
 //   scope       every touched file inside allowed_paths, none in read_only_paths;
 //   network     with the agent's network enclosed: the connections its proxy blocked
 //               (a FAIL under network.on_blocked: fail);
-//   verify      the configured commands, run in the worktree with a timeout.
+//   worktree    what the agent's worktree holds beyond the judged commit (reported, never
+//               judged: the verify commands do not see it);
+//   setup       the clean tree's environment and worktree_setup, when there are any;
+//   verify      the configured commands, run with a timeout in a clean tree of exactly the
+//               judged commit (check/clean_tree.h).
 // Any fail makes the verdict FAIL; skipped checks do not count.
 #pragma once
 
@@ -14,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "check/clean_tree.h"
 #include "check/verdict.h"
 #include "check/work_plan.h"
 #include "config/config.h"
@@ -64,6 +69,16 @@ struct JudgeInput {
     // commands run after the configured ones.
     std::optional<run::SealedPlan> plan;
     std::string requested_by;  // sealed: who asked for the pair on GitHub
+    // Where the verify commands run: a clean tree of the judged commit, made by these rules
+    // (the seal's worktree_setup and environment) with this runner for its setup (empty: the
+    // plain one). false only for the critic, which judges an agent's work in progress where
+    // the agent works.
+    bool clean_tree = true;
+    TreeRules tree;
+    environment::SetupRunner setup_runner;
+    // What the worktree item leaves out: paths cocode put in the worktree (its own folders,
+    // a copied environment's).
+    std::vector<std::string> worktree_own_paths;
 };
 
 // The checks' meaning of each agent exit code (protocol table); nullopt for 0.
@@ -94,6 +109,14 @@ std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
                                          const std::vector<git::CommitInfo>& commits,
                                          const std::vector<std::string>& uncommitted,
                                          const PlanRead& read);
+
+// The worktree item: what `status` (git status --porcelain=v1 -z --ignored=traditional
+// --untracked-files=normal, run in the worktree) shows beyond the commit, but `own_paths` and
+// what is inside them; `worktree_head` is the commit the worktree has checked out.
+CheckItem worktree_check(const std::string& status, const std::string& worktree_head,
+                         const std::string& judged, const std::vector<std::string>& own_paths);
+// The setup item, from what the clean tree got; nullopt when it got nothing to set up.
+std::optional<CheckItem> setup_check(const TreeSetup& setup);
 
 // Errors only for what makes judging impossible (no repository, an unknown base); everything
 // about the run itself is in the verdict.

@@ -13,6 +13,8 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
+#include "environment/key.h"
+#include "environment/store.h"
 #include "git/repository.h"
 #include "github/reach.h"
 #include "run/rounds.h"
@@ -55,6 +57,29 @@ Result<config::Config> config_at_commit(const fs::path& worktree, const std::str
     return config::parse_config(**text, base.substr(0, 12) + ":" + config::kConfigFile, worktree);
 }
 
+Result<TreeRules> tree_rules_for(const config::Config& rules, const fs::path& worktree,
+                                 const fs::path& repo_root, const std::string& base,
+                                 const std::string& sealed_key) {
+    TreeRules tree;
+    tree.setup = rules.setup;
+    tree.repo_root = repo_root;
+    tree.base = base;
+    tree.environment_key = sealed_key;
+    tree.store = environment::default_store();
+    auto spec = environment::spec_at(rules, worktree, base);
+    if (!spec) return std::move(spec).error();
+    tree.environment = std::move(*spec);
+    return tree;
+}
+
+std::vector<std::string> cocode_own_paths(const config::Config& config) {
+    std::vector<std::string> own = {".cocode/runs", run::kSealsDir, ".cocode/checks",
+                                    ".cocode/issues"};
+    const fs::path root = fs::path(config.worktree_root).lexically_normal();
+    if (!root.is_absolute()) own.push_back(root.generic_string());
+    return own;
+}
+
 namespace {
 
 // What started a round, for its line: the first round is the issue's.
@@ -78,6 +103,8 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
                               record.worktree.string() + " is gone (cleaned?); nothing to check");
     JudgeInput input;
     bool network_fails = false;
+    std::optional<config::Config> rules;  // what the run is judged by, for its clean tree
+    std::string sealed_key;
     input.worktree = record.worktree;
     input.exit_code = record.exit_code;
     input.run_summary = record.error_summary;
@@ -101,7 +128,11 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
             if (!sealed) return Error::general(sealed.error().message);
             input.rules = sealed->check;
             network_fails = sealed->network.fail_on_blocked;
+            rules = std::move(*sealed);
+        } else {
+            rules = config::Config{};
         }
+        sealed_key = s.environment_key;
         input.rules_source = "as dispatched";
         input.plan_round = s.plan_round;
         input.plan = s.plan;
@@ -119,7 +150,16 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         input.rules = at_base->check;
         input.rules_source = "the base commit's";
         network_fails = at_base->network.fail_on_blocked;
+        rules = std::move(*at_base);
     }
+    const fs::path repo_root_dir = record.folder.parent_path().parent_path().parent_path();
+    auto tree = tree_rules_for(*rules, record.worktree, repo_root_dir, input.base, sealed_key);
+    if (!tree) return std::move(tree).error();
+    input.tree = std::move(*tree);
+    input.worktree_own_paths = cocode_own_paths(*rules);
+    if (!sealed_key.empty())
+        for (const auto& path : environment::Store(input.tree.store).paths_of(sealed_key))
+            input.worktree_own_paths.push_back(path);
     // The proxy's record, which the sandbox kept out of the agent's reach: there only when
     // the run's network was enclosed.
     if (const fs::path record_file = record.folder / "egress.jsonl"; fs::exists(record_file, ec)) {
@@ -276,6 +316,7 @@ bool verdict_published(const fs::path& run_folder) {
 std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                                     const config::Config& config, int parallel,
                                     issues::IssueSource* publish_to,
+                                    const environment::SetupRunner& setup_runner,
                                     const std::function<void(const BatchCheck&)>& on_judged) {
     std::vector<BatchCheck> out(runs.size());
     std::atomic<std::size_t> next{0};
@@ -288,6 +329,7 @@ std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                 if (on_judged) on_judged(out[i]);
                 continue;
             }
+            input->setup_runner = setup_runner;
             auto verdict = judge_and_record(*input);
             if (verdict)
                 out[i].verdict = std::move(*verdict);

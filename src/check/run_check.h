@@ -29,6 +29,17 @@ inline constexpr std::size_t kPlanAnswerCap = 64 << 10;
 Result<config::Config> config_at_commit(const std::filesystem::path& worktree,
                                         const std::string& base);
 
+// What a check's clean tree gets under the configuration `rules` (the seal's, or the base
+// commit's): its worktree_setup, and its environment — `environment` in `rules`, else the
+// devcontainer.json of `base` — keyed as sealed (`sealed_key`; "" : the judged commit's own).
+Result<TreeRules> tree_rules_for(const config::Config& rules, const std::filesystem::path& worktree,
+                                 const std::filesystem::path& repo_root, const std::string& base,
+                                 const std::string& sealed_key);
+
+// The paths cocode writes into a repository's main worktree (.cocode/runs, seals, checks,
+// issues, the worktree root): what the worktree item leaves out.
+std::vector<std::string> cocode_own_paths(const config::Config& config);
+
 // The judge's input for a run that has ended (a run still queued or running is a usage
 // error: its exit code is not known yet).
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config);
@@ -68,9 +79,10 @@ struct BatchCheck {
     std::string pr_url;       // when a pull request was opened
 };
 // `on_judged` hears of each run as soon as it is judged, from the thread that judged it.
+// `setup_runner` runs the clean trees' setup (agent/setup_runner.h: in the sandbox).
 std::vector<BatchCheck> check_batch(
     const std::vector<run::RunRecord>& runs, const config::Config& config, int parallel,
-    issues::IssueSource* publish_to,
+    issues::IssueSource* publish_to, const environment::SetupRunner& setup_runner,
     const std::function<void(const BatchCheck&)>& on_judged = nullptr);
 
 // Where a run's issue lives, from its issue_url: a local store (file://…/<n>.json) or a

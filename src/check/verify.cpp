@@ -37,7 +37,8 @@ std::string tail_of(const fs::path& file, int lines) {
 
 Result<VerifyResult> run_verify(const std::string& command, const fs::path& cwd,
                                 const std::vector<std::string>& environment,
-                                std::chrono::milliseconds timeout, const fs::path& log) {
+                                std::chrono::milliseconds timeout, const fs::path& log,
+                                const std::vector<OverlayMount>& overlays) {
     if (auto created = write_file_atomic(log, "", 0644, Durability::content); !created)
         return std::move(created).error();
     ChildOptions child;
@@ -47,6 +48,7 @@ Result<VerifyResult> run_verify(const std::string& command, const fs::path& cwd,
     child.out = ChildStream::append_to(log);
     child.err = ChildStream::append_to(log);
     child.group = ChildOptions::Group::own_session;
+    child.overlays = overlays;
     const auto start = Clock::now();
     auto pid = start_child(child);
     if (!pid) return std::move(pid).error();

@@ -1,6 +1,6 @@
-// Running one verify command: `sh -c` in the worktree, its own process group, stdin from
-// /dev/null, stdout and stderr into one log file, a timeout (SIGTERM to the group, 2 s,
-// SIGKILL), and an environment that holds no secret — it runs code an agent wrote.
+// Running one verify command: `sh -c` in its tree (with the environment's overlays), its own
+// process group, stdin from /dev/null, stdout and stderr into one log file, a timeout (SIGTERM to
+// the group, 2 s, SIGKILL), and an environment that holds no secret — it runs code an agent wrote.
 #pragma once
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "proc/spawn.h"
 
 namespace cocode::check {
 
@@ -21,8 +22,8 @@ struct VerifyResult {
 
 Result<VerifyResult> run_verify(const std::string& command, const std::filesystem::path& cwd,
                                 const std::vector<std::string>& environment,
-                                std::chrono::milliseconds timeout,
-                                const std::filesystem::path& log);
+                                std::chrono::milliseconds timeout, const std::filesystem::path& log,
+                                const std::vector<OverlayMount>& overlays = {});
 
 // The last `lines` lines of a file (at most 64 KiB read), secrets masked.
 std::string tail_of(const std::filesystem::path& file, int lines = 30);

@@ -1,7 +1,5 @@
 #include "check/work_plan.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -9,6 +7,7 @@
 
 #include "core/glob.h"
 #include "core/json_text.h"
+#include "core/sha256.h"
 #include "core/visible_text.h"
 
 namespace cocode::check {
@@ -91,16 +90,7 @@ std::string plan_hash(const WorkPlan& plan) {
         {"files", plan.files},
         {"tests", plan.tests},
         {"steps", plan.steps}});  // a model's bytes: invalid UTF-8 is replaced, never thrown
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < 6 && i < size; ++i) {
-        out += kHex[digest[i] >> 4];
-        out += kHex[digest[i] & 15];
-    }
-    return out;
+    return sha256_hex(text).substr(0, 12);
 }
 
 bool any_match(const std::vector<std::string>& globs, const std::string& path) {

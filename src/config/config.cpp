@@ -322,6 +322,67 @@ Result<void> parse_network(const Reader& r, const json& network, NetworkConfig& 
     return {};
 }
 
+// A relative path that stays inside the folder it is used in.
+bool inside_path(const std::string& text) {
+    const fs::path p = fs::path(text).lexically_normal();
+    return !text.empty() && !p.is_absolute() && !p.empty() && *p.begin() != ".." && p != ".";
+}
+
+Result<void> parse_environment(const Reader& r, const json& doc, EnvironmentConfig& out) {
+    if (!doc.is_object())
+        return r.bad("environment", "an object with setup, key, key_commands, paths, env, timeout");
+    if (auto ok = r.only_keys(doc, "environment",
+                              {"setup", "key", "key_commands", "paths", "env", "timeout"});
+        !ok)
+        return ok;
+    if (!doc.contains("setup")) return r.bad("environment.setup", "a list of commands (npm ci, …)");
+    auto setup = r.strings(doc["setup"], "environment.setup");
+    if (!setup) return std::move(setup).error();
+    if (setup->empty()) return r.bad("environment.setup", "at least one command");
+    out.setup = std::move(*setup);
+    if (doc.contains("key")) {
+        auto key = r.strings(doc["key"], "environment.key");
+        if (!key) return std::move(key).error();
+        out.key = std::move(*key);
+    }
+    if (doc.contains("key_commands")) {
+        auto commands = r.strings(doc["key_commands"], "environment.key_commands");
+        if (!commands) return std::move(commands).error();
+        out.key_commands = std::move(*commands);
+    }
+    if (doc.contains("paths")) {
+        auto paths = r.strings(doc["paths"], "environment.paths");
+        if (!paths) return std::move(paths).error();
+        for (const auto& path : *paths)
+            if (!inside_path(path))
+                return r.bad(
+                    "environment.paths",
+                    "paths inside the repository (node_modules, .venv), not '" + path + "'");
+        out.paths = std::move(*paths);
+    }
+    if (doc.contains("env")) {
+        const json& env = doc["env"];
+        if (!env.is_object())
+            return r.bad("environment.env", "an object of NAME: value (a string)");
+        for (const auto& [name, value] : env.items()) {
+            const bool valid_name = !name.empty() &&
+                                    !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                                    name.find_first_not_of(
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_") == std::string::npos;
+            if (!valid_name) return r.bad("environment.env", "variable names, not '" + name + "'");
+            if (!value.is_string()) return r.bad("environment.env." + name, "a string");
+            out.env.emplace_back(name, value.get<std::string>());
+        }
+    }
+    if (doc.contains("timeout")) {
+        auto d = r.duration(doc["timeout"], "environment.timeout");
+        if (!d) return std::move(d).error();
+        out.timeout = *d;
+    }
+    return {};
+}
+
 Result<void> parse_budget(const Reader& r, const json& budget, BudgetConfig& out) {
     if (!budget.is_object()) return r.bad("budget", "an object with daily_usd");
     if (auto ok = r.only_keys(budget, "budget", {"daily_usd"}); !ok) return ok;
@@ -974,7 +1035,8 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "ready_marker", "worktree_root",  "branch_prefix", "base_branch", "worktree_setup",
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
-             "progress",     "network",        "plan",          "gate",        "$schema"});
+             "progress",     "network",        "plan",          "gate",        "environment",
+             "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -1061,6 +1123,11 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
             if (!commands) return std::move(commands).error();
             config.setup.commands = std::move(*commands);
         }
+    }
+    if (doc.contains("environment")) {
+        config.environment.emplace();
+        if (auto ok = parse_environment(r, doc["environment"], *config.environment); !ok)
+            return std::move(ok).error();
     }
     if (doc.contains("check")) {
         if (auto ok = parse_check(r, doc["check"], config.check); !ok) return std::move(ok).error();

@@ -99,6 +99,24 @@ struct WorktreeSetup {
     std::vector<std::string> commands;  // run with `sh -c` in the new worktree, in order
 };
 
+// `environment` (docs/environments.md): what prepares a clean checkout of the base once per
+// key, stored and shared copy-on-write by every agent and every verify of the runs that need
+// that key. Unset: a `.devcontainer/devcontainer.json`'s commands, else none.
+struct EnvironmentConfig {
+    std::vector<std::string> setup;  // `sh -c`, in order, in a clean checkout of the base
+    // Globs of the files whose contents key it; unset: the lockfiles at the root and in
+    // workspaces (environment/key.h).
+    std::optional<std::vector<std::string>> key;
+    std::vector<std::string> key_commands;  // their output keys it too (`node --version`)
+    // What agents get (relative paths); unset: every file the setup made that git ignores or
+    // does not track.
+    std::optional<std::vector<std::string>> paths;
+    // Variables agents and verify commands get with it; a value may name `${tree}` (the
+    // folder it is used in) and `${env:NAME}` (NAME's value before).
+    std::vector<std::pair<std::string, std::string>> env;
+    Duration timeout = std::chrono::minutes(20);
+};
+
 // A command cocode-check runs in the worktree (`sh -c`): the project's tests, a linter.
 struct VerifyCommand {
     std::string name;  // in the report; defaults to the command
@@ -214,6 +232,7 @@ struct Config {
     SandboxMode sandbox = SandboxMode::automatic;
     NetworkConfig network;
     WorktreeSetup setup;
+    std::optional<EnvironmentConfig> environment;
     CheckConfig check;
     PublishConfig publish;
     TriggerConfig trigger;

@@ -253,6 +253,16 @@ Result<FileLock> FileLock::acquire(const fs::path& lock_path) {
     return FileLock(std::move(fd));
 }
 
+Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& lock_path) {
+    UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd.valid()) return Error::from_errno(describe("cannot open", lock_path), errno);
+    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) return std::optional<FileLock>();
+        if (errno != EINTR) return Error::from_errno(describe("cannot lock", lock_path), errno);
+    }
+    return std::optional<FileLock>(FileLock(std::move(fd)));
+}
+
 Result<void> update_file_locked(
     const fs::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit, mode_t mode,

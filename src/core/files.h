@@ -102,6 +102,8 @@ Result<void> append_line_locked(const std::filesystem::path& path, std::string_v
 class FileLock {
   public:
     static Result<FileLock> acquire(const std::filesystem::path& lock_path);
+    // Without waiting: nullopt when another holds it.
+    static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& lock_path);
 
   private:
     explicit FileLock(UniqueFd fd) : fd_(std::move(fd)) {}

@@ -15,6 +15,7 @@
 
 #include "core/files.h"
 #include "core/json_text.h"
+#include "core/sha256.h"
 
 namespace cocode::github {
 namespace {
@@ -26,19 +27,6 @@ using std::chrono::seconds;
 constexpr std::string_view kAccept = "application/vnd.github.v3+json";
 constexpr std::string_view kApiVersion = "2022-11-28";
 constexpr int kMaxRedirects = 5;
-
-std::string sha256_hex(std::string_view data) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < size; ++i) {
-        out += kHex[digest[i] >> 4];
-        out += kHex[digest[i] & 15];
-    }
-    return out;
-}
 
 std::optional<long> header_number(const HttpResponse& response, std::string_view name) {
     std::string value = response.header(name);

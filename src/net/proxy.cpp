@@ -97,9 +97,14 @@ std::string to_json_line(const EgressEvent& e) {
 }
 
 std::vector<EgressEvent> read_egress(const std::filesystem::path& record) {
-    std::vector<EgressEvent> out;
     auto text = read_file(record);
-    if (!text) return out;
+    return text ? parse_egress(*text) : std::vector<EgressEvent>{};
+}
+
+std::vector<EgressEvent> parse_egress(std::string_view text_view) {
+    std::vector<EgressEvent> out;
+    const std::string whole(text_view);
+    const std::string* text = &whole;
     std::size_t at = 0;
     while (at < text->size()) {
         const auto end = text->find('\n', at);

@@ -55,6 +55,8 @@ struct EgressEvent {
 std::string to_json_line(const EgressEvent& event);
 // The events of a run's egress.jsonl; lines that are not events are skipped.
 std::vector<EgressEvent> read_egress(const std::filesystem::path& record);
+// The same from its text (a part of it: what was appended since an offset).
+std::vector<EgressEvent> parse_egress(std::string_view text);
 
 class EgressProxy {
   public:

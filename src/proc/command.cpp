@@ -187,4 +187,20 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     return result;
 }
 
+std::string shell_quote(const std::string& word) {
+    if (!word.empty() &&
+        word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789-_./=:@%+,") == std::string::npos)
+        return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string shell_command(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& word : argv) out += (out.empty() ? "" : " ") + shell_quote(word);
+    return out;
+}
+
 }  // namespace cocode

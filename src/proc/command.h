@@ -40,6 +40,11 @@ inline std::string first_line(std::string_view text) {
     return std::string(text.substr(0, text.find('\n')));
 }
 
+// A word as `sh -c` reads it back as itself: as it is when it needs no quotes, else in single
+// quotes. And a command line of such words.
+std::string shell_quote(const std::string& word);
+std::string shell_command(const std::vector<std::string>& argv);
+
 // The absolute path of `name` in PATH, or nullopt.
 std::optional<std::filesystem::path> find_in_path(const std::string& name);
 

@@ -4,7 +4,10 @@
 // not — default signal dispositions and an empty signal mask whatever the parent blocks, and,
 // when asked, a process group or a session of its own so that it can be ended as a group.
 // Everything that starts processes — run_command, the supervisor's agents, verify commands,
-// the built-in agents' shell, the detached dispatcher — says what it wants here.
+// the built-in agents' shell, the detached dispatcher — says what it wants here. A child that
+// needs overlay mounts (a prepared environment's copy-on-write view, environment/view.h) gets
+// a mount namespace of its own, and a user namespace when we are not root, made before it
+// starts.
 #pragma once
 
 #include <sys/types.h>
@@ -46,6 +49,13 @@ class ChildStream {
     int fd_;
 };
 
+// One overlay mount of a child's own: `lower` (read-only, never written) under `upper`, which
+// takes every change, seen at `target`. `work` is overlayfs's scratch folder, on the file
+// system of `upper`.
+struct OverlayMount {
+    std::filesystem::path lower, upper, work, target;
+};
+
 struct ChildOptions {
     std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in PATH
     std::optional<std::filesystem::path> cwd;
@@ -62,10 +72,21 @@ struct ChildOptions {
                       // push input into the user's shell with TIOCSTI, nor be stopped by it)
     };
     Group group = Group::ours;
+    // Mounted in a mount namespace of the child's own (private: nothing reaches the host's),
+    // in order, before it starts; gone when its last process ends. Not root: in a user
+    // namespace of its own too, which maps only our own user and group (so the child sees
+    // its files as ours, and holds no capability once it runs), with overlayfs's `userxattr`.
+    std::vector<OverlayMount> overlays;
 };
 
-// Starts the child: its pid. A program that cannot be found is ExitCode::missing_dependency.
+// Starts the child: its pid. A program that cannot be found is ExitCode::missing_dependency; an
+// overlay the kernel refuses, an error naming the mount and the reason.
 Result<pid_t> start_child(const ChildOptions& options);
+
+// Whether this process can give a child overlay mounts with files at `scratch` (a folder on
+// the file system its upper folders will be on): "" when it can, else what the kernel said
+// and what would fix it. Tried for real (a child that mounts one), once per file system.
+std::string overlay_refused(const std::filesystem::path& scratch);
 
 // A command line for the shell: how every shell command cocode runs is started (verify
 // commands, setup commands, the built-in agents' commands): `sh -c COMMAND`, sh as PATH finds

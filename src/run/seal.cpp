@@ -45,6 +45,7 @@ std::string seal_text(const Seal& seal) {
     }
     if (seal.plan_round) doc["plan_round"] = true;
     if (!seal.requested_by.empty()) doc["requested_by"] = seal.requested_by;
+    if (!seal.environment_key.empty()) doc["environment_key"] = seal.environment_key;
     if (seal.plan) doc["plan"] = sealed_plan_json(*seal.plan);
     return json_dump(doc, 2) + "\n";
 }
@@ -104,6 +105,7 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
     }
     seal.plan_round = json_value(*doc, "plan_round", false);
     seal.requested_by = json_value(*doc, "requested_by", "");
+    seal.environment_key = json_value(*doc, "environment_key", "");
     if (doc->contains("plan") && (*doc)["plan"].is_object()) {
         seal.plan = sealed_plan_of((*doc)["plan"]);
         if (seal.plan->hash.empty() || seal.plan->files.empty())

@@ -60,6 +60,9 @@ struct Seal {
     bool plan_round = false;         // a plan round: judged on its plan, and on writing nothing
     std::optional<SealedPlan> plan;  // the approved plan this round is held to
     std::string requested_by;        // who asked for the pair on GitHub ("@login"), if known
+    // The prepared environment of the pair (environment/key.h), "" for none: every verify and
+    // every later round uses it, whatever the base's lockfiles become.
+    std::string environment_key;
 };
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);

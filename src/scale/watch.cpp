@@ -12,6 +12,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "agent/setup_runner.h"
 #include "check/run_check.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -528,7 +529,9 @@ Result<bool> Watcher::answer(WatchEntry& e) {
         verdicts.push_back(std::move(*verdict));
     }
     if (!unjudged.empty()) {
-        for (const auto& c : check::check_batch(unjudged, *options_.config, 2, options_.source)) {
+        for (const auto& c :
+             check::check_batch(unjudged, *options_.config, 2, options_.source,
+                                agent::setup_runner(*options_.config, options_.repo_root))) {
             if (c.verdict)
                 verdicts.push_back(*c.verdict);
             else

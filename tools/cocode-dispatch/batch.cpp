@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "agent/setup_runner.h"
 #include "check/report.h"
 #include "core/run_id.h"
 
@@ -30,8 +31,12 @@ std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>&
         auto info = run::read_run_info(run.files.folder);
         if (info) records.push_back(run::record_from(*info, run.files.folder));
     }
+    if (records.empty()) return {};
+    // <repo>/.cocode/runs/<id>: the repository the runs are of.
+    const auto repo_root = records.front().folder.parent_path().parent_path().parent_path();
     return check::check_batch(records, *after.config, after.config->concurrency,
-                              after.publish ? after.source : nullptr, after.on_judged);
+                              after.publish ? after.source : nullptr,
+                              agent::setup_runner(*after.config, repo_root), after.on_judged);
 }
 
 const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,

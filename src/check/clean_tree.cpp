@@ -1,0 +1,186 @@
+#include "check/clean_tree.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+
+#include "core/files.h"
+#include "environment/key.h"
+#include "git/cli.h"
+#include "proc/process_tree.h"
+
+namespace cocode::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kHeld[] = ".held";
+
+// The folder git keeps for a linked worktree, from the worktree's `.git` file.
+fs::path admin_of(const fs::path& tree) {
+    auto text = read_file(tree / ".git", 4096);
+    if (!text || text->rfind("gitdir: ", 0) != 0) return {};
+    std::string dir = text->substr(8);
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+    return dir;
+}
+
+void remove_quietly(const fs::path& path) {
+    if (!path.empty()) (void)environment::remove_tree(path);
+}
+
+// Trees a killed check left: their lock is free.
+void sweep(const fs::path& trees) {
+    std::error_code ec;
+    for (const auto& entry : list_folder(trees, ec)) {
+        const std::string name = entry.path.filename().string();
+        if (name.size() <= std::string_view(kHeld).size() ||
+            name.compare(name.size() - std::string_view(kHeld).size(), std::string::npos, kHeld) !=
+                0)
+            continue;
+        auto lock = FileLock::try_acquire(entry.path);
+        if (!lock || !*lock) continue;
+        const fs::path tree = trees / name.substr(0, name.size() - std::string_view(kHeld).size());
+        remove_quietly(admin_of(tree));
+        remove_quietly(tree);
+        remove_quietly(tree.string() + ".view");
+        fs::remove(entry.path, ec);
+    }
+}
+
+std::string fresh_name() {
+    static std::atomic<unsigned> counter{0};
+    std::random_device random;
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%06x", random() & 0xffffff);
+    return std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + suffix;
+}
+
+}  // namespace
+
+Result<fs::path> cocode_git_dir(const fs::path& repo_dir) {
+    auto common =
+        git::git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
+    if (!common) return std::move(common).error();
+    return fs::path(*common) / "cocode";
+}
+
+Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
+                                                   const std::string& commit,
+                                                   const TreeRules& rules,
+                                                   const environment::SetupRunner& runner,
+                                                   const std::vector<std::string>& environment,
+                                                   const fs::path& log_dir) {
+    auto own = cocode_git_dir(repo_dir);
+    if (!own) return std::move(own).error();
+    const fs::path trees = *own / "trees";
+    std::error_code ec;
+    fs::create_directories(trees, ec);
+    if (ec) return Error::general("cannot create " + trees.string() + ": " + ec.message());
+    sweep(trees);
+
+    std::unique_ptr<CleanTree> tree(new CleanTree());
+    tree->repo_dir_ = repo_dir;
+    const std::string name = fresh_name();
+    auto held = FileLock::acquire(trees / (name + kHeld));
+    if (!held) return std::move(held).error();
+    tree->held_ = std::move(*held);
+    tree->path_ = trees / name;
+    tree->scratch_ = trees / (name + ".view");
+    tree->environment_ = environment;
+    // A worktree of the judged commit, detached; the user's hooks are not cocode's to run.
+    auto added = git::git_output(repo_dir, {"-c", "core.hooksPath=/dev/null", "worktree", "add",
+                                            "--detach", "--quiet", tree->path_.string(), commit});
+    if (!added) return std::move(added).error();
+    tree->admin_ = admin_of(tree->path_);
+    if (auto ok = tree->prepare(commit, rules, runner, log_dir); !ok) return std::move(ok).error();
+    return tree;
+}
+
+Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rules,
+                                const environment::SetupRunner& runner, const fs::path& log_dir) {
+    const auto deadline_of = [](config::Duration timeout) {
+        return std::chrono::steady_clock::now() + timeout;
+    };
+    if (rules.environment) {
+        const environment::Spec& spec = *rules.environment;
+        setup_.source = spec.source;
+        std::string key = rules.environment_key, from = rules.base;
+        auto at_commit = environment::key_inputs(spec, repo_dir_, commit);
+        if (!at_commit) return std::move(at_commit).error();
+        if (!key.empty() && !rules.base.empty()) {
+            auto at_base = environment::key_inputs(spec, repo_dir_, rules.base);
+            if (!at_base) return std::move(at_base).error();
+            setup_.changed = environment::changed_key_files(at_base->files, at_commit->files);
+        }
+        // A commit that changed its lockfile is judged with what that lockfile installs.
+        if (key.empty() || !setup_.changed.empty()) {
+            key = environment::key_of(spec, *at_commit);
+            from = commit;
+        }
+        setup_.key = key;
+        const environment::Store store(rules.store);
+        const ProcessStamp self = stamp_of(::getpid());
+        const std::string use = "check-" + path_.filename().string();
+        if (auto ok = store.add_use(key, {use, {}, self.pid, self.start, boot_id()}); !ok)
+            return std::move(ok).error();
+        store_key_ = key;
+        store_ = rules.store;
+        auto entry = store.ensure({key, spec, repo_dir_, from, environment_}, runner);
+        if (!entry) {
+            setup_.failure = entry.error().message;
+            return {};
+        }
+        const auto choice =
+            environment::choose_mode(true, scratch_, rules.store, path_.parent_path());
+        setup_.mode = choice.mode;
+        auto view = environment::attach(*entry, path_, scratch_, choice.mode);
+        if (!view) return std::move(view).error();
+        view_ = std::move(*view);
+        environment_ = environment::with_env(environment_, entry->manifest.env, path_);
+    }
+    std::error_code ec;
+    for (const auto& name : rules.setup.copy) {
+        const fs::path from = rules.repo_root / name;
+        if (!fs::exists(from, ec)) continue;
+        fs::create_directories((path_ / name).parent_path(), ec);
+        if (auto ok = environment::copy_entry(from, path_ / name, false); !ok)
+            return std::move(ok).error();
+    }
+    const fs::path log = log_dir / "check-setup.log";
+    for (const auto& command : rules.setup.commands) {
+        ++setup_.setup_commands;
+        (void)append_line_locked(log, "$ " + command);
+        const environment::SetupCommand c{command,       path_,
+                                          environment_,  deadline_of(std::chrono::minutes(20)),
+                                          log,           log_dir / "check-egress.jsonl",
+                                          view_.overlays};
+        auto outcome = runner(c);
+        if (!outcome) {
+            setup_.failure =
+                "worktree_setup.commands: `" + command + "`: " + outcome.error().message;
+            return {};
+        }
+        if (outcome->exit_code != 0 || outcome->timed_out) {
+            setup_.failure =
+                "worktree_setup.commands: " + environment::setup_failure(c, *outcome, "20m");
+            return {};
+        }
+    }
+    return {};
+}
+
+CleanTree::~CleanTree() {
+    if (!store_key_.empty())
+        environment::Store(store_).drop_use(store_key_, "check-" + path_.filename().string());
+    remove_quietly(path_);
+    remove_quietly(scratch_);
+    remove_quietly(admin_);
+    if (held_) {
+        std::error_code ec;
+        fs::remove(path_.string() + kHeld, ec);
+    }
+}
+
+}  // namespace cocode::check
