@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "environment/store.h"
 #include "git/repository.h"
 
 namespace cocode::agent {
@@ -119,6 +120,16 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
             continue;
         }
         clean_run(*repo, r, *worktrees, options, steps);
+    }
+
+    // What a run's agent wrote over its environment (its overlay's upper folder), once its
+    // worktree is gone.
+    for (const auto& r : runs) {
+        const fs::path view = repo->common_dir() / "cocode" / "views" / r.run_id;
+        if (run::is_active(r.status) || present(r.worktree) || !present(view)) continue;
+        auto removed = environment::remove_tree(view);
+        steps.push_back({"environment overlay " + view.string(), removed.ok(),
+                         removed ? "" : removed.error().message});
     }
 
     // Half-made state. A worktree a run recorded whose `.git` file is gone is only files now.

@@ -590,7 +590,6 @@ Result<void> drop_stale_locks(const git::Repository& repo, const PlannedRun& run
 
 }  // namespace
 
-
 namespace {
 
 // What a reader of the issue cannot see does not reach the agents either.
@@ -997,6 +996,18 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     return run;
 }
 
+// Taken from the store, or built there once (others that need it wait for that build).
+Result<environment::Entry> build_environment(const DispatchContext& context,
+                                             const CommitEnvironment& environment) {
+    const environment::Store store(environment::default_store());
+    return store.ensure({environment.key, environment.spec, context.repo_root, environment.commit,
+                         allowlisted_environment(current_environment(), {})},
+                        setup_runner(context.config, context.repo_root),
+                        [&](const std::string& text) {
+                            if (context.notice) context.notice(text);
+                        });
+}
+
 // Each environment the runs need, taken from the store or built there, once per key (the
 // runs that need a key record their use first, so that a prune leaves it to them). A build
 // that fails fails the runs that need it, with reason setup and its one line.
@@ -1012,14 +1023,9 @@ void prepare_environments(const DispatchContext& context, std::vector<PlannedRun
             if (auto ok = store.add_use(key, {run->run_id, run->files.folder, 0, 0, ""}); !ok)
                 failed = ok.error();
         const PlannedRun& first = *needing.front();
-        const auto runner = setup_runner(context.config, context.repo_root);
         auto entry = failed ? Result<environment::Entry>(*failed)
-                            : store.ensure({key, *first.environment_spec, context.repo_root,
-                                            first.environment_commit,
-                                            allowlisted_environment(current_environment(), {})},
-                                           runner, [&](const std::string& text) {
-                                               if (context.notice) context.notice(text);
-                                           });
+                            : build_environment(context, {first.environment_commit,
+                                                          *first.environment_spec, key});
         for (PlannedRun* run : needing) {
             if (entry) {
                 run->environment_entry = *entry;
@@ -1110,6 +1116,24 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
 
 }  // namespace
 
+Result<std::optional<CommitEnvironment>> environment_at(const DispatchContext& context,
+                                                        const std::string& commit) {
+    auto spec = environment::spec_at(context.config, context.repo_root, commit);
+    if (!spec) return std::move(spec).error();
+    if (!*spec) return std::optional<CommitEnvironment>();
+    auto key = environment::key_at(**spec, context.repo_root, commit);
+    if (!key) return std::move(key).error();
+    return std::optional<CommitEnvironment>(CommitEnvironment{commit, std::move(**spec), *key});
+}
+
+Result<environment::Entry> ensure_environment(const DispatchContext& context,
+                                              const CommitEnvironment& environment,
+                                              const environment::Use& use) {
+    const environment::Store store(environment::default_store());
+    if (auto ok = store.add_use(environment.key, use); !ok) return std::move(ok).error();
+    return build_environment(context, environment);
+}
+
 Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
                                           const std::vector<github::Issue>& given,
                                           const std::vector<config::AgentConfig>& agents) {
@@ -1151,13 +1175,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     }
     if (auto ready = prepare_runs_folder(context, *repo); !ready) return std::move(ready).error();
     if (launch.base) {
-        auto spec = environment::spec_at(context.config, context.repo_root, launch.base->commit);
-        if (!spec) return std::move(spec).error();
-        if (*spec) {
-            auto key = environment::key_at(**spec, context.repo_root, launch.base->commit);
-            if (!key) return std::move(key).error();
-            launch.environment = std::move(*spec);
-            launch.environment_key = *key;
+        auto at_base = environment_at(context, launch.base->commit);
+        if (!at_base) return std::move(at_base).error();
+        if (*at_base) {
+            launch.environment = std::move((*at_base)->spec);
+            launch.environment_key = (*at_base)->key;
         }
     }
     launch.with_identity = context;
@@ -1237,8 +1259,8 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
         auto taken = store.take(run.environment_key, &why);
         if (!taken) return std::move(taken).error();
         if (!*taken)
-            return Error::general("run " + run.run_id + ": its environment " +
-                                  run.environment_key + " is " + why);
+            return Error::general("run " + run.run_id + ": its environment " + run.environment_key +
+                                  " is " + why);
         run.environment_entry = std::move(**taken);
         if (auto ok = attach_environment(context, run); !ok) return std::move(ok).error();
     }

@@ -124,6 +124,23 @@ struct Base {
 };
 Result<Base> resolve_base(const DispatchContext& context);
 
+// The environment of a commit of the repository (the base's head, for new runs): its spec
+// (the configuration's `environment`, else the commit's devcontainer.json) and key; nullopt
+// when the repository has none.
+struct CommitEnvironment {
+    std::string commit;
+    environment::Spec spec;
+    std::string key;
+};
+Result<std::optional<CommitEnvironment>> environment_at(const DispatchContext& context,
+                                                        const std::string& commit);
+
+// It taken from the machine's store, or built there as a run's is (the sandbox, the egress
+// allowlist, notices through context.notice); `use` recorded on it first.
+Result<environment::Entry> ensure_environment(const DispatchContext& context,
+                                              const CommitEnvironment& environment,
+                                              const environment::Use& use);
+
 // Everything for `issues` × `agents` in FIFO order (issue by issue, agents in the order
 // given). Refuses, before making anything, a pair whose worktree or branch already exists
 // unless `resume` is set. Each run's folder holds run-info.yaml in state `queued`.

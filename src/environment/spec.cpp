@@ -139,11 +139,29 @@ Result<Spec> devcontainer_spec(std::string_view text, const std::string& source)
         if (!doc.contains(field)) continue;
         auto commands = commands_of(doc[field], source, field);
         if (!commands) return std::move(commands).error();
+        if (!commands->empty()) spec.fields.push_back(field);
         spec.setup.insert(spec.setup.end(), commands->begin(), commands->end());
     }
     for (const char* field : {"image", "build", "dockerFile", "dockerComposeFile"})
         if (doc.contains(field)) spec.not_used.push_back(field);
     return spec;
+}
+
+std::string describe(const Spec& spec) {
+    auto list = [](const std::vector<std::string>& words) {
+        std::string out;
+        for (std::size_t i = 0; i < words.size(); ++i)
+            out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+        return out;
+    };
+    const std::string commands =
+        std::to_string(spec.setup.size()) + (spec.setup.size() == 1 ? " command" : " commands");
+    if (spec.fields.empty()) return spec.source + ": " + commands;
+    std::string line = spec.source + ": its " + list(spec.fields) + " (" + commands +
+                       ") prepare the environment, run on this host under cocode's sandbox";
+    if (!spec.not_used.empty())
+        line += "; its " + list(spec.not_used) + " is not used (cocode runs no containers)";
+    return line;
 }
 
 Result<std::optional<Spec>> spec_of(const config::Config& config,

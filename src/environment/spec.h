@@ -29,7 +29,12 @@ struct Spec {
     // What a devcontainer.json names that cocode does not use ("image", "build"): said by
     // `init` and `doctor`.
     std::vector<std::string> not_used;
+    std::vector<std::string> fields;  // a devcontainer.json's: those that gave commands
 };
+
+// One line for `init` and `doctor`: where the setup comes from, and for a devcontainer.json
+// that its commands run on the host under cocode's sandbox and what of it is not used.
+std::string describe(const Spec& spec);
 
 // `base` ("NAME=value" entries) with `env` set over it, for a tree at `tree`: in a value,
 // `${tree}` is the tree and `${env:NAME}` NAME's value in `base` ("" when unset).

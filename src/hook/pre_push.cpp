@@ -52,8 +52,6 @@ class RepositoryView : public PushView {
         return parent->exit_code == 0 ? first_line(parent->out) : std::string();
     }
 
-    Result<std::string> head() override { return git::git_line({}, {"rev-parse", "HEAD"}); }
-
   private:
     fs::path root_;
 };
@@ -108,12 +106,9 @@ Result<GateDecision> decide_push(const PushedRef& ref, const std::string& remote
         }
         if (base.empty()) return GateDecision{};  // nothing to compare with: a root commit
     }
+    // The verify commands run in a clean tree of exactly the pushed commit, whatever is
+    // checked out here (check/clean_tree.h).
     d.check_args = {"--worktree", ".", "--base", base, "--head", ref.local_sha, "--branch", branch};
-    // The verify commands test the files checked out here; they are not the pushed ones when
-    // another branch is pushed.
-    auto head = view.head();
-    if (!head) return std::move(head).error();
-    if (*head != ref.local_sha) d.check_args.push_back("--no-verify");
     if (run)
         d.check_args.insert(d.check_args.end(),
                             {"--issue", std::to_string(run->issue), "--agent", run->agent});

@@ -39,8 +39,6 @@ class PushView {
     // that commit is a root.
     virtual Result<std::string> new_branch_base(const std::string& local_sha,
                                                 const std::string& remote) = 0;
-    // The commit checked out here (HEAD).
-    virtual Result<std::string> head() = 0;
 };
 
 // The view of the repository git runs the hook in (`root`: its main worktree, where .cocode/

@@ -198,6 +198,7 @@ Result<void> Watcher::save() {
 
 Result<void> Watcher::pass(bool poll) {
     github_->http().renew_wait_budget();  // each pass may wait as long as one command may
+    if (options_.ahead) options_.ahead();
     if (auto renewed = renew_due(); !renewed) return renewed;
     // Held (a budget spent): nothing new is claimed; what was taken waits, unclaimed.
     const std::string held = options_.hold ? options_.hold().value_or("") : "";

@@ -76,6 +76,10 @@ struct WatchOptions {
     // Poll the pull requests of cocode's branches for reviews and commands asking for a round
     // (watch; serve has webhooks).
     bool rounds = false;
+    // Work done ahead of the issues that will need it, at the start of each pass: the base
+    // branch's environment built when its key changes (docs/environments.md). It must not
+    // block: it starts what takes long and looks back at the next pass.
+    std::function<void()> ahead;
 };
 
 // A round on a pull request (docs/review.md): the pair whose pull request the entry's claim is

@@ -4,8 +4,8 @@
 // (@actions/expressions), jobs run in the order `needs` gives, a matrix job's entries each on a
 // runner of its own (a scratch folder: HOME, RUNNER_TEMP, the workspace, the tool cache), and
 // steps get GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_EVENT_PATH as
-// the runner gives them. `uses:` steps: actions/checkout (a clone of ORIGIN), actions/cache (a
-// cache folder shared by the runners, restored and saved), and cocode's own action from the
+// the runner gives them. `uses:` steps: actions/checkout (a clone of ORIGIN), actions/cache and
+// its restore and save halves (a cache folder shared by the runners), and cocode's own action from the
 // sources under test, run as the composite action it is.
 //
 //   node runner.mjs --workflow FILE --event NAME --payload FILE --origin GIT_URL --scratch DIR
@@ -219,6 +219,21 @@ function uses(runner, step, withValues, env, context) {
     const r = spawnSync("git", ["clone", "-q", args.origin, runner.workspace], { encoding: "utf8" });
     if (r.status !== 0) process.stderr.write(r.stderr);
     return { ok: r.status === 0, outputs: {} };
+  }
+  // restore and save apart (actions/cache/restore, actions/cache/save), as on GitHub: a key
+  // saved once is not saved again.
+  if (/^actions\/cache\/(restore|save)@/.test(ref)) {
+    const key = String(withValues.key);
+    const path = String(withValues.path).replace(/^~/, runner.home);
+    const saved = join(cacheRoot, key.replace(/[^A-Za-z0-9._-]/g, "_"));
+    const hit = existsSync(saved);
+    if (/\/restore@/.test(ref)) {
+      // A tar, as actions/cache makes it, keeps links as they were written.
+      if (hit) cpSync(saved, path, { recursive: true, verbatimSymlinks: true });
+      return { ok: true, outputs: { "cache-hit": hit ? "true" : "false" } };
+    }
+    if (!hit && existsSync(path)) cpSync(path, saved, { recursive: true, verbatimSymlinks: true });
+    return { ok: true, outputs: {} };
   }
   if (/^actions\/cache@/.test(ref)) {
     const key = String(withValues.key);

@@ -169,6 +169,14 @@ TEST(ConfigSchema, TheSchemaAndTheReaderAgree) {
         {R"({"trigger": {"allowed_bots": "renovate[bot]"}})", false},
         {R"({"trigger": {"users": []}})", false},
         {R"({"worktree_setup": {"copy": ["../secret"]}})", false},
+        {R"({"environment": {"setup": ["npm ci"], "paths": ["node_modules"], "env": {"PATH": "${tree}/.venv/bin:${env:PATH}"}, "key_commands": ["node --version"], "timeout": "30m"}})",
+         true},
+        {R"({"environment": {"setup": []}})", false},
+        {R"({"environment": {"paths": ["node_modules"]}})", false},
+        {R"({"environment": {"setup": ["npm ci"], "paths": ["../out"]}})", false},
+        {R"({"environment": {"setup": ["npm ci"], "env": {"1BAD": "x"}}})", false},
+        {R"({"environment": {"setup": ["npm ci"], "timeout": "soon"}})", false},
+        {R"({"environment": {"setup": ["npm ci"], "cache": true}})", false},
     };
     TempDir dir;
     std::vector<fs::path> files;

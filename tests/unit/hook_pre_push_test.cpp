@@ -11,14 +11,13 @@ namespace cocode::hook {
 namespace {
 
 const std::string kZeros(40, '0');
-const std::string kLocal(40, 'a'), kRemote(40, 'b'), kBase(40, 'c'), kOther(40, 'd');
+const std::string kLocal(40, 'a'), kRemote(40, 'b'), kBase(40, 'c');
 
 // A repository as the decision sees it.
 struct FakeView : PushView {
     std::map<std::string, run::RunRecord> runs;  // by branch
     Result<std::string> marked = std::string();  // what marked_commit answers
     Result<std::string> parent = kBase;          // what new_branch_base answers
-    Result<std::string> checked_out = kLocal;    // HEAD
     std::vector<std::string> asked;              // marked_commit's remote_sha, remote
 
     std::optional<run::RunRecord> run_of(const std::string& branch) override {
@@ -33,7 +32,6 @@ struct FakeView : PushView {
     Result<std::string> new_branch_base(const std::string&, const std::string&) override {
         return parent;
     }
-    Result<std::string> head() override { return checked_out; }
 };
 
 run::RunRecord run_record(run::RunStatus status) {
@@ -111,16 +109,6 @@ TEST(PrePush, WhatTheGateDoesWithEachPushedRef) {
          false,
          {},
          ""},
-        {"another branch than the one checked out: no verify commands",
-         {"refs/heads/feature", kLocal, "refs/heads/feature", kRemote},
-         [](FakeView& v) {
-             v.marked = kLocal;
-             v.checked_out = kOther;
-         },
-         true,
-         {"--worktree", ".", "--base", kRemote, "--head", kLocal, "--branch", "feature",
-          "--no-verify"},
-         "the ready marker in the pushed commits"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
@@ -157,12 +145,6 @@ TEST(PrePush, ARepositoryThatCannotAnswerIsAnErrorNotAPass) {
         FakeView view;
         view.marked = kLocal;
         view.parent = broken;
-        EXPECT_FALSE(decide_push(feature, "origin", rules, view));
-    }
-    {
-        FakeView view;
-        view.marked = kLocal;
-        view.checked_out = broken;
         EXPECT_FALSE(decide_push(feature, "origin", rules, view));
     }
 }

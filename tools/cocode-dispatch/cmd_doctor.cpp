@@ -10,11 +10,14 @@
 
 #include "agent/cli_runtime.h"
 #include "agent/egress.h"
+#include "check/clean_tree.h"
 #include "commands.h"
 #include "common/executables.h"
 #include "config/presets.h"
 #include "core/json_text.h"
 #include "core/terminal_text.h"
+#include "environment/key.h"
+#include "environment/view.h"
 #include "git/cli.h"
 #include "git/repository.h"
 #include "github/auth.h"
@@ -221,6 +224,45 @@ void check_cli_agent(const config::AgentConfig& agent, const fs::path& program,
         checks.push_back({name + " key", "ok", found});
 }
 
+// The prepared environment (docs/environments.md): where its setup comes from, whether it is
+// built, and how it reaches agents on this machine.
+void check_environment(const Workspace& ws, std::vector<Check>& checks) {
+    auto head = git::git_line(ws.root, {"rev-parse", "--verify", "--quiet", "HEAD"});
+    if (!head) return;
+    auto spec = environment::spec_at(ws.config, ws.root, *head);
+    if (!spec) {
+        checks.push_back({"environment", "error", spec.error().message});
+        return;
+    }
+    if (!*spec) return;
+    const environment::Store store(environment::default_store());
+    std::string state = "not built yet (the first run builds it)";
+    if (auto key = environment::key_at(**spec, ws.root, *head); !key) {
+        checks.push_back({"environment", "error", key.error().message});
+        return;
+    } else if (fs::exists(store.dir_of(*key) / "manifest.json")) {
+        state = "built";
+    }
+    checks.push_back(
+        {"environment", "ok",
+         environment::describe(**spec) + "; at HEAD: " + state + " in " + store.root().string()});
+    const bool sandboxed =
+        ws.config.sandbox != config::SandboxMode::none && probe_sandbox().available;
+    auto own = check::cocode_git_dir(ws.root);
+    if (!own) return;
+    std::error_code ec;
+    fs::create_directories(*own / "views", ec);
+    fs::create_directories(store.root(), ec);
+    const auto choice = environment::choose_mode(sandboxed, *own / "views", store.root(), *own);
+    const std::string how =
+        choice.mode == environment::Mode::overlay
+            ? "overlay: each agent and each check writes over it in a mount namespace of its own"
+            : std::string(environment::mode_name(choice.mode)) + ": each worktree gets a copy (" +
+                  choice.why + ")";
+    checks.push_back(
+        {"environment view", choice.mode == environment::Mode::overlay ? "ok" : "warning", how});
+}
+
 // The agents' network (docs/security.md): enclosed behind the allowlist needs the sandbox's
 // network namespace; without it a configured allowlist or audit refuses every run.
 void check_network(const config::Config& config, const fs::path& bwrap,
@@ -325,6 +367,7 @@ int run_doctor(const DoctorArgs& args) {
                                                           "own process group only")});
             check_network(ws->config, {}, probe.why_not, checks);
         }
+        check_environment(*ws, checks);
         auto where = hook::locate_hooks(ws->root);
         if (where) {
             auto status = hook::hooks_status(*where, tool::sibling_executable("cocode-hook-shim"));

@@ -8,6 +8,7 @@
 #include "config/presets.h"
 #include "core/files.h"
 #include "core/json_text.h"
+#include "environment/spec.h"
 #include "hook/installer.h"
 #include "net/allowlist.h"
 #include "proc/command.h"
@@ -54,6 +55,14 @@ int run_init(const InitArgs& args) {
     std::printf("network: allowlist — each agent reaches its model%s\n",
                 seen.empty() ? "; no package registry seen" : ("; and " + seen).c_str());
     doc["agents"] = agents;
+    // A devcontainer.json's commands prepare the environment when nothing else does.
+    if (auto text = read_file(ws.root / environment::kDevcontainerFile)) {
+        auto spec = environment::devcontainer_spec(*text, environment::kDevcontainerFile);
+        if (!spec)
+            std::printf("warning: %s\n", spec.error().message.c_str());
+        else if (!spec->setup.empty())
+            std::printf("environment: %s\n", environment::describe(*spec).c_str());
+    }
     fs::create_directories(file.parent_path(), ec);
     write_file_atomic(file, json_dump(doc, 2) + "\n").value_or_throw();
     std::printf("wrote %s\n", file.c_str());

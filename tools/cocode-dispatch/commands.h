@@ -126,6 +126,15 @@ struct PresetsArgs {
     bool json = false;
 };
 
+// `env`: the prepared environments (docs/environments.md).
+struct EnvArgs {
+    std::string verb;                   // key, build, list, prune
+    std::optional<std::string> commit;  // key, build: this commit's, not the base's head
+    int keep = 3;                       // prune: the most recently used kept
+    std::optional<std::string> max_size;
+    bool json = false;
+};
+
 struct CleanArgs {
     std::optional<std::string> which;
     bool all = false;
@@ -183,6 +192,7 @@ int run_egress(const EgressArgs& args);
 int run_gate(const GateArgs& args);
 int run_presets(const PresetsArgs& args);
 int run_report(const ReportArgs& args);
+int run_env(const EnvArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);

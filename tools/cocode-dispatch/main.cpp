@@ -35,6 +35,7 @@ struct Arguments {
     GateArgs gate;
     PresetsArgs presets;
     InitArgs init;
+    EnvArgs env;
     CleanArgs clean;
     DoctorArgs doctor;
     std::string shell;
@@ -266,6 +267,30 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
     auto* init_cmd = app.add_subcommand("init", "write .cocode/config.json and install the hook");
     init_cmd->add_flag("--force", a.init.force, "replace an existing configuration");
     commands.emplace_back(init_cmd, [&a] { return run_init(a.init); });
+
+    auto* env_cmd = app.add_subcommand(
+        "env", "the prepared environments: the base's key, built ahead, listed, pruned");
+    env_cmd->require_subcommand(1);
+    for (const auto& [verb, what] : std::vector<std::pair<std::string, std::string>>{
+             {"key", "print the key of the base's environment (for a cache)"},
+             {"build", "build the base's environment now, or take it when it is built"},
+             {"list", "every environment on this machine: size, age, the runs using it"},
+             {"prune", "remove what no live run uses, beyond the most recently used"}}) {
+        auto* verb_cmd = env_cmd->add_subcommand(verb, what);
+        if (verb == "key" || verb == "build")
+            verb_cmd->add_option("--commit", a.env.commit,
+                                 "this commit's environment, not the base's head");
+        if (verb == "prune") {
+            verb_cmd->add_option("--keep", a.env.keep, "the most recently used kept (default 3)");
+            verb_cmd->add_option("--max-size", a.env.max_size,
+                                 "then remove the least recently used until the rest fit (10GiB)");
+        }
+        verb_cmd->add_flag("--json", a.env.json, "print JSON");
+        commands.emplace_back(verb_cmd, [&a, verb = verb] {
+            a.env.verb = verb;
+            return run_env(a.env);
+        });
+    }
 
     auto* clean_cmd = app.add_subcommand("clean", "remove runs' worktrees and branches");
     clean_cmd->add_option("which", a.clean.which, "a run id or an issue number");

@@ -2,15 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/prepare.h"
 #include "agent/usage.h"
 #include "common/executables.h"
+#include "environment/store.h"
 #include "proc/command.h"
+#include "proc/spawn.h"
 #include "run/run_folder.h"
 
 namespace cocode::dispatch_cli {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 // The last line a command wrote to stderr, for an error that says why.
 std::string last_line(std::string text) {
@@ -131,6 +135,69 @@ Result<std::vector<std::string>> start_round(const Workspace& ws, const SourceFl
     return dispatch_json(ws, std::move(argv), flags);
 }
 
+// The base branch's environment, built ahead: when the base's head moves and its key is one
+// the store does not hold, `cocode-dispatch env build --commit SHA` starts in a session of
+// its own (its log in .cocode/watch/environment.log); runs that need that key meanwhile wait
+// for its build instead of making their own. Looked at once a minute at most.
+class Ahead {
+  public:
+    explicit Ahead(const Workspace& ws) : ws_(ws) {}
+
+    void operator()() {
+        if (child_) {
+            if (!exited_by(*child_, std::chrono::steady_clock::now())) return;
+            const int code = end_group(*child_, std::chrono::seconds(1));
+            child_.reset();
+            notice(code == 0 ? "environment " + key_ + ": built ahead"
+                             : "environment " + key_ + ": building ahead failed (exit " +
+                                   std::to_string(code) + "; see " + log().string() + ")");
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (looked_ && now - *looked_ < std::chrono::minutes(1)) return;
+        looked_ = now;
+        agent::DispatchContext context;
+        context.repo_root = ws_.root;
+        context.config = ws_.config;
+        auto base = agent::resolve_base(context);
+        if (!base || base->commit == commit_) return;
+        commit_ = base->commit;
+        auto at = agent::environment_at(context, base->commit);
+        if (!at) {
+            notice("environment: " + at.error().message);
+            return;
+        }
+        if (!*at || (*at)->key == key_) return;
+        key_ = (*at)->key;
+        const environment::Store store(environment::default_store());
+        std::string why;
+        if (auto taken = store.take(key_, &why); taken && *taken) return;
+        ChildOptions child;
+        child.argv = {tool::self_executable("cocode-dispatch").string(), "env", "build", "--commit",
+                      base->commit};
+        child.cwd = ws_.root;
+        std::error_code ec;
+        fs::create_directories(log().parent_path(), ec);
+        child.out = ChildStream::append_to(log());
+        child.err = ChildStream::append_to(log());
+        child.group = ChildOptions::Group::own_session;
+        auto pid = start_child(child);
+        if (!pid) {
+            notice("environment " + key_ + ": cannot build ahead: " + pid.error().message);
+            return;
+        }
+        child_ = *pid;
+        notice("environment " + key_ + ": building ahead for " + base->branch + " at " +
+               base->commit.substr(0, 12));
+    }
+
+  private:
+    fs::path log() const { return ws_.root / ".cocode" / "watch" / "environment.log"; }
+    const Workspace& ws_;
+    std::optional<pid_t> child_;
+    std::optional<std::chrono::steady_clock::time_point> looked_;
+    std::string commit_, key_;
+};
+
 }  // namespace
 
 std::chrono::milliseconds duration_flag(const std::string& flag, const std::string& text) {
@@ -183,6 +250,7 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
                                              std::chrono::system_clock::now());
         };
     options.rounds = true;  // watch polls for them; serve's come by webhook
+    options.ahead = [ahead = std::make_shared<Ahead>(w.ws)] { (*ahead)(); };
     w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
     return held;
 }
