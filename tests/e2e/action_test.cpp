@@ -152,6 +152,50 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
               json::parse(R"({"input":2000,"output":200,"cached":0})"));
 }
 
+// The environment is prepared once, by a job before the fan-out, and saved in the Actions
+// cache under its key; each agent's runner restores it instead of building, and its verify
+// commands find it in their clean tree.
+TEST_F(Action, TheEnvironmentIsBuiltOnceBeforeTheFanOutAndRestoredOnEachAgentsRunner) {
+    const fs::path project = dir_ / "project";
+    json config = json::parse(read_text(project / ".cocode/config.json"));
+    config["environment"] = {{"setup", {"mkdir -p deps && echo ready > deps/lib"}}};
+    config["check"]["verify"] = {"test \"$(cat deps/lib)\" = ready"};
+    write_text(project / ".cocode/config.json", config.dump(2));
+    write_text(project / ".gitignore", "deps/\n");
+    sh_ok("git add -A && git commit -q -m environment && git push -q " +
+              quote((dir_ / "origin.git").string()) + " main:main",
+          project);
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
+
+    ASSERT_EQ(jobs["environment"].size(), 1u) << jobs.dump(2);
+    EXPECT_EQ(jobs["environment"][0]["result"], "success");
+    // The key, as the action computed it, from the store it built into.
+    const fs::path built =
+        fs::path(jobs["environment"][0]["runner"].get<std::string>()) / "temp/cocode-environments";
+    std::string key;
+    for (const auto& entry : fs::directory_iterator(built))
+        if (entry.path().extension() == ".log") key = entry.path().stem().string();
+    ASSERT_EQ(key.size(), 24u) << "built on the environment job's runner";
+    ASSERT_EQ(jobs["agent"].size(), 2u);
+    for (const auto& job : jobs["agent"]) {
+        EXPECT_EQ(job["result"], "success") << job.dump();
+        const fs::path store =
+            fs::path(job["runner"].get<std::string>()) / "temp/cocode-environments";
+        EXPECT_TRUE(fs::exists(store / key / "manifest.json")) << "restored";
+        EXPECT_FALSE(fs::exists(store / (key + ".log"))) << "restored, not built again";
+    }
+    for (const char* agent : {"fast", "careful"})
+        for (const auto& c : github_->comments_of(1)) {
+            const std::string body = c["body"];
+            if (body.rfind(std::string("<!-- cocode:check/issue-1/") + agent + " -->", 0) != 0)
+                continue;
+            EXPECT_NE(body.find("PASS"), std::string::npos) << body;
+            EXPECT_NE(body.find("environment " + key), std::string::npos) << body;
+        }
+}
+
 // On GitHub Enterprise Server the runner names the server in GITHUB_SERVER_URL and its API in
 // GITHUB_API_URL (<server>/api/v3); the loopback GitHub answers only under that prefix, so every
 // call the action's jobs made went where the runner said.

@@ -482,6 +482,31 @@ TEST_F(Publish, ThePrePushGateStopsAFailingBranchAndLetsTheRestThrough) {
     EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
 }
 
+// The gate verifies exactly the commit pushed, whatever is checked out or left uncommitted
+// where the push is made: a branch whose test fails is stopped from another branch's worktree
+// whose files pass.
+TEST_F(Publish, ThePrePushGateVerifiesThePushedCommitNotTheWorktree) {
+    sh_ok(quote(tool_path("cocode-hook").string()) + " install --hook pre-push", repo_);
+    sh_ok("git checkout -q main", repo_);
+    commit("src/value.txt", "good\n", "A value");
+    configure_base({{"check", {{"verify", {"grep -q good src/value.txt"}}}}});
+    sh_ok("git push -q origin main", repo_);
+
+    sh_ok("git checkout -q -b broken main", repo_);
+    commit("src/value.txt", "bad\n", "Break it\n\n" + kMarker);
+    sh_ok("git checkout -q main", repo_);  // main's src/value.txt, which passes, is checked out
+    Shell pushed = sh("git push origin broken", repo_);
+    EXPECT_NE(pushed.exit_code, 0) << pushed.err;
+    EXPECT_NE(pushed.err.find("cocode-hook: broken: FAIL; the push is stopped"), std::string::npos)
+        << pushed.err;
+
+    // And an uncommitted fix in the worktree of the branch itself does not make it pass.
+    sh_ok("git checkout -q broken && echo good > src/value.txt", repo_);
+    Shell dirty = sh("git push origin broken", repo_);
+    EXPECT_NE(dirty.exit_code, 0) << dirty.err;
+    EXPECT_NE(dirty.err.find("src/value.txt (modified)"), std::string::npos) << dirty.err;
+}
+
 TEST_F(Check, BadArgumentsAreOneLineWithExitTwo) {
     Shell none = sh(quote(tool_path("cocode-check").string()), repo_);
     EXPECT_EQ(none.exit_code, 2);
