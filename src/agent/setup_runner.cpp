@@ -104,11 +104,12 @@ environment::SetupRunner setup_runner(const config::Config& config, const fs::pa
                 std::error_code ec;
                 record_offset = fs::file_size(c.record, ec);
                 if (ec) record_offset = 0;
-                for (const auto& [name, value] : proxy_variables(egress)) {
+                for (const auto& variable : proxy_variables(egress)) {
+                    const std::string prefix = variable.first + "=";
                     std::erase_if(environment, [&](const std::string& entry) {
-                        return entry.rfind(name + "=", 0) == 0;
+                        return entry.rfind(prefix, 0) == 0;
                     });
-                    if (!value.empty()) environment.push_back(name + "=" + value);
+                    if (!variable.second.empty()) environment.push_back(prefix + variable.second);
                 }
                 plan.own_network = true;
                 plan.read_only_last.push_back(c.record);

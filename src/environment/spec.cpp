@@ -101,7 +101,9 @@ std::vector<std::string> with_env(const std::vector<std::string>& base,
         return std::string();
     };
     std::vector<std::string> out = base;
-    for (const auto& [name, value] : env) {
+    for (const auto& setting : env) {
+        const std::string& name = setting.first;
+        const std::string& value = setting.second;
         std::string expanded;
         for (std::size_t i = 0; i < value.size();) {
             const std::size_t open = value.find("${", i);

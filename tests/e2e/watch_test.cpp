@@ -400,5 +400,39 @@ TEST_F(Watch, ALocalIssueStoreIsRefusedWithTheReason) {
               "(name --repo OWNER/NAME)\n");
 }
 
+// Ahead of the issues: a watcher builds the base's environment as soon as it sees its key,
+// before any issue needs it, and the runs it starts later take that build.
+TEST_F(Watch, TheBasesEnvironmentIsBuiltAheadAndTakenByTheRuns) {
+    const fs::path project = dir_ / "project", store = dir_ / "store";
+    json config = json::parse(read_text(project / ".cocode/config.json"));
+    config["environment"] = {{"setup",
+                              {"echo built >> " + quote((dir_ / "builds.txt").string()) +
+                               " && mkdir -p deps && : > deps/ok"}}};
+    config["check"]["verify"] = {"test -f deps/ok"};
+    write_text(project / ".cocode/config.json", config.dump(2));
+    write_text(project / ".gitignore", "deps/\n");
+    sh_ok("git add -A && git commit -q -m environment && git push -q ../origin.git main:main",
+          project);
+    const fs::path one = machine("one");
+    const std::string env = "COCODE_ENV_STORE=" + quote(store.string());
+    // No issue carries this label: the pass takes nothing, and builds ahead.
+    Shell idle = dispatch(one, "watch --once --label nothing", env);
+    ASSERT_EQ(idle.exit_code, 0) << idle.err;
+    EXPECT_NE(idle.err.find(": building ahead for main at"), std::string::npos) << idle.err;
+    auto built = [&] {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(store, ec))
+            if (fs::exists(entry.path() / "manifest.json")) return true;
+        return false;
+    };
+    ASSERT_TRUE(wait_until(built)) << read_text(one / ".cocode/watch/environment.log");
+    EXPECT_EQ(read_lines(dir_ / "builds.txt").size(), 1u);
+
+    Shell ran = dispatch(one, "watch --once --max-parallel 5", env);
+    EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    expect_each_issue_answered_once({one});
+    EXPECT_EQ(read_lines(dir_ / "builds.txt").size(), 1u) << "the runs took the one built ahead";
+}
+
 }  // namespace
 }  // namespace cocode::test
