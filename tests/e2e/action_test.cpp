@@ -86,7 +86,19 @@ class Action : public ::testing::Test {
     int events_ = 0;
 };
 
+// The environment is prepared once too, by a job before the fan-out, and saved in the Actions
+// cache under its key; each agent's runner restores it instead of building, and its verify
+// commands find it in their clean tree.
 TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
+    const fs::path project = dir_ / "project";
+    json config = json::parse(read_text(project / ".cocode/config.json"));
+    config["environment"] = {{"setup", {"mkdir -p deps && echo ready > deps/lib"}}};
+    config["check"]["verify"] = {"test \"$(cat deps/lib)\" = ready"};
+    write_text(project / ".cocode/config.json", config.dump(2));
+    write_text(project / ".gitignore", "deps/\n");
+    sh_ok("git add -A && git commit -q -m environment && git push -q " +
+              quote((dir_ / "origin.git").string()) + " main:main",
+          project);
     json payload = example_payload("issues", "labeled");
     payload["label"]["name"] = "cocode";
     const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
@@ -150,24 +162,6 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
     EXPECT_EQ(jobs["compare"][0]["outputs"]["cost-usd"], "0.75") << jobs["compare"].dump(2);
     EXPECT_EQ(json::parse(jobs["compare"][0]["outputs"]["tokens"].get<std::string>()),
               json::parse(R"({"input":2000,"output":200,"cached":0})"));
-}
-
-// The environment is prepared once, by a job before the fan-out, and saved in the Actions
-// cache under its key; each agent's runner restores it instead of building, and its verify
-// commands find it in their clean tree.
-TEST_F(Action, TheEnvironmentIsBuiltOnceBeforeTheFanOutAndRestoredOnEachAgentsRunner) {
-    const fs::path project = dir_ / "project";
-    json config = json::parse(read_text(project / ".cocode/config.json"));
-    config["environment"] = {{"setup", {"mkdir -p deps && echo ready > deps/lib"}}};
-    config["check"]["verify"] = {"test \"$(cat deps/lib)\" = ready"};
-    write_text(project / ".cocode/config.json", config.dump(2));
-    write_text(project / ".gitignore", "deps/\n");
-    sh_ok("git add -A && git commit -q -m environment && git push -q " +
-              quote((dir_ / "origin.git").string()) + " main:main",
-          project);
-    json payload = example_payload("issues", "labeled");
-    payload["label"]["name"] = "cocode";
-    const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
 
     ASSERT_EQ(jobs["environment"].size(), 1u) << jobs.dump(2);
     EXPECT_EQ(jobs["environment"][0]["result"], "success");

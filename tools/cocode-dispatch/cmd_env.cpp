@@ -11,6 +11,7 @@
 #include "core/run_id.h"
 #include "core/terminal_text.h"
 #include "environment/store.h"
+#include "git/repository.h"
 #include "proc/process_tree.h"
 #include "workspace.h"
 
