@@ -12,7 +12,8 @@ For each, five agents on one issue, then five agents on each of five issues (25 
   environment     the same commands once, as `environment.setup` (its build timed apart), then
                   every run takes it: an overlay per agent in the sandbox
 Reported: from `cocode-dispatch run` to each agent's start (run-info's start_time), p50, p90
-and max; the batch's CPU (user + system, every process it started); the disk the batch added
+and max; the machine's CPU during the batch (/proc/stat: every process, the sandboxed ones
+included; the machine otherwise quiet); the disk the batch added
 (its worktrees and overlays). Then ten dispatchers at once with nothing built: how many builds.
 
 Usage: env_bench.py BIN_DIR SOURCE_DIR RUNS [SCRATCH]
@@ -20,7 +21,6 @@ Usage: env_bench.py BIN_DIR SOURCE_DIR RUNS [SCRATCH]
 import datetime
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -94,8 +94,9 @@ def setup_commands(name):
 
 def clone(origin, work, label, config):
     repo = os.path.join(work, label)
+    # Every clone keeps `origin`: the environment's key names the repository by it, so the
+    # clones share one environment as a team's clones do.
     sh(["git", "clone", "-q", origin, repo], work)
-    sh(["git", "remote", "remove", "origin"], repo)
     with open(os.path.join(repo, ".cocode/config.json"), "w") as f:
         json.dump(config, f)
     sh(["git", "add", "-A"], repo)
@@ -132,17 +133,26 @@ def start_times(repo):
 
 def batch(repo, issues, env):
     """One `run`: each agent's start after it, CPU, disk added."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = busy_seconds()
     t0 = time.time()
     r = sh([DISPATCH, "run", *map(str, issues), "--no-check"], repo, env, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = busy_seconds() - before
     delays = sorted(t - t0 for t in start_times(repo))
     if len(delays) != len(issues) * len(AGENTS):
         sys.exit(f"bench: {len(delays)} agents started of {len(issues) * len(AGENTS)}: {r.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if ": building (" in r.stderr:
+        sys.exit("bench: a batch built the environment instead of taking it: " + r.stderr)
     disk = du_kib(os.path.join(repo, ".cocode/worktrees"), os.path.join(repo, ".git/cocode/views"))
     views = du_kib(os.path.join(repo, ".git/cocode/views"))
     return delays, cpu, disk, views
+
+
+def busy_seconds():
+    """The machine's CPU time so far, every process's (user, nice, system, irq, softirq,
+    steal): what a batch cost, sandboxed and detached processes included."""
+    fields = open("/proc/stat").readline().split()[1:]
+    ticks = sum(int(fields[i]) for i in (0, 1, 2, 5, 6, 7))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def p(values, q):
@@ -168,11 +178,10 @@ def bench_project(name, work):
     # What the project's setup makes, measured once.
     probe = clone(origin, os.path.join(work, name), "probe", config_of(name, "environment"))
     t0 = time.time()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = busy_seconds()
     built = sh([DISPATCH, "env", "build", "--json"], probe, env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    build_cpu = busy_seconds() - before
     build_s = time.time() - t0
-    build_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     entry = json.loads(built.stdout)
     files, size = tree_size(os.path.join(entry["dir"], "tree"))
     print(f"\n{name}: the environment is {size / 1e6:,.0f} MB in {files:,} files; built once in "
