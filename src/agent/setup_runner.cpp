@@ -117,22 +117,11 @@ environment::SetupRunner setup_runner(const config::Config& config, const fs::pa
             }
             argv = sandboxed_argv(probe.bwrap, plan, argv);
         }
-        ChildOptions child;
-        child.argv = argv;
-        child.cwd = c.cwd;
-        child.environment = environment;
-        child.out = ChildStream::append_to(c.log);
-        child.err = ChildStream::append_to(c.log);
-        child.group = ChildOptions::Group::own_session;
-        child.overlays = c.overlays;
-        auto pid = start_child(child);
-        if (!pid) return std::move(pid).error();
-        environment::SetupOutcome outcome;
-        outcome.timed_out = !exited_by(*pid, c.deadline);
-        outcome.exit_code = end_group(*pid, std::chrono::seconds(2));
+        auto outcome = environment::run_setup(c, argv, environment);
+        if (!outcome) return outcome;
         proxy.reset();  // every process of it is gone: nothing is left to go out
         if (network.mode != config::NetworkMode::open && sandboxed)
-            outcome.blocked = blocked_since(c.record, record_offset);
+            outcome->blocked = blocked_since(c.record, record_offset);
         return outcome;
     };
 }

@@ -17,15 +17,6 @@ namespace {
 
 constexpr char kHeld[] = ".held";
 
-// The folder git keeps for a linked worktree, from the worktree's `.git` file.
-fs::path admin_of(const fs::path& tree) {
-    auto text = read_file(tree / ".git", 4096);
-    if (!text || text->rfind("gitdir: ", 0) != 0) return {};
-    std::string dir = text->substr(8);
-    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
-    return dir;
-}
-
 void remove_quietly(const fs::path& path) {
     if (!path.empty()) (void)environment::remove_tree(path);
 }
@@ -42,7 +33,6 @@ void sweep(const fs::path& trees) {
         auto lock = FileLock::try_acquire(entry.path);
         if (!lock || !*lock) continue;
         const fs::path tree = trees / name.substr(0, name.size() - std::string_view(kHeld).size());
-        remove_quietly(admin_of(tree));
         remove_quietly(tree);
         remove_quietly(tree.string() + ".view");
         fs::remove(entry.path, ec);
@@ -89,11 +79,17 @@ Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
     tree->path_ = trees / name;
     tree->scratch_ = trees / (name + ".view");
     tree->environment_ = environment;
-    // A worktree of the judged commit, detached; the user's hooks are not cocode's to run.
-    auto added = git::git_output(repo_dir, {"-c", "core.hooksPath=/dev/null", "worktree", "add",
-                                            "--detach", "--quiet", tree->path_.string(), commit});
-    if (!added) return std::move(added).error();
-    tree->admin_ = admin_of(tree->path_);
+    // A checkout of the judged commit, detached, in a clone sharing the repository's objects:
+    // a repository of its own (its tests may run git), nothing registered in the
+    // repository's worktrees (whose `git worktree add` does not bear another beside it), no
+    // object copied. The user's hooks are not cocode's to run.
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
+                                   "--no-checkout", "--no-tags", own->parent_path().string(),
+                                   tree->path_.string()},
+          std::vector<std::string>{"-C", tree->path_.string(), "-c", "core.hooksPath=/dev/null",
+                                   "checkout", "--quiet", "--detach", commit}})
+        if (auto ok = git::git_output({}, args); !ok) return std::move(ok).error();
     if (auto ok = tree->prepare(commit, rules, runner, log_dir); !ok) return std::move(ok).error();
     return tree;
 }
@@ -176,7 +172,6 @@ CleanTree::~CleanTree() {
         environment::Store(store_).drop_use(store_key_, "check-" + path_.filename().string());
     remove_quietly(path_);
     remove_quietly(scratch_);
-    remove_quietly(admin_);
     if (held_) {
         std::error_code ec;
         fs::remove(path_.string() + kHeld, ec);

@@ -1,6 +1,7 @@
 // Where the verify commands run (docs/check.md, "The verdict is about the commit"): a clean
-// checkout of exactly the judged commit — nothing an agent left in its worktree, committed or
-// not, ignored or not — in a folder of cocode's own under the repository's git folder
+// checkout of exactly the judged commit (a clone sharing the repository's objects) — nothing an
+// agent left in its worktree, committed or not, ignored or not — in a folder of cocode's own under
+// the repository's git folder
 // (`cocode/trees/`), with the run's sealed environment over it (environment/view.h) and
 // worktree_setup made afresh. Removed when done; one a killed check left is removed by the
 // next check.
@@ -71,8 +72,7 @@ class CleanTree {
                          const std::filesystem::path& log_dir);
 
     std::filesystem::path repo_dir_;
-    std::filesystem::path path_;   // <common>/cocode/trees/<name>
-    std::filesystem::path admin_;  // git's folder for it (<common>/worktrees/<name>)
+    std::filesystem::path path_;  // <common>/cocode/trees/<name>
     std::filesystem::path scratch_;
     std::optional<FileLock> held_;
     environment::View view_;

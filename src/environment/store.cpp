@@ -334,23 +334,26 @@ bool use_is_live(const Use& use) {
     return is_alive({static_cast<pid_t>(use.pid), use.start});
 }
 
+Result<SetupOutcome> run_setup(const SetupCommand& c, const std::vector<std::string>& argv,
+                               const std::vector<std::string>& environment) {
+    ChildOptions child;
+    child.argv = argv;
+    child.cwd = c.cwd;
+    child.environment = environment;
+    child.out = ChildStream::append_to(c.log);
+    child.err = ChildStream::append_to(c.log);
+    child.group = ChildOptions::Group::own_session;
+    child.overlays = c.overlays;
+    auto pid = start_child(child);
+    if (!pid) return std::move(pid).error();
+    SetupOutcome outcome;
+    outcome.timed_out = !exited_by(*pid, c.deadline);
+    outcome.exit_code = end_group(*pid, std::chrono::seconds(2));
+    return outcome;
+}
+
 SetupRunner plain_runner() {
-    return [](const SetupCommand& c) -> Result<SetupOutcome> {
-        ChildOptions child;
-        child.argv = shell_argv(c.command);
-        child.cwd = c.cwd;
-        child.environment = c.environment;
-        child.out = ChildStream::append_to(c.log);
-        child.err = ChildStream::append_to(c.log);
-        child.group = ChildOptions::Group::own_session;
-        child.overlays = c.overlays;
-        auto pid = start_child(child);
-        if (!pid) return std::move(pid).error();
-        SetupOutcome outcome;
-        outcome.timed_out = !exited_by(*pid, c.deadline);
-        outcome.exit_code = end_group(*pid, std::chrono::seconds(2));
-        return outcome;
-    };
+    return [](const SetupCommand& c) { return run_setup(c, shell_argv(c.command), c.environment); };
 }
 
 std::string setup_failure(const SetupCommand& command, const SetupOutcome& outcome,

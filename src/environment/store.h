@@ -80,8 +80,12 @@ struct SetupOutcome {
 };
 using SetupRunner = std::function<Result<SetupOutcome>(const SetupCommand&)>;
 
-// The runner with nothing around the command: its own session, ended with its group at the
-// deadline.
+// Runs `argv` (the command, or what wraps it) for `c`: its folder, overlays and log, in a
+// session of its own, ended with its group at the deadline.
+Result<SetupOutcome> run_setup(const SetupCommand& c, const std::vector<std::string>& argv,
+                               const std::vector<std::string>& environment);
+
+// The runner with nothing around the command.
 SetupRunner plain_runner();
 
 // The one line a failed setup command is: "`npm ci` exited with 1 (log: …)", "timed out after

@@ -92,8 +92,6 @@ class MountingSpawn {
     MountingSpawn(const ChildOptions& options, const std::filesystem::path& program, char** argv,
                   char** envp)
         : options_(options), program_(program), argv_(argv), envp_(envp) {
-        const bool root = ::geteuid() == 0;
-        user_namespace_ = !root;
         uid_map_ = std::to_string(::geteuid()) + " " + std::to_string(::geteuid()) + " 1\n";
         gid_map_ = std::to_string(::getegid()) + " " + std::to_string(::getegid()) + " 1\n";
         for (const auto& m : options.overlays) {
@@ -106,8 +104,10 @@ class MountingSpawn {
                 }
                 return out;
             };
-            data_.push_back(std::string(root ? "" : "userxattr,") + "lowerdir=" + escaped(m.lower) +
-                            ",upperdir=" + escaped(m.upper) + ",workdir=" + escaped(m.work));
+            data_.push_back("lowerdir=" + escaped(m.lower) + ",upperdir=" + escaped(m.upper) +
+                            ",workdir=" + escaped(m.work));
+            // In a user namespace of its own, overlayfs keeps its marks in user.* attributes.
+            user_data_.push_back("userxattr," + data_.back());
         }
     }
 
@@ -227,18 +227,24 @@ class MountingSpawn {
         ::sigprocmask(SIG_SETMASK, &empty, nullptr);
         if (options_.group == ChildOptions::Group::own_session) ::setsid();
         if (options_.group == ChildOptions::Group::own_group) ::setpgid(0, 0);
-        if (::unshare(CLONE_NEWNS | (user_namespace_ ? CLONE_NEWUSER : 0)) != 0)
-            fail(Step::namespaces);
-        if (user_namespace_ && !(write_all("/proc/self/setgroups", "deny") &&
-                                 write_all("/proc/self/uid_map", uid_map_) &&
-                                 write_all("/proc/self/gid_map", gid_map_)))
+        // A mount namespace where we may make one (root with its capabilities); else one in a
+        // user namespace of its own (a user, or root without the capability: in a container).
+        bool user_namespace = false;
+        if (::unshare(CLONE_NEWNS) != 0) {
+            if (errno != EPERM || ::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+                fail(Step::namespaces);
+            user_namespace = true;
+        }
+        if (user_namespace && !(write_all("/proc/self/setgroups", "deny") &&
+                                write_all("/proc/self/uid_map", uid_map_) &&
+                                write_all("/proc/self/gid_map", gid_map_)))
             fail(Step::user_map);
         // Nothing mounted here may reach the host's namespace.
         if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
             fail(Step::private_mounts);
         for (std::size_t i = 0; i < options_.overlays.size(); ++i)
             if (::mount("overlay", options_.overlays[i].target.c_str(), "overlay", 0,
-                        data_[i].c_str()) != 0)
+                        (user_namespace ? user_data_[i] : data_[i]).c_str()) != 0)
                 fail(Step::overlay, static_cast<int>(i));
         stream(0, options_.in);
         stream(1, options_.out);
@@ -257,9 +263,8 @@ class MountingSpawn {
     const std::filesystem::path& program_;
     char** argv_;
     char** envp_;
-    bool user_namespace_ = false;
     std::string uid_map_, gid_map_;
-    std::vector<std::string> data_;
+    std::vector<std::string> data_, user_data_;
     int report_ = -1;
 };
 

@@ -73,9 +73,10 @@ struct ChildOptions {
     };
     Group group = Group::ours;
     // Mounted in a mount namespace of the child's own (private: nothing reaches the host's),
-    // in order, before it starts; gone when its last process ends. Not root: in a user
-    // namespace of its own too, which maps only our own user and group (so the child sees
-    // its files as ours, and holds no capability once it runs), with overlayfs's `userxattr`.
+    // in order, before it starts; gone when its last process ends. Without the capability to
+    // make one (a user, or root in a container): in a user namespace of its own too, which
+    // maps only our own user and group (so the child sees its files as ours, and holds no
+    // capability once it runs), with overlayfs's `userxattr`.
     std::vector<OverlayMount> overlays;
 };
 
