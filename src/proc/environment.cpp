@@ -1,10 +1,25 @@
 #include "proc/environment.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 extern char** environ;
 
 namespace cocode {
+
+void hold_secrets(const std::vector<const char*>& names) {
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    for (const char* name : names) {
+        char* value = std::getenv(name);
+        if (!value || !*value) continue;
+        const std::string kept(value);
+        ::setenv(name, kept.c_str(), 1);  // a copy of our own; `value` is the start block's
+        std::memset(value, 0, std::strlen(value));
+    }
+}
 
 std::vector<std::string> current_environment() {
     std::vector<std::string> out;

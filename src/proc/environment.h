@@ -7,6 +7,13 @@
 
 namespace cocode {
 
+// Keeps `names`' values (the GitHub token) out of the reach of other processes of the same
+// user (an agent without the sandbox): this process is made non-dumpable — its /proc files
+// (environ, mem) become root's, and no same-user ptrace attaches — and the values' bytes in
+// the environment it was started with (what /proc/<pid>/environ shows) are wiped, the values
+// kept in a copy of its own for getenv and for the children it starts. Called first in main.
+void hold_secrets(const std::vector<const char*>& names);
+
 // Our own environment as "NAME=value" entries.
 std::vector<std::string> current_environment();
 

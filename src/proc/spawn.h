@@ -5,9 +5,9 @@
 // when asked, a process group or a session of its own so that it can be ended as a group.
 // Everything that starts processes — run_command, the supervisor's agents, verify commands,
 // the built-in agents' shell, the detached dispatcher — says what it wants here. A child that
-// needs overlay mounts (a prepared environment's copy-on-write view, environment/view.h) gets
-// a mount namespace of its own, and a user namespace when we are not root, made before it
-// starts.
+// needs overlay mounts (a prepared environment's copy-on-write view, environment/view.h) is
+// started through tools/cocode-overlay, which makes them in a mount namespace of the child's
+// own and becomes the child.
 #pragma once
 
 #include <sys/types.h>
@@ -73,15 +73,16 @@ struct ChildOptions {
     };
     Group group = Group::ours;
     // Mounted in a mount namespace of the child's own (private: nothing reaches the host's),
-    // in order, before it starts; gone when its last process ends. Without the capability to
-    // make one (a user, or root in a container): in a user namespace of its own too, which
-    // maps only our own user and group (so the child sees its files as ours, and holds no
-    // capability once it runs), with overlayfs's `userxattr`.
+    // in order, before it starts, by cocode-overlay (beside this program, or in
+    // ../libexec/cocode/); gone when its last process ends. Without the capability to make
+    // one (a user, or root in a container): in a user namespace of its own too, which maps
+    // only our own user and group (the child sees its files as ours, and holds no capability
+    // once it runs), with overlayfs's `userxattr`. A `cwd` inside a target is the overlay.
     std::vector<OverlayMount> overlays;
 };
 
 // Starts the child: its pid. A program that cannot be found is ExitCode::missing_dependency; an
-// overlay the kernel refuses, an error naming the mount and the reason.
+// overlay the kernel refuses ends the child with exit 126 and one line on its stderr.
 Result<pid_t> start_child(const ChildOptions& options);
 
 // Whether this process can give a child overlay mounts with files at `scratch` (a folder on

@@ -6,10 +6,13 @@
 #include "check_cli.h"
 #include "common/tool_main.h"
 #include "git/repository.h"
+#include "proc/environment.h"
 
 using namespace cocode::check_cli;
 
 int main(int argc, char** argv) {
+    // The GitHub token and the webhook's secret out of a same-user agent's reach.
+    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET"});
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks",
                  "cocode-check"};

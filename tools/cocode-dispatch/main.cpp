@@ -11,6 +11,7 @@
 #include "common/completion.h"
 #include "common/tool_main.h"
 #include "git/repository.h"
+#include "proc/environment.h"
 #include "workspace.h"
 
 using namespace cocode::dispatch_cli;
@@ -316,6 +317,8 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // The GitHub token and the webhook's secret out of a same-user agent's reach.
+    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET"});
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{
         "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",
