@@ -103,16 +103,18 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
         const environment::Spec& spec = *rules.environment;
         setup_.source = spec.source;
         std::string key = rules.environment_key, from = rules.base;
-        auto at_commit = environment::key_inputs(spec, repo_dir_, commit);
-        if (!at_commit) return std::move(at_commit).error();
         if (!key.empty() && !rules.base.empty()) {
-            auto at_base = environment::key_inputs(spec, repo_dir_, rules.base);
+            auto at_commit = environment::key_files_at(spec, repo_dir_, commit);
+            auto at_base = environment::key_files_at(spec, repo_dir_, rules.base);
+            if (!at_commit) return std::move(at_commit).error();
             if (!at_base) return std::move(at_base).error();
-            setup_.changed = environment::changed_key_files(at_base->files, at_commit->files);
+            setup_.changed = environment::changed_key_files(*at_base, *at_commit);
         }
         // A commit that changed its lockfile is judged with what that lockfile installs.
         if (key.empty() || !setup_.changed.empty()) {
-            key = environment::key_of(spec, *at_commit);
+            auto own = environment::key_at(spec, repo_dir_, commit);
+            if (!own) return std::move(own).error();
+            key = *own;
             from = commit;
         }
         setup_.key = key;

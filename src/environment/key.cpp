@@ -130,9 +130,9 @@ std::string key_of(const Spec& spec, const KeyInputs& inputs) {
 Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir,
                              const std::string& commit) {
     KeyInputs inputs;
-    auto files = files_of(repo_dir, commit);
+    auto files = key_files_at(spec, repo_dir, commit);
     if (!files) return std::move(files).error();
-    inputs.files = key_files(*files, spec.key);
+    inputs.files = std::move(*files);
     auto origin = git::run_git(repo_dir, {"config", "--get", "remote.origin.url"});
     if (origin && origin->exit_code == 0 && !first_line(origin->out).empty()) {
         inputs.identity = without_credentials(first_line(origin->out));
@@ -157,6 +157,13 @@ Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir,
         inputs.commands.emplace_back(command, ran->out);
     }
     return inputs;
+}
+
+Result<std::vector<CommitFile>> key_files_at(const Spec& spec, const fs::path& repo_dir,
+                                             const std::string& commit) {
+    auto files = files_of(repo_dir, commit);
+    if (!files) return std::move(files).error();
+    return key_files(*files, spec.key);
 }
 
 Result<std::string> key_at(const Spec& spec, const fs::path& repo_dir, const std::string& commit) {

@@ -45,6 +45,11 @@ std::string key_of(const Spec& spec, const KeyInputs& inputs);
 Result<KeyInputs> key_inputs(const Spec& spec, const std::filesystem::path& repo_dir,
                              const std::string& commit);
 
+// The files of `commit` that key it (git ls-tree, then key_files): no key command runs.
+Result<std::vector<CommitFile>> key_files_at(const Spec& spec,
+                                             const std::filesystem::path& repo_dir,
+                                             const std::string& commit);
+
 // Both: the key of `commit`.
 Result<std::string> key_at(const Spec& spec, const std::filesystem::path& repo_dir,
                            const std::string& commit);
