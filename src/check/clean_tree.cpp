@@ -79,17 +79,10 @@ Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
     tree->path_ = trees / name;
     tree->scratch_ = trees / (name + ".view");
     tree->environment_ = environment;
-    // A checkout of the judged commit, detached, in a clone sharing the repository's objects:
-    // a repository of its own (its tests may run git), nothing registered in the
-    // repository's worktrees (whose `git worktree add` does not bear another beside it), no
-    // object copied. The user's hooks are not cocode's to run.
-    for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
-                                   "--no-checkout", "--no-tags", own->parent_path().string(),
-                                   tree->path_.string()},
-          std::vector<std::string>{"-C", tree->path_.string(), "-c", "core.hooksPath=/dev/null",
-                                   "checkout", "--quiet", "--detach", commit}})
-        if (auto ok = git::git_output({}, args); !ok) return std::move(ok).error();
+    // A clone, not a linked worktree: concurrent `git worktree add`s read each other's
+    // half-made entries.
+    if (auto ok = environment::shared_checkout(repo_dir, tree->path_, commit); !ok)
+        return std::move(ok).error();
     if (auto ok = tree->prepare(commit, rules, runner, log_dir); !ok) return std::move(ok).error();
     return tree;
 }

@@ -323,6 +323,20 @@ Result<void> remove_tree(const fs::path& path) {
     return {};
 }
 
+Result<void> shared_checkout(const fs::path& repo_dir, const fs::path& dest,
+                             const std::string& commit) {
+    auto common =
+        git::git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
+    if (!common) return std::move(common).error();
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
+                                   "--no-checkout", "--no-tags", *common, dest.string()},
+          std::vector<std::string>{"-C", dest.string(), "-c", "core.hooksPath=/dev/null",
+                                   "checkout", "--quiet", "--detach", commit}})
+        if (auto ok = git::git_output({}, args); !ok) return std::move(ok).error();
+    return {};
+}
+
 bool use_is_live(const Use& use) {
     if (!use.run_folder.empty()) {
         auto info = run::read_run_info(use.run_folder);
@@ -411,17 +425,8 @@ Result<Entry> Store::build(const BuildRequest& request, const SetupRunner& run) 
     fs::create_directories(dir, ec);
     if (ec) return Error::general("cannot create " + dir.string() + ": " + ec.message());
     if (auto ok = write_file_atomic(log, "", 0644, Durability::none); !ok) return fail(ok.error());
-    auto common = git::git_line(request.repo_dir,
-                                {"rev-parse", "--path-format=absolute", "--git-common-dir"});
-    if (!common) return fail(common.error());
-    // A clone sharing the repository's objects: no copy of them, and no worktree of the
-    // repository's own to clean up.
-    for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
-                                   "--no-checkout", "--no-tags", *common, tree.string()},
-          std::vector<std::string>{"-C", tree.string(), "-c", "core.hooksPath=/dev/null",
-                                   "checkout", "--quiet", "--detach", request.commit}})
-        if (auto ok = git::git_output({}, args); !ok) return fail(ok.error());
+    if (auto ok = shared_checkout(request.repo_dir, tree, request.commit); !ok)
+        return fail(ok.error());
 
     const auto deadline = std::chrono::steady_clock::now() + request.spec.timeout;
     const std::vector<std::string> environment =

@@ -169,6 +169,13 @@ class Store {
 // folder no one may read.
 Result<void> remove_tree(const std::filesystem::path& path);
 
+// A checkout of `commit`, detached, at `dest`: a clone sharing the objects of the repository
+// at `repo_dir` (none copied), a repository of its own (what runs there may use git), nothing
+// registered in the repository's worktrees, the user's hooks not run. Where an environment is
+// built, and a check's clean tree.
+Result<void> shared_checkout(const std::filesystem::path& repo_dir,
+                             const std::filesystem::path& dest, const std::string& commit);
+
 // Whether a use still holds its environment.
 bool use_is_live(const Use& use);
 
