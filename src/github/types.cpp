@@ -241,6 +241,8 @@ Result<IssueEvent> issue_event_from_json(const json& value, std::string_view whe
     auto actor = login_of(value, "actor", where);
     if (!actor.ok()) return std::move(actor).error();
     e.actor = std::move(actor).value();
+    if (auto who = value.find("actor"); who != value.end() && who->is_object())
+        e.actor_is_bot = who->value("type", "") == "Bot";
     return e;
 }
 
@@ -280,6 +282,10 @@ json to_json(const Comment& comment) {
             {"created_at", comment.created_at},
             {"updated_at", comment.updated_at},
             {"body", comment.body}};
+}
+
+bool bot_account(std::string_view login, bool typed_bot) {
+    return typed_bot || (login.size() > 5 && login.substr(login.size() - 5) == "[bot]");
 }
 
 bool matches(const Issue& issue, const IssueQuery& query) {

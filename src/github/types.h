@@ -68,7 +68,8 @@ struct IssueEvent {
     std::string event;  // labeled, unlabeled, closed, …
     std::string label;  // for labeled / unlabeled
     std::string created_at;
-    std::string actor;  // who did it (its login)
+    std::string actor;          // who did it (its login)
+    bool actor_is_bot = false;  // a GitHub App's or another bot's account
 };
 
 struct CollaboratorPermission {
@@ -191,6 +192,9 @@ nlohmann::json to_json(const Comment& comment);
 
 // True when `issue` passes `query` (for sources that filter themselves).
 bool matches(const Issue& issue, const IssueQuery& query);
+
+// A bot's account: its user type is "Bot", or its login ends in "[bot]" (an App's).
+bool bot_account(std::string_view login, bool typed_bot = false);
 
 // The hidden HTML marker that identifies cocode's comment for `key` (e.g. "issue-12/claude").
 std::string comment_marker(std::string_view key);

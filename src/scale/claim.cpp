@@ -145,7 +145,8 @@ Result<LabelRequest> latest_request(github::GitHub& github, long issue, const st
     LabelRequest latest;
     for (const auto& e : *events)
         if (e.event == "labeled" && e.label == label && e.id > latest.id)
-            latest = {e.id, e.actor.empty() ? std::string() : "@" + e.actor};
+            latest = {e.id, e.actor.empty() ? std::string() : "@" + e.actor, e.actor,
+                      github::bot_account(e.actor, e.actor_is_bot)};
     return latest;
 }
 

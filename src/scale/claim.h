@@ -78,6 +78,8 @@ std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& com
 struct LabelRequest {
     long long id = 0;
     std::string by;
+    std::string login;  // who applied it, and whether a bot did
+    bool bot = false;
 };
 Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label);
 

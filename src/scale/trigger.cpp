@@ -55,12 +55,10 @@ Result<long long> id_field(const json& object, const char* name, const char* wha
     return object["id"].get<long long>();
 }
 
-void read_author(const json& object, EventRequest& request) {
-    const json& user = object_field(object, "user");
+void read_author(const json& object, EventRequest& request, const char* field = "user") {
+    const json& user = object_field(object, field);
     request.login = text_field(user, "login");
-    request.bot = text_field(user, "type") == "Bot" ||
-                  (request.login.size() > 5 &&
-                   request.login.compare(request.login.size() - 5, 5, "[bot]") == 0);
+    request.bot = github::bot_account(request.login, text_field(user, "type") == "Bot");
 }
 
 // The pull request of a pull_request_review(_comment) payload: its number, branch and the
@@ -82,12 +80,14 @@ Result<void> read_pull(const json& payload, EventRequest& request) {
 
 // An agent name as the command gave it, when it is one a configuration could hold; else none
 // of it goes into the reply (comment text is untrusted: no markup, no mentions).
+bool plain_name(const std::string& name) {
+    return !name.empty() && name.size() <= 40 &&
+           std::all_of(name.begin(), name.end(), [](unsigned char c) {
+               return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+           });
+}
 std::string quoted_name(const std::string& name) {
-    const bool plain = !name.empty() && name.size() <= 40 &&
-                       std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                           return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-                       });
-    return plain ? "`" + name + "`" : "of that name";
+    return plain_name(name) ? "`" + name + "`" : "of that name";
 }
 
 std::string known_agents(const config::Config& config) {
@@ -176,7 +176,8 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         auto number = issue_number(payload);
         if (!number) return std::move(number).error();
         request.issue = *number;
-        request.login = text_field(object_field(payload, "sender"), "login");  // who labelled
+        read_author(payload, request, "sender");  // who labelled
+        request.label = trigger.label;
         const std::string label =
             payload.contains("label") ? text_field(payload["label"], "name") : "";
         if (action != "labeled") {
@@ -350,20 +351,62 @@ std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_vi
                       std::string(name.substr(dash + 1))};
 }
 
+EventRequest label_event(long issue, const LabelRequest& labelled, const std::string& label,
+                         const config::TriggerConfig& trigger) {
+    EventRequest request;
+    request.kind = EventRequest::Kind::label;
+    request.issue = issue;
+    request.login = labelled.login;
+    request.bot = labelled.bot;
+    request.label = label;
+    if (trigger.plan) request.verb = "plan";
+    return request;
+}
+
 bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
 
 namespace {
 
-// The author of a command or of a review asking for changes may ask: a bot only when listed
-// (and never answered: a bot answering a bot can go on forever); a person with write access,
-// asked of GitHub. A reader's command is answered once; `notice` says why not.
+// A label someone may not start cocode with: answered once on the issue (one comment, however
+// often it is applied), and taken off, so that it reads as what it is and a writer's labelling
+// is a new request. A bot is answered too: a comment labels nothing, so no bot loop can start.
+Result<void> refuse_label(github::GitHub& github, const EventRequest& request,
+                          const config::Config& config, const std::string& whose) {
+    const std::string label = request.label.empty() ? config.trigger.label : request.label;
+    const std::string text =
+        "@" + request.login + " the `" + label +
+        "` label starts coding agents, so it counts only when someone with write, maintain or "
+        "admin permission on this repository applies it, or a bot listed in "
+        "`trigger.allowed_bots`" +
+        whose + ". It was taken off; a maintainer can apply it again.";
+    if (auto posted = github.upsert_comment(
+            request.issue, github::comment_marker("refused/label-" + std::to_string(request.issue)),
+            text);
+        !posted)
+        return std::move(posted).error();
+    return github.remove_label(request.issue, label);
+}
+
+// Whoever asks — applies the label, says a command, asks for changes in a review — may start
+// cocode: a bot only when listed, a person with write access, asked of GitHub (never guessed
+// from the event's author_association). A command is answered once and a label once (and taken
+// off); a bot's command is not (a bot answering a bot can go on forever), nor a reader's review.
+// `notice` says why not.
 Result<bool> may_ask(const EventRequest& request, const config::Config& config,
                      github::GitHub& github, std::string& notice) {
     const std::string who = terminal_safe_line(request.login);
+    const bool label = request.kind == EventRequest::Kind::label;
+    if (request.login.empty()) {
+        notice = "refused: the event does not say who asked";
+        return false;
+    }
     if (request.bot) {
         const auto& bots = config.trigger.allowed_bots;
         if (std::find(bots.begin(), bots.end(), request.login) != bots.end()) return true;
         notice = "refused: " + who + " is a bot not listed in trigger.allowed_bots";
+        if (label)
+            if (auto refused = refuse_label(github, request, config, ""); !refused)
+                return std::move(refused).error();
         return false;
     }
     auto permission = github.collaborator_permission(request.login);
@@ -371,13 +414,21 @@ Result<bool> may_ask(const EventRequest& request, const config::Config& config,
     if (may_command(*permission)) return true;
     notice = "refused: " + who + " has " + terminal_safe_line(permission->role_name) +
              " permission; write, maintain or admin is needed";
+    const std::string role =
+        plain_name(permission->role_name) ? "`" + permission->role_name + "`" : "a custom role";
+    if (label) {
+        if (auto refused = refuse_label(github, request, config, " (yours is " + role + ")");
+            !refused)
+            return std::move(refused).error();
+        return false;
+    }
     if (!request.commanded) return false;  // a reader's review: not a command, not answered
     if (auto replied = reply_once(
             github, request,
             "@" + request.login + " thanks — `" + config.trigger.command +
                 "` starts coding agents, so it runs only for people with write access to "
-                "this repository (yours is `" +
-                permission->role_name + "`). A maintainer can start it for you.");
+                "this repository (yours is " +
+                role + "). A maintainer can start it for you.");
         !replied)
         return std::move(replied).error();
     return false;
@@ -452,14 +503,18 @@ Result<Decision> decide(const EventRequest& request, const config::Config& confi
         case EventRequest::Kind::none:
             decision.notice = "nothing to do: " + terminal_safe_line(request.why_not);
             return decision;
-        case EventRequest::Kind::label:
+        case EventRequest::Kind::label: {
+            auto allowed = may_ask(request, config, github, decision.notice);
+            if (!allowed) return std::move(allowed).error();
+            if (!*allowed) return decision;
             decision.run = true;
             decision.verb = request.verb;
             if (!request.login.empty()) decision.by = "@" + request.login;
-            decision.notice = "issue #" + std::to_string(request.issue) + " labelled '" +
-                              config.trigger.label + "'" +
-                              (request.verb.empty() ? "" : ": plan rounds (trigger.plan)");
+            decision.notice =
+                "issue #" + std::to_string(request.issue) + " labelled '" + config.trigger.label +
+                "'" + (request.verb.empty() ? "" : ": plan rounds (trigger.plan)") + " by " + who;
             return decision;
+        }
         case EventRequest::Kind::command:
         case EventRequest::Kind::round:
             break;

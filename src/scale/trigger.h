@@ -28,8 +28,9 @@ struct EventRequest {
     long issue = 0;  // for a round: the pull request's number (the issues API's, too)
     std::vector<std::string> agents;  // named after the command
     long long comment_id = 0;
-    std::string login;  // the comment's author
+    std::string login;  // who asked: the comment's author, who applied the label
     bool bot = false;
+    std::string label;       // kind label: the label applied (the trigger label)
     std::string repository;  // OWNER/NAME, from the payload
     std::string why_not;     // kind none: why the event asks for nothing
     // Kind round: what asks for it (its id is what a claim answers), the pull request's
@@ -83,6 +84,11 @@ Result<EventRequest> read_event(std::string_view event_name, const nlohmann::jso
 // The events read_event reads.
 bool event_read(std::string_view event_name);
 
+// The request a labelling is (`watch` finds it in the issue's events, `serve` is told of it):
+// who applied `label` to `issue`, for the one decision on it.
+EventRequest label_event(long issue, const LabelRequest& labelled, const std::string& label,
+                         const config::TriggerConfig& trigger);
+
 // write, maintain, admin (by role), or a base permission of write or admin.
 bool may_command(const github::CollaboratorPermission& permission);
 
@@ -103,12 +109,14 @@ struct Decision {
     std::string by;
 };
 
-// Decides on a request: labels run; a command runs when its author may command (asked of
-// GitHub) and names only configured agents, else it is answered once, politely, and nothing
-// runs. An accepted command gets 👀. A round runs only on a pull request of a cocode branch in
-// the repository itself (not a fork's), for a configured agent; a review asking for changes or
-// a command by someone who may command (a refused command is answered once, a review is not);
-// a failed check suite only with review.fix_checks.
+// Decides on a request: a label runs when who applied it may command (else it is answered
+// once and taken off); a command runs when its author may command and names only configured
+// agents, else it is answered once, politely, and nothing runs. Who may command: a person
+// whose permission is write, maintain or admin (asked of GitHub), or a bot listed in
+// trigger.allowed_bots. An accepted command gets 👀. A round runs only on a pull request of a cocode
+// branch in the repository itself (not a fork's), for a configured agent; a review asking for
+// changes or a command by someone who may command (a refused command is answered once, a review is
+// not); a failed check suite only with review.fix_checks.
 Result<Decision> decide(const EventRequest& request, const config::Config& config,
                         github::GitHub& github);
 

@@ -19,6 +19,7 @@
 #include "core/redact.h"
 #include "core/run_id.h"
 #include "run/run_folder.h"
+#include "scale/trigger.h"
 
 namespace cocode::scale {
 namespace fs = std::filesystem;
@@ -239,6 +240,7 @@ Result<void> Watcher::pass(bool poll) {
 Result<void> Watcher::claim_new() {
     int room = options_.max_parallel - static_cast<int>(entries_.size());
     if (room <= 0) return {};
+    const config::Config& config = *options_.config;
     github::IssueQuery query;
     query.labels = {options_.label};
     auto listed = options_.source->list(query);
@@ -260,8 +262,19 @@ Result<void> Watcher::claim_new() {
         auto request = latest_request(*github_, issue.number, options_.label);
         if (!request) return std::move(request).error();
         if (request->id == 0) continue;
+        // Who applied it may start cocode (trigger.h: the decision `serve` and the action make).
+        auto allowed = label_decisions_.find(request->id);
+        if (allowed == label_decisions_.end()) {
+            auto decision =
+                decide(label_event(issue.number, *request, options_.label, config.trigger), config,
+                       *github_);
+            if (!decision) return std::move(decision).error();
+            if (!decision->run) options_.notice(decision->notice);
+            allowed = label_decisions_.emplace(request->id, decision->run).first;
+        }
+        if (!allowed->second) continue;
         auto taken = take(issue.number, Request{Request::Kind::label, request->id}, {},
-                          options_.config && options_.config->trigger.plan
+                          config.trigger.plan
                               ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", request->by})
                               : std::nullopt,
                           request->by);

@@ -181,6 +181,7 @@ class Watcher {
     std::map<long, std::string> answered_;  // issue → its updated_at when found answered
     std::string held_;                      // why new work is held, as last said; "" if not
     std::set<std::pair<Request::Kind, long long>> decided_;  // round requests decided on
+    std::map<long long, bool> label_decisions_;  // a labelling's event id: may it start runs
     std::map<long, std::string> gates_;  // pull request → its gate as last written (head, words)
     struct Lock;
     std::unique_ptr<Lock> lock_;

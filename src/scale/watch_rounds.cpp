@@ -75,7 +75,7 @@ Result<void> Watcher::claim_rounds() {
             e.request = request;
             e.comment_id = request.id;
             e.login = login;
-            e.bot = login.size() > 5 && login.compare(login.size() - 5, 5, "[bot]") == 0;
+            e.bot = github::bot_account(login);
             e.commanded = words.has_value();
             e.instruction = words.value_or("");
             asked.push_back(std::move(e));
@@ -139,7 +139,7 @@ Result<void> Watcher::claim_plan_commands() {
             e.issue = issue;
             e.comment_id = c.id;
             e.login = c.author;
-            e.bot = c.author.size() > 5 && c.author.compare(c.author.size() - 5, 5, "[bot]") == 0;
+            e.bot = github::bot_account(c.author, c.author_is_bot);
             e.commanded = true;
             e.verb = said->verb;
             e.agents = said->agents;

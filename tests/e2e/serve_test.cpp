@@ -110,6 +110,38 @@ TEST_F(Serve, SignedDeliveriesRunOnceAndEverythingElseIsRefused) {
     EXPECT_EQ(eyes, 1) << "the command was seen";
 }
 
+// A delivery's label is decided on as `watch` and the action decide: from a bot not listed in
+// trigger.allowed_bots it starts nothing, is answered once and taken off.
+TEST_F(Serve, ALabelFromABotNotListedStartsNothing) {
+    github_->set_label(2, "cocode", false);
+    github_->set_label(1, "cocode", false);
+    github_->set_permission("labeler[bot]", "read", "triage");
+    github_->set_label(1, "cocode", true, "labeler[bot]");
+    const fs::path a = machine("a");
+    start(a);
+    json label = labeled(1);
+    label["sender"]["login"] = "labeler[bot]";
+    label["sender"]["type"] = "Bot";
+    EXPECT_EQ(deliver("issues", "b-1", label), 202);
+    EXPECT_TRUE(wait_until(
+        [&] {
+            const auto labels = github_->labels_of(1);
+            return std::find(labels.begin(), labels.end(), "cocode") == labels.end();
+        },
+        60s))
+        << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    EXPECT_EQ(runs_per_issue({a}).count(1), 0u) << ended.err;
+    EXPECT_NE(ended.err.find("refused: labeler[bot] is a bot not listed"), std::string::npos)
+        << ended.err;
+    int answers = 0;
+    for (const auto& c : github_->comments_of(1))
+        answers += c["body"].get<std::string>().find("@labeler[bot] the `cocode` label") !=
+                   std::string::npos;
+    EXPECT_EQ(answers, 1);
+}
+
 TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {
     const fs::path a = machine("a");
     start(a);

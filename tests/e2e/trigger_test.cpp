@@ -186,6 +186,78 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
         "cocode-dispatch: error: --event ../broken.json: not valid JSON (a webhook payload)\n");
 }
 
+// Who may start cocode is one decision (scale::decide) for every way of asking: the table of
+// actor kind × permission × trigger, through the action's `plan --event`. A label counts only
+// from someone who may command; a refused label is answered once on the issue and taken off.
+TEST_F(Trigger, WhoMayStartCocodeIsOneDecisionForLabelsCommandsAndPlans) {
+    struct Actor {
+        std::string login, type, permission, role;
+        bool runs;
+    };
+    const std::vector<Actor> actors = {
+        {"owner", "User", "admin", "admin", true},
+        {"maintainer", "User", "write", "maintain", true},
+        {"writer", "User", "write", "write", true},
+        {"triager", "User", "read", "triage", false},
+        {"reader", "User", "read", "read", false},
+        {"passer-by", "User", "", "", false},              // no permission at all: 404
+        {"helper[bot]", "Bot", "", "", true},              // listed in trigger.allowed_bots
+        {"labeler[bot]", "Bot", "read", "triage", false},  // the bot that labelled in the attack
+        {"deploy[bot]", "Bot", "write", "write", false},   // a bot needs listing, even with write
+    };
+    for (const auto& a : actors)
+        if (!a.permission.empty()) github_->set_permission(a.login, a.permission, a.role);
+    const std::string all =
+        R"({"include":[{"agent":"claude","issue":1},{"agent":"codex","issue":1}]})";
+    const std::string planned =
+        R"({"include":[{"agent":"claude","issue":1,"plan":true},{"agent":"codex","issue":1,"plan":true}]})";
+    for (const auto& a : actors)
+        for (const std::string trigger : {"label", "command", "plan"}) {
+            SCOPED_TRACE(a.login + " × " + trigger);
+            github_->set_label(1, "bug", false, "owner");
+            json payload;
+            std::string event = "issue_comment";
+            if (trigger == "label") {
+                github_->set_label(1, "bug", true, a.login);
+                payload = example_payload("issues", "labeled");
+                payload["sender"]["login"] = a.login;
+                payload["sender"]["type"] = a.type;
+                event = "issues";
+            } else {
+                payload = comment(trigger == "plan" ? "/cocode plan" : "/cocode", a.login, a.type);
+            }
+            const std::size_t refusals = replies().size();
+            Shell planned_runs = plan(payload, event);
+            ASSERT_EQ(planned_runs.exit_code, 0) << planned_runs.err;
+            const std::string expected = !a.runs             ? "{\"include\":[]}"
+                                         : trigger == "plan" ? planned
+                                                             : all;
+            EXPECT_EQ(planned_runs.out, expected + "\n") << planned_runs.err;
+            const auto labels = github_->labels_of(1);
+            const bool labelled = std::find(labels.begin(), labels.end(), "bug") != labels.end();
+            if (trigger == "label") {
+                EXPECT_EQ(labelled, a.runs) << "a refused label is taken off";
+                std::string answer;
+                for (const auto& c : replies())
+                    if (c["body"].get<std::string>().find("refused/label-1") != std::string::npos)
+                        answer = c["body"];
+                if (!a.runs) {
+                    EXPECT_NE(answer.find("@" + a.login + " the `bug` label starts coding agents"),
+                              std::string::npos)
+                        << answer;
+                }
+            } else {
+                // A person's refused command is answered once; a bot's never (no bot loops).
+                EXPECT_EQ(replies().size(), refusals + (!a.runs && a.type == "User" ? 1 : 0));
+            }
+        }
+    // However many labels were refused, the issue holds one answer about them.
+    int label_answers = 0;
+    for (const auto& c : replies())
+        label_answers += c["body"].get<std::string>().find("refused/label-1") != std::string::npos;
+    EXPECT_EQ(label_answers, 1);
+}
+
 // On a pull request cocode opened, `continue --event` (the action's review workflow) decides on
 // a round as serve does: the pair from the branch; a review asking for changes or a command from
 // someone who may command; 👀 where GitHub has reactions; everything else starts nothing. This

@@ -253,6 +253,44 @@ TEST_F(Watch, AnAnsweredIssueRunsAgainOnlyWhenLabelledAgain) {
     EXPECT_EQ(final_claims, 2) << "one answer per labelling";
 }
 
+// A label counts only from someone who may start cocode (the one decision `serve` and the
+// action make): a bot not listed, or a person with triage, starts nothing; each issue gets one
+// answer and loses the label, and the next poll asks nothing more about them.
+TEST_F(Watch, ALabelFromABotOrATriagerStartsNothingAndIsAnsweredOnce) {
+    for (int n = 1; n <= 3; ++n) github_->set_label(n, "cocode", false);
+    for (int n = 4; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    github_->set_permission("labeler[bot]", "read", "triage");
+    github_->set_permission("triager", "read", "triage");
+    github_->set_permission("writer", "write", "write");
+    github_->set_label(1, "cocode", true, "labeler[bot]");
+    github_->set_label(2, "cocode", true, "triager");
+    github_->set_label(3, "cocode", true, "writer");
+    const fs::path a = machine("a");
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    Shell second = watch(a);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto runs = runs_per_issue({a});
+    EXPECT_EQ(runs.count(1), 0u) << first.err;
+    EXPECT_EQ(runs.count(2), 0u) << first.err;
+    EXPECT_EQ(runs.count(3) ? runs.at(3) : 0, 1) << first.err;
+    EXPECT_NE(first.err.find("refused: labeler[bot] is a bot not listed in trigger.allowed_bots"),
+              std::string::npos)
+        << first.err;
+    EXPECT_NE(first.err.find("refused: triager has triage permission"), std::string::npos);
+    for (long n : {1L, 2L}) {
+        SCOPED_TRACE("issue " + std::to_string(n));
+        const auto labels = github_->labels_of(n);
+        EXPECT_EQ(std::find(labels.begin(), labels.end(), "cocode"), labels.end());
+        EXPECT_TRUE(claims_on(n).empty());
+        int answers = 0;
+        for (const auto& c : github_->comments_of(n))
+            answers += c["body"].get<std::string>().find(
+                           "the `cocode` label starts coding agents") != std::string::npos;
+        EXPECT_EQ(answers, 1);
+    }
+}
+
 // budget.daily_usd spent: watch takes nothing new and fails nothing; the issue waits,
 // unclaimed, and is taken once there is budget again.
 TEST_F(Watch, ASpentDailyBudgetHoldsTheQueueAndFailsNothing) {

@@ -106,8 +106,14 @@ struct FakeGitHub::Server {
 
     std::string now() const { return now_text(clock_offset); }
     // A labeled or unlabeled event on the issue, as GET /issues/{n}/events lists it.
-    void record_label_event(long number, const std::string& kind, const json& label) {
+    void record_label_event(long number, const std::string& kind, const json& label,
+                            const std::string& actor = "") {
         json event = github_example("issue-event-for-issue-items");
+        if (!actor.empty()) {
+            event["actor"]["login"] = actor;
+            const bool bot = actor.size() > 5 && actor.compare(actor.size() - 5, 5, "[bot]") == 0;
+            event["actor"]["type"] = bot ? "Bot" : "User";
+        }
         event["id"] = ++next_id;
         event["event"] = kind;
         event["created_at"] = now();
@@ -150,6 +156,10 @@ FakeGitHub::Options loopback_options(std::string prefix) {
 
 FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(new Server) {
     server_->remaining = options_.rate_limit;
+    // The people GitHub's examples act as own their example repositories: they label issues
+    // (octocat, in the example issue events) and send the example events (Codertocat).
+    for (const char* owner : {"octocat", "Codertocat"})
+        server_->permissions[owner] = {"admin", "admin"};
     Server& s = *server_;
     if (options_.tls.certificate.empty())
         s.http = std::make_unique<httplib::Server>();
@@ -820,7 +830,8 @@ long long FakeGitHub::add_comment(long number, const std::string& body, const st
     return comment["id"].get<long long>();
 }
 
-void FakeGitHub::set_label(long number, const std::string& name, bool on) {
+void FakeGitHub::set_label(long number, const std::string& name, bool on,
+                           const std::string& actor) {
     std::lock_guard lock(server_->mutex);
     json& labels = server_->issues.at(number)["labels"];
     auto found = std::find_if(labels.begin(), labels.end(),
@@ -830,9 +841,9 @@ void FakeGitHub::set_label(long number, const std::string& name, bool on) {
         label["name"] = name;
         label["id"] = ++server_->next_id;
         labels.push_back(label);
-        server_->record_label_event(number, "labeled", label);
+        server_->record_label_event(number, "labeled", label, actor);
     } else if (!on && found != labels.end()) {
-        server_->record_label_event(number, "unlabeled", *found);
+        server_->record_label_event(number, "unlabeled", *found, actor);
         labels.erase(found);
     }
 }

@@ -78,8 +78,10 @@ class FakeGitHub {
     // `association` its author_association (the example's, COLLABORATOR, otherwise).
     long long add_comment(long number, const std::string& body, const std::string& author = "",
                           const std::string& association = "");
-    // A person adds (on) or removes a label: the labels and its events change.
-    void set_label(long number, const std::string& name, bool on);
+    // A person adds (on) or removes a label: the labels and its events change. `actor`
+    // is who did it (GitHub's example's, octocat, an admin here, otherwise; a login ending in
+    // [bot] is a Bot's account).
+    void set_label(long number, const std::string& name, bool on, const std::string& actor = "");
     // GitHub's clock (its `Date` header, the times it stamps on comments and events) moves
     // ahead by `by`: leases expire without the test waiting for them.
     void advance_clock(std::chrono::seconds by);

@@ -73,6 +73,13 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         auto labelled = scale::latest_request(github, request->issue, w.label);
         if (!labelled) return std::move(labelled).error();
         if (labelled->id == 0) return {};  // the label is gone again
+        // Decided on who applied the label last (the request a claim is for), as `watch` does.
+        auto decision = scale::decide(
+            scale::label_event(request->issue, *labelled, w.label, w.ws.config.trigger),
+            w.ws.config, github);
+        if (!decision) return std::move(decision).error();
+        notice(decision->notice);
+        if (!decision->run) return {};
         std::optional<scale::WatchPlan> plan;
         if (w.ws.config.trigger.plan) plan = scale::WatchPlan{"plan", "", "", labelled->by};
         auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, labelled->id},
