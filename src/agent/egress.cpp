@@ -22,6 +22,7 @@
 #include "config/presets.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/terminal_text.h"
 #include "github/reach.h"
 #include "net/proxy.h"
 #include "net/relay.h"
@@ -170,7 +171,8 @@ Result<std::unique_ptr<net::EgressProxy>> start_egress_proxy(const EgressPlan& p
     };
     options.fix = fix;
     options.notice = [label](const std::string& text) {
-        std::fprintf(stderr, "cocode: %s: %s\n", label.c_str(), text.c_str());
+        // A host the agent asked for is its text: shown as text, never as a command.
+        std::fprintf(stderr, "cocode: %s: %s\n", label.c_str(), terminal_safe_line(text).c_str());
     };
     return net::EgressProxy::start(std::move(options));
 }
@@ -350,7 +352,7 @@ Result<BridgeArgs> parse_bridge(const std::vector<std::string>& args) {
 int run_bridge(const std::vector<std::string>& args) {
     auto parsed = parse_bridge(args);
     if (!parsed) {
-        std::fprintf(stderr, "cocode: %s\n", parsed.error().message.c_str());
+        std::fprintf(stderr, "cocode: %s\n", terminal_safe_line(parsed.error().message).c_str());
         return 2;
     }
     // The supervisor ends the run's processes as a group; the bridge stays until its agent
@@ -359,14 +361,16 @@ int run_bridge(const std::vector<std::string>& args) {
     std::vector<Listener> listeners;
     auto proxy = net::listen_tcp("127.0.0.1", parsed->proxy_port);
     if (!proxy) {
-        std::fprintf(stderr, "cocode: egress bridge: %s\n", proxy.error().message.c_str());
+        std::fprintf(stderr, "cocode: egress bridge: %s\n",
+                     terminal_safe_line(proxy.error().message).c_str());
         return 3;
     }
     listeners.push_back({std::move(proxy).value(), "", 0});
     for (const auto& f : parsed->forwards) {
         auto forward = net::listen_tcp(f.address, f.port);
         if (!forward) {
-            std::fprintf(stderr, "cocode: egress bridge: %s\n", forward.error().message.c_str());
+            std::fprintf(stderr, "cocode: egress bridge: %s\n",
+                         terminal_safe_line(forward.error().message).c_str());
             return 3;
         }
         listeners.push_back({std::move(forward).value(), f.host, f.port});
@@ -378,7 +382,7 @@ int run_bridge(const std::vector<std::string>& args) {
     child.err = ChildStream::descriptor(2);
     auto pid = start_child(child);
     if (!pid) {
-        std::fprintf(stderr, "cocode: %s\n", pid.error().message.c_str());
+        std::fprintf(stderr, "cocode: %s\n", terminal_safe_line(pid.error().message).c_str());
         return pid.error().code == ExitCode::missing_dependency ? 3 : 1;
     }
     const fs::path socket = parsed->socket;

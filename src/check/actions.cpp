@@ -62,8 +62,6 @@ Result<void> append_actions_output(const std::string& name, const std::string& v
     return append_line_locked(file, name + "<<" + delimiter + "\n" + value + "\n" + delimiter);
 }
 
-bool in_github_actions() { return env("GITHUB_ACTIONS") == "true"; }
-
 Result<void> write_actions_outputs(const std::string& markdown, const ActionsOutputs& outputs) {
     if (const std::string summary = env("GITHUB_STEP_SUMMARY"); !summary.empty())
         if (auto w = append_line_locked(summary, markdown); !w) return w;

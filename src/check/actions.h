@@ -13,8 +13,6 @@
 
 namespace cocode::check {
 
-bool in_github_actions();
-
 struct ActionsOutputs {
     std::string verdict;  // PASS or FAIL
     std::filesystem::path report_path;

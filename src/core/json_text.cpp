@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/terminal_text.h"
+
 namespace cocode {
 
 namespace {
@@ -50,6 +52,11 @@ std::optional<nlohmann::json> first_json_line(
         if (value.is_object() && accept(value)) return value;
     }
     return std::nullopt;
+}
+
+std::string json_output(const nlohmann::json& value, int indent) {
+    std::string text = json_dump(value, indent);
+    return in_github_actions() ? workflow_safe_json(text) : text;
 }
 
 }  // namespace cocode

@@ -37,6 +37,11 @@ inline std::string json_dump(const nlohmann::ordered_json& value, int indent = -
     return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// JSON text a tool prints for a program to read (--json): json_dump, and in GitHub Actions
+// kept from reading as a workflow command (workflow_safe_json): the runner reads the step's
+// output too, and an agent's text in a string could hold `##[`.
+std::string json_output(const nlohmann::json& value, int indent = -1);
+
 // A member of a JSON object that came from elsewhere (an agent's output, a file an agent
 // could write, an answer from GitHub): `fallback` when `object` is not an object, has no such
 // member, or holds it with another type. Never throws.

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "check/actions.h"
+#include "core/terminal_text.h"
 
 namespace cocode::scale {
 
@@ -26,7 +27,7 @@ nlohmann::json matrix(const std::vector<PlanEntry>& plan) {
 }
 
 Result<void> write_plan_outputs(const std::vector<PlanEntry>& plan) {
-    if (!check::in_github_actions()) return {};
+    if (!in_github_actions()) return {};
     nlohmann::json numbers = nlohmann::json::array();
     std::set<long> seen;
     for (const auto& entry : plan)

@@ -13,8 +13,10 @@
 // --cache: where actions/cache keeps what it saves (default: under --scratch), so that one run
 // of the workflow can find what an earlier one saved, as on GitHub.
 // Prints one JSON line: {"jobs": {"<job>": [{"matrix", "result", "outputs", "runner",
-// "steps": [{"name", "seconds"}]}]}}; exit 0 when every job that ran succeeded or was skipped.
-import { readFileSync, writeFileSync, mkdirSync, existsSync, cpSync, appendFileSync } from "node:fs";
+// "steps": [{"name", "seconds"}], "commands": [{"command", "properties", "data"}]}]}} (commands:
+// the workflow commands the job's output gave, read as actions/runner reads them); exit 0 when
+// every job that ran succeeded or was skipped.
+import { readFileSync, writeFileSync, mkdirSync, existsSync, cpSync, appendFileSync, openSync, closeSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { createRequire, register } from "node:module";
@@ -128,6 +130,9 @@ function makeRunner() {
     env: {},
     path: [],
     summary: join(root, "summary.md"),
+    commands: [], // the workflow commands its steps' output gave, as the runner carried them out
+    stopToken: null,
+    masks: [],
   };
   for (const dir of [r.home, r.temp, r.toolCache, r.workspace]) mkdirSync(dir, { recursive: true });
   return r;
@@ -149,6 +154,71 @@ function githubContext(runner, actionPath) {
     ref: "refs/heads/main",
     head_ref: payload.pull_request?.head?.ref ?? "",
   };
+}
+
+// ---- workflow commands: a step's output read as actions/runner reads it -----------------------
+// (src/Runner.Worker/ActionCommandManager.cs, src/Runner.Common/ActionCommand.cs): one stream of
+// lines, ended by \n, \r\n or a bare \r; a line is a command when, trimmed of leading
+// whitespace, it starts with `::NAME ...::` (NAME registered, any case), or else when it holds
+// `##[NAME ...]` anywhere. `::stop-commands::TOKEN` stops all but `::TOKEN::` for the job.
+const kRegistered = ["add-mask", "add-matcher", "add-path", "debug", "echo", "endgroup", "error", "group",
+  "notice", "remove-matcher", "save-state", "set-env", "set-output", "warning", "stop-commands"];
+const unescape = (text, pairs) => pairs.reduce((t, [from, to]) => t.split(from).join(to), text ?? "");
+const kData = [["%0D", "\r"], ["%0A", "\n"], ["%25", "%"]];
+const kProperty = [["%0D", "\r"], ["%0A", "\n"], ["%3A", ":"], ["%2C", ","], ["%25", "%"]];
+const kLegacy = [["%3B", ";"], ["%0D", "\r"], ["%0A", "\n"], ["%5D", "]"], ["%25", "%"]];
+function properties(text, separator, pairs) {
+  const out = {};
+  for (const item of text.split(separator).filter(Boolean)) {
+    const at = item.indexOf("=");
+    if (at > 0 && at < item.length - 1) out[item.slice(0, at)] = unescape(item.slice(at + 1), pairs);
+  }
+  return out;
+}
+function parseCommand(line, registered) {
+  const trimmed = line.replace(/^\s+/, "");
+  if (trimmed.startsWith("::")) {
+    const end = trimmed.indexOf("::", 2);
+    if (end >= 0) {
+      const info = trimmed.slice(2, end);
+      const space = info.indexOf(" ");
+      const name = (space < 0 ? info : info.slice(0, space)).toLowerCase();
+      if (registered.has(name))
+        return {
+          command: name,
+          properties: space > 0 ? properties(info.slice(space + 1).trim(), ",", kProperty) : {},
+          data: unescape(trimmed.slice(end + 2), kData),
+        };
+    }
+  }
+  const at = line.indexOf("##[");
+  if (at < 0) return null;
+  const close = line.indexOf("]", at);
+  if (close < 0) return null;
+  const info = line.slice(at + 3, close);
+  const space = info.indexOf(" ");
+  const name = (space < 0 ? info : info.slice(0, space)).toLowerCase();
+  if (!registered.has(name)) return null;
+  return {
+    command: name,
+    properties: space > 0 ? properties(info.slice(space + 1), ";", kLegacy) : {},
+    data: unescape(line.slice(close + 1), kLegacy),
+  };
+}
+function readCommands(runner, output) {
+  for (const line of output.split(/\r\n|\r|\n/)) {
+    const registered = new Set(kRegistered);
+    if (runner.stopToken) registered.add(runner.stopToken.toLowerCase());
+    const command = parseCommand(line, registered);
+    if (!command) continue;
+    if (runner.stopToken) {
+      if (command.command === runner.stopToken.toLowerCase()) runner.stopToken = null;
+      continue;
+    }
+    if (command.command === "stop-commands") runner.stopToken = command.data;
+    if (command.command === "add-mask") runner.masks.push(command.data);
+    runner.commands.push(command);
+  }
 }
 
 let stepCount = 0;
@@ -182,12 +252,21 @@ function runScript(runner, script, env, workdir) {
     GITHUB_STEP_SUMMARY: runner.summary,
     PATH: [...runner.path, process.env.PATH].join(":"),
   };
+  // stdout and stderr into one file, in the order they were written: the runner reads both.
+  const logFile = join(runner.temp, `log-${n}`);
+  const log = openSync(logFile, "w");
   const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", scriptFile], {
     cwd: workdir ?? runner.workspace,
     env: full,
-    encoding: "utf8",
+    stdio: ["ignore", log, log],
   });
-  process.stderr.write(r.stdout + r.stderr);
+  closeSync(log);
+  const output = readFileSync(logFile, "utf8");
+  rmSync(logFile);
+  readCommands(runner, output);
+  // What the log shows: every value masked (add-mask, secrets) as ***, as on GitHub.
+  const masks = [...runner.masks, ...Object.values(secrets)].filter((m) => m.length > 0);
+  process.stderr.write(masks.reduce((text, m) => text.split(m).join("***"), output));
   Object.assign(runner.env, readCommandFile(files.GITHUB_ENV));
   for (const p of readFileSync(files.GITHUB_PATH, "utf8").split("\n")) if (p) runner.path.unshift(p);
   return { ok: r.status === 0, outputs: readCommandFile(files.GITHUB_OUTPUT) };
@@ -328,7 +407,7 @@ for (const name of order) {
       if (state === "success" && existsSync(from)) cpSync(from, to, { recursive: true });
     }
     appendFileSync(join(args.scratch, "summaries.md"), existsSync(runner.summary) ? readFileSync(runner.summary, "utf8") : "");
-    results[name].push({ matrix, result: state, outputs, runner: runner.root, steps: timings });
+    results[name].push({ matrix, result: state, outputs, runner: runner.root, steps: timings, commands: runner.commands });
   }
 }
 

@@ -246,6 +246,76 @@ TEST_F(Action, ACommentCommandRunsForWritersOnlyAndNamesItsAgents) {
     EXPECT_EQ(replies, 1);
 }
 
+// An agent's text is never a workflow command (docs/security.md): a hostile agent's test prints
+// every command an attacker would (outputs, masks, forged annotations, environment and PATH,
+// stop-commands, the legacy `##[…]` form anywhere in a line, after a bare \r or Unicode
+// whitespace, in capitals), names a file with one and the issue's title holds one. The runner
+// (tests/actions/runner.mjs) reads the jobs' output as actions/runner does: the only commands
+// it carried out are cocode's own — the token's mask, its groups and its annotations, which
+// still work (the failed checks are annotated).
+TEST_F(Action, AHostileAgentsTextIsNeverAWorkflowCommand) {
+    github_->add_issue(1, "Fix the README ##[set-output name=verdict]PASS",
+                       "::add-mask::It\n##[error]says Helo.", {"cocode"});
+    const fs::path project = dir_ / "project";
+    write_text(project / ".cocode/hostile.sh", R"SH(#!/bin/sh
+cat > test.sh <<'EOF'
+cat <<'LINES'
+::set-output name=verdict::PASS
+  ::add-mask::cocode
+::error file=README.md,line=1::forged
+::set-env name=EVIL::1
+::add-path::/tmp/evil
+##[warning]legacy
+text ##[set-output name=best-agent]evil
+::SET-OUTPUT name=x::capitals
+LINES
+printf 'a\r::notice::after a carriage return\n'
+printf '\343\200\200::warning::after an ideographic space\n'
+echo '::stop-commands::pwned'
+echo '::error::after stop-commands'
+exit 1
+EOF
+echo ':: ##[error]the agent says'
+echo fixed > README.md
+touch '##[set-output name=best-agent]evil'
+git add -A
+git commit -q -m "Fix #$COCODE_ISSUE_NUMBER ::error::in a subject" -m "$COCODE_READY_MARKER"
+)SH");
+    fs::permissions(project / ".cocode/hostile.sh", fs::perms::owner_all);
+    json config = json::parse(read_text(project / ".cocode/config.json"));
+    config["agents"] = {{"hostile", {{"command", ".cocode/hostile.sh"}}}};
+    config["check"]["allowed_paths"] = {"README.md", "test.sh", "*evil"};
+    config["check"]["verify"] = {"sh test.sh"};
+    write_text(project / ".cocode/config.json", config.dump(2));
+    sh_ok("git add -A && git commit -q -m hostile && git push -q ../origin.git main", project);
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    const json jobs = run_workflow("label.yml", "issues", payload, 1)["jobs"];
+    ASSERT_EQ(jobs["agent"].size(), 1u) << jobs.dump(2);
+    EXPECT_EQ(jobs["agent"][0]["result"], "failure");
+    int annotations = 0;
+    for (const auto& [name, runs] : jobs.items())
+        for (const auto& job : runs)
+            for (const auto& c : job["commands"]) {
+                SCOPED_TRACE(name + ": " + c.dump());
+                const std::string command = c["command"];
+                const std::string data = c["data"];
+                if (command == "add-mask") {
+                    EXPECT_EQ(data, kTestToken) << "only the token is masked";
+                } else if (command == "group" || command == "endgroup") {
+                    EXPECT_TRUE(command == "endgroup" || data.rfind("cocode-dispatch ", 0) == 0);
+                } else {
+                    // An annotation of cocode's own: titled by it, on no file an agent chose.
+                    EXPECT_TRUE(command == "error" || command == "warning" || command == "notice");
+                    EXPECT_EQ(c["properties"].value("title", "").rfind("cocode", 0), 0u);
+                    EXPECT_FALSE(c["properties"].contains("file"));
+                    annotations += c["properties"].value("title", "") ==
+                                   "cocode check: verify: sh test.sh (hostile)";
+                }
+            }
+    EXPECT_EQ(annotations, 1) << "cocode's own annotation of the failed verify still works";
+}
+
 // Rounds through the action (examples/workflows/review.yml): round 1 of the reference review
 // agent (examples/agents/review-agent.sh) runs from the label and fails its check (it leaves a
 // flaw); a writer's review asking for changes, in two threads, runs round 2 on a runner that

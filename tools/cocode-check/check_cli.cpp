@@ -27,7 +27,9 @@ using json = nlohmann::json;
 namespace {
 
 void notice(std::string_view text) {
-    std::fprintf(stderr, "cocode-check: %s\n", redact(text).c_str());
+    // Pieces from issues and agents are made terminal-safe where they are put in; the whole
+    // line again (it stays as it is) for any that were not, and for the Actions runner.
+    std::fprintf(stderr, "cocode-check: %s\n", terminal_safe(redact(text)).c_str());
 }
 
 // The main worktree of the repository holding `dir`: where .cocode/ lives.
@@ -200,14 +202,14 @@ int run_check(const CheckArgs& args) {
                 {"comment_url", published.comment_url},
                 {"pr_url", published.pr_url},
                 {"error", publish_error ? json(redact(publish_error->message)) : json(nullptr)}};
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
     } else if (!args.quiet) {
         const bool text =
             args.format == "text" || (args.format == "auto" && ::isatty(STDOUT_FILENO) == 1);
         // Commit subjects and file names are the agent's: shown terminal-safe either way.
         std::cout << terminal_safe(text ? check::render_text(verdict) : markdown);
     }
-    if (check::in_github_actions()) {
+    if (in_github_actions()) {
         for (const auto& line : check::error_annotations(verdict))
             (args.json ? std::cerr : std::cout) << line << "\n";
         check::ActionsOutputs outputs{verdict.pass ? "PASS" : "FAIL",
@@ -313,11 +315,11 @@ int run_summary(const CheckArgs& args) {
             {"best", ranked.front().pass ? json(ranked.front().agent) : json(nullptr)},
             {"candidates", candidates},
             {"comment_url", comment_url.empty() ? json(nullptr) : json(comment_url)}};
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
     } else if (!args.quiet) {
         std::cout << terminal_safe(markdown);  // commit subjects are the agent's
     }
-    if (check::in_github_actions()) {
+    if (in_github_actions()) {
         json by_agent = json::object();
         for (const auto& v : ranked) by_agent[v.agent] = v.pass ? "PASS" : "FAIL";
         check::ActionsOutputs outputs{

@@ -409,7 +409,7 @@ int run_doctor(const DoctorArgs& args) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& c : checks)
             out.push_back({{"check", c.name}, {"state", c.state}, {"detail", c.detail}});
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
     } else {
         for (const auto& c : checks)
             std::printf("%-8s %-22s %s\n", c.state.c_str(), c.name.c_str(),

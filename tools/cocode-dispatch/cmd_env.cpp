@@ -88,10 +88,10 @@ int env_key(const EnvArgs& args) {
     }
     const agent::CommitEnvironment& environment = *at;
     if (args.json)
-        std::printf("%s\n", json_dump(json{{"key", environment.key},
-                                           {"commit", environment.commit},
-                                           {"source", environment.spec.source},
-                                           {"store", environment::default_store().string()}})
+        std::printf("%s\n", json_output(json{{"key", environment.key},
+                                             {"commit", environment.commit},
+                                             {"source", environment.spec.source},
+                                             {"store", environment::default_store().string()}})
                                 .c_str());
     else
         std::printf("%s\n", environment.key.c_str());
@@ -112,12 +112,12 @@ int env_build(const EnvArgs& args) {
         throw Failure(std::move(error));
     }
     if (args.json) {
-        std::printf("%s\n", json_dump(json{{"key", environment.key},
-                                           {"dir", entry->dir.string()},
-                                           {"commit", environment.commit},
-                                           {"paths", entry->manifest.paths},
-                                           {"size", entry->manifest.size},
-                                           {"files", entry->manifest.files.size()}})
+        std::printf("%s\n", json_output(json{{"key", environment.key},
+                                             {"dir", entry->dir.string()},
+                                             {"commit", environment.commit},
+                                             {"paths", entry->manifest.paths},
+                                             {"size", entry->manifest.size},
+                                             {"files", entry->manifest.files.size()}})
                                 .c_str());
     } else {
         std::printf("%s  %s  %s in %zu files  %s\n", environment.key.c_str(),
@@ -134,7 +134,7 @@ int env_list(const EnvArgs& args) {
     if (args.json) {
         json out = json::array();
         for (const auto& l : listed) out.push_back(listed_json(l, store));
-        std::printf("%s\n", json_dump(out, 2).c_str());
+        std::printf("%s\n", json_output(out, 2).c_str());
         return 0;
     }
     if (listed.empty()) {

@@ -39,7 +39,7 @@ int run_issues_list(const IssuesListArgs& args) {
     if (args.json) {
         json out = json::array();
         for (const auto& issue : list) out.push_back(github::to_json(issue));
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
         return 0;
     }
     for (const auto& issue : list) {
@@ -63,7 +63,7 @@ int run_issues_show(const IssuesShowArgs& args) {
             out["comment_list"] = json::array();
             for (const auto& c : comments) out["comment_list"].push_back(github::to_json(c));
         }
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
         return 0;
     }
     std::cout << "#" << issue.number << " " << line(issue.title) << "\n"

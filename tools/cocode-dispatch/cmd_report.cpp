@@ -87,7 +87,7 @@ int print_prices(bool as_json) {
             table[std::string(p.model)] = {
                 {"input", p.price.input}, {"output", p.price.output}, {"cached", p.price.cached}};
         const json out = {{"date", agent::kPriceTableDate}, {"prices", table}};
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
         return 0;
     }
     std::printf(
@@ -119,7 +119,7 @@ int run_report(const ReportArgs& args) {
                           {"by", args.by},
                           {"rows", rows},
                           {"total", row_json(report.total)}};
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
         return 0;
     }
     if (report.rows.empty()) {

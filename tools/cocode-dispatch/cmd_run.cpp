@@ -168,7 +168,7 @@ int detach(std::vector<agent::PlannedRun>& runs, const RunArgs& args, const Work
                            {"issue", run.issue},
                            {"agent", run.agent.name},
                            {"run_folder", run.files.folder.string()}});
-        std::cout << json_dump(
+        std::cout << json_output(
                          json{{"dispatcher_pid", child}, {"log", log.string()}, {"runs", out}}, 2)
                   << "\n";
     } else {
@@ -289,7 +289,7 @@ void print_results(const std::vector<agent::PlannedRun>& runs, const agent::Batc
             result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
             out["runs"].push_back(std::move(result));
         }
-        std::cout << json_dump(out, 2) << "\n";
+        std::cout << json_output(out, 2) << "\n";
         return;
     }
     for (std::size_t i = 0; i < runs.size(); ++i) {

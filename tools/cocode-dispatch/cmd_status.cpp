@@ -124,7 +124,7 @@ int run_status(const StatusArgs& args) {
         if (args.json) {
             json out = json::array();
             for (const auto& r : runs) out.push_back(json_of(repo, r, usage_of(r)));
-            std::cout << json_dump(out, 2) << "\n";
+            std::cout << json_output(out, 2) << "\n";
             return 0;
         }
         if (runs.empty()) {

@@ -6,6 +6,7 @@
 #include "core/files.h"
 #include "core/redact.h"
 #include "core/run_id.h"
+#include "core/terminal_text.h"
 #include "git/repository.h"
 #include "github/types.h"
 #include "issues/local_source.h"
@@ -99,7 +100,9 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
 }
 
 void notice(std::string_view text) {
-    std::fprintf(stderr, "cocode-dispatch: %s\n", redact(text).c_str());
+    // Pieces from issues and agents are made terminal-safe where they are put in; the whole
+    // line again (it stays as it is) for any that were not, and for the Actions runner.
+    std::fprintf(stderr, "cocode-dispatch: %s\n", terminal_safe(redact(text)).c_str());
 }
 
 github::GitHub& github_of(issues::IssueSource& source, const std::string& what) {

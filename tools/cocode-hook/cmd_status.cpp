@@ -27,7 +27,7 @@ int run_status(const StatusArgs& args) {
             entry["chained"] = h.chained ? nlohmann::ordered_json(h.chained->string()) : nullptr;
             out["hooks"].push_back(std::move(entry));
         }
-        std::printf("%s\n", json_dump(out, 2).c_str());
+        std::printf("%s\n", json_output(out, 2).c_str());
         return 0;
     }
 
