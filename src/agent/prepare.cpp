@@ -991,7 +991,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (ec)
         return Error::general("cannot rename " + making.folder.string() + " to " +
                               run.files.folder.string() + ": " + ec.message());
-    const run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
+    run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
+    seal.issue_sha256 = run::issue_text_sha256(pair.issue->title, pair.issue->body);
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

@@ -336,6 +336,48 @@ Result<CollaboratorPermission> GitHub::collaborator_permission(const std::string
     return out;
 }
 
+Result<IssueEdits> GitHub::issue_edits(long number) {
+    static constexpr const char* kQuery =
+        "query($owner: String!, $name: String!, $number: Int!) {"
+        " repository(owner: $owner, name: $name) { issue(number: $number) {"
+        " lastEditedAt editor { login __typename }"
+        " timelineItems(last: 1, itemTypes: [RENAMED_TITLE_EVENT]) {"
+        " nodes { ... on RenamedTitleEvent { createdAt actor { login __typename } } } } } } }";
+    const json request = {
+        {"query", kQuery},
+        {"variables", {{"owner", repo_.owner}, {"name", repo_.name}, {"number", number}}}};
+    const std::string path = "/graphql";
+    auto body = json_body("POST", path, http_.request("POST", path, request), http_.auth());
+    if (!body) return std::move(body).error();
+    const std::string where = "POST " + path + " (issue #" + std::to_string(number) + ")";
+    if (body->contains("errors") && (*body)["errors"].is_array() && !(*body)["errors"].empty())
+        return Error::general(where + ": " + (*body)["errors"][0].value("message", "an error"));
+    const json* issue = nullptr;
+    if (auto data = body->find("data"); data != body->end() && data->is_object())
+        if (auto repo = data->find("repository"); repo != data->end() && repo->is_object())
+            if (auto i = repo->find("issue"); i != repo->end() && i->is_object()) issue = &*i;
+    if (!issue) return Error::general(where + ": expected data.repository.issue");
+    auto edit_of = [](const json& actor, const json& at) -> std::optional<TextEdit> {
+        if (!at.is_string()) return std::nullopt;
+        TextEdit edit;
+        edit.at = at.get<std::string>();
+        if (actor.is_object()) {
+            edit.by = actor.value("login", "");
+            edit.bot = actor.value("__typename", "") == "Bot";
+        }
+        return edit;
+    };
+    IssueEdits edits;
+    edits.body = edit_of(issue->value("editor", json()), issue->value("lastEditedAt", json()));
+    const json timeline = issue->value("timelineItems", json::object());
+    if (timeline.is_object() && timeline.contains("nodes") && timeline["nodes"].is_array() &&
+        !timeline["nodes"].empty() && timeline["nodes"].back().is_object()) {
+        const json& renamed = timeline["nodes"].back();
+        edits.title = edit_of(renamed.value("actor", json()), renamed.value("createdAt", json()));
+    }
+    return edits;
+}
+
 Result<CommitStatus> GitHub::create_status(const std::string& sha, const CommitStatus& status) {
     const std::string path = repo_path() + "/statuses/" + sha;
     json body = {{"state", status.state}, {"context", status.context}};

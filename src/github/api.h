@@ -77,6 +77,10 @@ class GitHub {
     // triage, read, or a custom role's name) and its base permission (admin, write, read,
     // none). A login GitHub does not know as a collaborator is {"none", "none"}.
     Result<CollaboratorPermission> collaborator_permission(const std::string& login);
+    // Who last edited the issue's body and renamed its title, and when: asked of GitHub's
+    // GraphQL API (<api>/graphql; /api/graphql on a GitHub Enterprise Server), as REST does
+    // not say who edited a body.
+    Result<IssueEdits> issue_edits(long number);
     Result<CommitStatus> create_status(const std::string& sha, const CommitStatus& status);
     // The statuses of a commit, newest first (the first page: GitHub keeps 1,000 per context).
     Result<std::vector<CommitStatus>> statuses(const std::string& sha);

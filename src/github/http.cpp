@@ -382,6 +382,10 @@ httplib::Request request_for(const HttpOptions& options, std::string_view method
     httplib::Request req;
     req.method = std::string(method);
     req.path = options.base.path_prefix + path;
+    // GitHub's GraphQL API is beside its REST API: /graphql, or /api/graphql beside /api/v3.
+    if (options.github_api && path == "/graphql" && options.base.path_prefix.size() >= 3 &&
+        options.base.path_prefix.compare(options.base.path_prefix.size() - 3, 3, "/v3") == 0)
+        req.path = options.base.path_prefix.substr(0, options.base.path_prefix.size() - 3) + path;
     if (options.github_api) {
         req.headers.emplace("Accept", std::string(kAccept));
         req.headers.emplace("X-GitHub-Api-Version", std::string(kApiVersion));

@@ -72,6 +72,18 @@ struct IssueEvent {
     bool actor_is_bot = false;  // a GitHub App's or another bot's account
 };
 
+// Who last changed a part of an issue's text, and when (GitHub's time, ISO 8601).
+struct TextEdit {
+    std::string by;  // a login
+    bool bot = false;
+    std::string at;
+};
+// The last edit of an issue's body and the last rename of its title; nullopt: never.
+struct IssueEdits {
+    std::optional<TextEdit> body;
+    std::optional<TextEdit> title;
+};
+
 struct CollaboratorPermission {
     std::string permission;  // admin, write, read, none
     std::string role_name;   // admin, maintain, write, triage, read, or a custom role

@@ -4,6 +4,7 @@
 
 #include "core/files.h"
 #include "core/json_text.h"
+#include "core/sha256.h"
 
 namespace cocode::run {
 namespace fs = std::filesystem;
@@ -46,6 +47,7 @@ std::string seal_text(const Seal& seal) {
     if (seal.plan_round) doc["plan_round"] = true;
     if (!seal.requested_by.empty()) doc["requested_by"] = seal.requested_by;
     if (!seal.environment_key.empty()) doc["environment_key"] = seal.environment_key;
+    if (!seal.issue_sha256.empty()) doc["issue_sha256"] = seal.issue_sha256;
     if (seal.plan) doc["plan"] = sealed_plan_json(*seal.plan);
     return json_dump(doc, 2) + "\n";
 }
@@ -106,12 +108,21 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
     seal.plan_round = json_value(*doc, "plan_round", false);
     seal.requested_by = json_value(*doc, "requested_by", "");
     seal.environment_key = json_value(*doc, "environment_key", "");
+    seal.issue_sha256 = json_value(*doc, "issue_sha256", "");
     if (doc->contains("plan") && (*doc)["plan"].is_object()) {
         seal.plan = sealed_plan_of((*doc)["plan"]);
         if (seal.plan->hash.empty() || seal.plan->files.empty())
             return Error::general(source + ": field 'plan' has no hash or no files");
     }
     return seal;
+}
+
+std::string issue_text_sha256(std::string_view title, std::string_view body) {
+    Sha256 digest;
+    digest.add(title);
+    digest.add("\n");
+    digest.add(body);
+    return digest.hex();
 }
 
 }  // namespace cocode::run

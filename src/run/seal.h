@@ -63,7 +63,12 @@ struct Seal {
     // The prepared environment of the pair (environment/key.h), "" for none: every verify and
     // every later round uses it, whatever the base's lockfiles become.
     std::string environment_key;
+    // SHA-256 of the issue's text the agent got (issue_text_sha256): what a writer approved.
+    std::string issue_sha256;
 };
+
+// The digest a seal keeps of the issue's text an agent got: its title, a newline, its body.
+std::string issue_text_sha256(std::string_view title, std::string_view body);
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);
 

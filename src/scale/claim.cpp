@@ -146,7 +146,7 @@ Result<LabelRequest> latest_request(github::GitHub& github, long issue, const st
     for (const auto& e : *events)
         if (e.event == "labeled" && e.label == label && e.id > latest.id)
             latest = {e.id, e.actor.empty() ? std::string() : "@" + e.actor, e.actor,
-                      github::bot_account(e.actor, e.actor_is_bot)};
+                      github::bot_account(e.actor, e.actor_is_bot), e.created_at};
     return latest;
 }
 

@@ -80,6 +80,7 @@ struct LabelRequest {
     std::string by;
     std::string login;  // who applied it, and whether a bot did
     bool bot = false;
+    std::string at;  // when (GitHub's time)
 };
 Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label);
 

@@ -365,6 +365,17 @@ EventRequest label_event(long issue, const LabelRequest& labelled, const std::st
 
 bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
 
+Result<Standing> standing_of(github::GitHub& github, const config::Config& config,
+                             const std::string& login, bool bot) {
+    if (bot) {
+        const auto& bots = config.trigger.allowed_bots;
+        return Standing{std::find(bots.begin(), bots.end(), login) != bots.end(), "bot"};
+    }
+    auto permission = github.collaborator_permission(login);
+    if (!permission) return std::move(permission).error();
+    return Standing{may_command(*permission), permission->role_name};
+}
+
 namespace {
 
 // A label someone may not start cocode with: answered once on the issue (one comment, however
@@ -400,22 +411,20 @@ Result<bool> may_ask(const EventRequest& request, const config::Config& config,
         notice = "refused: the event does not say who asked";
         return false;
     }
+    auto standing = standing_of(github, config, request.login, request.bot);
+    if (!standing) return std::move(standing).error();
+    if (standing->may) return true;
     if (request.bot) {
-        const auto& bots = config.trigger.allowed_bots;
-        if (std::find(bots.begin(), bots.end(), request.login) != bots.end()) return true;
         notice = "refused: " + who + " is a bot not listed in trigger.allowed_bots";
         if (label)
             if (auto refused = refuse_label(github, request, config, ""); !refused)
                 return std::move(refused).error();
         return false;
     }
-    auto permission = github.collaborator_permission(request.login);
-    if (!permission) return std::move(permission).error();
-    if (may_command(*permission)) return true;
-    notice = "refused: " + who + " has " + terminal_safe_line(permission->role_name) +
+    notice = "refused: " + who + " has " + terminal_safe_line(standing->role) +
              " permission; write, maintain or admin is needed";
     const std::string role =
-        plain_name(permission->role_name) ? "`" + permission->role_name + "`" : "a custom role";
+        plain_name(standing->role) ? "`" + standing->role + "`" : "a custom role";
     if (label) {
         if (auto refused = refuse_label(github, request, config, " (yours is " + role + ")");
             !refused)

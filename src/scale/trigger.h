@@ -92,6 +92,15 @@ EventRequest label_event(long issue, const LabelRequest& labelled, const std::st
 // write, maintain, admin (by role), or a base permission of write or admin.
 bool may_command(const github::CollaboratorPermission& permission);
 
+// Whether `login` may start cocode: a bot listed in trigger.allowed_bots, or a person whose
+// permission may_command (asked of GitHub). `role` is theirs (a bot's: "bot").
+struct Standing {
+    bool may = false;
+    std::string role;
+};
+Result<Standing> standing_of(github::GitHub& github, const config::Config& config,
+                             const std::string& login, bool bot);
+
 struct Decision {
     bool run = false;
     long issue = 0;

@@ -71,6 +71,8 @@ json entry_json(const WatchEntry& e) {
                 {"since", e.since},
                 {"runs", e.runs}};
     if (!e.requested_by.empty()) out["by"] = e.requested_by;
+    if (!e.approval.at.empty()) out["approved_at"] = e.approval.at;
+    if (!e.approval.event.empty()) out["approved_event"] = e.approval.event;
     if (e.round)
         out["round"] = {{"issue", e.round->issue},
                         {"agent", e.round->agent},
@@ -114,6 +116,9 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
                                  r.at("instruction").get<std::string>()};
         }
         if (j.contains("by")) e.requested_by = j.at("by").get<std::string>();
+        if (j.contains("approved_at")) e.approval.at = j.at("approved_at").get<std::string>();
+        if (j.contains("approved_event"))
+            e.approval.event = j.at("approved_event").get<std::string>();
         if (j.contains("plan")) {
             const json& p = j.at("plan");
             e.plan = WatchPlan{p.at("verb").get<std::string>(), p.at("hash").get<std::string>(),
@@ -277,7 +282,7 @@ Result<void> Watcher::claim_new() {
                           config.trigger.plan
                               ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", request->by})
                               : std::nullopt,
-                          request->by);
+                          request->by, WatchApproval{request->at, ""});
         if (!taken) return std::move(taken).error();
         if (*taken == Taking::started) --room;
         if (*taken == Taking::answered) answered_[issue.number] = issue.updated_at;
@@ -287,20 +292,21 @@ Result<void> Watcher::claim_new() {
 
 Result<Watcher::Taking> Watcher::take_round(long pull, const Request& request,
                                             const WatchRound& round) {
-    return take_entry(pull, request, {round.agent}, round, std::nullopt, "");
+    return take_entry(pull, request, {round.agent}, round, std::nullopt, "", {});
 }
 
 Result<Watcher::Taking> Watcher::take(long issue, const Request& request,
                                       const std::vector<std::string>& agents,
-                                      const std::optional<WatchPlan>& plan, const std::string& by) {
-    return take_entry(issue, request, agents, std::nullopt, plan, by);
+                                      const std::optional<WatchPlan>& plan, const std::string& by,
+                                      const WatchApproval& approval) {
+    return take_entry(issue, request, agents, std::nullopt, plan, by, approval);
 }
 
 Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
                                             const std::vector<std::string>& agents,
                                             const std::optional<WatchRound>& round,
                                             const std::optional<WatchPlan>& plan,
-                                            const std::string& by) {
+                                            const std::string& by, const WatchApproval& approval) {
     if (std::any_of(entries_.begin(), entries_.end(), [&](const WatchEntry& e) {
             return e.claim.issue == issue && e.claim.request == request;
         }))
@@ -330,6 +336,7 @@ Result<Watcher::Taking> Watcher::take_entry(long issue, const Request& request,
     entry.round = round;
     entry.plan = plan;
     entry.requested_by = by;
+    entry.approval = approval;
     entries_.push_back(std::move(entry));
     if (auto saved = save(); !saved) return std::move(saved).error();  // the nonce first
     return Taking::started;
@@ -470,8 +477,8 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     if (e.runs.empty()) {
         auto started =
             e.round  ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)
-            : e.plan ? options_.dispatch_plan(n, e.agents, *e.plan, e.claim.request.id)
-                     : options_.dispatch(n, e.agents, e.requested_by);
+            : e.plan ? options_.dispatch_plan(n, e.agents, *e.plan, e.claim.request.id, e.approval)
+                     : options_.dispatch(n, e.agents, e.requested_by, e.approval);
         if (started && started->empty()) {  // a rejection: done, nothing to run
             auto finished = finish(*github_, e.claim, ClaimState::done, "plan rejected.");
             if (!finished) return std::move(finished).error();

@@ -44,6 +44,13 @@ struct WatchPlan {
     std::string by;
 };
 
+// What approved an entry's runs (scale/approval.h): when (GitHub's time), and the event
+// (a delivery's payload, kept in a file) holding the issue's text as approved, if any.
+struct WatchApproval {
+    std::string at;
+    std::string event;
+};
+
 struct WatchOptions {
     std::string label;  // the trigger label
     std::chrono::seconds lease{3600};
@@ -56,7 +63,8 @@ struct WatchOptions {
     // watcher's own), asked for by `by` ("@login", the merge gate's requester; "" unknown):
     // their run ids.
     std::function<Result<std::vector<std::string>>(
-        long issue, const std::vector<std::string>& agents, const std::string& by)>
+        long issue, const std::vector<std::string>& agents, const std::string& by,
+        const WatchApproval& approval)>
         dispatch;
     // Starts a round of the pair (`cocode-dispatch continue ISSUE --agent A --from-pr --detach
     // --publish --json`, with `instruction` added to what the pull request says): its run ids.
@@ -65,9 +73,9 @@ struct WatchOptions {
         dispatch_round;
     // Carries out a plan command (`cocode-dispatch run N --plan …` or `continue N --approve |
     // --revise | --reject …`): the run ids it started (none for a rejection).
-    std::function<Result<std::vector<std::string>>(long issue,
-                                                   const std::vector<std::string>& agents,
-                                                   const WatchPlan& plan, long long comment)>
+    std::function<Result<std::vector<std::string>>(
+        long issue, const std::vector<std::string>& agents, const WatchPlan& plan,
+        long long comment, const WatchApproval& approval)>
         dispatch_plan;
     std::function<void(std::string_view)> notice;
     // Why no new work may start now (budget.daily_usd spent), or nullopt: while it says so,
@@ -108,6 +116,7 @@ struct WatchEntry {
     std::optional<WatchRound> round;  // claim.issue is the pull request's number
     std::optional<WatchPlan> plan;    // a plan command's
     std::string requested_by;         // who asked ("@login"): the merge gate does not count them
+    WatchApproval approval;
     std::chrono::steady_clock::time_point renewed{};  // this process's last renewal
 };
 
@@ -143,7 +152,7 @@ class Watcher {
     // With `plan`, a plan command (or a label with trigger.plan); `by`, who asked ("@login").
     Result<Taking> take(long issue, const Request& request, const std::vector<std::string>& agents,
                         const std::optional<WatchPlan>& plan = std::nullopt,
-                        const std::string& by = "");
+                        const std::string& by = "", const WatchApproval& approval = {});
     // Takes on a request for a round on pull request `pull`. It waits for a round of the same
     // pull request that is under way, then runs once.
     Result<Taking> take_round(long pull, const Request& request, const WatchRound& round);
@@ -167,7 +176,8 @@ class Watcher {
     Result<Taking> take_entry(long issue, const Request& request,
                               const std::vector<std::string>& agents,
                               const std::optional<WatchRound>& round,
-                              const std::optional<WatchPlan>& plan, const std::string& by);
+                              const std::optional<WatchPlan>& plan, const std::string& by,
+                              const WatchApproval& approval);
     Result<void> claim_new();
     Result<void> claim_rounds();         // watch_rounds.cpp
     Result<void> claim_plan_commands();  // watch_rounds.cpp

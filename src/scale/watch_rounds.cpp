@@ -152,7 +152,7 @@ Result<void> Watcher::claim_plan_commands() {
             auto taken = take(
                 issue, {Request::Kind::command, c.id}, decision->agents,
                 WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by},
-                decision->by);
+                decision->by, WatchApproval{c.created_at, ""});
             if (!taken) return std::move(taken).error();
         }
     }

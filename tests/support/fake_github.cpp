@@ -76,7 +76,10 @@ struct FakeGitHub::Server {
     std::map<long, json> issues;
     std::map<long, std::vector<json>> comments;
     std::map<long, std::vector<json>> events;  // labeled / unlabeled, oldest first
-    std::time_t clock_offset = 0;              // advance_clock()
+    // Who last edited an issue's body and renamed its title ({"at", "by"}), as GitHub's GraphQL
+    // API tells (Issue.lastEditedAt and editor; its last RenamedTitleEvent).
+    std::map<long, json> body_edits, title_edits;
+    std::time_t clock_offset = 0;  // advance_clock()
     // List lag: a comment shows in listings only once `comment_lists` reaches its entry here.
     std::map<long long, long long> visible_at;
     long long comment_lists = 0;
@@ -223,6 +226,13 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             record.status = 200;
             return;
         }
+        // GitHub's GraphQL API is beside the REST API: /graphql, or /api/graphql beside /api/v3.
+        const std::string graphql =
+            (prefix.size() >= 3 && prefix.compare(prefix.size() - 3, 3, "/v3") == 0
+                 ? prefix.substr(0, prefix.size() - 3)
+                 : prefix) +
+            "/graphql";
+        if (req.method == "POST" && path == graphql) path = prefix + "/graphql";
         if (path.rfind(prefix, 0) != 0) return finish(404, {{"message", "Not Found"}});
         path.erase(0, prefix.size());
         std::string full_path = path;
@@ -307,6 +317,36 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             json body = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
             if (!req.body.empty() && body.is_discarded())
                 return finish(400, {{"message", "Problems parsing JSON"}});
+
+            // The one GraphQL query cocode asks (github::GitHub::issue_edits): who last changed
+            // an issue's text. Its answer has GraphQL's shape; an unknown issue is null.
+            if (req.method == "POST" && path == "/graphql") {
+                const json vars =
+                    body.is_object() ? body.value("variables", json::object()) : json();
+                if (!vars.is_object() || vars.value("owner", "") != options_.owner ||
+                    vars.value("name", "") != options_.repo || !vars.contains("number") ||
+                    body.value("query", "").find("lastEditedAt") == std::string::npos)
+                    return finish(200, {{"errors", {{{"message", "not the query expected"}}}}});
+                const long number = vars["number"].get<long>();
+                if (!st.issues.count(number))
+                    return finish(200, {{"data", {{"repository", {{"issue", nullptr}}}}}});
+                auto actor = [](const json& edit) {
+                    const std::string by = edit["by"];
+                    const bool bot = by.size() > 5 && by.compare(by.size() - 5, 5, "[bot]") == 0;
+                    return json{{"login", by}, {"__typename", bot ? "Bot" : "User"}};
+                };
+                json issue = {{"lastEditedAt", nullptr},
+                              {"editor", nullptr},
+                              {"timelineItems", {{"nodes", json::array()}}}};
+                if (auto e = st.body_edits.find(number); e != st.body_edits.end()) {
+                    issue["lastEditedAt"] = e->second["at"];
+                    issue["editor"] = actor(e->second);
+                }
+                if (auto e = st.title_edits.find(number); e != st.title_edits.end())
+                    issue["timelineItems"]["nodes"].push_back(
+                        {{"createdAt", e->second["at"]}, {"actor", actor(e->second)}});
+                return finish(200, {{"data", {{"repository", {{"issue", issue}}}}}});
+            }
 
             // The page `page` (default 1) of `per_page` (default 30) items, as GitHub pages a
             // list: by offset, with a Link header to the next, last, first and previous pages.
@@ -846,6 +886,22 @@ void FakeGitHub::set_label(long number, const std::string& name, bool on,
         server_->record_label_event(number, "unlabeled", *found, actor);
         labels.erase(found);
     }
+}
+
+void FakeGitHub::edit_issue(long number, const std::optional<std::string>& title,
+                            const std::optional<std::string>& body, const std::string& editor) {
+    std::lock_guard lock(server_->mutex);
+    json& issue = server_->issues.at(number);
+    const json edit = {{"at", server_->now()}, {"by", editor}};
+    if (title && *title != issue["title"]) {
+        issue["title"] = *title;
+        server_->title_edits[number] = edit;
+    }
+    if (body && *body != issue["body"]) {
+        issue["body"] = *body;
+        server_->body_edits[number] = edit;
+    }
+    issue["updated_at"] = edit["at"];
 }
 
 void FakeGitHub::advance_clock(std::chrono::seconds by) {

@@ -82,6 +82,11 @@ class FakeGitHub {
     // is who did it (GitHub's example's, octocat, an admin here, otherwise; a login ending in
     // [bot] is a Bot's account).
     void set_label(long number, const std::string& name, bool on, const std::string& actor = "");
+    // `editor` changes the issue's title and/or body, as on GitHub's page: its REST issue says
+    // the new text, its GraphQL Issue who edited the body (editor, lastEditedAt) and renamed
+    // the title (a RenamedTitleEvent), and when.
+    void edit_issue(long number, const std::optional<std::string>& title,
+                    const std::optional<std::string>& body, const std::string& editor);
     // GitHub's clock (its `Date` header, the times it stamps on comments and events) moves
     // ahead by `by`: leases expire without the test waiting for them.
     void advance_clock(std::chrono::seconds by);

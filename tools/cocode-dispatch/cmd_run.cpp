@@ -22,6 +22,7 @@
 #include "live.h"
 #include "proc/spawn.h"
 #include "progress.h"
+#include "scale/approval.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -308,6 +309,37 @@ void print_results(const std::vector<agent::PlannedRun>& runs, const agent::Batc
 
 }  // namespace
 
+namespace {
+
+// The issues' text as a writer approved it (scale/approval.h): an issue edited since by
+// someone without write access is refused (said on the issue once), unless the event holds
+// the text as approved.
+std::vector<github::Issue> approved_issues(const RunArgs& args, const Workspace& ws,
+                                           issues::IssueSource& source,
+                                           std::vector<github::Issue> issues) {
+    github::GitHub& github = github_of(source, "--approved-at/--approved-event");
+    scale::Approval approval;
+    if (args.approved_event) {
+        auto text = read_file(*args.approved_event);
+        if (!text)
+            throw Failure(Error::usage("--approved-event " + *args.approved_event + ": " +
+                                       text.error().message));
+        const auto payload = nlohmann::json::parse(*text, nullptr, false);
+        approval = scale::approval_of_event(payload, "--approved-event " + *args.approved_event)
+                       .value_or_throw();
+    } else {
+        approval.at = *args.approved_at;
+    }
+    for (auto& issue : issues) {
+        auto approved = scale::approved_text(github, ws.config, issue, approval).value_or_throw();
+        if (!approved.notice.empty()) notice(approved.notice);
+        issue = std::move(approved.issue);
+    }
+    return issues;
+}
+
+}  // namespace
+
 int run_run(const RunArgs& args) {
     auto [ws, timeout] = configured_workspace(args);
     if (args.issues.empty() && args.labels.empty())
@@ -322,6 +354,8 @@ int run_run(const RunArgs& args) {
         notice("no open issues with those labels; nothing to run");
         return 0;
     }
+    if (args.approved_at || args.approved_event)
+        issues = approved_issues(args, ws, *source, issues);
     return run_pairs(args, ws, timeout, source.get(), issues, agents, std::nullopt, {});
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/json_text.h"
 #include "scale/gate.h"
 #include "scale/trigger.h"
 #include "scale/webhook.h"
@@ -23,6 +24,7 @@ namespace cocode::dispatch_cli {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 struct Address {
     std::string host;
@@ -38,6 +40,25 @@ Address parse_listen(const std::string& text) {
         throw Failure(Error::usage("--listen " + text +
                                    ": expected HOST:PORT, e.g. 127.0.0.1:8080 (port 0: any free)"));
     return {text.substr(0, colon), std::stoi(port)};
+}
+
+// The issue's text as the delivery carries it, when a writer approved it (the label, the
+// command), kept for the runs (`run --approved-event`, scale/approval.h): the issue's number,
+// title and body, and when it was approved.
+Result<scale::WatchApproval> keep_approval(const Watching& w, const scale::Delivery& d,
+                                           const json& payload, const std::string& at) {
+    const json issue = json_value(payload, "issue", json::object());
+    const json kept = {{"issue",
+                        {{"number", json_value(issue, "number", 0L)},
+                         {"title", json_value(issue, "title", std::string())},
+                         {"body", json_value(issue, "body", std::string())},
+                         {"updated_at", at}}}};
+    const fs::path file = w.ws.root / scale::kServeDir / "approved" / (d.id + ".json");
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    if (auto written = write_file_atomic(file, kept.dump() + "\n"); !written)
+        return std::move(written).error();
+    return scale::WatchApproval{at, file.string()};
 }
 
 // One queued delivery: what it asks for, handed to the watcher. An error is GitHub's (the
@@ -82,8 +103,10 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         if (!decision->run) return {};
         std::optional<scale::WatchPlan> plan;
         if (w.ws.config.trigger.plan) plan = scale::WatchPlan{"plan", "", "", labelled->by};
+        auto approval = keep_approval(w, d, payload, labelled->at);
+        if (!approval) return std::move(approval).error();
         auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, labelled->id},
-                                     {}, plan, labelled->by);
+                                     {}, plan, labelled->by, *approval);
         if (!taken) return std::move(taken).error();
         return {};
     }
@@ -102,9 +125,12 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     if (!decision->verb.empty())
         plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
                                 decision->by};
+    auto approval = keep_approval(w, d, payload,
+                                  payload.value("comment", json::object()).value("created_at", ""));
+    if (!approval) return std::move(approval).error();
     auto taken =
         w.watcher->take(request->issue, {scale::Request::Kind::command, request->comment_id},
-                        decision->agents, plan, decision->by);
+                        decision->agents, plan, decision->by, *approval);
     if (!taken) return std::move(taken).error();
     return {};
 }

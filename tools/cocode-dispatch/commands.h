@@ -46,6 +46,10 @@ struct RunArgs {
     std::vector<std::string> verify;
     bool plan = false;         // plan rounds first (docs/review.md, "Plans")
     std::string requested_by;  // who asked on GitHub ("@login"): the gate does not count them
+    // When a writer approved the runs (the label, the command; ISO 8601), or the event whose
+    // issue text they approved: the agent gets no text edited since by anyone else.
+    std::optional<std::string> approved_at;
+    std::optional<std::string> approved_event;
 };
 
 // `continue`: the next round of a pair's run (docs/review.md), with feedback typed here.

@@ -98,6 +98,14 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     run_cmd->add_option("--requested-by", run.requested_by,
                         "who asked for the runs on GitHub (@login; watch and serve pass it): "
                         "the merge gate does not count their approval");
+    run_cmd->add_option("--approved-at", run.approved_at,
+                        "when a writer approved the runs on GitHub (ISO 8601; watch passes it): "
+                        "an issue edited since by anyone without write access is refused");
+    run_cmd
+        ->add_option("--approved-event", run.approved_event,
+                     "the GitHub event (a webhook payload) that approved the runs, with the "
+                     "issue's text as approved (serve and the action pass it)")
+        ->excludes("--approved-at");
     commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
 
     ContinueArgs& next = a.next;

@@ -62,8 +62,14 @@ Result<std::vector<std::string>> dispatch_json(const Workspace& ws, std::vector<
 Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFlags& flags,
                                             long issue, const std::vector<std::string>& agents,
                                             const std::string& by,
+                                            const scale::WatchApproval& approval,
                                             std::vector<std::string> more = {}) {
     if (!by.empty()) more.insert(more.end(), {"--requested-by", by});
+    // The issue's text as a writer approved it (scale/approval.h).
+    if (!approval.event.empty())
+        more.insert(more.end(), {"--approved-event", approval.event});
+    else if (!approval.at.empty())
+        more.insert(more.end(), {"--approved-at", approval.at});
     CommandOptions options;
     options.cwd = ws.root;
     // An issue labelled again still has the worktrees and branches of its last runs: they go
@@ -92,9 +98,10 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
 // and the comment, where a refusal is answered. A rejection starts no run.
 Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFlags& flags,
                                             long issue, const std::vector<std::string>& agents,
-                                            const scale::WatchPlan& plan, long long comment) {
+                                            const scale::WatchPlan& plan, long long comment,
+                                            const scale::WatchApproval& approval) {
     if (plan.verb == "plan") {
-        return start_runs(ws, flags, issue, agents, plan.by, {"--plan"});
+        return start_runs(ws, flags, issue, agents, plan.by, approval, {"--plan"});
     }
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "continue",
@@ -229,15 +236,16 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     options.note = "agents: " + names;
     const Workspace* ws = &w.ws;
     options.dispatch = [ws, source = args.source, mine = args.agents](
-                           long issue, const std::vector<std::string>& named,
-                           const std::string& by) {
-        return start_runs(*ws, source, issue, named.empty() ? mine : named, by);
+                           long issue, const std::vector<std::string>& named, const std::string& by,
+                           const scale::WatchApproval& approval) {
+        return start_runs(*ws, source, issue, named.empty() ? mine : named, by, approval);
     };
     options.dispatch_plan = [ws, source = args.source, mine = args.agents](
                                 long issue, const std::vector<std::string>& named,
-                                const scale::WatchPlan& plan, long long comment) {
+                                const scale::WatchPlan& plan, long long comment,
+                                const scale::WatchApproval& approval) {
         return start_plan(*ws, source, issue, named.empty() && plan.verb == "plan" ? mine : named,
-                          plan, comment);
+                          plan, comment, approval);
     };
     options.dispatch_round = [ws, source = args.source](long issue, const std::string& agent,
                                                         const std::string& instruction) {
