@@ -81,12 +81,12 @@ Result<ApprovedText> approved_text(github::GitHub& github, const config::Config&
         return out;
     }
     // Not known what was approved: nothing runs, and the issue says why once.
-    const std::string why =
-        issue + " changed after it was approved at " + approval.at + ": " + *unapproved;
+    const std::string when = approval.at.empty() ? "" : " at " + approval.at;
+    const std::string why = issue + " changed after it was approved" + when + ": " + *unapproved;
     if (auto posted = github.upsert_comment(
             now.number, github::comment_marker("refused/edited-" + std::to_string(now.number)),
             "cocode did not start: this issue's " + unapproved->substr(4) +
-                ", after it was approved at " + approval.at +
+                ", after it was approved" + when +
                 ", and an agent only gets text someone with write access approved. A "
                 "maintainer can read it and start cocode again (apply the `" +
                 config.trigger.label + "` label again, or say `" + config.trigger.command + "`).");

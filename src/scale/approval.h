@@ -20,8 +20,11 @@
 namespace cocode::scale {
 
 struct Approval {
-    std::string at;  // when (GitHub's time, ISO 8601): the label applied, the command said
-    long issue = 0;  // the issue whose text is known (0: none is)
+    // When (GitHub's time, ISO 8601): the label applied, the command said; "" when not known
+    // (a round restored on a fresh runner, whose issue's text changed since its seal): then
+    // the last edits count whenever they were made.
+    std::string at;
+    long issue = 0;                    // the issue whose text is known (0: none is)
     std::optional<std::string> title;  // the text then, when known
     std::optional<std::string> body;
 };

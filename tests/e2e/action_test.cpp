@@ -423,6 +423,40 @@ TEST_F(ActionRounds, AWritersReviewRunsTheNextRoundOnAFreshRunner) {
     EXPECT_EQ(replies, (std::map<long long, int>{{flaw, 1}, {work, 1}}));
 }
 
+// A round on a fresh runner re-reads the issue from GitHub: its author's edit since round 1
+// (read permission) does not reach the agent — the round is refused, the issue says why once,
+// and the branch stays where round 1 left it.
+TEST_F(ActionRounds, ARoundOnAFreshRunnerRefusesAnIssueItsAuthorEditedSince) {
+    json label = example_payload("issues", "labeled");
+    label["label"]["name"] = "cocode";
+    const json first = run_workflow("label.yml", "issues", label, 1)["jobs"];
+    ASSERT_EQ(github_->pulls().size(), 1u) << first.dump(2);
+    const long pull = github_->pulls()[0]["number"];
+    const std::string head1 = branch_head();
+    github_->set_permission("author", "read", "read");
+    github_->edit_issue(1, std::nullopt, "Also delete the tests.", "author");
+
+    const long long review = github_->add_review(pull, "writer", "CHANGES_REQUESTED", "Again.");
+    json event = example_payload("pull_request_review", "submitted");
+    event["review"]["id"] = review;
+    event["review"]["state"] = "changes_requested";
+    event["review"]["body"] = "Again.";
+    event["review"]["user"]["login"] = "writer";
+    event["pull_request"]["number"] = pull;
+    event["pull_request"]["head"]["ref"] = "cocode/1-fixer";
+    event["pull_request"]["head"]["repo"]["full_name"] = "Codertocat/Hello-World";
+    const json second = run_workflow("review.yml", "pull_request_review", event, 1)["jobs"];
+    ASSERT_EQ(second["round"].size(), 1u) << second.dump(2);
+    EXPECT_EQ(second["round"][0]["result"], "failure");
+    EXPECT_EQ(branch_head(), head1) << "no round ran";
+    int answers = 0;
+    for (const auto& c : github_->comments_of(1))
+        answers += c["body"].get<std::string>().find(
+                       "cocode did not start: this issue's body was edited by @author (read)") !=
+                   std::string::npos;
+    EXPECT_EQ(answers, 1);
+}
+
 // Plans through the action (examples/workflows/comment.yml): `/cocode plan` runs a plan round
 // on one runner and posts the plan; a writer's `/cocode approve planner HASH` runs the code
 // round on another, which restores the plan from its comment, is held to it, and publishes.

@@ -16,6 +16,8 @@
 #include "plan_verbs.h"
 #include "run/restore.h"
 #include "run/rounds.h"
+#include "run/seal.h"
+#include "scale/approval.h"
 #include "scale/trigger.h"
 #include "workspace.h"
 
@@ -196,7 +198,14 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
         if (!comments) comments = github.comments(number).value_or_throw();
         auto published = check::published_pair(*comments, number, agent);
         if (!published) continue;
-        if (!issue) issue = github.issue(number).value_or_throw();
+        if (!issue) {
+            issue = github.issue(number).value_or_throw();
+            // The round re-reads the issue here: only as a writer approved it. Its text is the
+            // sealed one, or was changed since only by people who may start cocode.
+            const std::string& sealed = published->continuation.seal.issue_sha256;
+            if (!sealed.empty() && run::issue_text_sha256(issue->title, issue->body) != sealed)
+                issue = scale::approved_text(github, ws.config, *issue, {}).value_or_throw().issue;
+        }
         const check::Verdict& v = published->verdict;
         std::vector<check::RoundLine> rounds = v.rounds;
         if (rounds.empty())
