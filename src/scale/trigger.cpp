@@ -104,10 +104,32 @@ Result<void> reply_once(github::GitHub& github, const EventRequest& request,
         request.kind == EventRequest::Kind::round && request.request.kind != Request::Kind::command
             ? "refused/" + std::string(request_kind_name(request.request.kind)) + "-" +
                   std::to_string(request.request.id)
-            : "refused/" + std::to_string(request.comment_id));
+        : request.comment_id == 0 ? std::string("refused/issue-body")  // the issue's own command
+                                  : "refused/" + std::to_string(request.comment_id));
     auto posted = github.upsert_comment(request.issue, marker, text);
     if (!posted) return std::move(posted).error();
     return {};
+}
+
+// The command `text` (a comment's, or an issue's body at creation) says, when it says one: a
+// plan command, or the command that runs agents (with the agents named after it).
+bool read_command(std::string_view text, const config::TriggerConfig& trigger,
+                  EventRequest& request) {
+    if (auto verb = plan_command(text, trigger.command)) {
+        request.kind = EventRequest::Kind::command;
+        request.commanded = true;
+        request.verb = verb->verb;
+        request.agents = verb->agents;
+        request.plan_hash = verb->hash;
+        request.instruction = verb->words;
+        return true;
+    }
+    const auto said = words(first_line(text));
+    if (said.empty() || said.front() != trigger.command) return false;
+    request.kind = EventRequest::Kind::command;
+    request.commanded = true;
+    request.agents.assign(said.begin() + 1, said.end());
+    return true;
 }
 
 // An `issue_comment` (created): on a pull request a round (or an approve-merge, for the gate);
@@ -124,7 +146,6 @@ Result<EventRequest> read_issue_comment(const json& payload, const config::Trigg
     const json& comment = payload["comment"];
     request.comment_id = comment["id"].get<long long>();
     read_author(comment, request);
-    const auto said = words(first_line(text_field(comment, "body")));
     if (action != "created") {
         request.why_not = "comment " + action + ", not created";
     } else if (payload["issue"].contains("pull_request")) {
@@ -142,19 +163,8 @@ Result<EventRequest> read_issue_comment(const json& payload, const config::Trigg
         } else {
             request.why_not = "the comment is not a " + trigger.command + " command";
         }
-    } else if (auto verb = plan_command(text_field(comment, "body"), trigger.command)) {
-        request.kind = EventRequest::Kind::command;
-        request.commanded = true;
-        request.verb = verb->verb;
-        request.agents = verb->agents;
-        request.plan_hash = verb->hash;
-        request.instruction = verb->words;
-    } else if (said.empty() || said.front() != trigger.command) {
+    } else if (!read_command(text_field(comment, "body"), trigger, request)) {
         request.why_not = "the comment is not a " + trigger.command + " command";
-    } else {
-        request.kind = EventRequest::Kind::command;
-        request.commanded = true;
-        request.agents.assign(said.begin() + 1, said.end());
     }
     return request;
 }
@@ -180,7 +190,17 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         request.label = trigger.label;
         const std::string label =
             payload.contains("label") ? text_field(payload["label"], "name") : "";
-        if (action != "labeled") {
+        if (action == "opened") {
+            // The command in a new issue's body counts as a comment's would, from its author.
+            request.label.clear();
+            read_author(payload["issue"], request);
+            if (!read_command(text_field(payload["issue"], "body"), trigger, request))
+                request.why_not = "issue opened without " + trigger.command + " in its body";
+            else if (!request.verb.empty() && request.verb != "plan") {
+                request.kind = EventRequest::Kind::none;
+                request.why_not = "a new issue's body can ask for a plan, not answer one";
+            }
+        } else if (action != "labeled") {
             request.why_not = "issues event '" + action + "', not 'labeled'";
         } else if (label != trigger.label) {
             request.why_not = "label '" + label + "' is not '" + trigger.label + "'";
@@ -258,7 +278,8 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         return request;
     }
     return Error::usage("event '" + name +
-                        "': cocode plans from 'issues' (labeled), 'issue_comment' (created), "
+                        "': cocode plans from 'issues' (labeled, opened), 'issue_comment' "
+                        "(created), "
                         "'pull_request_review' (submitted), 'pull_request_review_comment' "
                         "(created), 'check_suite' (completed) and 'pull_request' "
                         "(synchronize)");
@@ -564,7 +585,11 @@ Result<Decision> decide(const EventRequest& request, const config::Config& confi
                           who + " without " + (request.verb == "approve" ? "a hash" : "words");
         return decision;
     }
-    if (auto eyes = github.add_comment_reaction(request.comment_id, "eyes"); !eyes)
+    // 👀 on the comment; on the issue itself for a command in its body.
+    if (auto eyes = request.comment_id == 0
+                        ? github.add_reaction(request.issue, "eyes")
+                        : github.add_comment_reaction(request.comment_id, "eyes");
+        !eyes)
         return std::move(eyes).error();
     decision.run = true;
     decision.agents = request.agents;

@@ -74,7 +74,8 @@ struct BranchPair {
 };
 std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_view prefix);
 
-// Reads an `issues` (labeled), `issue_comment` (created), `pull_request_review` (submitted,
+// Reads an `issues` (labeled; opened, with the command in the issue's body: a command of its
+// author, comment_id 0), `issue_comment` (created), `pull_request_review` (submitted,
 // dismissed), `pull_request_review_comment` (created), `check_suite` (completed) or
 // `pull_request` (synchronize, for the gate) payload. `event_name`
 // is GITHUB_EVENT_NAME (or the X-GitHub-Event header); empty: told from the payload's shape.

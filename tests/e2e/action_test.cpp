@@ -246,6 +246,24 @@ TEST_F(Action, ACommentCommandRunsForWritersOnlyAndNamesItsAgents) {
     EXPECT_EQ(replies, 1);
 }
 
+// `/cocode careful` on the first line of a new issue's body (comment.yml, on issues opened): a
+// command of the issue's author, run for a writer, with 👀 on the issue itself.
+TEST_F(Action, ACommandInANewIssuesBodyRunsForItsAuthorWithWriteAccess) {
+    github_->set_permission("writer", "write", "write");
+    json payload = example_payload("issues", "opened");
+    payload["issue"]["number"] = 1;
+    payload["issue"]["body"] = "/cocode careful\nIt says Helo.";
+    payload["issue"]["user"]["login"] = "writer";
+    const json jobs = run_workflow("comment.yml", "issues", payload)["jobs"];
+    ASSERT_EQ(jobs["agent"].size(), 1u) << jobs.dump(2);
+    EXPECT_EQ(jobs["agent"][0]["matrix"]["agent"], "careful");
+    EXPECT_TRUE(jobs["answer"].empty()) << "not a plan's answer";
+    EXPECT_EQ(comments_marked("check/issue-1/careful"), 1);
+    int eyes = 0;
+    for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
+    EXPECT_EQ(eyes, 1);
+}
+
 // An agent's text is never a workflow command (docs/security.md): a hostile agent's test prints
 // every command an attacker would (outputs, masks, forged annotations, environment and PATH,
 // stop-commands, the legacy `##[…]` form anywhere in a line, after a bare \r or Unicode

@@ -163,6 +163,39 @@ TEST_F(Serve, TheAgentGetsTheTextTheLabelApprovedNotALaterEdit) {
     EXPECT_EQ(read_text(runs[0].folder / "prompt.md").find("push to main"), std::string::npos);
 }
 
+// `/cocode` on the first line of a new issue's body is a command of the issue's author: it
+// runs for a writer, and a reader's gets one answer and starts nothing (trigger.h).
+TEST_F(Serve, ACommandInANewIssuesBodyRunsForAWriterOnly) {
+    github_->set_label(1, "cocode", false);
+    github_->set_label(2, "cocode", false);
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("reader", "read", "read");
+    const fs::path a = machine("a");
+    start(a);
+    for (const auto& [issue, login] : {std::pair<long, std::string>{1, "writer"}, {2, "reader"}}) {
+        json opened = example_payload("issues", "opened");
+        opened["issue"]["number"] = issue;
+        opened["issue"]["title"] = "Issue " + std::to_string(issue);
+        opened["issue"]["body"] = "/cocode\nFix it.";
+        opened["issue"]["user"]["login"] = login;
+        EXPECT_EQ(deliver("issues", "o-" + std::to_string(issue), opened), 202);
+    }
+    EXPECT_TRUE(wait_until(
+        [&] {
+            int answers = 0;
+            for (const auto& c : github_->comments_of(2))
+                answers += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
+            return answered(1) && answers == 1;
+        },
+        60s))
+        << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = runs_per_issue({a});
+    EXPECT_EQ(runs.count(1) ? runs.at(1) : 0, 1);
+    EXPECT_EQ(runs.count(2), 0u);
+}
+
 TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {
     const fs::path a = machine("a");
     start(a);

@@ -173,8 +173,8 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
     Shell push = plan(example_payload("issues", "labeled"), "push");
     EXPECT_EQ(push.exit_code, 2);
     EXPECT_EQ(push.err,
-              "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled), "
-              "'issue_comment' (created), 'pull_request_review' (submitted), "
+              "cocode-dispatch: error: event 'push': cocode plans from 'issues' (labeled, "
+              "opened), 'issue_comment' (created), 'pull_request_review' (submitted), "
               "'pull_request_review_comment' (created), 'check_suite' (completed) and "
               "'pull_request' (synchronize)\n");
     write_text(dir_ / "broken.json", "{\"action\": ");
@@ -212,7 +212,7 @@ TEST_F(Trigger, WhoMayStartCocodeIsOneDecisionForLabelsCommandsAndPlans) {
     const std::string planned =
         R"({"include":[{"agent":"claude","issue":1,"plan":true},{"agent":"codex","issue":1,"plan":true}]})";
     for (const auto& a : actors)
-        for (const std::string trigger : {"label", "command", "plan"}) {
+        for (const std::string trigger : {"label", "command", "plan", "body"}) {
             SCOPED_TRACE(a.login + " × " + trigger);
             github_->set_label(1, "bug", false, "owner");
             json payload;
@@ -222,6 +222,13 @@ TEST_F(Trigger, WhoMayStartCocodeIsOneDecisionForLabelsCommandsAndPlans) {
                 payload = example_payload("issues", "labeled");
                 payload["sender"]["login"] = a.login;
                 payload["sender"]["type"] = a.type;
+                event = "issues";
+            } else if (trigger == "body") {  // `/cocode` in a new issue's body
+                payload = example_payload("issues", "opened");
+                payload["issue"]["number"] = 1;
+                payload["issue"]["body"] = "/cocode\nThe README says Helo.";
+                payload["issue"]["user"]["login"] = a.login;
+                payload["issue"]["user"]["type"] = a.type;
                 event = "issues";
             } else {
                 payload = comment(trigger == "plan" ? "/cocode plan" : "/cocode", a.login, a.type);
@@ -246,6 +253,16 @@ TEST_F(Trigger, WhoMayStartCocodeIsOneDecisionForLabelsCommandsAndPlans) {
                               std::string::npos)
                         << answer;
                 }
+            } else if (trigger == "body") {
+                // One answer on the issue for its own command (a person's; a bot's gets none).
+                std::string answer;
+                for (const auto& c : replies())
+                    if (c["body"].get<std::string>().find("refused/issue-body") !=
+                        std::string::npos)
+                        answer = c["body"];
+                EXPECT_EQ(answer.find("@" + a.login + " thanks") != std::string::npos,
+                          !a.runs && a.type == "User")
+                    << answer;
             } else {
                 // A person's refused command is answered once; a bot's never (no bot loops).
                 EXPECT_EQ(replies().size(), refusals + (!a.runs && a.type == "User" ? 1 : 0));

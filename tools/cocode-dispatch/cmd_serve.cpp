@@ -125,8 +125,10 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
     if (!decision->verb.empty())
         plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
                                 decision->by};
-    auto approval = keep_approval(w, d, payload,
-                                  payload.value("comment", json::object()).value("created_at", ""));
+    // Approved when the command was said: its comment's time, or the new issue's.
+    const json said_in = request->comment_id == 0 ? json_value(payload, "issue", json::object())
+                                                  : json_value(payload, "comment", json::object());
+    auto approval = keep_approval(w, d, payload, json_value(said_in, "created_at", std::string()));
     if (!approval) return std::move(approval).error();
     auto taken =
         w.watcher->take(request->issue, {scale::Request::Kind::command, request->comment_id},
