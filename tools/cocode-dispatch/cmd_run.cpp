@@ -304,7 +304,7 @@ void print_results(const std::vector<agent::PlannedRun>& runs, const agent::Batc
     }
     for (const auto& run : runs)
         if (const auto* c = check_of(checks, run.run_id))
-            std::printf("%s\n", run_line(run, redact(check_line(*c))).c_str());
+            std::printf("%s\n", run_line(run, terminal_safe_line(redact(check_line(*c)))).c_str());
 }
 
 }  // namespace
