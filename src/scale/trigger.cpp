@@ -151,17 +151,15 @@ Result<EventRequest> read_issue_comment(const json& payload, const config::Trigg
     } else if (payload["issue"].contains("pull_request")) {
         // On a pull request the command asks for a round; the words after it are for
         // the agent. The branch is asked of GitHub: the event does not carry it.
-        if (check::approve_merge_sha(text_field(comment, "body"), trigger.command)) {
-            request.gate = true;  // the gate reads it from the pull request's comments
-            request.why_not = "an approve-merge command: it counts toward the merge gate";
-        } else if (auto words_after =
-                       words_after_command(text_field(comment, "body"), trigger.command)) {
+        const PullAsk asked = pull_ask(text_field(comment, "body"), false, trigger.command);
+        request.gate = asked.approve_merge;  // the gate reads it from the pull request
+        if (asked.round) {
             request.kind = EventRequest::Kind::round;
             request.request = {Request::Kind::command, request.comment_id};
             request.commanded = true;
-            request.instruction = std::move(*words_after);
+            request.instruction = asked.instruction;
         } else {
-            request.why_not = "the comment is not a " + trigger.command + " command";
+            request.why_not = asked.why_not;
         }
     } else if (!read_command(text_field(comment, "body"), trigger, request)) {
         request.why_not = "the comment is not a " + trigger.command + " command";
@@ -221,21 +219,19 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         request.comment_id = *id;
         read_author(item, request);
         const std::string state = text_field(item, "state");
-        auto words_after = words_after_command(text_field(item, "body"), trigger.command);
         const bool changes =
             review && (state == "changes_requested" || state == "CHANGES_REQUESTED");
+        const PullAsk asked = pull_ask(text_field(item, "body"), changes, trigger.command);
         request.gate = review && (action == "submitted" || action == "dismissed");
         if (action != (review ? "submitted" : "created")) {
             request.why_not = name + " " + action + ", not " + (review ? "submitted" : "created");
-        } else if (!changes && !words_after) {
-            request.why_not =
-                review ? "a review that neither requests changes nor says " + trigger.command
-                       : "the review comment is not a " + trigger.command + " command";
+        } else if (!asked.round) {
+            request.why_not = asked.why_not;
         } else {
             request.kind = EventRequest::Kind::round;
             request.request = {review ? Request::Kind::review : Request::Kind::review_comment, *id};
-            request.commanded = words_after.has_value();
-            if (words_after) request.instruction = std::move(*words_after);
+            request.commanded = asked.commanded;
+            request.instruction = asked.instruction;
         }
         return request;
     }
@@ -358,6 +354,24 @@ bool event_read(std::string_view name) {
                               "pull_request_review_comment", "check_suite", "pull_request"})
         if (name == known) return true;
     return false;
+}
+
+PullAsk pull_ask(std::string_view body, bool changes_requested, const std::string& command) {
+    PullAsk asked;
+    if (check::approve_merge_sha(body, command)) {
+        asked.approve_merge = true;
+        asked.why_not = "an approve-merge command: it counts toward the merge gate";
+        return asked;
+    }
+    auto words = words_after_command(body, command);
+    if (!words && !changes_requested) {
+        asked.why_not = "neither requests changes nor says " + command;
+        return asked;
+    }
+    asked.round = true;
+    asked.commanded = words.has_value();
+    asked.instruction = words.value_or("");
+    return asked;
 }
 
 std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_view prefix) {

@@ -67,6 +67,19 @@ std::optional<PlanCommand> plan_command(std::string_view body, const std::string
 // not blank), hidden text left out and trimmed; nullopt when it does not say it.
 std::optional<std::string> words_after_command(std::string_view body, const std::string& command);
 
+// What a comment, review comment or review on a cocode pull request asks for, whatever brought
+// it (a webhook, `watch`'s poll, `continue --event`): a round, with the words said after the
+// command (`commanded`), when it says the command or requests changes; nothing when it is an
+// approve-merge (the merge gate's alone) or asks for nothing (`why_not`).
+struct PullAsk {
+    bool round = false;
+    bool commanded = false;
+    bool approve_merge = false;
+    std::string instruction;
+    std::string why_not;
+};
+PullAsk pull_ask(std::string_view body, bool changes_requested, const std::string& command);
+
 // The pair whose branch `branch` is (`<branch_prefix><issue>-<agent>`), when it is one.
 struct BranchPair {
     long issue = 0;

@@ -65,8 +65,8 @@ Result<void> Watcher::claim_rounds() {
         std::vector<EventRequest> asked;
         auto ask = [&](Request request, const std::string& login, const std::string& body,
                        bool changes) {
-            auto words = words_after_command(body, config.trigger.command);
-            if (!changes && !words) return;
+            const PullAsk said = pull_ask(body, changes, config.trigger.command);
+            if (!said.round) return;  // an approve-merge is the gate's alone
             EventRequest e;
             e.kind = EventRequest::Kind::round;
             e.issue = pull.number;
@@ -76,8 +76,8 @@ Result<void> Watcher::claim_rounds() {
             e.comment_id = request.id;
             e.login = login;
             e.bot = github::bot_account(login);
-            e.commanded = words.has_value();
-            e.instruction = words.value_or("");
+            e.commanded = said.commanded;
+            e.instruction = said.instruction;
             asked.push_back(std::move(e));
         };
         auto reviews = github_->reviews(pull.number);

@@ -524,6 +524,30 @@ TEST_F(RoundsFromGitHub, WatchPollingTakesAWritersReviewAsTheNextRoundOnce) {
     EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
 }
 
+// `/cocode approve-merge SHA` on the pull request is the merge gate's alone, under `watch` as
+// under `serve` (trigger.h, pull_ask): a writer's approve-merge starts no round, so the head it
+// approves stays the head.
+TEST_F(RoundsFromGitHub, WatchPollingTakesNoRoundFromAnApproveMerge) {
+    for (long n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(github_->pulls().size(), 1u) << first.err;
+    const long pull = github_->pulls()[0]["number"];
+    const auto before = pair_runs(a);
+    ASSERT_EQ(before.size(), 1u);
+    const std::string head = sh_ok("git rev-parse refs/heads/cocode/1-fixer", dir_ / "origin.git");
+    github_->add_comment(pull, "/cocode approve-merge " + head.substr(0, 7), "writer");
+    // Comment lists lag two listings behind here (as GitHub's can): three polls see it.
+    for (int poll = 0; poll < 3; ++poll) {
+        Shell again = watch(a);
+        ASSERT_EQ(again.exit_code, 0) << again.err;
+        EXPECT_EQ(pair_runs(a).size(), 1u) << again.err;
+        EXPECT_EQ(again.err.find("a round, for a command"), std::string::npos) << again.err;
+    }
+    EXPECT_EQ(sh_ok("git rev-parse refs/heads/cocode/1-fixer", dir_ / "origin.git"), head);
+}
+
 // `watch`, polling, killed with SIGKILL while the round a review asked for runs, and started
 // again: the round runs on, is answered once, and no second round starts.
 TEST_F(RoundsFromGitHub, WatchKilledMidRoundAndRestartedAnswersTheOneRound) {

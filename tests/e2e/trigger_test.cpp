@@ -376,7 +376,7 @@ TEST_F(TriggerRounds, ReadersBotsStrangersBranchesAndTalkStartNothing) {
     nothing(round(bot, "pull_request_review_comment"), "is a bot not listed");
     nothing(round(review_comment(pull, "writer", "I think we should wait."),
                   "pull_request_review_comment"),
-            "the review comment is not a /cocode command");
+            "neither requests changes nor says /cocode");
     nothing(round(review(pull, "writer", "approved", "LGTM"), "pull_request_review"),
             "neither requests changes nor says /cocode");
     // Not a pair's branch; a fork's branch named like one; an agent not configured.
