@@ -266,8 +266,9 @@ Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& lock_path)
 Result<void> update_file_locked(
     const fs::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit, mode_t mode,
-    Durability durability) {
-    auto lock = FileLock::acquire(path.string() + ".lock");
+    Durability durability, const fs::path& lock_path) {
+    auto lock =
+        FileLock::acquire(lock_path.empty() ? fs::path(path.string() + ".lock") : lock_path);
     if (!lock) return std::move(lock).error();
     std::optional<std::string> current;
     std::error_code ec;

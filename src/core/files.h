@@ -110,11 +110,13 @@ class FileLock {
     UniqueFd fd_;
 };
 
-// Read-modify-write of `path` under `<path>.lock`: `edit` gets the current content (nullopt
-// when the file does not exist) and returns the new content, written atomically.
+// Read-modify-write of `path` under `lock` (default `<path>.lock`; a file in git's own folders
+// takes a name git does not own): `edit` gets the current content (nullopt when the file does
+// not exist) and returns the new content, written atomically.
 Result<void> update_file_locked(
     const std::filesystem::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
-    mode_t mode = 0644, Durability durability = Durability::full);
+    mode_t mode = 0644, Durability durability = Durability::full,
+    const std::filesystem::path& lock = {});
 
 }  // namespace cocode

@@ -607,10 +607,15 @@ std::optional<std::string> Repository::config_string(const std::string& name) co
 
 Result<void> Repository::exclude(const std::string& pattern) const {
     const fs::path file = common_dir() / "info" / "exclude";
+    // Held under a lock of cocode's own name: git treats `*.lock` in its folders as its own
+    // (held by a git process), and people delete them.
+    const fs::path lock = common_dir() / "cocode" / "exclude.held";
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
+    fs::create_directories(lock.parent_path(), ec);
     return update_file_locked(
-        file, [&](const std::optional<std::string>& current) -> Result<std::string> {
+        file,
+        [&](const std::optional<std::string>& current) -> Result<std::string> {
             std::string text = current.value_or("");
             std::istringstream lines(text);
             for (std::string line; std::getline(lines, line);) {
@@ -618,7 +623,8 @@ Result<void> Repository::exclude(const std::string& pattern) const {
             }
             if (!text.empty() && text.back() != '\n') text += '\n';
             return text + pattern + "\n";
-        });
+        },
+        0644, Durability::full, lock);
 }
 
 }  // namespace cocode::git

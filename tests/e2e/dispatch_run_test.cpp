@@ -114,6 +114,10 @@ TEST_F(DispatchRun, TheSeedAgentRunsToReadyAndEverythingIsOnDisk) {
     EXPECT_NE(exclude.find("/.cocode/runs/\n"), std::string::npos);
     EXPECT_NE(exclude.find("/.cocode/worktrees/\n"), std::string::npos);
     EXPECT_TRUE(nothing_left(r));
+    // No lock file of cocode's in git's folders: git owns every `*.lock` there (and people
+    // delete them), and git itself holds none once it is done.
+    for (const auto& entry : fs::recursive_directory_iterator(repo_ / ".git"))
+        EXPECT_NE(entry.path().extension(), ".lock") << entry.path();
 }
 
 TEST_F(DispatchRun, TwoDispatchersOfOnePairAtOnceMakeOneRun) {
