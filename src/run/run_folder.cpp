@@ -1,6 +1,7 @@
 #include "run/run_folder.h"
 
 #include <signal.h>
+#include <stdio.h>
 
 #include <algorithm>
 #include <chrono>
@@ -136,7 +137,7 @@ bool process_alive(pid_t pid) {
 }
 
 Result<void> reserve_run_end(const RunFiles& files) {
-    return reserve_file(files.end(), kRunEndSize);
+    return reserve_file(files.end_reserved(), kRunEndSize);
 }
 
 Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
@@ -154,7 +155,18 @@ Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
         record["error_summary"] = summary;
         text = json_dump(record);
     }
-    return overwrite_reserved(files.end(), text);
+    // Into the space kept for it, then under its name in one step: a reader finds no end, or
+    // all of it (trailing blanks are JSON's whitespace). Written again (no space kept any
+    // more), it is replaced atomically.
+    std::error_code ec;
+    if (!fs::exists(files.end_reserved(), ec))
+        return write_file_atomic(files.end(), text, 0644, Durability::full);
+    if (auto kept = overwrite_reserved(files.end_reserved(), text); !kept) return kept;
+    if (::rename(files.end_reserved().c_str(), files.end().c_str()) != 0)
+        return Error::from_errno(
+            "cannot rename " + files.end_reserved().string() + " to " + files.end().string(),
+            errno);
+    return {};
 }
 
 std::optional<RunEnd> read_run_end(const RunFiles& files) {

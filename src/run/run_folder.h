@@ -50,9 +50,11 @@ struct RunFiles {
     std::filesystem::path feedback() const { return folder / "feedback.md"; }
     // cocode-check's verdict on the run (docs/check.schema.json).
     std::filesystem::path check_json() const { return folder / kCheckJsonFile; }
-    // Space kept from the start for the run's end, written there first: it needs no new
-    // block, so the end survives a full disk (see RunEnd).
+    // The run's end, once it has ended: absent before, complete JSON from the moment it shows.
     std::filesystem::path end() const { return folder / "run-end.json"; }
+    // Space kept from the start for the end, which is written there first and then renamed to
+    // end(): that needs no new block, so the end survives a full disk (see RunEnd).
+    std::filesystem::path end_reserved() const { return folder / ".run-end.reserved"; }
 };
 
 // What `status` shows and `check` reads: run-info.yaml, typed.

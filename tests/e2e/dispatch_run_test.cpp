@@ -845,7 +845,8 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
                     info.set_number("pid_start", static_cast<long long>(now.start) - 5);
                     info.set_number("supervisor_start", static_cast<long long>(now.start) - 9);
                 }).ok());
-    // Its dispatcher died before the run ended: no end was kept.
+    // Its dispatcher died before the run ended: no end was kept, only the space for it.
+    fs::remove(run::RunFiles{r.folder}.end());
     ASSERT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
     Shell status = dispatch("status --json");
     ASSERT_EQ(status.exit_code, 0) << status.err;
@@ -855,6 +856,27 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
     // The stranger was not signalled: still there, still the same process.
     EXPECT_TRUE(is_alive(now));
     ::kill(stranger, SIGKILL);
+}
+
+// run-end.json is absent until the run has ended and whole JSON from the moment it shows: the
+// space kept for it is another file, renamed to it once the end is written there.
+TEST_F(DispatchRun, ARunsEndIsAbsentOrWholeJsonToAReader) {
+    const fs::path folder = dir_ / "a-run";
+    fs::create_directories(folder);
+    const run::RunFiles files{folder};
+    ASSERT_TRUE(run::reserve_run_end(files).ok());
+    EXPECT_FALSE(fs::exists(files.end())) << "no end before the run ends";
+    EXPECT_EQ(fs::file_size(files.end_reserved()), run::kRunEndSize);
+    run::RunEnd end;
+    end.status = run::RunStatus::completed;
+    end.end_time = "2026-11-27T01:00:00Z";
+    ASSERT_TRUE(run::write_run_end(files, end).ok());
+    EXPECT_FALSE(fs::exists(files.end_reserved()));
+    const json written = json::parse(read_text(files.end()));  // throws on a partial file
+    EXPECT_EQ(written["status"], "completed");
+    end.exit_code = 3;  // written again: replaced whole
+    ASSERT_TRUE(run::write_run_end(files, end).ok());
+    EXPECT_EQ(json::parse(read_text(files.end()))["exit_code"], 3);
 }
 
 // The disk fills while a run ends: its end is not lost. The dispatcher says it could not write
