@@ -858,6 +858,25 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
     ::kill(stranger, SIGKILL);
 }
 
+// A verdict that cannot be written (here check.md's place is taken by a folder, as a full
+// disk would refuse it) makes `run` exit 1 with the one line saying so — never 0 as if judged.
+TEST_F(DispatchRun, AVerdictThatCannotBeWrittenMakesRunExitOne) {
+    const fs::path agent = dir_ / "blocking-agent.sh";
+    write_text(agent, R"(#!/bin/sh
+mkdir "$(dirname "$COCODE_ISSUE_BODY_FILE")/check.md"
+echo fixed > fixed.txt
+git add -A
+git commit -q -m "Fix #$COCODE_ISSUE_NUMBER" -m "$COCODE_READY_MARKER"
+)");
+    fs::permissions(agent, fs::perms::owner_all);
+    configure({{"sandbox", "none"}, {"agents", {{"blocker", {{"command", agent.string()}}}}}});
+    Shell run = dispatch("run 1");
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    EXPECT_NE(run.err.find("error: run " + only_run().run_id + ": no verdict: "), std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("check.md"), std::string::npos) << run.err;
+}
+
 // run-end.json is absent until the run has ended and whole JSON from the moment it shows: the
 // space kept for it is another file, renamed to it once the end is written there.
 TEST_F(DispatchRun, ARunsEndIsAbsentOrWholeJsonToAReader) {

@@ -395,8 +395,16 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     print_results(runs, batch, checks, args.json);
     for (const auto& line : batch.unrecorded) notice("error: " + line);
     if (batch.interrupted) notice("interrupted; every run's state is written");
-    // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md).
-    return agent::batch_exit_code(batch);
+    // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md). A
+    // run asked to be judged that has no verdict (it could not be written: a full disk) is
+    // an error of its own.
+    int code = agent::batch_exit_code(batch);
+    for (const auto& c : checks) {
+        if (c.verdict) continue;
+        notice("error: run " + c.run_id + ": no verdict: " + redact(c.error));
+        if (code == 0) code = static_cast<int>(ExitCode::general);
+    }
+    return code;
 }
 
 }  // namespace cocode::dispatch_cli
