@@ -1,0 +1,63 @@
+// Every check.json the suite's runs wrote, against docs/check.schema.json (ajv from the test
+// peers, the draft its "$schema" names): the verdicts of plain runs, rounds, plan rounds and code
+// rounds held to a plan, as the tests that keep their folders (COCODE_TEST_SCRATCH) left them.
+//   node validate.mjs <schema.json> <scratch folder>
+// With COCODE_FULL_RUN=1, the kinds above must each be among them: a scan that found no plan
+// round would prove nothing about plan rounds.
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(process.env.COCODE_PEERS_DIR + "/package.json");
+const [schemaPath, scratch] = process.argv.slice(2);
+const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
+const Ajv = String(schema.$schema).includes("2020-12") ? require("ajv/dist/2020") : require("ajv");
+const ajv = new Ajv({ strict: true, allErrors: true });
+const validate = ajv.compile(schema);
+
+const found = [];
+const walk = (dir) => {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return; // a folder a test made unreadable, or gone meanwhile
+  }
+  for (const entry of entries) {
+    if (entry.name === "node_modules" || entry.name === ".git") continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) walk(path);
+    else if (entry.isFile() && entry.name === "check.json") found.push(path);
+  }
+};
+walk(scratch);
+
+const failures = [];
+const kinds = { run: 0, round: 0, "plan round": 0, "held to a plan": 0 };
+for (const path of found) {
+  let doc;
+  try {
+    doc = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    failures.push(`${path}: not JSON (${e.message})`);
+    continue;
+  }
+  if (!validate(doc)) {
+    failures.push(`${path}: ${ajv.errorsText(validate.errors, { separator: "; " })}`);
+    continue;
+  }
+  kinds.run += 1;
+  if ((doc.round ?? 1) > 1) kinds.round += 1;
+  if (doc.plan_round) kinds["plan round"] += 1;
+  else if (doc.plan) kinds["held to a plan"] += 1;
+}
+if (process.env.COCODE_FULL_RUN === "1")
+  for (const [kind, count] of Object.entries(kinds))
+    if (count === 0) failures.push(`no check.json of a ${kind} was found under ${scratch}`);
+for (const failure of failures) console.log(failure);
+console.log(
+  `validated ${found.length} check.json: ` +
+    Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(", ") +
+    `; ${failures.length} failures`,
+);
+process.exit(failures.length ? 1 : 0);
