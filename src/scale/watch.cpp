@@ -474,6 +474,13 @@ Result<Watcher::Step> Watcher::dispatch_runs(WatchEntry& e) {
     const bool making = runs_being_made(runs_dir, e.since);
     adopt();
     if (e.runs.empty() && making) return Step::wait;
+    // --max-parallel holds however the request came (a poll, a delivery, a round): a claimed
+    // entry starts its runs only when fewer entries than that have runs going.
+    if (e.runs.empty() &&
+        std::count_if(entries_.begin(), entries_.end(), [&](const WatchEntry& other) {
+            return &other != &e && !other.runs.empty();
+        }) >= options_.max_parallel)
+        return Step::wait;
     if (e.runs.empty()) {
         auto started =
             e.round  ? options_.dispatch_round(e.round->issue, e.round->agent, e.round->instruction)

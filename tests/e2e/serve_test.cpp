@@ -20,10 +20,10 @@ constexpr char kSecret[] = "a webhook secret for the test";
 class Serve : public Watch {
   protected:
     // Starts `serve` in `clone` on a free port, in a thread; returns once it listens.
-    void start(const fs::path& clone) {
+    void start(const fs::path& clone, const std::string& flags = "") {
         fs::remove(clone / ".cocode/serve/listening");
-        server_ = std::thread([this, clone] {
-            served_ = dispatch(clone, "serve --listen 127.0.0.1:0",
+        server_ = std::thread([this, clone, flags] {
+            served_ = dispatch(clone, "serve --listen 127.0.0.1:0 " + flags,
                                std::string("COCODE_WEBHOOK_SECRET=") + quote(kSecret));
         });
         ASSERT_TRUE(wait_until([&] { return fs::exists(clone / ".cocode/serve/listening"); }))
@@ -194,6 +194,29 @@ TEST_F(Serve, ACommandInANewIssuesBodyRunsForAWriterOnly) {
     const auto runs = runs_per_issue({a});
     EXPECT_EQ(runs.count(1) ? runs.at(1) : 0, 1);
     EXPECT_EQ(runs.count(2), 0u);
+}
+
+// --max-parallel holds for deliveries as for polls: with 1, the second labelled issue's run
+// starts only once the first one's has ended, however close together their deliveries came.
+TEST_F(Serve, MaxParallelHoldsForDeliveries) {
+    for (int n = 3; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path project = dir_ / "project";
+    write_text(project / ".cocode/fast.sh",
+               "#!/bin/sh\nsleep 1\necho \"fixed $COCODE_ISSUE_NUMBER\" > fixed.txt\ngit add -A\n"
+               "git commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n");
+    sh_ok("git commit -qam 'a slower agent' && git push -q ../origin.git main", project);
+    const fs::path a = machine("a");
+    start(a, "--max-parallel 1");
+    EXPECT_EQ(deliver("issues", "p-1", labeled(1)), 202);
+    EXPECT_EQ(deliver("issues", "p-2", labeled(2)), 202);
+    EXPECT_TRUE(wait_until([&] { return answered(1) && answered(2); }, 60s)) << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    auto runs = pair_runs_of(a);
+    ASSERT_EQ(runs.size(), 2u) << ended.err;
+    std::sort(runs.begin(), runs.end(),
+              [](const auto& x, const auto& y) { return x.start_time < y.start_time; });
+    EXPECT_GE(runs[1].start_time, runs[0].end_time) << "the second run waited for the first";
 }
 
 TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {
