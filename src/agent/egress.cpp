@@ -402,8 +402,7 @@ int run_bridge(const std::vector<std::string>& args) {
         }
     }).detach();
     int status = 0;
-    while (::waitpid(*pid, &status, 0) < 0)
-        if (errno != EINTR) return 1;
+    if (wait_child(*pid, &status) != *pid) return 1;
     std::fflush(nullptr);
     ::_exit(cocode::exit_code_of(status));
 }

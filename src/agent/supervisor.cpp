@@ -482,29 +482,31 @@ class Supervisor {
     // run's marks — a daemon started with `env -i`, outside the sandbox. It is ours to end.
     void sweep_orphans() {
         if (!subreaper_) return;
-        auto children = own_children();
-        if (!children) return;
-        for (pid_t pid : *children) ::kill(pid, SIGKILL);
-        for (pid_t pid : *children) {
+        // Never a child another thread started and waits for (a judge's verify command).
+        const auto children = orphans_to_end();
+        for (pid_t pid : children) ::kill(pid, SIGKILL);
+        for (pid_t pid : children) {
             int status = 0;
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
         }
     }
 
-    // Every child that ended: our agents, and orphans of theirs we adopted as subreaper.
+    // Every child that ended: our agents, and orphans of theirs we adopted as subreaper — by
+    // their pids, never waitpid(-1): the runs already ended are judged meanwhile, in threads
+    // of this process whose children must stay theirs to reap.
     void reap() {
-        int status = 0;
-        pid_t pid;
-        while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-            for (auto& slot : slots_) {
-                if (slot.pid == pid && !slot.exited &&
-                    (slot.phase == Phase::running || slot.phase == Phase::stopping)) {
-                    slot.exited = true;
-                    slot.wait_status = status;
-                }
+        for (auto& slot : slots_) {
+            if (slot.exited || slot.pid <= 0 ||
+                (slot.phase != Phase::running && slot.phase != Phase::stopping))
+                continue;
+            int status = 0;
+            if (wait_child(slot.pid, &status, WNOHANG) == slot.pid) {
+                slot.exited = true;
+                slot.wait_status = status;
             }
         }
+        if (subreaper_) reap_orphans();
     }
 
     void interrupt() {

@@ -313,49 +313,99 @@ bool verdict_published(const fs::path& run_folder) {
     return published;
 }
 
+Judges::Judges(const config::Config& config, int parallel, issues::IssueSource* publish_to,
+               environment::SetupRunner setup_runner,
+               std::function<void(const BatchCheck&)> on_judged)
+    : config_(config),
+      publish_to_(publish_to),
+      setup_runner_(std::move(setup_runner)),
+      on_judged_(std::move(on_judged)),
+      parallel_(std::max(1, parallel)) {}
+
+Judges::~Judges() {
+    {
+        std::lock_guard lock(mutex_);
+        closing_ = true;
+    }
+    changed_.notify_all();
+    for (auto& thread : threads_) thread.join();
+}
+
+void Judges::add(const run::RunRecord& run) {
+    std::lock_guard lock(mutex_);
+    if (std::any_of(runs_.begin(), runs_.end(),
+                    [&](const run::RunRecord& r) { return r.run_id == run.run_id; }))
+        return;
+    runs_.push_back(run);
+    checks_.emplace_back();
+    checks_.back().run_id = run.run_id;
+    // A judge of its own while fewer than `parallel` judge: none waits behind a long verify.
+    if (idle_ == 0 && static_cast<int>(threads_.size()) < parallel_)
+        threads_.emplace_back([this] { work(); });
+    changed_.notify_all();
+}
+
+bool Judges::has(const std::string& run_id) const {
+    std::lock_guard lock(mutex_);
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [&](const run::RunRecord& r) { return r.run_id == run_id; });
+}
+
+void Judges::work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        ++idle_;
+        changed_.wait(lock, [&] { return closing_ || next_ < runs_.size(); });
+        --idle_;
+        if (next_ >= runs_.size()) return;  // closing, nothing left
+        const std::size_t i = next_++;
+        const run::RunRecord run = runs_[i];
+        lock.unlock();
+        BatchCheck check;
+        check.run_id = run.run_id;
+        auto input = input_for_run(run, config_);
+        if (!input) {
+            check.error = input.error().message;
+        } else {
+            input->setup_runner = setup_runner_;
+            auto verdict = judge_and_record(*input);
+            if (verdict)
+                check.verdict = std::move(*verdict);
+            else
+                check.error = verdict.error().message;
+        }
+        if (check.verdict && publish_to_) {
+            std::lock_guard publishing(publishing_);
+            auto published = publish_run_verdict(*publish_to_, config_, run, *check.verdict);
+            if (published) {
+                check.comment_url = published->comment_url;
+                check.pr_url = published->pr_url;
+            } else {
+                check.error = "publishing: " + published.error().message;
+            }
+        }
+        if (on_judged_) on_judged_(check);
+        lock.lock();
+        checks_[i] = std::move(check);
+        ++done_;
+        changed_.notify_all();
+    }
+}
+
+std::vector<BatchCheck> Judges::finish() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_ == runs_.size(); });
+    return checks_;
+}
+
 std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                                     const config::Config& config, int parallel,
                                     issues::IssueSource* publish_to,
                                     const environment::SetupRunner& setup_runner,
                                     const std::function<void(const BatchCheck&)>& on_judged) {
-    std::vector<BatchCheck> out(runs.size());
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t i = next++; i < runs.size(); i = next++) {
-            out[i].run_id = runs[i].run_id;
-            auto input = input_for_run(runs[i], config);
-            if (!input) {
-                out[i].error = input.error().message;
-                if (on_judged) on_judged(out[i]);
-                continue;
-            }
-            input->setup_runner = setup_runner;
-            auto verdict = judge_and_record(*input);
-            if (verdict)
-                out[i].verdict = std::move(*verdict);
-            else
-                out[i].error = verdict.error().message;
-            if (on_judged) on_judged(out[i]);
-        }
-    };
-    std::vector<std::thread> threads;
-    const int count = std::max(1, std::min<int>(parallel, static_cast<int>(runs.size())));
-    for (int t = 1; t < count; ++t) threads.emplace_back(work);
-    work();
-    for (auto& thread : threads) thread.join();
-
-    if (publish_to) {
-        for (std::size_t i = 0; i < runs.size(); ++i) {
-            if (!out[i].verdict) continue;
-            auto published = publish_run_verdict(*publish_to, config, runs[i], *out[i].verdict);
-            if (published) {
-                out[i].comment_url = published->comment_url;
-                out[i].pr_url = published->pr_url;
-            } else
-                out[i].error = "publishing: " + published.error().message;
-        }
-    }
-    return out;
+    Judges judges(config, parallel, publish_to, setup_runner, on_judged);
+    for (const auto& run : runs) judges.add(run);
+    return judges.finish();
 }
 
 SourceHint source_of(const std::string& issue_url) {

@@ -3,10 +3,13 @@
 // on the run's events and the bus.
 #pragma once
 
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check/judge.h"
@@ -78,8 +81,45 @@ struct BatchCheck {
     std::string comment_url;  // when published
     std::string pr_url;       // when a pull request was opened
 };
-// `on_judged` hears of each run as soon as it is judged, from the thread that judged it.
-// `setup_runner` runs the clean trees' setup (agent/setup_runner.h: in the sandbox).
+// Runs judged as they are handed in (each as soon as it ended, wherever it started), up to
+// `parallel` at once, each verdict published right after (one publication at a time: the
+// source is shared). `on_judged` hears of each run once judged (and published), from the
+// thread that judged it. `setup_runner` runs the clean trees' setup (agent/setup_runner.h).
+class Judges {
+  public:
+    Judges(const config::Config& config, int parallel, issues::IssueSource* publish_to,
+           environment::SetupRunner setup_runner,
+           std::function<void(const BatchCheck&)> on_judged = nullptr);
+    ~Judges();  // waits for the judging under way
+    Judges(const Judges&) = delete;
+    Judges& operator=(const Judges&) = delete;
+
+    // Thread-safe; a run handed in twice is judged once.
+    void add(const run::RunRecord& run);
+    bool has(const std::string& run_id) const;
+    // Waits until every run handed in is judged: their checks, in the order handed in.
+    std::vector<BatchCheck> finish();
+
+  private:
+    void work();
+    const config::Config& config_;
+    issues::IssueSource* publish_to_;
+    environment::SetupRunner setup_runner_;
+    std::function<void(const BatchCheck&)> on_judged_;
+    int parallel_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<run::RunRecord> runs_;
+    std::vector<BatchCheck> checks_;
+    std::size_t next_ = 0;  // the first run not taken by a judge yet
+    std::size_t done_ = 0;
+    std::vector<std::thread> threads_;
+    int idle_ = 0;
+    bool closing_ = false;
+    std::mutex publishing_;
+};
+
+// The same for a batch handed in at once: every run judged, then their checks.
 std::vector<BatchCheck> check_batch(
     const std::vector<run::RunRecord>& runs, const config::Config& config, int parallel,
     issues::IssueSource* publish_to, const environment::SetupRunner& setup_runner,

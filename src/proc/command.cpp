@@ -180,9 +180,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
         return result;
     }
     int status = 0;
-    while (::waitpid(*pid, &status, 0) < 0) {
-        if (errno != EINTR) return Error::from_errno("waitpid " + argv[0], errno);
-    }
+    if (wait_child(*pid, &status) != *pid) return Error::from_errno("waitpid " + argv[0], errno);
     result.exit_code = exit_code_of(status);
     return result;
 }

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "proc/command.h"
+#include "proc/process_tree.h"
 
 extern char** environ;
 
@@ -97,6 +99,52 @@ std::filesystem::path overlay_helper() {
 
 }  // namespace
 
+namespace {
+
+// The children start_child made, until their starter has reaped them (wait_child): held with
+// the spawn itself, so that a sweep never sees a child before it is known.
+std::mutex& children_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+std::set<pid_t>& started_children() {
+    static std::set<pid_t> pids;
+    return pids;
+}
+
+}  // namespace
+
+pid_t wait_child(pid_t pid, int* status, int options) {
+    pid_t got;
+    while ((got = ::waitpid(pid, status, options)) < 0 && errno == EINTR) {
+    }
+    if (got == pid) {
+        std::lock_guard lock(children_mutex());
+        started_children().erase(pid);
+    }
+    return got;
+}
+
+void reap_orphans(const std::function<void(pid_t pid, int status)>& reaped) {
+    std::lock_guard lock(children_mutex());
+    auto children = own_children();
+    if (!children) return;
+    for (pid_t pid : *children) {
+        if (started_children().count(pid)) continue;
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == pid && reaped) reaped(pid, status);
+    }
+}
+
+std::vector<pid_t> orphans_to_end() {
+    std::lock_guard lock(children_mutex());
+    std::vector<pid_t> out;
+    if (auto children = own_children())
+        for (pid_t pid : *children)
+            if (!started_children().count(pid)) out.push_back(pid);
+    return out;
+}
+
 Result<pid_t> start_child(const ChildOptions& options) {
     if (options.argv.empty()) return Error::usage("start_child: empty command line");
     auto program = find_in_path(options.argv[0]);
@@ -140,9 +188,11 @@ Result<pid_t> start_child(const ChildOptions& options) {
     }
     SpawnAttributes attributes(options.group);
     pid_t pid = -1;
+    std::lock_guard lock(children_mutex());
     const int rc =
         ::posix_spawn(&pid, program->c_str(), actions.get(), attributes.get(), args.data(), envp);
     if (rc != 0) return Error::from_errno("cannot start " + options.argv[0], rc);
+    started_children().insert(pid);
     return pid;
 }
 
@@ -237,8 +287,8 @@ int end_group(pid_t pid, std::chrono::milliseconds grace) {
     }
     ::kill(-pid, SIGKILL);  // whatever of the group is still there
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    // A status that could not be had is no success.
+    if (wait_child(pid, &status) != pid) return -1;
     return exit_code_of(status);
 }
 

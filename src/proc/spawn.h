@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,8 +83,21 @@ struct ChildOptions {
 };
 
 // Starts the child: its pid. A program that cannot be found is ExitCode::missing_dependency; an
-// overlay the kernel refuses ends the child with exit 126 and one line on its stderr.
+// overlay the kernel refuses ends the child with exit 126 and one line on its stderr. Its
+// starter waits for it (wait_child, end_group): until then a subreaper's sweep for adopted
+// orphans (reap_orphans, orphans_to_end) leaves it alone, whatever thread started it.
 Result<pid_t> start_child(const ChildOptions& options);
+
+// waitpid for a child start_child made (`options`: 0 or WNOHANG): its pid once it has been
+// reaped, 0 when it has not exited yet (WNOHANG), -1 with errno on an error.
+pid_t wait_child(pid_t pid, int* status, int options = 0);
+
+// For a subreaper: reaps the children that ended which no start_child made — orphans of its
+// agents it adopted — never a child another thread is waiting for (a verify command, a git
+// run by a judge running beside a supervisor). Each reaped pid goes to `reaped`.
+void reap_orphans(const std::function<void(pid_t pid, int status)>& reaped = nullptr);
+// The children alive now that no start_child made: the adopted orphans, for a subreaper to end.
+std::vector<pid_t> orphans_to_end();
 
 // Whether this process can give a child overlay mounts with files at `scratch` (a folder on
 // the file system its upper folders will be on): "" when it can, else what the kernel said

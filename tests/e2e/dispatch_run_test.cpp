@@ -858,6 +858,37 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
     ::kill(stranger, SIGKILL);
 }
 
+// Each run is judged as soon as it ends, not when the batch has: the slow agent of a race goes
+// on only once the fast one's verdict (its check.json) is there — judged while the slow one is
+// still running. Judged at the batch's end, the slow agent would wait for it in vain.
+TEST_F(DispatchRun, AFastAgentsVerdictDoesNotWaitForTheSlowestAgent) {
+    const fs::path fast = dir_ / "fast-agent.sh";
+    const fs::path slow = dir_ / "slow-agent.sh";
+    const std::string commit =
+        "git add -A\ngit commit -q -m \"Fix #$COCODE_ISSUE_NUMBER\" -m \"$COCODE_READY_MARKER\"\n";
+    write_text(fast, "#!/bin/sh\necho fast > fast.txt\n" + commit);
+    write_text(slow,
+               "#!/bin/sh\n"
+               "i=0\n"
+               "until ls \"$JRUN_RUNS_DIR\"/*/check.json > /dev/null 2>&1; do\n"
+               "  i=$((i + 1)); [ $i -gt 1200 ] && exit 1; sleep 0.05\n"
+               "done\n"
+               "echo slow > slow.txt\n" +
+                   commit);
+    for (const auto& agent : {fast, slow}) fs::permissions(agent, fs::perms::owner_all);
+    configure({{"sandbox", "none"},
+               {"agents",
+                {{"fast", {{"command", fast.string()}}}, {"slow", {{"command", slow.string()}}}}}});
+    Shell run = dispatch("run 1 --json");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const json out = json::parse(run.out);
+    ASSERT_EQ(out["runs"].size(), 2u);
+    for (const auto& r : out["runs"]) {
+        EXPECT_EQ(r["status"], "completed") << r.dump();
+        EXPECT_EQ(r["verdict"], "PASS") << r.dump();
+    }
+}
+
 // A verdict that cannot be written (here check.md's place is taken by a folder, as a full
 // disk would refuse it) makes `run` exit 1 with the one line saying so — never 0 as if judged.
 TEST_F(DispatchRun, AVerdictThatCannotBeWrittenMakesRunExitOne) {

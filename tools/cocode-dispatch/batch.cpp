@@ -23,20 +23,36 @@ std::string run_line(const agent::PlannedRun& run, const std::string& what) {
            run.run_id + "  #" + std::to_string(run.issue) + " " + run.agent.name + "  " + what;
 }
 
-std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
-                                           const agent::BatchResult& batch, const AfterRun& after) {
-    if (!agent::judged_after(batch, after.check)) return {};
-    std::vector<run::RunRecord> records;
-    for (const auto& run : runs) {
-        auto info = run::read_run_info(run.files.folder);
-        if (info) records.push_back(run::record_from(*info, run.files.folder));
-    }
-    if (records.empty()) return {};
+JudgeAsTheyEnd::JudgeAsTheyEnd(const std::vector<agent::PlannedRun>& runs, const AfterRun& after)
+    : runs_(runs) {
+    if (!after.check || runs.empty()) return;
     // <repo>/.cocode/runs/<id>: the repository the runs are of.
-    const auto repo_root = records.front().folder.parent_path().parent_path().parent_path();
-    return check::check_batch(records, *after.config, after.config->concurrency,
-                              after.publish ? after.source : nullptr,
-                              agent::setup_runner(*after.config, repo_root), after.on_judged);
+    const auto repo_root = runs.front().files.folder.parent_path().parent_path().parent_path();
+    judges_ = std::make_unique<check::Judges>(
+        *after.config, after.config->concurrency, after.publish ? after.source : nullptr,
+        agent::setup_runner(*after.config, repo_root), after.on_judged);
+}
+
+void JudgeAsTheyEnd::hand_in(const agent::PlannedRun& run) {
+    auto info = run::read_run_info(run.files.folder);
+    if (info) judges_->add(run::record_from(*info, run.files.folder));
+}
+
+void JudgeAsTheyEnd::attach(agent::SupervisorOptions& options) {
+    if (!judges_) return;
+    auto before = options.on_update;
+    options.on_update = [this, before](const agent::RunUpdate& u) {
+        if (before) before(u);
+        if (u.kind == agent::UpdateKind::finished) hand_in(*u.run);
+    };
+}
+
+std::vector<check::BatchCheck> JudgeAsTheyEnd::finish(const agent::BatchResult& batch) {
+    if (!judges_) return {};
+    if (!batch.interrupted)
+        for (const auto& run : runs_)
+            if (!judges_->has(run.run_id)) hand_in(run);
+    return judges_->finish();
 }
 
 const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,

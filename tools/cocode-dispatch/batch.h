@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,8 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
 // "12:00:01  <run id>  #7 claude  <what>"
 std::string run_line(const agent::PlannedRun& run, const std::string& what);
 
-// After the batch, the check (docs/check.md): every run that ended is judged, and its verdict
-// published when asked. Nothing after an interrupt: the user wants to stop.
+// The check (docs/check.md): every run that ended is judged, as it ends, and its verdict
+// published when asked. Nothing not judged yet after an interrupt: the user wants to stop.
 struct AfterRun {
     bool check = true;
     bool publish = false;
@@ -45,8 +46,24 @@ struct AfterRun {
     std::function<void(const check::BatchCheck&)> on_judged;  // from the judging threads
 };
 
-std::vector<check::BatchCheck> check_after(const std::vector<agent::PlannedRun>& runs,
-                                           const agent::BatchResult& batch, const AfterRun& after);
+// The check of a batch's runs, each as soon as it ends (up to `concurrency` at once, its
+// verdict published then when asked): a fast agent's verdict does not wait for the slowest.
+// After an interrupt no run not judged yet is judged.
+class JudgeAsTheyEnd {
+  public:
+    // `after.on_judged` is taken now: set it first.
+    JudgeAsTheyEnd(const std::vector<agent::PlannedRun>& runs, const AfterRun& after);
+    // Chains onto the options' on_update: a run that has finished is handed to the judges.
+    void attach(agent::SupervisorOptions& options);
+    // Once the batch is over: every run not handed in yet is (none after an interrupt), then
+    // the checks of all that were, when each is judged.
+    std::vector<check::BatchCheck> finish(const agent::BatchResult& batch);
+
+  private:
+    void hand_in(const agent::PlannedRun& run);
+    const std::vector<agent::PlannedRun>& runs_;
+    std::unique_ptr<check::Judges> judges_;  // none without a check
+};
 const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
                                   const std::string& run_id);
 // "PASS  <report>  <comment url>", or why there is no verdict.

@@ -214,7 +214,7 @@ namespace {
 
 // Supervises the batch with the live view: on a terminal every run on a line of its own,
 // rewritten as it changes (verdicts too, as they come); in a pipe or a CI log, one line per
-// event. Then the runs are judged (check_after).
+// event. Each run is judged as soon as it ends (JudgeAsTheyEnd).
 std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
     std::vector<agent::PlannedRun>& runs, const Workspace& ws, AfterRun& after) {
     agent::SupervisorOptions options = supervisor_options(ws.config);
@@ -256,13 +256,17 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
         verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
         redraw(last_views);
     };
+    // Each run judged as soon as it ends, not when the slowest has.
+    JudgeAsTheyEnd judges(runs, after);
+    judges.attach(options);
     auto batch = agent::supervise(runs, options).value_or_throw();
     if (progress.in_place() && agent::judged_after(batch, after.check)) {
         std::lock_guard<std::mutex> lock(shown);
-        for (const auto& view : last_views) verdicts[view.run->run_id] = "judging…";
+        for (const auto& view : last_views)
+            if (verdicts[view.run->run_id].empty()) verdicts[view.run->run_id] = "judging…";
         redraw(last_views);
     }
-    auto checks = check_after(runs, batch, after);
+    auto checks = judges.finish(batch);
     after.on_judged = nullptr;  // it captured this frame
     live.finish(checks);
     return {std::move(batch), std::move(checks)};

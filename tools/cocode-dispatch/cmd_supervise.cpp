@@ -70,8 +70,10 @@ int run_supervise(const SuperviseArgs& args) {
     LiveProgress live(runs, ws.config, source.get(), after.publish, after.check);
     live.attach(options);
     after.on_judged = [&live](const check::BatchCheck& c) { live.judged(c); };
+    JudgeAsTheyEnd judges(runs, after);  // each run as soon as it ends
+    judges.attach(options);
     auto batch = agent::supervise(runs, options).value_or_throw();
-    const auto checks = check_after(runs, batch, after);
+    const auto checks = judges.finish(batch);
     live.finish(checks);
     for (const auto& run : runs)
         if (const auto* c = check_of(checks, run.run_id))
