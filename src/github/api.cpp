@@ -336,6 +336,21 @@ Result<CollaboratorPermission> GitHub::collaborator_permission(const std::string
     return out;
 }
 
+Result<std::vector<Comment>> GitHub::comments_since(const std::string& since) {
+    const std::string path =
+        repo_path() + "/issues/comments?sort=created&direction=asc&since=" + percent_encode(since) +
+        "&per_page=" + std::to_string(page_size_);
+    auto all = http_.get_all_pages(path, kCommentKeys);
+    if (!all.ok()) return std::move(all).error();
+    std::vector<Comment> comments;
+    for (const auto& item : all.value()) {
+        auto comment = comment_from_json(item, "GET " + path);
+        if (!comment.ok()) return std::move(comment).error();
+        comments.push_back(std::move(comment).value());
+    }
+    return comments;
+}
+
 Result<IssueEdits> GitHub::issue_edits(long number) {
     static constexpr const char* kQuery =
         "query($owner: String!, $name: String!, $number: Int!) {"

@@ -77,6 +77,10 @@ class GitHub {
     // triage, read, or a custom role's name) and its base permission (admin, write, read,
     // none). A login GitHub does not know as a collaborator is {"none", "none"}.
     Result<CollaboratorPermission> collaborator_permission(const std::string& login);
+    // The repository's issue and pull request comments made at or after `since` (ISO 8601),
+    // oldest first (GET /issues/comments?since=…&sort=created; a conditional request: an
+    // unchanged list costs no rate limit).
+    Result<std::vector<Comment>> comments_since(const std::string& since);
     // Who last edited the issue's body and renamed its title, and when: asked of GitHub's
     // GraphQL API (<api>/graphql; /api/graphql on a GitHub Enterprise Server), as REST does
     // not say who edited a body.

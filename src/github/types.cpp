@@ -217,6 +217,16 @@ Result<Comment> comment_from_json(const json& value, std::string_view where) {
     comment.author_association = std::move(association).value();
     if (auto user = value.find("user"); user != value.end() && user->is_object())
         comment.author_is_bot = user->value("type", "") == "Bot";
+    // …/issues/<n>: the number the issues API knows it by (a pull request's too).
+    auto issue_url = optional_string(value, "issue_url", where);
+    if (!issue_url.ok()) return std::move(issue_url).error();
+    if (const auto slash = issue_url->rfind('/'); slash != std::string::npos) {
+        const std::string number = issue_url->substr(slash + 1);
+        if (!number.empty() && number.size() < 10 &&
+            number.find_first_not_of("0123456789") == std::string::npos)
+            comment.issue = std::stol(number);
+    }
+    comment.on_pull_request = comment.html_url.find("/pull/") != std::string::npos;
     return comment;
 }
 

@@ -60,6 +60,8 @@ struct Comment {
     std::string updated_at;
     std::string author_association;  // OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …
     bool author_is_bot = false;      // a GitHub App's or another bot's account
+    long issue = 0;                  // the issue (or pull request) it is on, from issue_url
+    bool on_pull_request = false;    // its html_url is a pull request's
 };
 
 // One entry of an issue's events (GET /issues/{n}/events), the kinds cocode reads.
@@ -183,7 +185,8 @@ inline constexpr std::string_view kIssueKeys[] = {
     "number",     "title", "body",   "state",     "html_url", "created_at",
     "updated_at", "user",  "labels", "assignees", "comments", "pull_request"};
 inline constexpr std::string_view kCommentKeys[] = {
-    "id", "body", "html_url", "created_at", "updated_at", "user", "author_association"};
+    "id",         "body", "html_url",           "created_at",
+    "updated_at", "user", "author_association", "issue_url"};
 inline constexpr std::string_view kIssueEventKeys[] = {"id", "event", "label", "created_at",
                                                        "actor"};
 inline constexpr std::string_view kReviewKeys[] = {"id",   "user",         "state",

@@ -111,27 +111,6 @@ Result<void> reply_once(github::GitHub& github, const EventRequest& request,
     return {};
 }
 
-// The command `text` (a comment's, or an issue's body at creation) says, when it says one: a
-// plan command, or the command that runs agents (with the agents named after it).
-bool read_command(std::string_view text, const config::TriggerConfig& trigger,
-                  EventRequest& request) {
-    if (auto verb = plan_command(text, trigger.command)) {
-        request.kind = EventRequest::Kind::command;
-        request.commanded = true;
-        request.verb = verb->verb;
-        request.agents = verb->agents;
-        request.plan_hash = verb->hash;
-        request.instruction = verb->words;
-        return true;
-    }
-    const auto said = words(first_line(text));
-    if (said.empty() || said.front() != trigger.command) return false;
-    request.kind = EventRequest::Kind::command;
-    request.commanded = true;
-    request.agents.assign(said.begin() + 1, said.end());
-    return true;
-}
-
 // An `issue_comment` (created): on a pull request a round (or an approve-merge, for the gate);
 // on an issue a plan command or the command that runs agents.
 Result<EventRequest> read_issue_comment(const json& payload, const config::TriggerConfig& trigger,
@@ -168,6 +147,25 @@ Result<EventRequest> read_issue_comment(const json& payload, const config::Trigg
 }
 
 }  // namespace
+
+bool read_command(std::string_view text, const config::TriggerConfig& trigger,
+                  EventRequest& request) {
+    if (auto verb = plan_command(text, trigger.command)) {
+        request.kind = EventRequest::Kind::command;
+        request.commanded = true;
+        request.verb = verb->verb;
+        request.agents = verb->agents;
+        request.plan_hash = verb->hash;
+        request.instruction = verb->words;
+        return true;
+    }
+    const auto said = words(first_line(text));
+    if (said.empty() || said.front() != trigger.command) return false;
+    request.kind = EventRequest::Kind::command;
+    request.commanded = true;
+    request.agents.assign(said.begin() + 1, said.end());
+    return true;
+}
 
 Result<EventRequest> read_event(std::string_view event_name, const json& payload,
                                 const config::TriggerConfig& trigger) {

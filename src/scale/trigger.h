@@ -63,6 +63,12 @@ struct PlanCommand {
 };
 std::optional<PlanCommand> plan_command(std::string_view body, const std::string& command);
 
+// The command `text` (a comment's, or a new issue's body) says, when it says one, read into
+// `request` (kind command, `commanded`): a plan command (verb, agents, hash, words), or the
+// command that runs agents, with the agents named after it. False when it says none.
+bool read_command(std::string_view text, const config::TriggerConfig& trigger,
+                  EventRequest& request);
+
 // The words after the command when `body` says it (the first word of its first line that is
 // not blank), hidden text left out and trimmed; nullopt when it does not say it.
 std::optional<std::string> words_after_command(std::string_view body, const std::string& command);

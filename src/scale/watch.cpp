@@ -183,6 +183,7 @@ Result<std::unique_ptr<Watcher>> Watcher::open(WatchOptions options) {
                                 ": not a watcher's state (expected an object with `watcher` and "
                                 "`issues`); move it aside to start afresh");
         w->id_ = state["watcher"].get<std::string>();
+        w->commands_since_ = json_value(state, "commands_since", std::string());
         for (const auto& item : state["issues"]) {
             auto entry = entry_from(item, w->id_, file);
             if (!entry) return std::move(entry).error();
@@ -198,8 +199,10 @@ Result<std::unique_ptr<Watcher>> Watcher::open(WatchOptions options) {
 Result<void> Watcher::save() {
     json issues = json::array();
     for (const auto& e : entries_) issues.push_back(entry_json(e));
+    json state = {{"watcher", id_}, {"issues", issues}};
+    if (!commands_since_.empty()) state["commands_since"] = commands_since_;
     return write_file_atomic(options_.repo_root / kWatchDir / "state.json",
-                             json_dump(json{{"watcher", id_}, {"issues", issues}}, 2) + "\n");
+                             json_dump(state, 2) + "\n");
 }
 
 Result<void> Watcher::pass(bool poll) {
@@ -218,6 +221,7 @@ Result<void> Watcher::pass(bool poll) {
         if (options_.rounds) {
             if (auto rounds = claim_rounds(); !rounds) return rounds;
             if (auto plans = claim_plan_commands(); !plans) return plans;
+            if (auto commands = claim_commands(); !commands) return commands;
         }
     }
     for (std::size_t i = 0; i < entries_.size();) {

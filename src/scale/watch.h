@@ -181,6 +181,7 @@ class Watcher {
     Result<void> claim_new();
     Result<void> claim_rounds();         // watch_rounds.cpp
     Result<void> claim_plan_commands();  // watch_rounds.cpp
+    Result<void> claim_commands();       // watch_rounds.cpp
     Result<void> renew_due();
 
     WatchOptions options_;
@@ -192,6 +193,7 @@ class Watcher {
     std::string held_;                      // why new work is held, as last said; "" if not
     std::set<std::pair<Request::Kind, long long>> decided_;  // round requests decided on
     std::map<long long, bool> label_decisions_;  // a labelling's event id: may it start runs
+    std::string commands_since_;         // comment commands are read from then on (GitHub's time)
     std::map<long, std::string> gates_;  // pull request → its gate as last written (head, words)
     struct Lock;
     std::unique_ptr<Lock> lock_;

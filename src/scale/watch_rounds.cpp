@@ -4,6 +4,7 @@
 // decides a webhook's (trigger.h) and taken as rounds. Conditional GETs make an unchanged pull
 // request cost no rate limit; claims make each request run once, whoever polls.
 #include <algorithm>
+#include <ctime>
 #include <map>
 
 #include "run/run_folder.h"
@@ -155,6 +156,55 @@ Result<void> Watcher::claim_plan_commands() {
                 decision->by, WatchApproval{c.created_at, ""});
             if (!taken) return std::move(taken).error();
         }
+    }
+    return {};
+}
+
+// `/cocode` and `/cocode plan` in issue comments, as `serve` takes them from webhooks: one
+// request a poll for the comments made since the last (conditional: a poll that finds nothing
+// new costs no rate limit), each decided once by the one decision (writers only; one reply to
+// anyone else; 👀) and taken as a command. Approve, revise and reject are the plans' own
+// (claim_plan_commands); commands on pull requests are rounds (claim_rounds).
+Result<void> Watcher::claim_commands() {
+    const config::Config& config = *options_.config;
+    if (commands_since_.empty()) {
+        // From the watcher's first poll on: never a backlog of old comments.
+        char stamp[32];
+        const std::time_t now = server_now(*github_);
+        std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+        commands_since_ = stamp;
+        if (auto saved = save(); !saved) return saved;
+    }
+    auto comments = github_->comments_since(commands_since_);
+    if (!comments) return std::move(comments).error();
+    std::string newest = commands_since_;
+    for (const auto& c : *comments) {
+        // `since` is GitHub's "updated since": an old comment edited is no new command.
+        if (c.created_at < commands_since_ || c.on_pull_request || c.issue == 0) continue;
+        newest = std::max(newest, c.created_at);
+        EventRequest e;
+        e.issue = c.issue;
+        e.comment_id = c.id;
+        e.login = c.author;
+        e.bot = github::bot_account(c.author, c.author_is_bot);
+        if (!read_command(c.body, config.trigger, e)) continue;
+        if (!e.verb.empty() && e.verb != "plan") continue;
+        if (!decided_.insert({Request::Kind::command, c.id}).second) continue;
+        auto decision = decide(e, config, *github_);
+        if (!decision) return std::move(decision).error();
+        options_.notice(decision->notice);
+        if (!decision->run) continue;
+        std::optional<WatchPlan> plan;
+        if (!decision->verb.empty())
+            plan =
+                WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
+        auto taken = take(c.issue, {Request::Kind::command, c.id}, decision->agents, plan,
+                          decision->by, WatchApproval{c.created_at, ""});
+        if (!taken) return std::move(taken).error();
+    }
+    if (newest != commands_since_) {
+        commands_since_ = newest;  // the newest again next time: decided_ knows it
+        if (auto saved = save(); !saved) return saved;
     }
     return {};
 }

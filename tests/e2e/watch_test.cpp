@@ -330,6 +330,45 @@ TEST_F(Watch, AnIssueEditedAfterItsLabelBySomeoneWithoutWriteAccessIsRefused) {
     EXPECT_NE(std::find(labels.begin(), labels.end(), "cocode:failed"), labels.end());
 }
 
+// `/cocode` in an issue comment, taken by `watch` as `serve` takes it (one decision): a writer's
+// runs the agents it names, once, however often the issue is polled; a reader's gets one reply
+// and starts nothing; a comment on a pull request is no issue command. A poll that finds no new
+// comment is one conditional request (304: no rate limit spent).
+TEST_F(Watch, CommentCommandsOnIssuesAreTakenOnceFromWritersOnly) {
+    for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("reader", "read", "read");
+    const fs::path a = machine("a");
+    ASSERT_EQ(watch(a).exit_code, 0);  // the watcher's first poll: commands from now on
+    github_->add_comment(2, "/cocode fast", "writer");
+    github_->add_comment(3, "/cocode", "reader");
+    github_->add_comment(4, "a remark that is no command", "writer");
+    const long pull = github_->add_pull("a pull request", "feature/x");
+    github_->add_comment(pull, "/cocode", "writer");
+    for (int poll = 0; poll < 3; ++poll) {  // comment lists lag two listings here
+        Shell watched = watch(a);
+        ASSERT_EQ(watched.exit_code, 0) << watched.err;
+    }
+    const auto runs = runs_per_issue({a});
+    EXPECT_EQ(runs.count(2) ? runs.at(2) : 0, 1);
+    EXPECT_EQ(runs.count(3), 0u);
+    EXPECT_EQ(runs.count(4), 0u);
+    EXPECT_EQ(runs.count(pull), 0u);
+    int replies = 0;
+    for (const auto& c : github_->comments_of(3))
+        replies += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
+    EXPECT_EQ(replies, 1);
+    int eyes = 0;
+    for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
+    EXPECT_EQ(eyes, 1);
+
+    const long before = github_->rate_remaining();
+    Shell quiet = watch(a);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(runs_per_issue({a}).at(2), 1) << "taken once";
+    EXPECT_EQ(github_->rate_remaining(), before) << "nothing new: no rate limit spent";
+}
+
 // budget.daily_usd spent: watch takes nothing new and fails nothing; the issue waits,
 // unclaimed, and is taken once there is budget again.
 TEST_F(Watch, ASpentDailyBudgetHoldsTheQueueAndFailsNothing) {

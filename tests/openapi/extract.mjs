@@ -9,6 +9,7 @@ export const operations = [
   "issues/get",
   "issues/list-for-repo",
   "issues/list-comments",
+  "issues/list-comments-for-repo",
   "issues/get-comment",
   "issues/list-events",
   "issues/create-comment",

@@ -109,6 +109,23 @@ struct FakeGitHub::Server {
 
     std::string now() const { return now_text(clock_offset); }
     // A labeled or unlabeled event on the issue, as GET /issues/{n}/events lists it.
+    // A new comment on issue (or pull request) `number`, addressed as GitHub addresses it.
+    json new_comment(long number, const std::string& body, const std::string& owner,
+                     const std::string& repo) {
+        json comment = github_example("issue-comment");
+        comment["id"] = ++next_id;
+        comment["body"] = body;
+        comment["created_at"] = comment["updated_at"] = now();
+        const auto issue = issues.find(number);
+        const bool pull = issue != issues.end() && issue->second.contains("pull_request");
+        comment["issue_url"] = "https://api.github.com/repos/" + owner + "/" + repo + "/issues/" +
+                               std::to_string(number);
+        comment["html_url"] = "https://github.com/" + owner + "/" + repo +
+                              (pull ? "/pull/" : "/issues/") + std::to_string(number) +
+                              "#issuecomment-" + std::to_string(next_id);
+        return comment;
+    }
+
     void record_label_event(long number, const std::string& kind, const json& label,
                             const std::string& actor = "") {
         json event = github_example("issue-event-for-issue-items");
@@ -474,14 +491,35 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             if (is("POST", R"(/issues/(\d+)/comments)")) {
                 long number = std::stol(r[1]);
                 if (!st.issues.count(number)) return finish(404, {{"message", "Not Found"}});
-                json comment = github_example("issue-comment");
-                comment["id"] = ++st.next_id;
-                comment["body"] = body.value("body", "");
-                comment["created_at"] = comment["updated_at"] = st.now();
+                json comment =
+                    st.new_comment(number, body.value("body", ""), options_.owner, options_.repo);
                 if (st.list_lag > 0)
                     st.visible_at[comment["id"].get<long long>()] = st.comment_lists + st.list_lag;
                 st.comments[number].push_back(comment);
                 return finish(201, comment, "issues/create-comment");
+            }
+            if (is("GET", R"(/issues/comments)")) {
+                // The repository's comments, by creation, updated at or after `since`; a
+                // conditional request, as GitHub answers one (304 when the page is the same).
+                const std::string since =
+                    req.has_param("since") ? req.get_param_value("since") : "";
+                std::vector<const json*> all;
+                ++st.comment_lists;
+                for (const auto& [number, list] : st.comments)
+                    for (const auto& c : list) {
+                        auto v = st.visible_at.find(c["id"].get<long long>());
+                        if (v != st.visible_at.end() && st.comment_lists < v->second) continue;
+                        if (c["updated_at"].get<std::string>() >= since) all.push_back(&c);
+                    }
+                std::sort(all.begin(), all.end(), [](const json* a, const json* b) {
+                    return (*a)["id"].get<long long>() < (*b)["id"].get<long long>();
+                });
+                const std::string items = page_of(all);
+                const std::string etag = etag_of(items + res.get_header_value("Link"));
+                res.set_header("ETag", etag);
+                if (req.get_header_value("If-None-Match") == etag)
+                    return finish(304, json(), "", false);
+                return finish_text(200, std::move(items), nullptr, "issues/list-comments-for-repo");
             }
             if (is("GET", R"(/issues/comments/(\d+))")) {
                 // One comment by its id is as it is now: only lists lag.
@@ -860,10 +898,7 @@ void FakeGitHub::put_issue(long number, const std::string& title, const std::str
 long long FakeGitHub::add_comment(long number, const std::string& body, const std::string& author,
                                   const std::string& association) {
     std::lock_guard lock(server_->mutex);
-    json comment = github_example("issue-comment");
-    comment["id"] = ++server_->next_id;
-    comment["body"] = body;
-    comment["created_at"] = comment["updated_at"] = server_->now();
+    json comment = server_->new_comment(number, body, options_.owner, options_.repo);
     if (!author.empty()) comment["user"]["login"] = author;
     if (!association.empty()) comment["author_association"] = association;
     server_->comments[number].push_back(comment);
