@@ -97,6 +97,30 @@ Result<void> Watcher::claim_rounds() {
         for (const auto& c : *comments)
             if (c.created_at >= since) ask({Request::Kind::command, c.id}, c.author, c.body, false);
 
+        // review.fix_checks: a check failing on the head asks for a round, as a failed check
+        // suite's webhook does under `serve` — `continue --from-pr` then takes the checks that
+        // are the head's own doing, or says once that they fail on the base too. The request
+        // is the head's newest failing check run: another failure is another request.
+        if (config.review.fix_checks && !pull.head_sha.empty()) {
+            auto checks = github_->check_runs(pull.head_sha);
+            if (!checks) return std::move(checks).error();
+            long long newest = 0;
+            for (const auto& run : *checks)
+                if (run.status == "completed" &&
+                    (run.conclusion == "failure" || run.conclusion == "timed_out") &&
+                    run.id > newest)
+                    newest = run.id;
+            if (newest != 0) {
+                EventRequest e;
+                e.kind = EventRequest::Kind::round;
+                e.issue = pull.number;
+                e.head_ref = pull.head_ref;
+                e.head_repository = pull.head_repository;
+                e.request = {Request::Kind::check_suite, newest};
+                asked.push_back(std::move(e));
+            }
+        }
+
         for (auto& e : asked) {
             if (!decided_.insert({e.request.kind, e.request.id}).second) continue;
             auto decision = decide(e, config, *github_);

@@ -505,6 +505,55 @@ TEST_F(RoundsFromGitHub, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails)
     EXPECT_EQ(told(), 1);
 }
 
+// `watch` polls the checks of its pairs' pull requests and answers them as `serve` answers a
+// failed check suite: failing on the base too, no round, said once; failing on the head alone,
+// a round with the failing step and the log's end. Polled again, nothing more happens.
+TEST_F(RoundsFromGitHub, WatchPollsChecksAndAnswersThemAsServeDoes) {
+    for (long n = 2; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    json config = json::parse(read_text(a / ".cocode/config.json"));
+    config["review"] = {{"fix_checks", true}};
+    write_text(a / ".cocode/config.json", config.dump(2));
+    Shell first = watch(a);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(github_->pulls().size(), 1u) << first.err;
+    const long pull = github_->pulls()[0]["number"];
+    const run::RunRecord round1 = pair_runs(a).at(0);
+    github_->set_pull_head(pull, round1.ready_commit);
+    auto told = [&] {
+        int n = 0;
+        for (const auto& c : github_->comments_of(pull))
+            n += c["body"].get<std::string>().find("fails on the base commit too") !=
+                 std::string::npos;
+        return n;
+    };
+
+    for (const std::string& sha : {round1.ready_commit, round1.base_commit})
+        github_->add_check_run(sha, "ci/lint", "failure", {{"Lint", "failure"}}, "lint broke\n");
+    for (int poll = 0; poll < 2; ++poll) {
+        Shell watched = watch(a);
+        ASSERT_EQ(watched.exit_code, 0) << watched.err;
+    }
+    EXPECT_EQ(pair_runs(a).size(), 1u);
+    EXPECT_EQ(told(), 1);
+
+    github_->add_check_run(round1.ready_commit, "ci/test", "failure",
+                           {{"Set up job", "success"}, {"Run tests", "failure"}},
+                           "not ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    Shell second = watch(a);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto runs = pair_runs(a);
+    ASSERT_EQ(runs.size(), 2u) << second.err;
+    const std::string seen = read_text(runs[1].folder / "feedback-seen.md");
+    EXPECT_NE(seen.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos)
+        << seen;
+    EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    Shell third = watch(a);
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
+    EXPECT_EQ(told(), 1);
+}
+
 // Killed with SIGKILL while a round runs, and started again: the round runs on (its
 // supervisor is its own), is answered once, and no second round starts.
 TEST_F(RoundsFromGitHub, KilledMidRoundAndRestartedItAnswersTheOneRound) {
