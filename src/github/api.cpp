@@ -336,6 +336,15 @@ Result<CollaboratorPermission> GitHub::collaborator_permission(const std::string
     return out;
 }
 
+Result<std::string> GitHub::token_login() {
+    auto response = http_.request("GET", "/user");
+    if (!response.ok()) return std::move(response).error();
+    if (response->status == 401 || response->status == 403) return std::string();
+    auto body = json_body("GET", "/user", std::move(response), http_.auth());
+    if (!body.ok()) return std::move(body).error();
+    return body->value("login", std::string());
+}
+
 Result<std::vector<Comment>> GitHub::comments_since(const std::string& since) {
     const std::string path =
         repo_path() + "/issues/comments?sort=created&direction=asc&since=" + percent_encode(since) +

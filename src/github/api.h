@@ -77,6 +77,9 @@ class GitHub {
     // triage, read, or a custom role's name) and its base permission (admin, write, read,
     // none). A login GitHub does not know as a collaborator is {"none", "none"}.
     Result<CollaboratorPermission> collaborator_permission(const std::string& login);
+    // The login the token acts as (GET /user): "" when GitHub does not say (an App's
+    // installation token acts as no user).
+    Result<std::string> token_login();
     // The repository's issue and pull request comments made at or after `since` (ISO 8601),
     // oldest first (GET /issues/comments?since=…&sort=created; a conditional request: an
     // unchanged list costs no rate limit).

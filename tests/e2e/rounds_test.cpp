@@ -4,6 +4,7 @@
 
 #include "dispatch_fixture.h"
 #include "fake_github.h"
+#include "run/seal.h"
 #include "webhook_examples.h"
 
 namespace cocode::test {
@@ -498,6 +499,18 @@ namespace cocode::test {
 // The merge gate (gate.approvals: 2) on the pair's pull request: a FAIL is red whatever the
 // approvals; a PASS waits for two writers other than the requester, on its own head; a push
 // makes the approvals stale. One comment on the pull request says what is missing.
+// At a terminal, without --requested-by, the runs were asked for by whoever the token acts as
+// (GET /user): their approval of the pull request does not count toward the gate.
+TEST_F(RoundsOnGitHub, AtATerminalTheRequesterIsTheTokensOwnLogin) {
+    configure_rounds(
+        {{"publish", {{"push", true}, {"pull_request", true}}}, {"gate", {{"approvals", 1}}}});
+    sh_ok("git push -q origin main", repo_);
+    ASSERT_EQ(on_github("run 1 --publish").exit_code, 0);
+    auto seal = run::read_seal(repo_, only_run().run_id);
+    ASSERT_TRUE(seal && *seal);
+    EXPECT_EQ((*seal)->requested_by, "@octocat");  // the loopback GitHub's token's user
+}
+
 TEST_F(RoundsOnGitHub, TheGateNeedsAPassAndTwoOthersApprovalsOnTheSameHead) {
     for (const char* writer : {"writer", "second", "asker"})
         server_.set_permission(writer, "write", "write");

@@ -35,6 +35,7 @@ export const operations = [
   "actions/get-job-for-workflow-run",
   "actions/download-job-logs-for-workflow-run",
   "apps/create-installation-access-token",
+  "users/get-authenticated",
 ];
 
 const source = process.argv[2];

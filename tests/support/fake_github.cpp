@@ -335,6 +335,14 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             if (!req.body.empty() && body.is_discarded())
                 return finish(400, {{"message", "Problems parsing JSON"}});
 
+            // The user the token acts as; an App's installation token acts as none (403).
+            if (req.method == "GET" && path == "/user") {
+                if (auth != "token " + options_.token)
+                    return finish(403, {{"message", "Resource not accessible by integration"}});
+                json user = github_example("private-user-response-with-public-profile-information");
+                user["login"] = options_.token_login;
+                return finish(200, user, "users/get-authenticated");
+            }
             // The one GraphQL query cocode asks (github::GitHub::issue_edits): who last changed
             // an issue's text. Its answer has GraphQL's shape; an unknown issue is null.
             if (req.method == "POST" && path == "/graphql") {

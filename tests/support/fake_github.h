@@ -60,6 +60,7 @@ class FakeGitHub {
         std::string app_id;
         std::optional<std::filesystem::path> exchanges;  // JSONL for tests/openapi/validate.mjs
         long rate_limit = 5000;  // requests an hour (a token's; an App's installation has more)
+        std::string token_login = "octocat";  // whom `token` acts as (GET /user)
     };
 
     explicit FakeGitHub(Options options);

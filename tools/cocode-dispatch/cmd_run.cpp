@@ -360,7 +360,14 @@ int run_run(const RunArgs& args) {
     }
     if (args.approved_at || args.approved_event)
         issues = approved_issues(args, ws, *source, issues);
-    return run_pairs(args, ws, timeout, source.get(), issues, agents, std::nullopt, {});
+    // The merge gate does not count its requester's approval: at a terminal, that is whoever
+    // the token acts as, unless --requested-by says otherwise.
+    RunArgs asked = args;
+    if (asked.requested_by.empty() && ws.config.gate.approvals > 0)
+        if (github::GitHub* github = source->github_api())
+            if (auto login = github->token_login().value_or_throw(); !login.empty())
+                asked.requested_by = "@" + login;
+    return run_pairs(asked, ws, timeout, source.get(), issues, agents, std::nullopt, {});
 }
 
 int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
