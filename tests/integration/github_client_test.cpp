@@ -34,6 +34,15 @@ TEST_F(GitHubTest, ListsEveryPageAndLeavesPullRequestsOut) {
     EXPECT_EQ(count_requests(server, "GET", "/issues"), 3);  // 100 + 100 + 51, no silent cap
 }
 
+// Who the token acts as (GET /user): the merge gate's requester at a terminal.
+TEST_F(GitHubTest, TheTokensLoginIsTheUserItActsAs) {
+    auto http = client();
+    github::GitHub api(*http, repo());
+    auto login = api.token_login();
+    ASSERT_TRUE(login.ok()) << login.error().message;
+    EXPECT_EQ(*login, "octocat");
+}
+
 // GitHub pages comments by offset: a comment of page 1 deleted between the reads of page 1 and
 // page 2 moves page 2's first comment onto page 1, and a single reading never sees it. The list
 // is read until two readings agree, so the comment is there; a list of one page is read once.

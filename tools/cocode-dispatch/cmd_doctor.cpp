@@ -294,6 +294,50 @@ void check_network(const config::Config& config, const fs::path& bwrap,
                                               " more (network.allow)"))});
 }
 
+// Each configured agent: its program found, and what its kind needs (a CLI's login or key, a
+// built-in agent's model).
+void check_agents(const config::Config& config, std::vector<Check>& checks) {
+    if (config.agents.empty())
+        checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
+    for (const auto& agent : config.agents) {
+        const std::string name = "agent " + agent.name;
+        if (config::is_builtin(agent.type)) {
+            check_builtin_agent(agent, checks);
+            continue;
+        }
+        auto program = find_in_path(agent.argv.front());
+        if (!program) {
+            checks.push_back(
+                {name, "missing", agent.argv.front() + " " + why_not_found(agent.argv.front())});
+            continue;
+        }
+        if (agent.type == config::AgentType::command)
+            checks.push_back({name, "ok", program->string()});
+        else
+            check_cli_agent(agent, *program, checks);
+    }
+}
+
+// The sandbox the configuration asks for, and the network it can then give the agents.
+void check_sandbox(const config::Config& config, std::vector<Check>& checks) {
+    if (config.sandbox == config::SandboxMode::none) {
+        checks.push_back({"sandbox", "warning",
+                          "off (sandbox: none): agents run in their own process group only"});
+        check_network(config, {}, "sandbox: none", checks);
+    } else if (auto probe = probe_sandbox(); probe.available) {
+        checks.push_back(
+            {"sandbox", "ok", probe.version + ": agents run in a PID namespace of their own"});
+        check_network(config, probe.bwrap, "", checks);
+    } else {
+        const bool required = config.sandbox == config::SandboxMode::bwrap;
+        checks.push_back({"sandbox", required ? "missing" : "warning",
+                          probe.why_not + (required ? ""
+                                                    : "; agents run without it, in their "
+                                                      "own process group only")});
+        check_network(config, {}, probe.why_not, checks);
+    }
+}
+
 }  // namespace
 
 int run_doctor(const DoctorArgs& args) {
@@ -332,41 +376,8 @@ int run_doctor(const DoctorArgs& args) {
         } else {
             checks.push_back({"config", "error", config.error().message});
         }
-        if (ws->config.agents.empty())
-            checks.push_back({"agents", "warning", "none configured (cocode-dispatch init)"});
-        for (const auto& agent : ws->config.agents) {
-            const std::string name = "agent " + agent.name;
-            if (config::is_builtin(agent.type)) {
-                check_builtin_agent(agent, checks);
-                continue;
-            }
-            auto program = find_in_path(agent.argv.front());
-            if (!program) {
-                checks.push_back({name, "missing",
-                                  agent.argv.front() + " " + why_not_found(agent.argv.front())});
-                continue;
-            }
-            if (agent.type == config::AgentType::command)
-                checks.push_back({name, "ok", program->string()});
-            else
-                check_cli_agent(agent, *program, checks);
-        }
-        if (ws->config.sandbox == config::SandboxMode::none) {
-            checks.push_back({"sandbox", "warning",
-                              "off (sandbox: none): agents run in their own process group only"});
-            check_network(ws->config, {}, "sandbox: none", checks);
-        } else if (auto probe = probe_sandbox(); probe.available) {
-            checks.push_back(
-                {"sandbox", "ok", probe.version + ": agents run in a PID namespace of their own"});
-            check_network(ws->config, probe.bwrap, "", checks);
-        } else {
-            const bool required = ws->config.sandbox == config::SandboxMode::bwrap;
-            checks.push_back({"sandbox", required ? "missing" : "warning",
-                              probe.why_not + (required ? ""
-                                                        : "; agents run without it, in their "
-                                                          "own process group only")});
-            check_network(ws->config, {}, probe.why_not, checks);
-        }
+        check_agents(ws->config, checks);
+        check_sandbox(ws->config, checks);
         check_environment(*ws, checks);
         auto where = hook::locate_hooks(ws->root);
         if (where) {
