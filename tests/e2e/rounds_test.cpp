@@ -505,7 +505,8 @@ TEST_F(RoundsOnGitHub, AtATerminalTheRequesterIsTheTokensOwnLogin) {
     configure_rounds(
         {{"publish", {{"push", true}, {"pull_request", true}}}, {"gate", {{"approvals", 1}}}});
     sh_ok("git push -q origin main", repo_);
-    ASSERT_EQ(on_github("run 1 --publish").exit_code, 0);
+    Shell run = on_github("run 1 --publish");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
     auto seal = run::read_seal(repo_, only_run().run_id);
     ASSERT_TRUE(seal && *seal);
     EXPECT_EQ((*seal)->requested_by, "@octocat");  // the loopback GitHub's token's user
