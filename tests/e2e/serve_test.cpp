@@ -272,6 +272,21 @@ class RoundsFromGitHub : public Serve {
         return github_->pulls().empty() ? 0 : github_->pulls()[0]["number"].get<long>();
     }
 
+    // The replies on the pull request saying a failing check fails on the base too.
+    int said_base_too(long pull) {
+        int n = 0;
+        for (const auto& c : github_->comments_of(pull))
+            n += c["body"].get<std::string>().find("fails on the base commit too") !=
+                 std::string::npos;
+        return n;
+    }
+    // Check ci/lint failing on both the pull request's head and its run's base.
+    void fail_on_head_and_base(const run::RunRecord& round) {
+        for (const std::string& sha : {round.ready_commit, round.base_commit})
+            github_->add_check_run(sha, "ci/lint", "failure", {{"Lint", "failure"}},
+                                   "lint broke\n");
+    }
+
     int final_claims(long number) {
         int n = 0;
         for (const auto& c : claims_on(number)) {
@@ -468,17 +483,10 @@ TEST_F(RoundsFromGitHub, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails)
              {"head", {{"ref", "cocode/1-fixer"}, {"sha", round1.ready_commit}}}}};
         return payload;
     };
-    auto told = [&] {
-        int n = 0;
-        for (const auto& c : github_->comments_of(pull))
-            n += c["body"].get<std::string>().find("fails on the base commit too") !=
-                 std::string::npos;
-        return n;
-    };
+    auto told = [&] { return said_base_too(pull); };
 
     // Failing on the base too: not the pull request's doing.
-    for (const std::string& sha : {round1.ready_commit, round1.base_commit})
-        github_->add_check_run(sha, "ci/lint", "failure", {{"Lint", "failure"}}, "lint broke\n");
+    fail_on_head_and_base(round1);
     EXPECT_EQ(deliver("check_suite", "c-1", suite(9001)), 202);
     EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
     EXPECT_EQ(deliver("check_suite", "c-2", suite(9002)), 202);
@@ -520,16 +528,9 @@ TEST_F(RoundsFromGitHub, WatchPollsChecksAndAnswersThemAsServeDoes) {
     const long pull = github_->pulls()[0]["number"];
     const run::RunRecord round1 = pair_runs(a).at(0);
     github_->set_pull_head(pull, round1.ready_commit);
-    auto told = [&] {
-        int n = 0;
-        for (const auto& c : github_->comments_of(pull))
-            n += c["body"].get<std::string>().find("fails on the base commit too") !=
-                 std::string::npos;
-        return n;
-    };
+    auto told = [&] { return said_base_too(pull); };
 
-    for (const std::string& sha : {round1.ready_commit, round1.base_commit})
-        github_->add_check_run(sha, "ci/lint", "failure", {{"Lint", "failure"}}, "lint broke\n");
+    fail_on_head_and_base(round1);
     for (int poll = 0; poll < 2; ++poll) {
         Shell watched = watch(a);
         ASSERT_EQ(watched.exit_code, 0) << watched.err;
