@@ -936,11 +936,11 @@ void FakeGitHub::edit_issue(long number, const std::optional<std::string>& title
     std::lock_guard lock(server_->mutex);
     json& issue = server_->issues.at(number);
     const json edit = {{"at", server_->now()}, {"by", editor}};
-    if (title && *title != issue["title"]) {
+    if (title && *title != issue["title"].get<std::string>()) {
         issue["title"] = *title;
         server_->title_edits[number] = edit;
     }
-    if (body && *body != issue["body"]) {
+    if (body && *body != issue.value("body", std::string())) {
         issue["body"] = *body;
         server_->body_edits[number] = edit;
     }
