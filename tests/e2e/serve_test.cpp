@@ -287,6 +287,21 @@ class RoundsFromGitHub : public Serve {
                                    "lint broke\n");
     }
 
+    // Check ci/test failing on the pull request's head alone: its failing step and log's end.
+    void fail_on_head_alone(const run::RunRecord& round) {
+        github_->add_check_run(round.ready_commit, "ci/test", "failure",
+                               {{"Set up job", "success"}, {"Run tests", "failure"}},
+                               "not ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    }
+    // The round it started was given that check (its step, the log's end), and not ci/lint.
+    void expect_the_heads_own_check(const run::RunRecord& round) {
+        const std::string seen = read_text(round.folder / "feedback-seen.md");
+        EXPECT_NE(seen.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos)
+            << seen;
+        EXPECT_NE(seen.find("remove src/flaw.txt"), std::string::npos) << seen;
+        EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    }
+
     int final_claims(long number) {
         int n = 0;
         for (const auto& c : claims_on(number)) {
@@ -495,20 +510,14 @@ TEST_F(RoundsFromGitHub, AFailedCheckSuiteStartsARoundOnlyWhenTheHeadAloneFails)
     EXPECT_EQ(pair_runs(a).size(), 1u);
 
     // Failing on the head alone: a round, with the failing step and the log's end.
-    github_->add_check_run(round1.ready_commit, "ci/test", "failure",
-                           {{"Set up job", "success"}, {"Run tests", "failure"}},
-                           "not ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    fail_on_head_alone(round1);
     EXPECT_EQ(deliver("check_suite", "c-3", suite(9003)), 202);
     EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 3; }, 60s)) << served_.err;
     const Shell ended = stop(a);
     EXPECT_EQ(ended.exit_code, 0) << ended.err;
     const auto runs = pair_runs(a);
     ASSERT_EQ(runs.size(), 2u) << ended.err;
-    const std::string seen = read_text(runs[1].folder / "feedback-seen.md");
-    EXPECT_NE(seen.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos)
-        << seen;
-    EXPECT_NE(seen.find("remove src/flaw.txt"), std::string::npos) << seen;
-    EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    expect_the_heads_own_check(runs[1]);
     EXPECT_FALSE(fs::exists(runs[1].worktree / "src/flaw.txt"));
     EXPECT_EQ(told(), 1);
 }
@@ -538,17 +547,12 @@ TEST_F(RoundsFromGitHub, WatchPollsChecksAndAnswersThemAsServeDoes) {
     EXPECT_EQ(pair_runs(a).size(), 1u);
     EXPECT_EQ(told(), 1);
 
-    github_->add_check_run(round1.ready_commit, "ci/test", "failure",
-                           {{"Set up job", "success"}, {"Run tests", "failure"}},
-                           "not ok 2 - a flaw is left\nremove src/flaw.txt\n");
+    fail_on_head_alone(round1);
     Shell second = watch(a);
     ASSERT_EQ(second.exit_code, 0) << second.err;
     const auto runs = pair_runs(a);
     ASSERT_EQ(runs.size(), 2u) << second.err;
-    const std::string seen = read_text(runs[1].folder / "feedback-seen.md");
-    EXPECT_NE(seen.find("Check ci/test failed, at the step \"Run tests\"."), std::string::npos)
-        << seen;
-    EXPECT_EQ(seen.find("ci/lint"), std::string::npos) << seen;
+    expect_the_heads_own_check(runs[1]);
     Shell third = watch(a);
     ASSERT_EQ(third.exit_code, 0) << third.err;
     EXPECT_EQ(pair_runs(a).size(), 2u) << third.err;
