@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
 
 #include "check/report.h"
+#include "core/files.h"
 #include "core/json_text.h"
 #include "run/usage.h"
 
@@ -13,7 +16,13 @@ namespace cocode::check {
 namespace {
 
 using json = nlohmann::json;
+using std::chrono::duration_cast;
 using std::chrono::milliseconds;
+using Steady = std::chrono::steady_clock;
+
+std::int64_t wall_ms() {
+    return duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 constexpr char kRecordStart[] = "<!-- cocode:progress ";
 
@@ -66,6 +75,14 @@ bool holds(const std::vector<ProgressRow>& there, const std::vector<ProgressRow>
         return std::any_of(there.begin(), there.end(), [&](const ProgressRow& t) {
             return t.agent == r.agent && t.state == r.state;
         });
+    });
+}
+
+// Whether one of `rows` is settled and `there` does not show it so: a final row, which no
+// pace holds back.
+bool final_missing(const std::vector<ProgressRow>& there, const std::vector<ProgressRow>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ProgressRow& r) {
+        return settled(r.state) && !holds(there, {r});
     });
 }
 
@@ -138,6 +155,14 @@ std::vector<ProgressRow> rows_in(const std::string& body) {
     return rows;
 }
 
+std::optional<std::int64_t> edited_at_in(const std::string& body) {
+    auto record = record_in(body, kRecordStart);
+    if (!record) return std::nullopt;
+    const auto at = json_value<std::int64_t>(*record, "edited_at", 0);
+    if (at <= 0) return std::nullopt;
+    return at;
+}
+
 std::vector<ProgressRow> merged(std::vector<ProgressRow> theirs,
                                 const std::vector<ProgressRow>& mine) {
     for (const auto& row : mine) {
@@ -178,7 +203,7 @@ bool all_settled(const std::vector<ProgressRow>& rows) {
 }
 
 std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
-                            const std::vector<Verdict>& ranked) {
+                            const std::vector<Verdict>& ranked, std::int64_t edited_at) {
     const bool done = all_settled(rows);
     std::string out = "### cocode · " + std::to_string(rows.size()) +
                       (rows.size() == 1 ? " agent" : " agents") + " on #" + std::to_string(issue) +
@@ -216,6 +241,7 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
     }
     json record = {{"issue", issue}, {"rows", json::array()}};
     for (const auto& r : rows) record["rows"].push_back(row_json(r));
+    if (edited_at > 0) record["edited_at"] = edited_at;
     return out + "\n" + hidden_record(kRecordStart, record.dump()) + "\n";
 }
 
@@ -227,6 +253,43 @@ bool progress_due(const ProgressPace& pace, milliseconds since_start,
         return false;
     if (state_changed) return true;
     return *since_last_edit >= (fast ? pace.interval : std::max(pace.interval, pace.slow_interval));
+}
+
+std::filesystem::path default_content_ledger() {
+    if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state == '/')
+        return std::filesystem::path(state) / "cocode" / "content-writes";
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home && *home ? home : "/tmp") / ".local" / "state" / "cocode" /
+           "content-writes";
+}
+
+Result<bool> take_content_write(const std::filesystem::path& ledger, std::int64_t now_ms,
+                                int per_minute, int per_hour, bool must) {
+    std::error_code ec;
+    std::filesystem::create_directories(ledger.parent_path(), ec);
+    if (ec)
+        return Error::general("cannot make " + ledger.parent_path().string() + ": " + ec.message());
+    bool taken = false;
+    auto ok = update_file_locked(
+        ledger,
+        [&](const std::optional<std::string>& text) -> Result<std::string> {
+            // One line per write: its time in milliseconds. The last hour's are kept.
+            std::vector<std::int64_t> kept;
+            std::istringstream in(text.value_or(""));
+            for (std::int64_t at = 0; in >> at;)
+                if (at > now_ms - 3'600'000 && at <= now_ms + 60'000) kept.push_back(at);
+            const auto last_minute = std::count_if(
+                kept.begin(), kept.end(), [&](std::int64_t at) { return at > now_ms - 60'000; });
+            taken = must ||
+                    (last_minute < per_minute && kept.size() < static_cast<std::size_t>(per_hour));
+            if (taken) kept.push_back(now_ms);
+            std::string out;
+            for (auto at : kept) out += std::to_string(at) + "\n";
+            return out;
+        },
+        0600, Durability::none);
+    if (!ok) return std::move(ok).error();
+    return taken;
 }
 
 LiveComment::LiveComment(issues::IssueSource& source, long issue, ProgressPace pace,
@@ -258,17 +321,66 @@ void LiveComment::set(std::vector<ProgressRow> rows, bool changed) {
     wake_.notify_all();
 }
 
-Result<void> LiveComment::edit(const std::vector<ProgressRow>& rows,
-                               const std::vector<Verdict>& ranked, bool* there) {
+bool LiveComment::fast() const { return Steady::now() - started_ < pace_.fast_for; }
+
+std::optional<milliseconds> LiveComment::held(const std::string& text,
+                                              const std::vector<ProgressRow>& rows,
+                                              bool final_rows) {
+    // This writer's last word (its finish), or a row that just settled: never held back.
+    const bool must = final_rows || final_missing(rows_in(text), rows);
+    if (!must) {
+        // The comment's pace, whoever wrote it last. A time ahead of this clock by more than
+        // the interval is no writer's (a clock that far off, or a hand): it holds nothing.
+        const auto gap = fast() ? pace_.interval : std::max(pace_.interval, pace_.slow_interval);
+        if (const auto at = edited_at_in(text)) {
+            const auto age = milliseconds(wall_ms() - *at);
+            if (age < gap && age > -gap) {
+                // Each writer waits a little more than the rest, so that writers who saw the
+                // same edit do not all read and write at the next moment it allows.
+                const auto jitter = milliseconds(std::uniform_int_distribution<long>(
+                    0, std::max<long>(1, static_cast<long>(gap.count() / 5)))(random_));
+                return std::max(gap - age, milliseconds(100)) + jitter;
+            }
+        }
+    }
+    if (pace_.ledger.empty()) return std::nullopt;
+    auto taken =
+        take_content_write(pace_.ledger, wall_ms(), pace_.per_minute, pace_.per_hour, must);
+    if (!taken) {
+        // A ledger that cannot be kept holds nothing back; it is said once.
+        if (!told_)
+            notice_("live comment on #" + std::to_string(issue_) + ": " + taken.error().message);
+        told_ = true;
+        return std::nullopt;
+    }
+    if (!*taken) return milliseconds(10'000);
+    return std::nullopt;
+}
+
+Result<LiveComment::Look> LiveComment::look(const std::vector<ProgressRow>& rows,
+                                            const std::vector<Verdict>& ranked, bool final_rows) {
     const std::string marker = github::comment_marker(progress_key(issue_));
-    // The comment as it is now, with every row seen so far at its furthest and these rows in.
+    const auto began = Steady::now();
+    Look out;
+    // The comment as it is now, with every row seen so far at its furthest and these rows in;
+    // the text itself when that changes nothing or the pace holds the change back.
     auto text_for = [&](const std::string& text) {
         const auto now = rows_in(text);
-        if (there) *there = holds(now, rows);
+        out.there = holds(now, rows);
+        out.quiet = !left_.empty() && text == left_;
         seen_ = furthest(now, seen_);
-        return marker + "\n" + render_progress(issue_, merged(seen_, rows), ranked);
+        const auto next = merged(seen_, rows);
+        const auto at = edited_at_in(text);
+        const auto unchanged =
+            marker + "\n" + render_progress(issue_, next, ranked, at.value_or(0));
+        if (!text.empty() && unchanged == text) return left_ = text;
+        if (!text.empty()) {
+            out.wait = held(text, rows, final_rows);
+            if (out.wait) return left_ = text;
+        }
+        return left_ = marker + "\n" + render_progress(issue_, next, ranked, wall_ms());
     };
-    for (int look = 0; look < 2; ++look) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
         if (!comment_id_) {
             auto comments = source_.comments(issue_);
             if (!comments) return std::move(comments).error();
@@ -280,58 +392,76 @@ Result<void> LiveComment::edit(const std::vector<ProgressRow>& rows,
         }
         if (!comment_id_) {
             // None yet: made by the one call that converges racing writers on one comment.
-            auto made = source_.upsert_comment(issue_, marker, text_for(""));
+            if (!pace_.ledger.empty())
+                (void)take_content_write(pace_.ledger, wall_ms(), pace_.per_minute, pace_.per_hour,
+                                         true);
+            // One there already (a writer that raced this one): these rows merged into it.
+            auto made = source_.upsert_comment(issue_, marker, text_for(""), text_for);
             if (!made) return std::move(made).error();
             comment_id_ = made->id;
             ++edits_;
-            last_edit_ = std::chrono::steady_clock::now();
-            return {};
+            last_edit_ = Steady::now();
+            slowest_ = std::max(slowest_, duration_cast<milliseconds>(Steady::now() - began));
+            return out;
         }
-        bool wrote = false;
+        std::string before;
         auto edited = source_.edit_comment(issue_, *comment_id_, [&](const std::string& text) {
-            std::string next = text_for(text);
-            wrote = next != text;
-            return next;
+            before = text;
+            return text_for(text);
         });
         if (!edited) return std::move(edited).error();
         if (!*edited) {  // gone: a duplicate its writer removed, or deleted by a person
             comment_id_.reset();
+            left_.clear();
             continue;
         }
-        if (wrote) ++edits_;
-        last_edit_ = std::chrono::steady_clock::now();
-        return {};
+        if (left_ != before) {
+            ++edits_;
+            last_edit_ = Steady::now();
+        }
+        slowest_ = std::max(slowest_, duration_cast<milliseconds>(Steady::now() - began));
+        return out;
     }
     return Error::general("live comment on #" + std::to_string(issue_) +
                           ": the comment went away twice while being edited");
 }
 
 void LiveComment::work() {
-    using std::chrono::duration_cast;
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stopping_) {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = Steady::now();
         std::optional<milliseconds> since_last;
         if (last_edit_) since_last = duration_cast<milliseconds>(now - *last_edit_);
-        if (has_pending_ && progress_due(pace_, duration_cast<milliseconds>(now - started_),
-                                         since_last, changed_)) {
+        if (has_pending_ && now >= not_before_ &&
+            progress_due(pace_, duration_cast<milliseconds>(now - started_), since_last,
+                         changed_)) {
             const std::vector<ProgressRow> rows = pending_;
+            const bool changed = changed_;
             has_pending_ = false;
             changed_ = false;
             lock.unlock();
-            auto ok = edit(rows, {});
+            auto looked = look(rows, {}, false);
             lock.lock();
-            if (!ok) {
+            if (!looked) {
                 has_pending_ = true;  // again at the next turn
-                last_edit_ = std::chrono::steady_clock::now();
+                last_edit_ = Steady::now();
                 if (!told_)
                     notice_("live comment on #" + std::to_string(issue_) + ": " +
-                            ok.error().message);
+                            looked.error().message);
                 told_ = true;
+            } else if (looked->wait) {
+                // Left to the next look, unless newer rows came meanwhile.
+                not_before_ = Steady::now() + *looked->wait;
+                if (!has_pending_) pending_ = rows;
+                has_pending_ = true;
+                changed_ = changed_ || changed;
             }
             continue;
         }
-        wake_.wait_for(lock, std::chrono::milliseconds(500));
+        auto nap = milliseconds(500);
+        if (has_pending_ && not_before_ > now)
+            nap = std::min(nap, duration_cast<milliseconds>(not_before_ - now) + milliseconds(1));
+        wake_.wait_for(lock, nap);
     }
 }
 
@@ -342,7 +472,13 @@ Result<int> LiveComment::finish(std::vector<ProgressRow> rows, const std::vector
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-    if (auto ok = edit(rows, ranked); !ok) return std::move(ok).error();
+    // This writer's edits stay `min_gap` apart, its last one too.
+    if (last_edit_) {
+        const auto gap = fast() ? pace_.min_gap : std::max(pace_.min_gap, pace_.slow_min_gap);
+        std::this_thread::sleep_until(*last_edit_ + gap);
+    }
+    auto first = look(rows, ranked, true);
+    if (!first) return std::move(first).error();
     // Only another writer can write over these rows, and another agent's row is the only
     // sign of one (a writer that settled its own may still be reading back): alone on the
     // issue, the comment is final as written.
@@ -351,15 +487,15 @@ Result<int> LiveComment::finish(std::vector<ProgressRow> rows, const std::vector
                             [&](const ProgressRow& m) { return m.agent == r.agent; });
     });
     if (!others_at_work) return edits_;
-    // Read again: a writer that read the comment before that edit and wrote after it has
-    // written over these rows; the next look puts them back.
-    // Until these rows are there and every row is settled (a writer still at work may still
-    // write what it read before this one's edit), at most five looks over about 7 s.
-    for (int attempt = 1; attempt <= 5; ++attempt) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500 * std::min(attempt, 4)));
-        bool there = false;
-        if (auto ok = edit(rows, ranked, &there); !ok) return std::move(ok).error();
-        if (there && all_settled(seen_)) break;
+    // Read again: a writer that read the comment before this one's edit and wrote after it
+    // has written over these rows; the next look puts them back. Done when these rows are
+    // there and nobody wrote since the look before, a wait longer than a slow edit.
+    for (int attempt = 1; attempt <= 8; ++attempt) {
+        std::this_thread::sleep_for(
+            std::max(milliseconds(500 * std::min(attempt, 4)), 3 * slowest_));
+        auto again = look(rows, ranked, true);
+        if (!again) return std::move(again).error();
+        if (again->there && again->quiet) break;
     }
     return edits_;
 }

@@ -222,7 +222,7 @@ Result<std::optional<Comment>> GitHub::edit_comment(long long comment_id, const 
 }
 
 Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
-                                       const std::string& body_in) {
+                                       const std::string& body_in, const CommentEdit& merge) {
     const std::string content =
         body_in.find(marker) == std::string::npos ? marker + "\n" + body_in : body_in;
     const std::string writer = new_writer_line();
@@ -270,10 +270,11 @@ Result<Comment> GitHub::upsert_comment(long number, const std::string& marker,
         for (std::size_t i = 1; i < marked.size(); ++i)
             if (marked[i].body.find(writer) != std::string::npos)
                 if (auto gone = delete_comment(marked[i].id); !gone) return std::move(gone).error();
-        if (content_of(oldest.body) == content) return oldest;
+        const std::string next = merge ? merge(content_of(oldest.body)) : content;
+        if (content_of(oldest.body) == next) return oldest;
         // Its writer line stays: its writer finds it by that.
         const std::string keep = writer_line_of(oldest.body);
-        return update_comment(oldest.id, keep.empty() ? content : content + "\n" + keep);
+        return update_comment(oldest.id, keep.empty() ? next : next + "\n" + keep);
     }
     return Error::general(last_failure + " (gave up after " + std::to_string(kUpsertRounds) +
                           " looks; a duplicate, if one was made, is removed by the next publish)");

@@ -49,8 +49,12 @@ class GitHub {
     // shows its own, keeps the oldest marked comment and deletes every newer one
     // (docs/github.md, "One comment, from any number of writers"). A create whose outcome is
     // unknown (reset, 5xx) is never repeated blindly: the list says whether it landed.
-    // `body` gets the marker prepended when it lacks it.
-    Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body);
+    // `body` gets the marker prepended when it lacks it. With `merge`, a comment that is there
+    // (another writer's, or this call's after another wrote it) gets `merge` of its text
+    // instead — nothing written when that is its text — rather than `body` over it.
+    using CommentEdit = std::function<std::string(const std::string& text)>;
+    Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body,
+                                   const CommentEdit& merge = {});
     // A comment that is already gone is not an error.
     Result<void> delete_comment(long long comment_id);
     // One comment, read by its id (GET /issues/comments/{id}): as it is now, where a list of
@@ -60,7 +64,6 @@ class GitHub {
     // upsert_comment in progress finds its own by, which stays) and returns the new text.
     // nullopt when the comment is gone. Not atomic: GitHub has no compare-and-swap on
     // comments, so a writer that edits in between may be overwritten (see check/progress.h).
-    using CommentEdit = std::function<std::string(const std::string& text)>;
     Result<std::optional<Comment>> edit_comment(long long comment_id, const CommentEdit& edit);
     // Returns the issue's labels after the change.
     Result<std::vector<std::string>> add_labels(long number,

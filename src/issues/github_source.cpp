@@ -29,9 +29,9 @@ class GitHubSource final : public IssueSource {
         return issue;
     }
     Result<std::vector<Comment>> comments(long number) override { return api_.comments(number); }
-    Result<Comment> upsert_comment(long number, const std::string& marker,
-                                   const std::string& body) override {
-        return api_.upsert_comment(number, marker, body);
+    Result<Comment> upsert_comment(long number, const std::string& marker, const std::string& body,
+                                   const github::GitHub::CommentEdit& merge) override {
+        return api_.upsert_comment(number, marker, body, merge);
     }
     Result<std::optional<Comment>> edit_comment(long, long long id,
                                                 const github::GitHub::CommentEdit& edit) override {

@@ -98,7 +98,8 @@ class LocalSource final : public IssueSource {
     }
 
     Result<Comment> upsert_comment(long number, const std::string& marker,
-                                   const std::string& body_in) override {
+                                   const std::string& body_in,
+                                   const github::GitHub::CommentEdit& merge) override {
         if (auto issue = get(number); !issue.ok()) return std::move(issue).error();
         const std::string body =
             body_in.find(marker) == std::string::npos ? marker + "\n" + body_in : body_in;
@@ -125,7 +126,7 @@ class LocalSource final : public IssueSource {
                 }
                 const std::string now = github_time_now();
                 if (found) {
-                    (*found)["body"] = body;
+                    (*found)["body"] = merge ? merge((*found)["body"].get<std::string>()) : body;
                     (*found)["updated_at"] = now;
                     written = *found;
                 } else {

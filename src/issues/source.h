@@ -35,9 +35,11 @@ class IssueSource {
     virtual Result<std::vector<Issue>> list(const IssueQuery& query) = 0;
     virtual Result<Issue> get(long number) = 0;
     virtual Result<std::vector<Comment>> comments(long number) = 0;
-    // One comment per marker, ever: updated in place when it exists (github::comment_marker).
+    // One comment per marker, ever: updated in place when it exists (github::comment_marker),
+    // to `merge` of its text when given (github::GitHub::upsert_comment).
     virtual Result<Comment> upsert_comment(long number, const std::string& marker,
-                                           const std::string& body) = 0;
+                                           const std::string& body,
+                                           const github::GitHub::CommentEdit& merge = {}) = 0;
     // Read, change and write comment `id` of issue `number` (github::GitHub::edit_comment);
     // nullopt when it is gone. The local store does it under its lock.
     virtual Result<std::optional<Comment>> edit_comment(

@@ -45,6 +45,7 @@ struct RecordedRequest {
     std::string if_none_match;
     std::string body;
     int status = 0;
+    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();  // received
 };
 
 class FakeGitHub {

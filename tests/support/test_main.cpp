@@ -2,9 +2,11 @@
 // from whoever runs the suite (an agent's run could be running it), and no GitHub credentials,
 // API URL or proxy from the environment: tests set what they use.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 int main(int argc, char** argv) {
     ::setenv("GIT_AUTHOR_NAME", "cocode test", 1);
@@ -28,6 +30,11 @@ int main(int argc, char** argv) {
         ::setenv("GIT_CEILING_DIRECTORIES",
                  std::filesystem::canonical(std::filesystem::temp_directory_path()).c_str(), 1);
     }
+    // The ledger of GitHub content writes every live comment of the machine's user shares
+    // (check/progress.h) is the test process's own: tests running at once do not spend it.
+    const auto state = std::filesystem::path(std::getenv("GIT_CEILING_DIRECTORIES")) /
+                       ("state-" + std::to_string(::getpid()));
+    ::setenv("XDG_STATE_HOME", state.c_str(), 1);
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
