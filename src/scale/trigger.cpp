@@ -396,6 +396,26 @@ EventRequest label_event(long issue, const LabelRequest& labelled, const std::st
     return request;
 }
 
+std::optional<EventRequest> polled_request(const github::PullRequest& pull, const Request& request,
+                                           const std::string& login, bool author_is_bot,
+                                           std::string_view body, bool changes_requested,
+                                           const config::TriggerConfig& trigger) {
+    const PullAsk said = pull_ask(body, changes_requested, trigger.command);
+    if (!said.round) return std::nullopt;  // an approve-merge is the gate's alone
+    EventRequest e;
+    e.kind = EventRequest::Kind::round;
+    e.issue = pull.number;
+    e.head_ref = pull.head_ref;
+    e.head_repository = pull.head_repository;
+    e.request = request;
+    e.comment_id = request.id;
+    e.login = login;
+    e.bot = github::bot_account(login, author_is_bot);
+    e.commanded = said.commanded;
+    e.instruction = said.instruction;
+    return e;
+}
+
 bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
 
 Result<Standing> standing_of(github::GitHub& github, const config::Config& config,

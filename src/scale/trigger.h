@@ -86,6 +86,15 @@ struct PullAsk {
 };
 PullAsk pull_ask(std::string_view body, bool changes_requested, const std::string& command);
 
+// What a review, review comment or comment on `pull` that `watch`'s poll found asks for, read
+// as read_event reads the event of the same (a webhook's, `continue --event`'s): a round
+// request for decide, or nullopt when it asks for no round (an approve-merge, no command, no
+// changes requested). `author_is_bot`: GitHub typed its author a bot.
+std::optional<EventRequest> polled_request(const github::PullRequest& pull, const Request& request,
+                                           const std::string& login, bool author_is_bot,
+                                           std::string_view body, bool changes_requested,
+                                           const config::TriggerConfig& trigger);
+
 // The pair whose branch `branch` is (`<branch_prefix><issue>-<agent>`), when it is one.
 struct BranchPair {
     long issue = 0;

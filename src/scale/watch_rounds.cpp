@@ -64,38 +64,27 @@ Result<void> Watcher::claim_rounds() {
 
         // What asks for a round, as an event would say it.
         std::vector<EventRequest> asked;
-        auto ask = [&](Request request, const std::string& login, const std::string& body,
+        auto ask = [&](Request request, const std::string& login, bool bot, const std::string& body,
                        bool changes) {
-            const PullAsk said = pull_ask(body, changes, config.trigger.command);
-            if (!said.round) return;  // an approve-merge is the gate's alone
-            EventRequest e;
-            e.kind = EventRequest::Kind::round;
-            e.issue = pull.number;
-            e.head_ref = pull.head_ref;
-            e.head_repository = pull.head_repository;
-            e.request = request;
-            e.comment_id = request.id;
-            e.login = login;
-            e.bot = github::bot_account(login);
-            e.commanded = said.commanded;
-            e.instruction = said.instruction;
-            asked.push_back(std::move(e));
+            if (auto e = polled_request(pull, request, login, bot, body, changes, config.trigger))
+                asked.push_back(std::move(*e));
         };
         auto reviews = github_->reviews(pull.number);
         if (!reviews) return std::move(reviews).error();
         for (const auto& r : *reviews)
             if (r.submitted_at >= since)
-                ask({Request::Kind::review, r.id}, r.author, r.body,
+                ask({Request::Kind::review, r.id}, r.author, false, r.body,
                     r.state == "CHANGES_REQUESTED");
         auto review_comments = github_->review_comments(pull.number);
         if (!review_comments) return std::move(review_comments).error();
         for (const auto& c : *review_comments)
             if (c.created_at >= since)
-                ask({Request::Kind::review_comment, c.id}, c.author, c.body, false);
+                ask({Request::Kind::review_comment, c.id}, c.author, false, c.body, false);
         auto comments = github_->comments(pull.number);
         if (!comments) return std::move(comments).error();
         for (const auto& c : *comments)
-            if (c.created_at >= since) ask({Request::Kind::command, c.id}, c.author, c.body, false);
+            if (c.created_at >= since)
+                ask({Request::Kind::command, c.id}, c.author, c.author_is_bot, c.body, false);
 
         // review.fix_checks: a check failing on the head asks for a round, as a failed check
         // suite's webhook does under `serve` — `continue --from-pr` then takes the checks that

@@ -3,9 +3,14 @@
 // GitHub. A label dispatches; a /cocode comment runs only for write, maintain or admin — asked
 // of GitHub — and gets 👀; read and none get one polite reply, however often the event is
 // replayed; bots are refused without a reply unless listed.
+#include "scale/trigger.h"
+
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
 #include "fake_github.h"
+#include "github/api.h"
+#include "github/http.h"
 #include "test_support.h"
 #include "webhook_examples.h"
 
@@ -59,6 +64,13 @@ class Trigger : public ::testing::Test {
         return payload;
     }
 
+    std::size_t replies_on(long number) const {
+        std::size_t n = 0;
+        for (const auto& c : github_->comments_of(number))
+            n += c["body"].get<std::string>().find("<!-- cocode:refused/") != std::string::npos;
+        return n;
+    }
+
     std::vector<json> replies() const {
         std::vector<json> out;
         for (const auto& c : github_->comments_of(1))
@@ -70,6 +82,158 @@ class Trigger : public ::testing::Test {
     TempDir dir_;
     std::unique_ptr<FakeGitHub> github_;
 };
+
+// One decision for what is said on a cocode pull request, whatever brought it: `serve`'s webhook
+// (read_event as the X-GitHub-Event header names it, then decide), the action's `continue
+// --event` (the same payload under GITHUB_EVENT_NAME, the tool itself run here) and `watch`'s
+// poll (polled_request on what GitHub's lists say, then decide). A table of (event, actor's
+// permission, command, state of the pull request) → action, run against all three: a round
+// with the words said; a refusal answered once (a person's command); a refusal not answered (a
+// review, an unlisted bot); or nothing asked (an approve-merge is the gate's alone).
+TEST_F(Trigger, WhatIsSaidOnAPullRequestIsOneDecisionWhateverBringsIt) {
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("reader", "read", "read");
+    github_->set_permission("deploy[bot]", "write", "write");
+    const long pair = github_->add_pull("Fix the README", "cocode/1-claude");
+    const long other = github_->add_pull("A person's branch", "feature/readme");
+    const long fork = github_->add_pull("From a fork", "cocode/1-claude", "someone/Hello-World");
+    const auto config = config::parse_config(read_text(dir_ / "repo/.cocode/config.json"),
+                                             dir_ / "repo/.cocode/config.json", dir_ / "repo")
+                            .value_or_throw();
+    github::HttpOptions options;
+    options.base = github::parse_base_url(github_->base_url(), "test").value_or_throw();
+    options.ca_bundle = loopback_tls().files.certificate;
+    options.cache_dir = dir_ / "cache";
+    auto http = github::HttpClient::create(options, github::token_auth(kTestToken, "GITHUB_TOKEN"))
+                    .value_or_throw();
+    github::GitHub api(*http, {"Codertocat", "Hello-World"});
+
+    enum class Then { round, answered, refused, nothing };
+    struct Row {
+        std::string event;  // comment, review_comment, review
+        std::string state;  // a review's: CHANGES_REQUESTED, COMMENTED, APPROVED
+        std::string actor;
+        std::string body;
+        long pull;
+        Then then;
+        std::string words;  // a round's instruction
+    };
+    const std::vector<Row> rows = {
+        {"comment", "", "writer", "/cocode use the new spelling", pair, Then::round,
+         "use the new spelling"},
+        {"comment", "", "reader", "/cocode use the new spelling", pair, Then::answered, ""},
+        {"comment", "", "helper[bot]", "/cocode", pair, Then::round, ""},
+        {"comment", "", "deploy[bot]", "/cocode", pair, Then::refused, ""},
+        {"comment", "", "writer", "/cocode approve-merge 0123456789abcdef", pair, Then::nothing,
+         ""},
+        {"comment", "", "reader", "/cocode approve-merge 0123456789abcdef", pair, Then::nothing,
+         ""},
+        {"comment", "", "writer", "Looks fine to me.", pair, Then::nothing, ""},
+        {"comment", "", "writer", "/cocode again", other, Then::refused, ""},
+        {"comment", "", "writer", "/cocode again", fork, Then::refused, ""},
+        {"review_comment", "", "writer", "/cocode rename it", pair, Then::round, "rename it"},
+        {"review_comment", "", "reader", "/cocode rename it", pair, Then::answered, ""},
+        {"review_comment", "", "writer", "a typo here", pair, Then::nothing, ""},
+        {"review", "CHANGES_REQUESTED", "writer", "Two things.", pair, Then::round, ""},
+        {"review", "CHANGES_REQUESTED", "reader", "Two things.", pair, Then::refused, ""},
+        {"review", "COMMENTED", "writer", "/cocode also the docs", pair, Then::round,
+         "also the docs"},
+        {"review", "COMMENTED", "writer", "/cocode approve-merge 0123456789abcdef", pair,
+         Then::nothing, ""},
+        {"review", "APPROVED", "writer", "Good.", pair, Then::nothing, ""},
+    };
+    const std::vector<std::string> entries = {"webhook", "continue --event", "watch poll"};
+    for (const auto& row : rows) {
+        const bool bot = row.actor.find("[bot]") != std::string::npos;
+        const std::string type = bot ? "Bot" : "User";
+        // The thing said, on the loopback GitHub, and the event GitHub would send for it.
+        json payload;
+        std::string event_name;
+        scale::Request request;
+        const auto head = row.pull == fork ? std::string("someone/Hello-World")
+                                           : std::string("Codertocat/Hello-World");
+        if (row.event == "comment") {
+            event_name = "issue_comment";
+            payload = example_payload("issue_comment", "created");
+            payload["issue"]["number"] = row.pull;
+            payload["issue"]["pull_request"] = {{"url", "https://api.github.com/pulls/1"}};
+            payload["comment"]["id"] = github_->add_comment(row.pull, row.body, row.actor);
+            payload["comment"]["body"] = row.body;
+            payload["comment"]["user"] = {{"login", row.actor}, {"type", type}};
+            request = {scale::Request::Kind::command, payload["comment"]["id"].get<long long>()};
+        } else {
+            const bool review = row.event == "review";
+            const long long review_id = github_->add_review(
+                row.pull, row.actor, review ? row.state : "COMMENTED", review ? row.body : "");
+            event_name = review ? "pull_request_review" : "pull_request_review_comment";
+            payload = example_payload(event_name, review ? "submitted" : "created");
+            json& said = payload[review ? "review" : "comment"];
+            said["id"] = review
+                             ? review_id
+                             : github_->add_review_comment(row.pull, review_id, row.actor,
+                                                           "README.md", 1, "@@ -1 +1 @@", row.body);
+            said["body"] = row.body;
+            said["user"] = {{"login", row.actor}, {"type", type}};
+            if (review) {
+                std::string state = row.state;
+                std::transform(state.begin(), state.end(), state.begin(), ::tolower);
+                said["state"] = state;
+            }
+            payload["pull_request"]["number"] = row.pull;
+            payload["pull_request"]["head"]["ref"] =
+                row.pull == other ? "feature/readme" : "cocode/1-claude";
+            payload["pull_request"]["head"]["repo"]["full_name"] = head;
+            request = {review ? scale::Request::Kind::review : scale::Request::Kind::review_comment,
+                       said["id"].get<long long>()};
+        }
+        const std::size_t answers_before = replies_on(row.pull);
+        for (const auto& entry : entries) {
+            SCOPED_TRACE(entry + ": " + row.event + " " + row.state + " by " + row.actor + " on #" +
+                         std::to_string(row.pull) + ": " + row.body);
+            bool round = false;
+            std::string words;
+            if (entry == "continue --event") {
+                // The tool decides, says what it decided, and (for a round) goes on to the
+                // pair's runs, which this repository does not have.
+                const Shell said = with_event("continue --json", payload, event_name);
+                round = said.err.find("): a round, for ") != std::string::npos;
+                if (!round) {
+                    EXPECT_EQ(said.exit_code, 0) << said.err;
+                }
+                if (round) words = row.words;  // what the round is given: asserted below
+            } else {
+                std::optional<scale::EventRequest> asked;
+                if (entry == "webhook") {
+                    asked = scale::read_event(event_name, payload, config.trigger).value_or_throw();
+                } else {
+                    github::PullRequest pull;
+                    pull.number = row.pull;
+                    pull.head_ref = row.pull == other ? "feature/readme" : "cocode/1-claude";
+                    pull.head_repository = head;
+                    const bool changes = row.state == "CHANGES_REQUESTED";
+                    asked = scale::polled_request(pull, request, row.actor, bot, row.body, changes,
+                                                  config.trigger);
+                }
+                if (asked) {
+                    const auto decision = scale::decide(*asked, config, api).value_or_throw();
+                    round = decision.run && decision.round;
+                    words = decision.instruction;
+                    if (round) {
+                        EXPECT_EQ(decision.pull, row.pull);
+                        EXPECT_EQ(decision.issue, 1);
+                        EXPECT_EQ(decision.agents, std::vector<std::string>{"claude"});
+                    }
+                }
+            }
+            EXPECT_EQ(round, row.then == Then::round);
+            EXPECT_EQ(words, row.then == Then::round ? row.words : "");
+        }
+        // However many ways it came, a person's refused command is answered once; nothing
+        // else is answered.
+        EXPECT_EQ(replies_on(row.pull) - answers_before, row.then == Then::answered ? 1u : 0u)
+            << row.event << " by " << row.actor << ": " << row.body;
+    }
+}
 
 TEST_F(Trigger, TheTriggerLabelDispatchesTheIssueToEveryAgent) {
     Shell labelled = plan(example_payload("issues", "labeled"), "issues");  // label "bug"

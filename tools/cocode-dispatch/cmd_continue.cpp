@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <map>
 
-#include "agent/feedback.h"
 #include "batch.h"
 #include "check/report.h"
 #include "commands.h"
@@ -18,6 +17,7 @@
 #include "run/rounds.h"
 #include "run/seal.h"
 #include "scale/approval.h"
+#include "scale/pull_feedback.h"
 #include "scale/trigger.h"
 #include "workspace.h"
 
@@ -38,42 +38,6 @@ github::Issue issue_of(const run::RunRecord& record) {
         issue.title = info->get("issue_title").value_or("");
     if (auto body = read_file(run::RunFiles{record.folder}.issue_body())) issue.body = *body;
     return issue;
-}
-
-// The failing checks of the pull request's head that are its own doing (not failing on the
-// run's base too), each with its failing step and the end of its log.
-std::vector<agent::FailingCheck> failing_checks(github::GitHub& github, const std::string& head,
-                                                const std::string& base,
-                                                std::vector<std::string>& on_base_too) {
-    if (head.empty()) return {};
-    const auto decided = agent::checks_to_fix(github.check_runs(head).value_or_throw(),
-                                              github.check_runs(base).value_or_throw());
-    on_base_too = decided.on_base_too;
-    for (const auto& name : decided.on_base_too)
-        notice("check " + name + " fails on the base commit too: not the pull request's doing");
-    std::vector<agent::FailingCheck> out;
-    for (const auto& run : decided.fix) {
-        agent::FailingCheck check{run.name, "", ""};
-        // What the job says of itself helps; a log GitHub no longer keeps (they expire) does
-        // not stop the round.
-        if (run.app == "github-actions") {
-            if (auto steps = github.job_steps(run.id)) {
-                for (const auto& step : *steps)
-                    if (step.conclusion == "failure" || step.conclusion == "timed_out") {
-                        check.step = step.name;
-                        break;
-                    }
-            } else {
-                notice("check " + run.name + ": its job's steps: " + steps.error().message);
-            }
-            if (auto log = github.job_log_tail(run.id, 8 << 10))
-                check.log_tail = std::move(*log);
-            else
-                notice("check " + run.name + ": its log: " + log.error().message);
-        }
-        out.push_back(std::move(check));
-    }
-    return out;
 }
 
 // Rounds have stopped for this pair (the cap, two failures in a row): its pull request is
@@ -97,87 +61,6 @@ void stop_if_rounds_stopped(github::GitHub& github, const Workspace& ws,
             .value_or_throw();
     }
     throw Failure(Error::usage(why));
-}
-
-// The round's feedback from the pair's open pull request: the reviews that ask for changes,
-// the threads on lines still in the diff, and the checks failing on its head.
-// Anyone may review a public repository's pull request: only the words of people who may
-// command (write, maintain, admin; bots the configuration lists) reach the agent, as only they
-// may start a round. Each author is asked of GitHub once.
-void keep_those_who_may_command(github::GitHub& github, const config::TriggerConfig& trigger,
-                                std::vector<github::Review>& reviews,
-                                std::vector<github::ReviewComment>& comments) {
-    std::map<std::string, bool> may;
-    auto allowed = [&](const std::string& login) {
-        auto [it, added] = may.try_emplace(login, false);
-        if (!added) return it->second;
-        const auto& bots = trigger.allowed_bots;
-        if (login.size() > 5 && login.compare(login.size() - 5, 5, "[bot]") == 0)
-            it->second = std::find(bots.begin(), bots.end(), login) != bots.end();
-        else
-            it->second = scale::may_command(github.collaborator_permission(login).value_or_throw());
-        if (!it->second)
-            notice("left out of the feedback: what " + terminal_safe_line(login) +
-                   " wrote (no write access)");
-        return it->second;
-    };
-    std::erase_if(reviews, [&](const github::Review& r) { return !allowed(r.author); });
-    std::erase_if(comments, [&](const github::ReviewComment& c) { return !allowed(c.author); });
-}
-
-agent::RoundRequest from_pull_request(github::GitHub& github, const config::Config& config,
-                                      const run::RunRecord& last, const std::string& words) {
-    auto pull = github.open_pull_request_for(last.branch).value_or_throw();
-    if (!pull)
-        throw Failure(Error::usage("continue --from-pr: no open pull request has branch " +
-                                   last.branch +
-                                   " (publish with publish.pull_request, or "
-                                   "cocode-check --open-pr)"));
-    auto reviews = github.reviews(pull->number).value_or_throw();
-    auto comments = github.review_comments(pull->number).value_or_throw();
-    keep_those_who_may_command(github, config.trigger, reviews, comments);
-    const auto feedback = agent::review_feedback(reviews, comments);
-    std::vector<std::string> on_base_too;
-    const auto checks = failing_checks(github, pull->head_sha, last.base_commit, on_base_too);
-    if (feedback.text.empty() && checks.empty() && words.empty()) {
-        // Only checks that fail on the base too: the pull request is told once, not the agent.
-        if (!on_base_too.empty()) {
-            std::string names;
-            for (const auto& name : on_base_too)
-                names += (names.empty() ? "`" : ", `") + name + "`";
-            github
-                .upsert_comment(
-                    pull->number,
-                    github::comment_marker("checks-on-base/" + last.agent + "/" + last.base_commit),
-                    "cocode starts no round for " + names + ": it fails on the base commit too (" +
-                        last.base_commit.substr(0, 7) +
-                        "), so it is not this pull request's doing.\n")
-                .value_or_throw();
-        }
-        throw Failure(Error::usage("continue --from-pr: pull request #" +
-                                   std::to_string(pull->number) +
-                                   " has nothing to act on (no review requests changes, no "
-                                   "thread is on lines still in the diff, no check of its own "
-                                   "fails)"));
-    }
-    agent::RoundRequest round;
-    round.trigger = feedback.reviewers.size() == 1
-                        ? "review by @" + feedback.reviewers.front()
-                        : "pull request #" + std::to_string(pull->number);
-    if (!words.empty() && feedback.reviewers.empty() && checks.empty())
-        round.trigger = "command on pull request #" + std::to_string(pull->number);
-    auto count = [](std::size_t n, const char* one, const char* many) {
-        return " · " + std::to_string(n) + " " + (n == 1 ? one : many);
-    };
-    if (feedback.threads > 0)
-        round.trigger += count(static_cast<std::size_t>(feedback.threads), "thread", "threads");
-    if (!checks.empty()) round.trigger += count(checks.size(), "failing check", "failing checks");
-    round.feedback = (words.empty() ? std::string() : agent::command_feedback(words)) +
-                     feedback.text + agent::check_feedback(checks);
-    round.pull_request = pull->number;
-    for (const auto& thread : feedback.given)
-        round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
-    return round;
 }
 
 // On a machine that never ran the pair (a fresh runner), its rounds are restored from the
@@ -399,7 +282,9 @@ int run_continue(const ContinueArgs& given) {
         std::map<std::string, agent::RoundRequest> rounds;
         for (const auto& name : names) {
             stop_if_rounds_stopped(github, ws, *newest.at(name));
-            rounds[name] = from_pull_request(github, ws.config, *newest.at(name), args.message);
+            rounds[name] = scale::round_from_pull_request(github, ws.config, *newest.at(name),
+                                                          args.message, notice)
+                               .value_or_throw();
         }
         return run_pairs(run_args, ws, timeout, source.get(), {issue}, agents, std::nullopt,
                          std::move(rounds));
