@@ -102,6 +102,40 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
     return issues;
 }
 
+namespace {
+
+// A page of a list sorted newest first ends after `seen` (by the items' `key`): the next page
+// may hold something newer than what an earlier read saw.
+std::function<bool(const json&)> newer_than(const std::string& seen, const char* key) {
+    return [seen, key](const json& items) {
+        if (seen.empty()) return true;
+        if (items.empty() || !items.back().is_object()) return false;
+        const auto at = items.back().find(key);
+        return at != items.back().end() && at->is_string() && at->get<std::string>() > seen;
+    };
+}
+
+}  // namespace
+
+Result<std::vector<Issue>> GitHub::issues_changed(const std::string& since,
+                                                  const std::string& seen) {
+    const std::string path = repo_path() + "/issues?" +
+                             query_string({{"state", "all"},
+                                           {"since", since},
+                                           {"sort", "updated"},
+                                           {"direction", "desc"},
+                                           {"per_page", std::to_string(page_size_)}});
+    auto all = http_.get_all_pages(path, kIssueKeys, nullptr, newer_than(seen, "updated_at"));
+    if (!all.ok()) return std::move(all).error();
+    std::vector<Issue> issues;
+    for (const auto& item : all.value()) {
+        auto issue = issue_from_json(item, "GET " + path);
+        if (!issue.ok()) return Error::general(issue.error().message);
+        if (!issue->is_pull_request) issues.push_back(std::move(issue).value());
+    }
+    return issues;
+}
+
 Result<std::vector<Comment>> GitHub::comments(long number) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) +
                              "/comments?per_page=" + std::to_string(page_size_);
@@ -346,15 +380,15 @@ Result<std::string> GitHub::token_login() {
     return body->value("login", std::string());
 }
 
-Result<std::vector<Comment>> GitHub::comments_since(const std::string& since) {
-    const std::string path =
-        repo_path() + "/issues/comments?sort=created&direction=asc&since=" + percent_encode(since) +
-        "&per_page=" + std::to_string(page_size_);
-    auto all = http_.get_all_pages(path, kCommentKeys);
+Result<std::vector<Comment>> GitHub::comments_since(const std::string& since,
+                                                    const std::string& seen) {
+    const std::string path = repo_path() + "/issues/comments?sort=created&direction=desc&since=" +
+                             percent_encode(since) + "&per_page=" + std::to_string(page_size_);
+    auto all = http_.get_all_pages(path, kCommentKeys, nullptr, newer_than(seen, "created_at"));
     if (!all.ok()) return std::move(all).error();
     std::vector<Comment> comments;
-    for (const auto& item : all.value()) {
-        auto comment = comment_from_json(item, "GET " + path);
+    for (auto item = all->rbegin(); item != all->rend(); ++item) {
+        auto comment = comment_from_json(*item, "GET " + path);
         if (!comment.ok()) return std::move(comment).error();
         comments.push_back(std::move(comment).value());
     }

@@ -27,6 +27,11 @@ class GitHub {
     Result<Issue> issue(long number);
     // Every matching issue, all pages; pull requests are left out.
     Result<std::vector<Issue>> issues(const IssueQuery& query);
+    // The issues (open and closed, pull requests left out) updated at or after `since`, the
+    // newest change first; a next page is read only while a page ends with a change newer than
+    // `seen` (the newest change an earlier call returned): when nothing changed, one
+    // conditional request, answered 304 at no rate limit, whatever the number of issues.
+    Result<std::vector<Issue>> issues_changed(const std::string& since, const std::string& seen);
     // Every comment, oldest first, as one view of the issue at one moment: a list of more
     // than one page is read again until two readings in a row agree, so that a comment
     // deleted from an earlier page between page reads (which moves the next page's first
@@ -83,10 +88,13 @@ class GitHub {
     // The login the token acts as (GET /user): "" when GitHub does not say (an App's
     // installation token acts as no user).
     Result<std::string> token_login();
-    // The repository's issue and pull request comments made at or after `since` (ISO 8601),
-    // oldest first (GET /issues/comments?since=…&sort=created; a conditional request: an
-    // unchanged list costs no rate limit).
-    Result<std::vector<Comment>> comments_since(const std::string& since);
+    // The repository's issue and pull request comments updated at or after `since` (ISO 8601),
+    // oldest first. They are asked for newest first (GET /issues/comments?since=…&sort=created
+    // &direction=desc, a conditional request: an unchanged list costs no rate limit), and a
+    // next page is read only while a page ends with a comment made after `seen` (the newest
+    // an earlier call returned; "": every page).
+    Result<std::vector<Comment>> comments_since(const std::string& since,
+                                                const std::string& seen = "");
     // Who last edited the issue's body and renamed its title, and when: asked of GitHub's
     // GraphQL API (<api>/graphql; /api/graphql on a GitHub Enterprise Server), as REST does
     // not say who edited a body.

@@ -601,7 +601,8 @@ Result<json> json_body(std::string_view method, const std::string& path,
 }
 
 Result<json> HttpClient::get_all_pages(const std::string& first,
-                                       std::span<const std::string_view> fields, int* pages) {
+                                       std::span<const std::string_view> fields, int* pages,
+                                       const std::function<bool(const json& items)>& more) {
     json all = json::array();
     std::optional<std::string> path = first;
     std::set<std::string> seen;  // a server whose next page is one already read would loop
@@ -615,8 +616,10 @@ Result<json> HttpClient::get_all_pages(const std::string& first,
         if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);
         auto items = parse_list_page(page->body, fields);
         if (!items) return Error::general("GitHub: GET " + *path + ": expected a JSON array");
+        const bool go_on = !more || more(*items);
         for (auto& item : *items) all.push_back(std::move(item));
         path.reset();
+        if (!go_on) break;
         if (auto next = next_link(page->header("link"))) {
             auto relative = relative_to_origin(options_.base, *next);
             if (!relative)

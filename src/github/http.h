@@ -112,10 +112,11 @@ class HttpClient {
     Result<nlohmann::json> get_json(const std::string& path);
     // GET of every page of a list, following Link rel="next" to the end: one array. Given
     // `fields`, each item keeps only those top-level keys (see parse_list_page); given
-    // `pages`, it is set to the number of pages read.
-    Result<nlohmann::json> get_all_pages(const std::string& path,
-                                         std::span<const std::string_view> fields = {},
-                                         int* pages = nullptr);
+    // `pages`, it is set to the number of pages read; given `more`, the next page is read only
+    // when `more` says so of the page just read (its items).
+    Result<nlohmann::json> get_all_pages(
+        const std::string& path, std::span<const std::string_view> fields = {},
+        int* pages = nullptr, const std::function<bool(const nlohmann::json& items)>& more = {});
 
     // Waits `delay` within what is left of the wait budget (max_wait), or fails saying why:
     // for callers that must give GitHub time (a list that lags behind a write).

@@ -156,6 +156,18 @@ std::time_t server_now(const github::GitHub& github) {
     return date != 0 ? date : std::time(nullptr);
 }
 
+std::string github_time(std::time_t time) {
+    char stamp[32];
+    std::tm tm{};
+    gmtime_r(&time, &tm);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return stamp;
+}
+
+std::time_t time_of_github(const std::string& text) {
+    return parse_time(text, "%Y-%m-%dT%H:%M:%SZ");
+}
+
 bool lapsed(const Claim& claim, std::time_t now) {
     if (claim.final()) return false;
     const std::time_t stamped = parse_time(claim.updated_at, "%Y-%m-%dT%H:%M:%SZ");

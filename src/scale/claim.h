@@ -86,6 +86,9 @@ Result<LabelRequest> latest_request(github::GitHub& github, long issue, const st
 
 // GitHub's clock: the `Date` of its last answer (this machine's when there was none).
 std::time_t server_now(const github::GitHub& github);
+// A time as GitHub writes it ("2026-11-25T21:00:00Z"), and back (0 when it is not one).
+std::string github_time(std::time_t time);
+std::time_t time_of_github(const std::string& text);
 
 // A claim not final whose lease ran out before `now` (GitHub's clock).
 bool lapsed(const Claim& claim, std::time_t now);

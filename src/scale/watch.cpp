@@ -184,6 +184,29 @@ Result<std::unique_ptr<Watcher>> Watcher::open(WatchOptions options) {
                                 "`issues`); move it aside to start afresh");
         w->id_ = state["watcher"].get<std::string>();
         w->commands_since_ = json_value(state, "commands_since", std::string());
+        // What the polls knew (a state without it: the next poll lists every labelled issue).
+        w->issues_since_ = json_value(state, "issues_since", std::string());
+        w->issues_seen_ = json_value(state, "issues_seen", std::string());
+        auto numbered = [](const json& object, std::map<long, std::string>& into) {
+            if (!object.is_object()) return;
+            for (const auto& [key, value] : object.items())
+                if (value.is_string() && !key.empty() &&
+                    key.find_first_not_of("0123456789") == std::string::npos && key.size() < 12)
+                    into[std::stol(key)] = value.get<std::string>();
+        };
+        numbered(json_value(state, "labelled", json::object()), w->labelled_);
+        numbered(json_value(state, "answered", json::object()), w->answered_);
+        const json decisions = json_value(state, "label_decisions", json::object());
+        for (const auto& [id, may] : decisions.items())
+            if (may.is_boolean() && !id.empty() && id.size() < 19 &&
+                id.find_first_not_of("0123456789") == std::string::npos)
+                w->label_decisions_[std::stoll(id)] = may.get<bool>();
+        for (const auto& n : json_value(state, "bodies_decided", json::array()))
+            if (n.is_number_integer()) w->bodies_decided_.insert(n.get<long>());
+        if (!state.contains("labelled")) w->issues_since_.clear();
+        w->commands_seen_ = json_value(state, "commands_seen", w->commands_since_);
+        for (const auto& id : json_value(state, "commands_at_seen", json::array()))
+            if (id.is_number_integer()) w->commands_at_seen_.insert(id.get<long long>());
         for (const auto& item : state["issues"]) {
             auto entry = entry_from(item, w->id_, file);
             if (!entry) return std::move(entry).error();
@@ -200,7 +223,24 @@ Result<void> Watcher::save() {
     json issues = json::array();
     for (const auto& e : entries_) issues.push_back(entry_json(e));
     json state = {{"watcher", id_}, {"issues", issues}};
-    if (!commands_since_.empty()) state["commands_since"] = commands_since_;
+    if (!commands_since_.empty()) {
+        state["commands_since"] = commands_since_;
+        state["commands_seen"] = commands_seen_;
+        state["commands_at_seen"] = commands_at_seen_;
+    }
+    if (!issues_since_.empty()) {
+        state["issues_since"] = issues_since_;
+        state["issues_seen"] = issues_seen_;
+        json labelled = json::object(), answered = json::object();
+        for (const auto& [n, at] : labelled_) labelled[std::to_string(n)] = at;
+        for (const auto& [n, at] : answered_) answered[std::to_string(n)] = at;
+        state["labelled"] = labelled;
+        state["answered"] = answered;
+        state["bodies_decided"] = bodies_decided_;
+        json decisions = json::object();
+        for (const auto& [id, may] : label_decisions_) decisions[std::to_string(id)] = may;
+        state["label_decisions"] = decisions;
+    }
     return write_file_atomic(options_.repo_root / kWatchDir / "state.json",
                              json_dump(state, 2) + "\n");
 }
@@ -246,50 +286,125 @@ Result<void> Watcher::pass(bool poll) {
     return {};
 }
 
+Result<void> Watcher::poll_issues() {
+    if (issues_since_.empty()) {
+        // The first poll: every open issue with the label. From then on (a minute before it,
+        // for an update GitHub's lists show late), only what changed is asked for — at once
+        // too, so that the next poll's question is one GitHub can answer 304.
+        const std::time_t began = server_now(*github_);
+        github::IssueQuery query;
+        query.labels = {options_.label};
+        auto listed = github_->issues(query);
+        if (!listed) return std::move(listed).error();
+        labelled_.clear();
+        for (const auto& issue : *listed) labelled_[issue.number] = issue.updated_at;
+        issues_since_ = github_time(began - 60);
+        issues_seen_.clear();
+        if (auto saved = save(); !saved) return saved;
+    }
+    // Closed issues too: a closed issue leaves the set.
+    auto changed = github_->issues_changed(issues_since_, issues_seen_);
+    if (!changed) return std::move(changed).error();
+    bool moved = false;
+    std::time_t newest = 0;
+    for (const auto& issue : *changed) {
+        newest = std::max(newest, time_of_github(issue.updated_at));
+        const bool labelled = issue.state == "open" &&
+                              std::find(issue.labels.begin(), issue.labels.end(), options_.label) !=
+                                  issue.labels.end();
+        auto at = labelled_.find(issue.number);
+        if (labelled && (at == labelled_.end() || at->second != issue.updated_at)) {
+            labelled_[issue.number] = issue.updated_at;
+            moved = true;
+        } else if (!labelled && at != labelled_.end()) {
+            labelled_.erase(at);
+            moved = true;
+        }
+        if (options_.rounds && issue.state == "open" && !commands_since_.empty() &&
+            issue.created_at >= commands_since_)
+            if (auto decided = body_command(issue); !decided) return decided;
+    }
+    // The question stays the same (GitHub answers 304 while nothing changes); what moves is
+    // the newest change seen, past which no page is read.
+    if (newest != 0) {
+        if (const std::string seen = github_time(newest); seen > issues_seen_) {
+            issues_seen_ = seen;
+            moved = true;
+        }
+    }
+    return moved ? save() : Result<void>{};
+}
+
+// `/cocode` on the first line of a new issue's body: a command of its author, decided as a
+// comment's (serve decides the `issues` `opened` delivery alike), once per issue.
+Result<void> Watcher::body_command(const github::Issue& issue) {
+    if (bodies_decided_.count(issue.number)) return {};
+    const config::Config& config = *options_.config;
+    EventRequest e;
+    e.issue = issue.number;
+    e.login = issue.author;
+    e.bot = github::bot_account(issue.author);
+    if (!read_command(issue.body, config.trigger, e)) return {};
+    bodies_decided_.insert(issue.number);
+    if (auto saved = save(); !saved) return saved;
+    if (!e.verb.empty() && e.verb != "plan") {
+        options_.notice("#" + std::to_string(issue.number) +
+                        ": nothing to do: a new issue's body can ask for a plan, not answer one");
+        return {};
+    }
+    auto decision = decide(e, config, *github_);
+    if (!decision) return std::move(decision).error();
+    options_.notice(decision->notice);
+    if (!decision->run) return {};
+    std::optional<WatchPlan> plan;
+    if (!decision->verb.empty())
+        plan = WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
+    auto taken = take(issue.number, {Request::Kind::command, 0}, decision->agents, plan,
+                      decision->by, WatchApproval{issue.created_at, ""});
+    if (!taken) return std::move(taken).error();
+    return {};
+}
+
 Result<void> Watcher::claim_new() {
+    if (auto polled = poll_issues(); !polled) return polled;
     int room = options_.max_parallel - static_cast<int>(entries_.size());
     if (room <= 0) return {};
     const config::Config& config = *options_.config;
-    github::IssueQuery query;
-    query.labels = {options_.label};
-    auto listed = options_.source->list(query);
-    if (!listed) return std::move(listed).error();
-    std::vector<github::Issue> issues = std::move(*listed);
-    std::sort(issues.begin(), issues.end(),
-              [](const auto& a, const auto& b) { return a.number < b.number; });
-    for (const auto& issue : issues) {
+    for (const auto& [number, updated_at] : labelled_) {
         if (room == 0) break;
         if (std::any_of(entries_.begin(), entries_.end(),
-                        [&](const WatchEntry& e) { return e.claim.issue == issue.number; }))
+                        [&, n = number](const WatchEntry& e) { return e.claim.issue == n; }))
             continue;
         // Answered, and not touched since (a new labelling would have touched it): nothing to
         // ask GitHub about. Issues held by another watcher are looked at every poll, so that a
         // lapsed lease is noticed.
-        if (auto a = answered_.find(issue.number);
-            a != answered_.end() && a->second == issue.updated_at)
+        if (auto a = answered_.find(number); a != answered_.end() && a->second == updated_at)
             continue;
-        auto request = latest_request(*github_, issue.number, options_.label);
+        auto request = latest_request(*github_, number, options_.label);
         if (!request) return std::move(request).error();
         if (request->id == 0) continue;
         // Who applied it may start cocode (trigger.h: the decision `serve` and the action make).
         auto allowed = label_decisions_.find(request->id);
         if (allowed == label_decisions_.end()) {
-            auto decision =
-                decide(label_event(issue.number, *request, options_.label, config.trigger), config,
-                       *github_);
+            auto decision = decide(label_event(number, *request, options_.label, config.trigger),
+                                   config, *github_);
             if (!decision) return std::move(decision).error();
             if (!decision->run) options_.notice(decision->notice);
             allowed = label_decisions_.emplace(request->id, decision->run).first;
+            if (auto saved = save(); !saved) return saved;
         }
         if (!allowed->second) continue;
-        auto taken = take(issue.number, Request{Request::Kind::label, request->id}, {},
+        auto taken = take(number, Request{Request::Kind::label, request->id}, {},
                           config.trigger.plan
                               ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", request->by})
                               : std::nullopt,
                           request->by, WatchApproval{request->at, ""});
         if (!taken) return std::move(taken).error();
         if (*taken == Taking::started) --room;
-        if (*taken == Taking::answered) answered_[issue.number] = issue.updated_at;
+        // Trusted as answered only when GitHub's clock has passed the second of the issue's
+        // last change: a relabelling in that same second would carry the same updated_at.
+        if (*taken == Taking::answered && server_now(*github_) > time_of_github(updated_at))
+            answered_[number] = updated_at;
     }
     return {};
 }

@@ -178,6 +178,13 @@ class Watcher {
                               const std::optional<WatchRound>& round,
                               const std::optional<WatchPlan>& plan, const std::string& by,
                               const WatchApproval& approval);
+    // The open issues with the trigger label, kept up to date in `labelled_`: the first poll
+    // lists them; every later one asks only for the issues updated since the newest change it
+    // saw (sorted by update, a conditional request: when nothing changed, one request that
+    // costs no rate limit, whatever the number of issues). A new issue whose body says the
+    // command is decided there too.
+    Result<void> poll_issues();
+    Result<void> body_command(const github::Issue& issue);
     Result<void> claim_new();
     Result<void> claim_rounds();         // watch_rounds.cpp
     Result<void> claim_plan_commands();  // watch_rounds.cpp
@@ -193,7 +200,15 @@ class Watcher {
     std::string held_;                      // why new work is held, as last said; "" if not
     std::set<std::pair<Request::Kind, long long>> decided_;  // round requests decided on
     std::map<long long, bool> label_decisions_;  // a labelling's event id: may it start runs
-    std::string commands_since_;         // comment commands are read from then on (GitHub's time)
+    std::string commands_since_;  // comment commands are read from then on (GitHub's time)
+    // The newest comment read (its time), and those made in that second: a comment made
+    // before is decided already, and a restarted watcher must not decide them again.
+    std::string commands_seen_;
+    std::set<long long> commands_at_seen_;
+    std::string issues_since_;  // issues updated since then are asked for; "": list all
+    std::string issues_seen_;   // the newest change a poll saw: pages past it are not read
+    std::map<long, std::string> labelled_;  // open issues with the trigger label → updated_at
+    std::set<long> bodies_decided_;         // new issues whose body's command was decided on
     std::map<long, std::string> gates_;  // pull request → its gate as last written (head, words)
     struct Lock;
     std::unique_ptr<Lock> lock_;

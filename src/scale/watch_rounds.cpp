@@ -182,19 +182,23 @@ Result<void> Watcher::claim_commands() {
     const config::Config& config = *options_.config;
     if (commands_since_.empty()) {
         // From the watcher's first poll on: never a backlog of old comments.
-        char stamp[32];
-        const std::time_t now = server_now(*github_);
-        std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-        commands_since_ = stamp;
+        commands_since_ = commands_seen_ = github_time(server_now(*github_));
         if (auto saved = save(); !saved) return saved;
     }
-    auto comments = github_->comments_since(commands_since_);
+    // The same question every poll (304 while nothing changed), newest first, read no further
+    // than the newest comment seen.
+    auto comments = github_->comments_since(commands_since_, commands_seen_);
     if (!comments) return std::move(comments).error();
-    std::string newest = commands_since_;
+    std::string newest = commands_seen_;
+    for (const auto& c : *comments) newest = std::max(newest, c.created_at);
+    std::set<long long> at_newest;  // read now, made in the newest second
     for (const auto& c : *comments) {
         // `since` is GitHub's "updated since": an old comment edited is no new command.
-        if (c.created_at < commands_since_ || c.on_pull_request || c.issue == 0) continue;
-        newest = std::max(newest, c.created_at);
+        if (c.created_at < commands_seen_) continue;
+        if (c.created_at == newest) at_newest.insert(c.id);
+        // Made in the second the last poll ended at, and read by it.
+        if (c.created_at == commands_seen_ && commands_at_seen_.count(c.id)) continue;
+        if (c.on_pull_request || c.issue == 0) continue;
         EventRequest e;
         e.issue = c.issue;
         e.comment_id = c.id;
@@ -215,8 +219,11 @@ Result<void> Watcher::claim_commands() {
                           decision->by, WatchApproval{c.created_at, ""});
         if (!taken) return std::move(taken).error();
     }
-    if (newest != commands_since_) {
-        commands_since_ = newest;  // the newest again next time: decided_ knows it
+    if (newest == commands_seen_)
+        at_newest.insert(commands_at_seen_.begin(), commands_at_seen_.end());
+    if (newest != commands_seen_ || at_newest != commands_at_seen_) {
+        commands_seen_ = newest;
+        commands_at_seen_ = std::move(at_newest);
         if (auto saved = save(); !saved) return saved;
     }
     return {};

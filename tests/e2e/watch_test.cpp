@@ -371,6 +371,37 @@ TEST_F(Watch, CommentCommandsOnIssuesAreTakenOnceFromWritersOnly) {
     EXPECT_EQ(github_->rate_remaining(), before) << "nothing new: no rate limit spent";
 }
 
+// `/cocode` on the first line of a new issue's body is its author's command, decided as a
+// comment's is (serve decides the `issues` `opened` delivery alike): a writer's issue runs, a
+// reader's gets one reply and runs nothing — however often the watcher polls or restarts.
+TEST_F(Watch, ACommandInANewIssuesBodyIsTakenFromWritersOnly) {
+    for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    github_->set_permission("writer", "write", "write");
+    github_->set_permission("reader", "read", "read");
+    const fs::path a = machine("a");
+    ASSERT_EQ(watch(a).exit_code, 0);  // the watcher's first poll: new issues from now on
+    github_->add_issue(6, "Helo", "/cocode fast\nThe README says Helo.", {}, "open", false,
+                       "writer");
+    github_->add_issue(7, "Helo too", "/cocode\nThe README says Helo.", {}, "open", false,
+                       "reader");
+    github_->add_issue(8, "No command", "The README says Helo. /cocode", {}, "open", false,
+                       "writer");
+    for (int poll = 0; poll < 3; ++poll) {
+        Shell watched = watch(a);
+        ASSERT_EQ(watched.exit_code, 0) << watched.err;
+    }
+    const auto runs = runs_per_issue({a});
+    EXPECT_EQ(runs.count(6) ? runs.at(6) : 0, 1);
+    EXPECT_EQ(runs.count(7), 0u);
+    EXPECT_EQ(runs.count(8), 0u);
+    EXPECT_TRUE(answered(6));
+    int replies = 0;
+    for (const auto& c : github_->comments_of(7))
+        replies += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
+    EXPECT_EQ(replies, 1);
+    EXPECT_TRUE(claims_on(7).empty());
+}
+
 // budget.daily_usd spent: watch takes nothing new and fails nothing; the issue waits,
 // unclaimed, and is taken once there is budget again.
 TEST_F(Watch, ASpentDailyBudgetHoldsTheQueueAndFailsNothing) {
@@ -424,6 +455,46 @@ TEST_F(Watch, APollThatFindsNothingNewCostsNoRateLimit) {
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(github_->rate_remaining(), before);
     EXPECT_TRUE(runs_per_issue({a}).empty());
+}
+
+// The issues' poll: the first lists every labelled issue; from then on one request asks for
+// the issues changed since (sorted by update, conditional), and pages past the newest change
+// seen are not read — when nothing changed, one request answered 304, however many pages the
+// labelled issues fill (here five issues in pages of two: three pages a listing). A restarted
+// watcher (each `--once`) knows what the last poll knew. A change is found by that request.
+TEST_F(Watch, APollWhenNothingChangedIsOneRequestWhateverTheNumberOfIssues) {
+    const fs::path a = machine("a");
+    ASSERT_EQ(watch(a, "--per-page 2").exit_code, 0);
+    expect_each_issue_answered_once({a});
+    ASSERT_EQ(watch(a, "--per-page 2").exit_code, 0);  // what the answers changed, read once
+    auto issue_lists = [&](std::size_t from) {
+        std::vector<RecordedRequest> lists;
+        const auto all = github_->requests();
+        for (std::size_t i = from; i < all.size(); ++i)
+            if (all[i].method == "GET" && all[i].path.find("/issues?") != std::string::npos)
+                lists.push_back(all[i]);
+        return lists;
+    };
+    const std::size_t before = github_->requests().size();
+    const long rate = github_->rate_remaining();
+    Shell quiet = watch(a, "--per-page 2");
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    const auto quiet_lists = issue_lists(before);
+    ASSERT_EQ(quiet_lists.size(), 1u) << "the issues' poll is one request";
+    EXPECT_EQ(quiet_lists[0].status, 304);
+    EXPECT_NE(quiet_lists[0].path.find("sort=updated"), std::string::npos) << quiet_lists[0].path;
+    EXPECT_NE(quiet_lists[0].path.find("since="), std::string::npos) << quiet_lists[0].path;
+    EXPECT_EQ(github_->rate_remaining(), rate) << "nothing new: no rate limit spent";
+
+    // A new labelled issue: found by the same one request, and run.
+    github_->add_issue(6, "Issue 6", "Fix it.", {"cocode"});
+    const std::size_t later = github_->requests().size();
+    Shell found = watch(a, "--per-page 2");
+    ASSERT_EQ(found.exit_code, 0) << found.err;
+    const auto found_lists = issue_lists(later);
+    ASSERT_EQ(found_lists.size(), 1u) << "one page holds every change newer than the last seen";
+    EXPECT_EQ(found_lists[0].status, 200);
+    EXPECT_EQ(runs_per_issue({a})[6], 1) << found.err;
 }
 
 // An exhausted rate limit whose reset is further off than the client waits by itself: after

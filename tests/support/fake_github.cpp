@@ -108,6 +108,11 @@ struct FakeGitHub::Server {
     std::map<std::string, std::regex> routes;  // compiled once
 
     std::string now() const { return now_text(clock_offset); }
+    // What GitHub does to an issue when anything on it changes (a comment, a label, its text).
+    void touch(long number) {
+        if (auto issue = issues.find(number); issue != issues.end())
+            issue->second["updated_at"] = now();
+    }
     // A labeled or unlabeled event on the issue, as GET /issues/{n}/events lists it.
     // A new comment on issue (or pull request) `number`, addressed as GitHub addresses it.
     json new_comment(long number, const std::string& body, const std::string& owner,
@@ -116,6 +121,7 @@ struct FakeGitHub::Server {
         comment["id"] = ++next_id;
         comment["body"] = body;
         comment["created_at"] = comment["updated_at"] = now();
+        touch(number);
         const auto issue = issues.find(number);
         const bool pull = issue != issues.end() && issue->second.contains("pull_request");
         comment["issue_url"] = "https://api.github.com/repos/" + owner + "/" + repo + "/issues/" +
@@ -426,16 +432,31 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         at = comma + 1;
                     }
                 }
+                // Updated at or after `since`; newest first by creation (GitHub's default), or
+                // by `sort` (updated) in `direction`.
+                const std::string since =
+                    req.has_param("since") ? req.get_param_value("since") : "";
                 std::vector<const json*> matching;
                 for (auto it = st.issues.rbegin(); it != st.issues.rend(); ++it) {
                     const json& issue = it->second;
                     if (state != "all" && issue["state"] != state) continue;
+                    if (issue["updated_at"].get<std::string>() < since) continue;
                     bool ok = true;
                     for (const auto& label : wanted) {
                         ok = ok && std::any_of(issue["labels"].begin(), issue["labels"].end(),
                                                [&](const json& l) { return l["name"] == label; });
                     }
                     if (ok) matching.push_back(&issue);
+                }
+                if (req.has_param("sort") && req.get_param_value("sort") == "updated") {
+                    const bool ascending =
+                        req.has_param("direction") && req.get_param_value("direction") == "asc";
+                    std::stable_sort(matching.begin(), matching.end(),
+                                     [&](const json* a, const json* b) {
+                                         const auto x = (*a)["updated_at"].get<std::string>(),
+                                                    y = (*b)["updated_at"].get<std::string>();
+                                         return ascending ? x < y : y < x;
+                                     });
                 }
                 const std::string items = page_of(matching);
                 std::string etag = etag_of(items + res.get_header_value("Link"));
@@ -519,8 +540,11 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         if (v != st.visible_at.end() && st.comment_lists < v->second) continue;
                         if (c["updated_at"].get<std::string>() >= since) all.push_back(&c);
                     }
-                std::sort(all.begin(), all.end(), [](const json* a, const json* b) {
-                    return (*a)["id"].get<long long>() < (*b)["id"].get<long long>();
+                const bool newest_first =
+                    req.has_param("direction") && req.get_param_value("direction") == "desc";
+                std::sort(all.begin(), all.end(), [&](const json* a, const json* b) {
+                    const auto x = (*a)["id"].get<long long>(), y = (*b)["id"].get<long long>();
+                    return newest_first ? y < x : x < y;
                 });
                 const std::string items = page_of(all);
                 const std::string etag = etag_of(items + res.get_header_value("Link"));
@@ -544,6 +568,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                         if (c["id"] == id) {
                             c["body"] = body.value("body", "");
                             c["updated_at"] = st.now();
+                            st.touch(number);
                             return finish(200, c, "issues/update-comment");
                         }
                 return finish(404, {{"message", "Not Found"}});
@@ -555,6 +580,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                                            [&](const json& c) { return c["id"] == id; });
                     if (it == list.end()) continue;
                     list.erase(it);
+                    st.touch(number);
                     return finish(204, json(), "issues/delete-comment");
                 }
                 return finish(404, {{"message", "Not Found"}});
@@ -832,9 +858,15 @@ std::string FakeGitHub::base_url() const { return origin() + options_.prefix; }
 
 void FakeGitHub::add_issue(long number, const std::string& title, const std::string& body,
                            const std::vector<std::string>& labels, const std::string& state,
-                           bool pull_request) {
+                           bool pull_request, const std::string& author) {
     std::lock_guard lock(server_->mutex);
     put_issue(number, title, body, labels, state, pull_request);
+    if (!author.empty()) {
+        json& user = server_->issues[number]["user"];
+        user["login"] = author;
+        const bool bot = author.size() > 5 && author.compare(author.size() - 5, 5, "[bot]") == 0;
+        user["type"] = bot ? "Bot" : "User";
+    }
 }
 
 long FakeGitHub::add_pull(const std::string& title, const std::string& head,
@@ -884,6 +916,7 @@ void FakeGitHub::put_issue(long number, const std::string& title, const std::str
     issue["url"] = repo_url + "/issues/" + std::to_string(number);
     issue["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/issues/" +
                         std::to_string(number);
+    issue["created_at"] = issue["updated_at"] = server_->now();
     issue["labels"] = json::array();
     for (const auto& name : labels) {
         json label = github_example("label");

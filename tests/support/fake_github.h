@@ -73,9 +73,10 @@ class FakeGitHub {
     std::string base_url() const;  // origin() + prefix
     int port() const { return port_; }
 
+    // `author` opened it (GitHub's example's user, octocat, otherwise).
     void add_issue(long number, const std::string& title, const std::string& body,
                    const std::vector<std::string>& labels, const std::string& state = "open",
-                   bool pull_request = false);
+                   bool pull_request = false, const std::string& author = "");
     // Returns the comment's id; `author` is its user's login (GitHub's example's otherwise),
     // `association` its author_association (the example's, COLLABORATOR, otherwise).
     long long add_comment(long number, const std::string& body, const std::string& author = "",
