@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/files.h"
@@ -50,6 +51,21 @@ Result<std::string> lookup_packed_ref(const fs::path& common_dir, std::string_vi
 }
 
 }  // namespace
+
+bool may_be_in_repository(const fs::path& dir) {
+    if (const char* git_dir = std::getenv("GIT_DIR"); git_dir && *git_dir) return true;
+    std::error_code ec;
+    fs::path at = fs::absolute(dir, ec);
+    if (ec) return true;
+    for (;;) {
+        if (fs::exists(at / ".git", ec) || ec) return true;
+        if (fs::is_regular_file(at / "HEAD", ec) && fs::is_directory(at / "objects", ec) &&
+            fs::is_directory(at / "refs", ec))
+            return true;
+        if (!at.has_parent_path() || at.parent_path() == at) return false;
+        at = at.parent_path();
+    }
+}
 
 std::optional<GitDirs> locate_git_dirs(const fs::path& work_tree, const char* git_dir_env) {
     GitDirs dirs;

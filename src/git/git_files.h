@@ -29,6 +29,12 @@ struct GitDirs {
 std::optional<GitDirs> locate_git_dirs(const std::filesystem::path& work_tree,
                                        const char* git_dir_env);
 
+// Whether `dir` may be in a git repository, asked of the file system alone: false only when
+// GIT_DIR is unset and neither `dir` nor any folder above it holds `.git` or is a repository's
+// own folder (HEAD, objects/ and refs/). A command that reads only GitHub then never loads
+// libgit2 outside a repository (docs/performance.md); true means "ask libgit2".
+bool may_be_in_repository(const std::filesystem::path& dir);
+
 // The commit id HEAD resolves to (hex), following symbolic refs through loose refs and
 // packed-refs. Error when HEAD is unborn or the files are not in a form we read.
 Result<std::string> read_head_id(const GitDirs& dirs);

@@ -91,7 +91,7 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
         params["labels"] = joined;
     }
     const std::string path = repo_path() + "/issues?" + query_string(params);
-    auto all = http_.get_all_pages(path, kIssueKeys);
+    auto all = http_.get_all_pages(path, kIssueKeys, nullptr, {}, kInnerKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Issue> issues;
     for (const auto& item : all.value()) {
@@ -125,7 +125,8 @@ Result<std::vector<Issue>> GitHub::issues_changed(const std::string& since,
                                            {"sort", "updated"},
                                            {"direction", "desc"},
                                            {"per_page", std::to_string(page_size_)}});
-    auto all = http_.get_all_pages(path, kIssueKeys, nullptr, newer_than(seen, "updated_at"));
+    auto all =
+        http_.get_all_pages(path, kIssueKeys, nullptr, newer_than(seen, "updated_at"), kInnerKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Issue> issues;
     for (const auto& item : all.value()) {
@@ -145,7 +146,7 @@ Result<std::vector<Comment>> GitHub::comments(long number) {
     std::vector<Comment> previous;
     for (int reading = 1; reading <= kReadings; ++reading) {
         int pages = 0;
-        auto all = http_.get_all_pages(path, kCommentKeys, &pages);
+        auto all = http_.get_all_pages(path, kCommentKeys, &pages, {}, kInnerKeys);
         if (!all.ok()) return std::move(all).error();
         std::vector<Comment> comments;
         for (const auto& item : all.value()) {
@@ -185,7 +186,7 @@ Result<std::optional<Comment>> GitHub::create_comment_or_unknown(long number,
 Result<std::vector<IssueEvent>> GitHub::issue_events(long number) {
     const std::string path = repo_path() + "/issues/" + std::to_string(number) +
                              "/events?per_page=" + std::to_string(page_size_);
-    auto all = http_.get_all_pages(path, kIssueEventKeys);
+    auto all = http_.get_all_pages(path, kIssueEventKeys, nullptr, {}, kInnerKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<IssueEvent> events;
     for (const auto& item : all.value()) {
@@ -384,7 +385,8 @@ Result<std::vector<Comment>> GitHub::comments_since(const std::string& since,
                                                     const std::string& seen) {
     const std::string path = repo_path() + "/issues/comments?sort=created&direction=desc&since=" +
                              percent_encode(since) + "&per_page=" + std::to_string(page_size_);
-    auto all = http_.get_all_pages(path, kCommentKeys, nullptr, newer_than(seen, "created_at"));
+    auto all = http_.get_all_pages(path, kCommentKeys, nullptr, newer_than(seen, "created_at"),
+                                   kInnerKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Comment> comments;
     for (auto item = all->rbegin(); item != all->rend(); ++item) {

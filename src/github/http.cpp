@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -600,10 +603,82 @@ Result<json> json_body(std::string_view method, const std::string& path,
     return parsed;
 }
 
+namespace {
+
+// Pages parsed on a thread of their own, in the order they came, while the next is asked for:
+// the requests stay one at a time (GitHub asks clients for serial requests), and a page's
+// parsing overlaps the wait for the next one.
+class PageParser {
+  public:
+    PageParser(std::span<const std::string_view> fields, std::span<const std::string_view> inner)
+        : fields_(fields), inner_(inner), thread_([this] { work(); }) {}
+    ~PageParser() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+    }
+    PageParser(const PageParser&) = delete;
+    PageParser& operator=(const PageParser&) = delete;
+
+    void add(std::string path, std::string body) {
+        {
+            std::lock_guard lock(mutex_);
+            queue_.emplace_back(std::move(path), std::move(body));
+        }
+        wake_.notify_all();
+    }
+    // Every page added, parsed, in order: the items, or the path of the first page that was
+    // not a JSON array.
+    Result<json> items() {
+        std::unique_lock lock(mutex_);
+        finished_.wait(lock, [&] { return queue_.empty() && !busy_; });
+        return failed_.empty() ? Result<json>(std::move(all_))
+                               : Result<json>(Error::general("GitHub: GET " + failed_ +
+                                                             ": expected a JSON array"));
+    }
+
+  private:
+    void work() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return done_ || !queue_.empty(); });
+            if (queue_.empty()) return;
+            auto [path, body] = std::move(queue_.front());
+            queue_.pop_front();
+            busy_ = true;
+            lock.unlock();
+            auto items = parse_list_page(body, fields_, inner_);
+            lock.lock();
+            busy_ = false;
+            if (!items && failed_.empty()) failed_ = path;
+            if (items)
+                for (auto& item : *items) all_.push_back(std::move(item));
+            if (queue_.empty()) finished_.notify_all();
+        }
+    }
+
+    std::span<const std::string_view> fields_, inner_;
+    std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    std::deque<std::pair<std::string, std::string>> queue_;
+    bool done_ = false, busy_ = false;
+    json all_ = json::array();
+    std::string failed_;
+    std::thread thread_;
+};
+
+}  // namespace
+
 Result<json> HttpClient::get_all_pages(const std::string& first,
                                        std::span<const std::string_view> fields, int* pages,
-                                       const std::function<bool(const json& items)>& more) {
+                                       const std::function<bool(const json& items)>& more,
+                                       std::span<const std::string_view> inner) {
     json all = json::array();
+    std::optional<PageParser> parser;  // without `more`, pages are parsed as the next comes
+    if (!more) parser.emplace(fields, inner);
     std::optional<std::string> path = first;
     std::set<std::string> seen;  // a server whose next page is one already read would loop
     while (path) {
@@ -614,10 +689,15 @@ Result<json> HttpClient::get_all_pages(const std::string& first,
         auto page = request("GET", *path);
         if (!page.ok()) return std::move(page).error();
         if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);
-        auto items = parse_list_page(page->body, fields);
-        if (!items) return Error::general("GitHub: GET " + *path + ": expected a JSON array");
-        const bool go_on = !more || more(*items);
-        for (auto& item : *items) all.push_back(std::move(item));
+        bool go_on = true;
+        if (parser) {
+            parser->add(*path, std::move(page->body));
+        } else {
+            auto items = parse_list_page(page->body, fields, inner);
+            if (!items) return Error::general("GitHub: GET " + *path + ": expected a JSON array");
+            go_on = more(*items);
+            for (auto& item : *items) all.push_back(std::move(item));
+        }
         path.reset();
         if (!go_on) break;
         if (auto next = next_link(page->header("link"))) {
@@ -631,19 +711,21 @@ Result<json> HttpClient::get_all_pages(const std::string& first,
             path = std::move(relative);
         }
     }
+    if (parser) return parser->items();
     return all;
 }
 
 namespace {
 
-json from_simdjson(simdjson::dom::element value) {
+// `value` as nlohmann::json; its objects keep only the keys in `kept` (all when empty).
+json from_simdjson(simdjson::dom::element value, std::span<const std::string_view> kept = {}) {
     using Type = simdjson::dom::element_type;
     switch (value.type()) {
         case Type::ARRAY: {
             simdjson::dom::array items;
             if (value.get(items) != simdjson::SUCCESS) break;
             json array = json::array();
-            for (simdjson::dom::element item : items) array.push_back(from_simdjson(item));
+            for (simdjson::dom::element item : items) array.push_back(from_simdjson(item, kept));
             return array;
         }
         case Type::OBJECT: {
@@ -651,7 +733,8 @@ json from_simdjson(simdjson::dom::element value) {
             if (value.get(fields) != simdjson::SUCCESS) break;
             json object = json::object();
             for (simdjson::dom::key_value_pair field : fields)
-                object[std::string(field.key)] = from_simdjson(field.value);
+                if (kept.empty() || std::find(kept.begin(), kept.end(), field.key) != kept.end())
+                    object[std::string(field.key)] = from_simdjson(field.value, kept);
             return object;
         }
         case Type::INT64:
@@ -673,7 +756,8 @@ json from_simdjson(simdjson::dom::element value) {
 }  // namespace
 
 std::optional<json> parse_list_page(const std::string& body,
-                                    std::span<const std::string_view> fields) {
+                                    std::span<const std::string_view> fields,
+                                    std::span<const std::string_view> inner) {
     thread_local simdjson::dom::parser parser;  // keeps its buffers from page to page
     simdjson::dom::array items;
     if (parser.parse(body).get(items) != simdjson::SUCCESS) return std::nullopt;
@@ -687,7 +771,7 @@ std::optional<json> parse_list_page(const std::string& body,
         json kept = json::object();
         for (simdjson::dom::key_value_pair field : object)
             if (std::find(fields.begin(), fields.end(), field.key) != fields.end())
-                kept[std::string(field.key)] = from_simdjson(field.value);
+                kept[std::string(field.key)] = from_simdjson(field.value, inner);
         out.push_back(std::move(kept));
     }
     return out;

@@ -184,6 +184,9 @@ Result<ReviewComment> review_comment_from_json(const nlohmann::json& value, std:
 inline constexpr std::string_view kIssueKeys[] = {
     "number",     "title", "body",   "state",     "html_url", "created_at",
     "updated_at", "user",  "labels", "assignees", "comments", "pull_request"};
+// What cocode reads of the objects nested in those items: a user's or actor's login and type,
+// a label's name (an issue's pull_request object stays, empty: only its presence is read).
+inline constexpr std::string_view kInnerKeys[] = {"login", "type", "name"};
 inline constexpr std::string_view kCommentKeys[] = {
     "id",         "body", "html_url",           "created_at",
     "updated_at", "user", "author_association", "issue_url"};
