@@ -153,14 +153,18 @@ TEST(IssueJson, ReadsGitHubsShapeAndNamesTheBadField) {
     EXPECT_EQ(bad.error().code, ExitCode::general);
 }
 
-// A list page keeps only the keys the readers read: held against GitHub's full examples, what
-// is read from the kept keys is what is read from the whole object, and the rest is dropped.
+// A list page keeps only the keys the readers read, and of the objects below them (a user, a
+// label) only the keys read there, as the listings ask: held against GitHub's full examples,
+// what is read from the kept keys is what is read from the whole object, and the rest is
+// dropped.
 TEST(ListPage, KeepsEveryKeyItsReaderReads) {
     using nlohmann::json;
     json issue = test::github_example("issue");
     ASSERT_TRUE(issue.contains("pull_request") && issue.contains("milestone"));
     issue["body"] = "caf\u00e9 \"quoted\"\n\u2603";
-    auto page = parse_list_page(json::array({issue}).dump(), kIssueKeys);
+    ASSERT_FALSE(issue["labels"].empty());
+    ASSERT_FALSE(issue["assignees"].empty());
+    auto page = parse_list_page(json::array({issue}).dump(), kIssueKeys, kInnerKeys);
     ASSERT_TRUE(page && page->size() == 1);
     auto whole = issue_from_json(issue, "whole"), kept = issue_from_json(page->at(0), "kept");
     ASSERT_TRUE(whole.ok() && kept.ok());
@@ -168,11 +172,16 @@ TEST(ListPage, KeepsEveryKeyItsReaderReads) {
     EXPECT_TRUE(kept->is_pull_request);
     EXPECT_EQ(kept->body, issue["body"].get<std::string>());
     EXPECT_FALSE(page->at(0).contains("milestone"));
-    EXPECT_EQ(page->at(0)["user"], issue["user"]);  // a kept key keeps all below it
+    EXPECT_EQ(page->at(0)["user"],
+              (json{{"login", issue["user"]["login"]}, {"type", issue["user"]["type"]}}));
+    EXPECT_EQ(page->at(0)["labels"][0], (json{{"name", issue["labels"][0]["name"]}}));
+    // Without inner keys, a kept key keeps everything below it.
+    EXPECT_EQ(parse_list_page(json::array({issue}).dump(), kIssueKeys)->at(0)["user"],
+              issue["user"]);
 
     json comment = test::github_example("issue-comment");
     comment["user"]["type"] = "Bot";
-    page = parse_list_page(json::array({comment}).dump(), kCommentKeys);
+    page = parse_list_page(json::array({comment}).dump(), kCommentKeys, kInnerKeys);
     ASSERT_TRUE(page && page->size() == 1);
     auto whole_comment = comment_from_json(comment, "whole");
     auto kept_comment = comment_from_json(page->at(0), "kept");
@@ -185,12 +194,14 @@ TEST(ListPage, KeepsEveryKeyItsReaderReads) {
     event["event"] = "labeled";
     event["label"] = {{"name", "cocode"}, {"color", "ededed"}};
     event["id"] = 9007199254740993LL;  // past a double's 53 bits: must stay exact
-    page = parse_list_page(json::array({event}).dump(), kIssueEventKeys);
+    event["actor"]["type"] = "Bot";
+    page = parse_list_page(json::array({event}).dump(), kIssueEventKeys, kInnerKeys);
     ASSERT_TRUE(page && page->size() == 1);
     auto kept_event = issue_event_from_json(page->at(0), "kept");
     ASSERT_TRUE(kept_event.ok()) << kept_event.error().message;
     EXPECT_EQ(kept_event->id, 9007199254740993LL);
     EXPECT_EQ(kept_event->label, "cocode");
+    EXPECT_TRUE(kept_event->actor_is_bot);
     EXPECT_EQ(kept_event->created_at, event["created_at"].get<std::string>());
 }
 
