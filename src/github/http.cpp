@@ -677,8 +677,9 @@ Result<json> HttpClient::get_all_pages(const std::string& first,
                                        const std::function<bool(const json& items)>& more,
                                        std::span<const std::string_view> inner) {
     json all = json::array();
-    std::optional<PageParser> parser;  // without `more`, pages are parsed as the next comes
-    if (!more) parser.emplace(fields, inner);
+    // Without `more`, a list of more than one page is parsed on a thread of its own as the
+    // next page is asked for; a list of one page is parsed here.
+    std::optional<PageParser> parser;
     std::optional<std::string> path = first;
     std::set<std::string> seen;  // a server whose next page is one already read would loop
     while (path) {
@@ -689,19 +690,20 @@ Result<json> HttpClient::get_all_pages(const std::string& first,
         auto page = request("GET", *path);
         if (!page.ok()) return std::move(page).error();
         if (!page->ok()) return response_error("GET", *path, page.value(), *auth_);
-        bool go_on = true;
-        if (parser) {
+        const auto link = next_link(page->header("link"));
+        if (!more && (parser || link)) {
+            if (!parser) parser.emplace(fields, inner);
             parser->add(*path, std::move(page->body));
         } else {
             auto items = parse_list_page(page->body, fields, inner);
             if (!items) return Error::general("GitHub: GET " + *path + ": expected a JSON array");
-            go_on = more(*items);
+            const bool go_on = !more || more(*items);
             for (auto& item : *items) all.push_back(std::move(item));
+            if (!go_on) break;
         }
         path.reset();
-        if (!go_on) break;
-        if (auto next = next_link(page->header("link"))) {
-            auto relative = relative_to_origin(options_.base, *next);
+        if (link) {
+            auto relative = relative_to_origin(options_.base, *link);
             if (!relative)
                 return Error::general("GitHub: GET " + first +
                                       ": the next page is on another host; not following it "
