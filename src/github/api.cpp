@@ -90,8 +90,12 @@ Result<std::vector<Issue>> GitHub::issues(const IssueQuery& query) {
         for (const auto& label : query.labels) joined += (joined.empty() ? "" : ",") + label;
         params["labels"] = joined;
     }
-    const std::string path = repo_path() + "/issues?" + query_string(params);
-    auto all = http_.get_all_pages(path, kIssueKeys, nullptr, {}, kInnerKeys);
+    return issues_at(repo_path() + "/issues?" + query_string(params), {});
+}
+
+Result<std::vector<Issue>> GitHub::issues_at(const std::string& path,
+                                             const std::function<bool(const json&)>& more) {
+    auto all = http_.get_all_pages(path, kIssueKeys, nullptr, more, kInnerKeys);
     if (!all.ok()) return std::move(all).error();
     std::vector<Issue> issues;
     for (const auto& item : all.value()) {
@@ -125,16 +129,7 @@ Result<std::vector<Issue>> GitHub::issues_changed(const std::string& since,
                                            {"sort", "updated"},
                                            {"direction", "desc"},
                                            {"per_page", std::to_string(page_size_)}});
-    auto all =
-        http_.get_all_pages(path, kIssueKeys, nullptr, newer_than(seen, "updated_at"), kInnerKeys);
-    if (!all.ok()) return std::move(all).error();
-    std::vector<Issue> issues;
-    for (const auto& item : all.value()) {
-        auto issue = issue_from_json(item, "GET " + path);
-        if (!issue.ok()) return Error::general(issue.error().message);
-        if (!issue->is_pull_request) issues.push_back(std::move(issue).value());
-    }
-    return issues;
+    return issues_at(path, newer_than(seen, "updated_at"));
 }
 
 Result<std::vector<Comment>> GitHub::comments(long number) {

@@ -129,6 +129,10 @@ class GitHub {
 
   private:
     std::string repo_path() const;
+    // The issues of the list at `path` (pull requests left out), read as get_all_pages reads
+    // it with `more`.
+    Result<std::vector<Issue>> issues_at(const std::string& path,
+                                         const std::function<bool(const nlohmann::json&)>& more);
     // POSTs a reaction to `path` (a .../reactions address).
     Result<void> react(const std::string& path, const std::string& content);
 

@@ -64,6 +64,23 @@ class Watch : public ::testing::Test {
         return dispatch(clone, "watch --once --max-parallel 5 " + flags);
     }
 
+    // `watch --once` `times` times in `clone`, each ending well.
+    void watch_times(const fs::path& clone, int times) {
+        for (int poll = 0; poll < times; ++poll) {
+            Shell watched = watch(clone);
+            ASSERT_EQ(watched.exit_code, 0) << watched.err;
+        }
+    }
+
+    // The replies on `issue` that refuse `login` (thanking them, saying who may start cocode).
+    int refusals_of(long issue, const std::string& login) {
+        int replies = 0;
+        for (const auto& c : github_->comments_of(issue))
+            replies +=
+                c["body"].get<std::string>().find("@" + login + " thanks") != std::string::npos;
+        return replies;
+    }
+
     // The runs every machine made, per issue.
     std::map<long, int> runs_per_issue(const std::vector<fs::path>& clones) {
         std::map<long, int> count;

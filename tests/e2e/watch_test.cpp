@@ -345,19 +345,13 @@ TEST_F(Watch, CommentCommandsOnIssuesAreTakenOnceFromWritersOnly) {
     github_->add_comment(4, "a remark that is no command", "writer");
     const long pull = github_->add_pull("a pull request", "feature/x");
     github_->add_comment(pull, "/cocode", "writer");
-    for (int poll = 0; poll < 3; ++poll) {  // comment lists lag two listings here
-        Shell watched = watch(a);
-        ASSERT_EQ(watched.exit_code, 0) << watched.err;
-    }
+    watch_times(a, 3);  // comment lists lag two listings here
     const auto runs = runs_per_issue({a});
     EXPECT_EQ(runs.count(2) ? runs.at(2) : 0, 1);
     EXPECT_EQ(runs.count(3), 0u);
     EXPECT_EQ(runs.count(4), 0u);
     EXPECT_EQ(runs.count(pull), 0u);
-    int replies = 0;
-    for (const auto& c : github_->comments_of(3))
-        replies += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
-    EXPECT_EQ(replies, 1);
+    EXPECT_EQ(refusals_of(3, "reader"), 1);
     int eyes = 0;
     for (const auto& r : github_->reactions()) eyes += r["content"] == "eyes";
     EXPECT_EQ(eyes, 1);
@@ -386,19 +380,13 @@ TEST_F(Watch, ACommandInANewIssuesBodyIsTakenFromWritersOnly) {
                        "reader");
     github_->add_issue(8, "No command", "The README says Helo. /cocode", {}, "open", false,
                        "writer");
-    for (int poll = 0; poll < 3; ++poll) {
-        Shell watched = watch(a);
-        ASSERT_EQ(watched.exit_code, 0) << watched.err;
-    }
+    watch_times(a, 3);
     const auto runs = runs_per_issue({a});
     EXPECT_EQ(runs.count(6) ? runs.at(6) : 0, 1);
     EXPECT_EQ(runs.count(7), 0u);
     EXPECT_EQ(runs.count(8), 0u);
     EXPECT_TRUE(answered(6));
-    int replies = 0;
-    for (const auto& c : github_->comments_of(7))
-        replies += c["body"].get<std::string>().find("@reader thanks") != std::string::npos;
-    EXPECT_EQ(replies, 1);
+    EXPECT_EQ(refusals_of(7, "reader"), 1);
     EXPECT_TRUE(claims_on(7).empty());
 }
 
