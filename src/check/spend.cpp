@@ -1,6 +1,7 @@
 #include "check/spend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,15 @@ void settle(Tally& t) {
 }
 
 }  // namespace
+
+std::optional<RateInterval> wilson_interval(int successes, int trials) {
+    if (trials <= 0 || successes < 0 || successes > trials) return std::nullopt;
+    constexpr double z = 1.959963984540054;  // the normal quantile of 97.5 %: 95 % two-sided
+    const double n = trials, p = successes / n, z2 = z * z;
+    const double center = (p + z2 / (2 * n)) / (1 + z2 / n);
+    const double margin = z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n);
+    return RateInterval{std::max(0.0, center - margin), std::min(1.0, center + margin)};
+}
 
 std::optional<double> ReportRow::pass_rate() const {
     if (judged == 0) return std::nullopt;

@@ -15,6 +15,15 @@ namespace cocode::check {
 
 enum class ReportBy { agent, issue, day };
 
+// How sure a rate of `successes` in `trials` is: its 95 % Wilson score interval, which stays
+// inside [0, 1] and is honest for few trials and for rates near 0 or 1 (10 PASS of 12 judged:
+// 55 % to 95 %). nullopt without a trial.
+struct RateInterval {
+    double low = 0;
+    double high = 0;
+};
+std::optional<RateInterval> wilson_interval(int successes, int trials);
+
 struct ReportRow {
     std::string key;  // the agent, "#12", or "2026-11-25"
     int runs = 0;
@@ -26,8 +35,9 @@ struct ReportRow {
     int unpriced = 0;     // ended runs with tokens but no known cost
     std::optional<double> median_ready_seconds;
 
-    // PASS of those judged; nullopt when none was.
+    // PASS of those judged; nullopt when none was. With its 95 % interval.
     std::optional<double> pass_rate() const;
+    std::optional<RateInterval> pass_interval() const { return wilson_interval(passed, judged); }
     // What each PASS cost: every run's cost over the PASSes; nullopt without a PASS or when a
     // run's cost is not known.
     std::optional<double> cost_per_pass() const;

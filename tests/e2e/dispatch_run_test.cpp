@@ -316,6 +316,10 @@ TEST_F(DispatchRun, TheVerdictTheComparisonAndTheReportSayWhatRunsCost) {
     EXPECT_EQ(cheap["runs"], 2);
     EXPECT_EQ(cheap["passed"], 2);
     EXPECT_EQ(cheap["pass_rate"], 1.0);
+    // Two of two is a PASS rate known only roughly: 34 % to 100 % (95 %, Wilson).
+    ASSERT_EQ(cheap["pass_rate_interval"].size(), 2u) << cheap.dump();
+    EXPECT_NEAR(cheap["pass_rate_interval"][0].get<double>(), 0.3424, 5e-4);
+    EXPECT_EQ(cheap["pass_rate_interval"][1], 1.0);
     EXPECT_EQ(cheap["tokens"], json::parse(R"({"input":2000,"output":200,"cached":0})"));
     EXPECT_NEAR(cheap["cost_usd"].get<double>(), 0.4, 1e-9);
     EXPECT_NEAR(cheap["cost_per_pass_usd"].get<double>(), 0.2, 1e-9);
@@ -339,9 +343,10 @@ TEST_F(DispatchRun, TheVerdictTheComparisonAndTheReportSayWhatRunsCost) {
     EXPECT_EQ(by_issue["rows"][1]["key"], "#2");
 
     Shell table = dispatch("report");
-    EXPECT_NE(table.out.find("AGENT                 RUNS  PASS TOKENS"), std::string::npos)
+    EXPECT_NE(table.out.find("AGENT                 RUNS     PASS (95%) TOKENS"), std::string::npos)
         << table.out;
-    EXPECT_NE(table.out.find("cheap                    2  100% 2k in / 200 out"), std::string::npos)
+    EXPECT_NE(table.out.find("cheap                    2  100% (34-100) 2k in / 200 out"),
+              std::string::npos)
         << table.out;
     EXPECT_EQ(dispatch("report --since 2099-01-01").out, "no runs since 2099-01-01T00:00\n");
     Shell bad = dispatch("report --since yesterday");

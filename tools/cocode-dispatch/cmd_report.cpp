@@ -40,6 +40,16 @@ std::string percent(const std::optional<double>& rate) {
     return text;
 }
 
+// "83% (55-95)": the rate and its 95 % interval; "-" when nothing was judged.
+std::string rate_text(const check::ReportRow& row) {
+    const auto interval = row.pass_interval();
+    if (!interval) return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%s (%.0f-%.0f)", percent(row.pass_rate()).c_str(),
+                  interval->low * 100, interval->high * 100);
+    return text;
+}
+
 std::string seconds_text(const std::optional<double>& seconds) {
     if (!seconds) return "-";
     return format_elapsed(static_cast<long>(*seconds + 0.5));
@@ -53,6 +63,9 @@ json row_json(const check::ReportRow& row) {
             {"passed", row.passed},
             {"running", row.running},
             {"pass_rate", number(row.pass_rate())},
+            {"pass_rate_interval", row.pass_interval() ? json::array({row.pass_interval()->low,
+                                                                      row.pass_interval()->high})
+                                                       : json(nullptr)},
             {"tokens",
              {{"input", row.tokens.input},
               {"output", row.tokens.output},
@@ -69,10 +82,9 @@ void print_row(const check::ReportRow& row) {
     if (row.unpriced) cost += "+";  // runs whose cost is not known are left out
     std::printf("%s\n", terminal_safe_line([&] {
                             char line[512];
-                            std::snprintf(line, sizeof line, "%-20s %5d %5s %-32s %10s %10s %8s",
-                                          row.key.c_str(), row.runs,
-                                          percent(row.pass_rate()).c_str(), tokens.c_str(),
-                                          cost.c_str(),
+                            std::snprintf(line, sizeof line, "%-20s %5d %14s %-32s %10s %10s %8s",
+                                          row.key.c_str(), row.runs, rate_text(row).c_str(),
+                                          tokens.c_str(), cost.c_str(),
                                           run::format_cost(row.cost_per_pass()).c_str(),
                                           seconds_text(row.median_ready_seconds).c_str());
                             return std::string(line);
@@ -126,11 +138,11 @@ int run_report(const ReportArgs& args) {
         std::printf("no runs since %s\n", format_utc_timestamp(since).substr(0, 16).c_str());
         return 0;
     }
-    std::printf("%-20s %5s %5s %-32s %10s %10s %8s\n",
+    std::printf("%-20s %5s %14s %-32s %10s %10s %8s\n",
                 args.by == "agent"   ? "AGENT"
                 : args.by == "issue" ? "ISSUE"
                                      : "DAY",
-                "RUNS", "PASS", "TOKENS", "COST", "PER PASS", "READY IN");
+                "RUNS", "PASS (95%)", "TOKENS", "COST", "PER PASS", "READY IN");
     for (const auto& row : report.rows) print_row(row);
     print_row(report.total);
     if (report.total.unpriced)
