@@ -144,8 +144,9 @@ TEST(Readme, EveryCommandBlockRunsInOrderOnAUsersMachine) {
     EXPECT_NE(out.find("3 agents on #2"), std::string::npos) << out;
     // What they cost: status's columns, and report's table with a row per agent.
     EXPECT_NE(out.find("TOKENS     COST  VERDICT"), std::string::npos) << out;
-    EXPECT_NE(out.find("AGENT                 RUNS  PASS TOKENS"), std::string::npos) << out;
-    EXPECT_NE(out.find("\nclaude                   1  100% "), std::string::npos) << out;
+    EXPECT_NE(out.find("AGENT                 RUNS     PASS (95%) TOKENS"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("\nclaude                   1  100% (21-100) "), std::string::npos) << out;
     // GitHub: the run's verdict and the comparison on issue 3 (no commit status: the branch
     // was not pushed, and GitHub refuses a status on a commit it has not seen).
     int verdicts = 0, summaries = 0, live = 0;
