@@ -261,6 +261,27 @@ TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
     }
 }
 
+// How sure a PASS rate is: its 95 % Wilson score interval, against values worked out from
+// Wilson's formula for each case (z = 1.96).
+TEST(Decisions, APassRateComesWithItsWilsonInterval) {
+    struct Case {
+        int passed, judged;
+        double low, high;
+    };
+    for (const Case& c : std::vector<Case>{{8, 10, 0.4902, 0.9433},
+                                           {10, 12, 0.5520, 0.9530},
+                                           {0, 5, 0.0, 0.4345},
+                                           {5, 5, 0.5655, 1.0},
+                                           {50, 100, 0.4038, 0.5962}}) {
+        const auto interval = check::wilson_interval(c.passed, c.judged);
+        ASSERT_TRUE(interval) << c.passed << "/" << c.judged;
+        EXPECT_NEAR(interval->low, c.low, 5e-4) << c.passed << "/" << c.judged;
+        EXPECT_NEAR(interval->high, c.high, 5e-4) << c.passed << "/" << c.judged;
+    }
+    EXPECT_FALSE(check::wilson_interval(0, 0)) << "nothing judged: no interval";
+    EXPECT_FALSE(check::wilson_interval(3, 2)) << "more passes than trials is no rate";
+}
+
 }  // namespace
 // What a run's network is: (what the configuration asks, the sandbox, a network namespace) →
 // its mode, or the run refused (docs/security.md, "The agent's network").
