@@ -993,6 +993,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
                               run.files.folder.string() + ": " + ec.message());
     run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
     seal.issue_sha256 = run::issue_text_sha256(pair.issue->title, pair.issue->body);
+    seal.issue_labels = pair.issue->labels;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

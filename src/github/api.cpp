@@ -49,6 +49,12 @@ PullRequest pull_request_from_json(const json& value) {
     pr.html_url = json_value(value, "html_url", "");
     pr.state = json_value(value, "state", "");
     pr.draft = json_value(value, "draft", false);
+    pr.created_at = json_value(value, "created_at", "");
+    pr.closed_at = json_value(value, "closed_at", "");
+    pr.merged_at = json_value(value, "merged_at", "");
+    pr.merge_commit_sha = json_value(value, "merge_commit_sha", "");
+    if (value.contains("base") && value["base"].is_object())
+        pr.base_ref = json_value(value["base"], "ref", "");
     if (value.contains("head") && value["head"].is_object()) {
         const json& head = value["head"];
         pr.head_sha = json_value(head, "sha", "");
@@ -491,6 +497,19 @@ Result<PullRequest> GitHub::pull_request(long number) {
 Result<std::vector<PullRequest>> GitHub::open_pull_requests() {
     auto list = http_.get_json(repo_path() + "/pulls?" +
                                query_string({{"state", "open"}, {"per_page", "100"}}));
+    if (!list.ok()) return std::move(list).error();
+    std::vector<PullRequest> out;
+    if (list->is_array())
+        for (const auto& item : *list) out.push_back(pull_request_from_json(item));
+    return out;
+}
+
+Result<std::vector<PullRequest>> GitHub::pull_requests_for(const std::string& head) {
+    std::string qualified = head.find(':') == std::string::npos ? repo_.owner + ":" + head : head;
+    auto list = http_.get_json(
+        repo_path() + "/pulls?" +
+        query_string(
+            {{"head", qualified}, {"state", "all"}, {"sort", "created"}, {"direction", "desc"}}));
     if (!list.ok()) return std::move(list).error();
     std::vector<PullRequest> out;
     if (list->is_array())

@@ -126,6 +126,9 @@ class GitHub {
     Result<std::vector<PullRequest>> open_pull_requests();
     // The open pull request whose head is `head` (a branch, or owner:branch), if there is one.
     Result<std::optional<PullRequest>> open_pull_request_for(const std::string& head);
+    // Every pull request whose head is `head`, open or closed, newest first (a conditional
+    // request: an unchanged list costs no rate limit).
+    Result<std::vector<PullRequest>> pull_requests_for(const std::string& head);
 
   private:
     std::string repo_path() const;

@@ -160,6 +160,12 @@ struct PullRequest {
     std::string state;
     bool draft = false;
     bool created = false;  // opened by this call, not found open already
+    // What became of it (GitHub's times, ISO 8601; "" while it has not happened).
+    std::string base_ref;  // the branch it would merge into
+    std::string created_at;
+    std::string closed_at;         // closed, merged or not
+    std::string merged_at;         // merged
+    std::string merge_commit_sha;  // once merged: the commit on the base that carries it
 };
 
 // Which issues to list. Unset fields are not sent (GitHub's defaults apply: open issues).

@@ -65,6 +65,9 @@ struct Seal {
     std::string environment_key;
     // SHA-256 of the issue's text the agent got (issue_text_sha256): what a writer approved.
     std::string issue_sha256;
+    // The issue's labels when the agent got it: the kind of work the scorecard counts it as
+    // (check/scorecard.h), which the agent cannot relabel.
+    std::vector<std::string> issue_labels;
 };
 
 // The digest a seal keeps of the issue's text an agent got: its title, a newline, its body.

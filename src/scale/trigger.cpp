@@ -237,7 +237,9 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
         // A push to the pull request: approvals given on the head before are stale.
         if (auto pull = read_pull(payload, request); !pull) return std::move(pull).error();
         request.gate = action == "synchronize" || action == "opened" || action == "reopened";
-        request.why_not = "pull_request " + action + ": only the merge gate looks at it";
+        request.outcome = action == "closed";
+        request.why_not =
+            "pull_request " + action + ": only the merge gate and the outcomes look at it";
         return request;
     }
     if (name == "check_suite") {

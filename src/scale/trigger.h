@@ -49,6 +49,9 @@ struct EventRequest {
     // The merge gate (gate.approvals) of the pull request `issue` may have changed: a review
     // submitted or dismissed, an approve-merge command, a push (docs/review.md, "The gate").
     bool gate = false;
+    // A pull request closed, merged or not: what became of the agents' pull requests is
+    // learnt again (check/outcome.h).
+    bool outcome = false;
 };
 
 // A plan command in a comment's body, when it says one: `/cocode plan [agents]`,

@@ -196,6 +196,58 @@ TEST_F(Serve, ACommandInANewIssuesBodyRunsForAWriterOnly) {
     EXPECT_EQ(runs.count(2), 0u);
 }
 
+// What became of an agent's pull request is learnt by serve when GitHub says a pull request
+// closed, and by watch as it polls: a record beside the pair's first run (check/outcome.h).
+TEST_F(Serve, AndWatchLearnWhatBecameOfTheAgentsPullRequests) {
+    for (long n = 3; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    start(a);
+    EXPECT_EQ(deliver("issues", "l-1", labeled(1)), 202);
+    EXPECT_EQ(deliver("issues", "l-2", labeled(2)), 202);
+    ASSERT_TRUE(wait_until([&] { return answered(1) && answered(2); }, 60s)) << served_.err;
+    auto first_run_of = [&](const std::string& branch) {
+        for (const auto& r : pair_runs_of(a))
+            if (r.branch == branch) return r.folder;
+        ADD_FAILURE() << "no run on " << branch;
+        return fs::path();
+    };
+    // Issue 1's pull request is closed unmerged; GitHub tells serve.
+    const long closed = github_->add_pull("Fix #1", "cocode/1-fast");
+    github_->close_pull(closed);
+    json event = example_payload("pull_request", "closed");
+    event["number"] = closed;
+    event["pull_request"]["number"] = closed;
+    event["pull_request"]["head"]["ref"] = "cocode/1-fast";
+    event["pull_request"]["head"]["repo"]["full_name"] = kRepo;
+    EXPECT_EQ(deliver("pull_request", "c-1", event), 202);
+    const fs::path outcomes1 = first_run_of("cocode/1-fast") / "outcome.jsonl";
+    ASSERT_TRUE(wait_until([&] { return fs::exists(outcomes1); }, 60s)) << served_.err;
+    EXPECT_EQ(stop(a).exit_code, 0) << served_.err;
+    json outcome = json::parse(read_lines(outcomes1).at(0));
+    EXPECT_EQ(outcome["state"], "closed");
+    EXPECT_EQ(outcome["pull_request"], closed);
+
+    // Issue 2's is merged by a maintainer; watch's next poll learns it, with the lines kept.
+    const long merged = github_->add_pull("Fix #2", "cocode/2-fast");
+    sh_ok(
+        "git clone -q origin.git maintainer && cd maintainer && git -c user.name=m -c "
+        "user.email=m@cocode.invalid merge -q --no-ff -m merge origin/cocode/2-fast && git push "
+        "-q origin HEAD",
+        dir_.path());
+    std::string sha = sh_ok("git rev-parse HEAD", dir_ / "maintainer");
+    sha.pop_back();
+    github_->merge_pull(merged, sha);
+    Shell watched = watch(a, "--label nothing");
+    ASSERT_EQ(watched.exit_code, 0) << watched.err;
+    const fs::path outcomes2 = first_run_of("cocode/2-fast") / "outcome.jsonl";
+    ASSERT_TRUE(fs::exists(outcomes2)) << watched.err;
+    outcome = json::parse(read_lines(outcomes2).at(0));
+    EXPECT_EQ(outcome["state"], "merged");
+    EXPECT_EQ(outcome["merge_commit"], sha);
+    EXPECT_EQ(outcome["lines"], json::parse(R"({"agent":1,"kept":1})")) << outcome.dump();
+    EXPECT_EQ(read_lines(outcomes1).size(), 1u) << "a closed pull request is settled";
+}
+
 // --max-parallel holds for deliveries as for polls: with 1, the second labelled issue's run
 // starts only once the first one's has ended, however close together their deliveries came.
 TEST_F(Serve, MaxParallelHoldsForDeliveries) {

@@ -687,13 +687,19 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
             if (is("GET", "/pulls")) {
                 json items = json::array();
                 std::string head = req.has_param("head") ? req.get_param_value("head") : "";
-                for (const auto& pr : st.pulls) {
+                const std::string state =
+                    req.has_param("state") ? req.get_param_value("state") : "open";
+                // Newest first, as GitHub lists them unless asked otherwise.
+                for (auto it = st.pulls.rbegin(); it != st.pulls.rend(); ++it) {
+                    const json& pr = *it;
                     if (!head.empty() &&
                         options_.owner + ":" + pr["head"]["ref"].get<std::string>() != head)
                         continue;
+                    if (state != "all" && pr["state"] != state) continue;
                     json item = github_example("pull-request-simple-items");
                     for (const char* key :
-                         {"id", "number", "title", "state", "draft", "html_url", "head", "base"})
+                         {"id", "number", "title", "state", "draft", "html_url", "head", "base",
+                          "created_at", "updated_at", "closed_at", "merged_at", "merge_commit_sha"})
                         item[key] = pr[key];
                     items.push_back(item);
                 }
@@ -893,6 +899,10 @@ json FakeGitHub::put_pull(const std::string& title, const std::string& body, boo
     pr["head"]["ref"] = head;
     pr["head"]["repo"]["full_name"] = options_.owner + "/" + options_.repo;
     pr["base"]["ref"] = base;
+    pr["state"] = "open";
+    pr["created_at"] = pr["updated_at"] = server_->now();
+    pr["closed_at"] = pr["merged_at"] = pr["merge_commit_sha"] = nullptr;
+    pr["merged"] = false;
     pr["html_url"] = "https://github.com/" + options_.owner + "/" + options_.repo + "/pull/" +
                      std::to_string(pr["number"].get<long>());
     server_->pulls.push_back(pr);
@@ -1134,6 +1144,28 @@ void FakeGitHub::set_pull_head(long number, const std::string& sha) {
     std::lock_guard lock(server_->mutex);
     for (auto& pr : server_->pulls)
         if (pr["number"] == number) pr["head"]["sha"] = sha;
+}
+
+void FakeGitHub::merge_pull(long number, const std::string& merge_commit) {
+    std::lock_guard lock(server_->mutex);
+    for (auto& pr : server_->pulls)
+        if (pr["number"] == number) {
+            pr["state"] = "closed";
+            pr["merged"] = true;
+            pr["closed_at"] = pr["merged_at"] = pr["updated_at"] = server_->now();
+            pr["merge_commit_sha"] = merge_commit;
+            server_->issues[number]["state"] = "closed";
+        }
+}
+
+void FakeGitHub::close_pull(long number) {
+    std::lock_guard lock(server_->mutex);
+    for (auto& pr : server_->pulls)
+        if (pr["number"] == number) {
+            pr["state"] = "closed";
+            pr["closed_at"] = pr["updated_at"] = server_->now();
+            server_->issues[number]["state"] = "closed";
+        }
 }
 
 std::vector<json> FakeGitHub::review_comments_of(long pull) const {

@@ -136,6 +136,10 @@ class FakeGitHub {
                   const std::string& head_repository = "");
     // Where pull request `number`'s branch is, as GitHub would know it after a push.
     void set_pull_head(long number, const std::string& sha);
+    // Pull request `number` merged now as `merge_commit` (a commit the test put on the base),
+    // or closed unmerged; both close it, as GitHub does.
+    void merge_pull(long number, const std::string& merge_commit);
+    void close_pull(long number);
     std::vector<nlohmann::json> review_comments_of(long pull) const;  // replies included
     std::vector<nlohmann::json> comments_of(long number) const;
     std::vector<std::string> labels_of(long number) const;

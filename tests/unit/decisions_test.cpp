@@ -6,7 +6,7 @@
 #include "agent/egress.h"
 #include "agent/supervisor.h"
 #include "check/judge.h"
-#include "check/spend.h"
+#include "check/scorecard.h"
 #include "config/config.h"
 #include "run/rounds.h"
 #include "run/run_folder.h"

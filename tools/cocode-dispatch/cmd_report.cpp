@@ -1,15 +1,22 @@
-// cocode-dispatch report: what the runs in this repository did and cost (check/spend.h), by
-// agent, issue or day; --prices prints the shipped price table (docs/cost.md).
+// cocode-dispatch report: which agent to trust for which work (check/scorecard.h) — what the
+// runs in this repository did and cost and what became of their pull requests, by agent,
+// model, kind of work, issue or day; --refresh asks GitHub first (check/outcome.h); --prices
+// prints the shipped price table (docs/cost.md).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "agent/usage.h"
-#include "check/spend.h"
+#include "check/outcome.h"
+#include "check/scorecard.h"
 #include "commands.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
+#include "issues/source.h"
 #include "progress.h"
 #include "workspace.h"
 
@@ -55,17 +62,38 @@ std::string seconds_text(const std::optional<double>& seconds) {
     return format_elapsed(static_cast<long>(*seconds + 0.5));
 }
 
-json row_json(const check::ReportRow& row) {
-    auto number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-    return {{"key", row.key},
+// "2/3": of `whole`, `part`; "-" when there is no whole.
+std::string share_text(int part, int whole) {
+    if (whole <= 0) return "-";
+    return std::to_string(part) + "/" + std::to_string(whole);
+}
+
+json number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json row_json(const check::Scorecard& card, const check::ReportRow& row) {
+    json keys = json::object();
+    if (row.keys.size() == card.by.size())
+        for (std::size_t i = 0; i < card.by.size(); ++i)
+            keys[check::dimension_name(card.by[i])] = row.keys[i];
+    const auto interval = row.pass_interval();
+    return {{"key", row.key()},
+            {"keys", keys},
             {"runs", row.runs},
             {"judged", row.judged},
             {"passed", row.passed},
             {"running", row.running},
             {"pass_rate", number(row.pass_rate())},
-            {"pass_rate_interval", row.pass_interval() ? json::array({row.pass_interval()->low,
-                                                                      row.pass_interval()->high})
-                                                       : json(nullptr)},
+            {"pass_rate_interval",
+             interval ? json::array({interval->low, interval->high}) : json(nullptr)},
+            {"pull_requests", row.pulls},
+            {"merged", row.merged},
+            {"closed_unmerged", row.closed},
+            {"merge_rate", number(row.merge_rate())},
+            {"median_seconds_to_merge", number(row.median_merge_seconds)},
+            {"reverted", row.reverted},
+            {"revert_rate", number(row.revert_rate())},
+            {"lines", {{"agent", row.lines_agent}, {"kept", row.lines_kept}}},
+            {"lines_kept_rate", number(row.kept_rate())},
             {"tokens",
              {{"input", row.tokens.input},
               {"output", row.tokens.output},
@@ -73,23 +101,115 @@ json row_json(const check::ReportRow& row) {
             {"cost_usd", row.cost_usd},
             {"unpriced_runs", row.unpriced},
             {"cost_per_pass_usd", number(row.cost_per_pass())},
+            {"cost_per_merge_usd", number(row.cost_per_merge())},
             {"median_seconds_to_ready", number(row.median_ready_seconds)}};
 }
 
-void print_row(const check::ReportRow& row) {
+// A CSV cell: quoted when it must be; one that a spreadsheet would read as a formula (=, +,
+// -, @ first) gets a leading apostrophe.
+std::string csv_cell(const std::string& text) {
+    std::string cell = text;
+    if (!cell.empty() && std::string_view("=+-@").find(cell[0]) != std::string_view::npos &&
+        !(cell[0] == '-' && cell.size() > 1 && std::isdigit(static_cast<unsigned char>(cell[1]))))
+        cell = "'" + cell;
+    if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
+    std::string quoted = "\"";
+    for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string csv_number(const std::optional<double>& v) {
+    if (!v) return "";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", *v);
+    return text;
+}
+
+void print_csv(const check::Scorecard& card) {
+    std::string header;
+    for (auto d : card.by) header += std::string(check::dimension_name(d)) + ",";
+    std::printf(
+        "%sruns,judged,passed,pass_rate,pass_rate_low,pass_rate_high,pull_requests,merged,"
+        "closed_unmerged,merge_rate,median_seconds_to_merge,reverted,revert_rate,lines_agent,"
+        "lines_kept,lines_kept_rate,input_tokens,output_tokens,cached_tokens,cost_usd,"
+        "unpriced_runs,cost_per_pass_usd,cost_per_merge_usd,median_seconds_to_ready\n",
+        header.c_str());
+    auto line = [&](const check::ReportRow& row) {
+        std::string out;
+        for (std::size_t i = 0; i < card.by.size(); ++i)
+            out += csv_cell(i < row.keys.size() ? row.keys[i] : row.keys.front()) + ",";
+        const auto interval = row.pass_interval();
+        for (const std::string& cell :
+             std::vector<std::string>{std::to_string(row.runs),
+                                      std::to_string(row.judged),
+                                      std::to_string(row.passed),
+                                      csv_number(row.pass_rate()),
+                                      interval ? csv_number(interval->low) : "",
+                                      interval ? csv_number(interval->high) : "",
+                                      std::to_string(row.pulls),
+                                      std::to_string(row.merged),
+                                      std::to_string(row.closed),
+                                      csv_number(row.merge_rate()),
+                                      csv_number(row.median_merge_seconds),
+                                      std::to_string(row.reverted),
+                                      csv_number(row.revert_rate()),
+                                      std::to_string(row.lines_agent),
+                                      std::to_string(row.lines_kept),
+                                      csv_number(row.kept_rate()),
+                                      std::to_string(row.tokens.input),
+                                      std::to_string(row.tokens.output),
+                                      std::to_string(row.tokens.cached),
+                                      csv_number(row.cost_usd),
+                                      std::to_string(row.unpriced),
+                                      csv_number(row.cost_per_pass()),
+                                      csv_number(row.cost_per_merge()),
+                                      csv_number(row.median_ready_seconds)})
+            out += cell + ",";
+        out.back() = '\n';
+        std::fputs(out.c_str(), stdout);
+    };
+    for (const auto& row : card.rows) line(row);
+    line(card.total);
+}
+
+// The key columns' widths: the first at least 20 wide, the others as wide as their words.
+std::vector<int> key_widths(const check::Scorecard& card) {
+    std::vector<int> widths;
+    for (std::size_t i = 0; i < card.by.size(); ++i) {
+        int width = i == 0 ? 20 : static_cast<int>(std::strlen(check::dimension_name(card.by[i])));
+        for (const auto& row : card.rows)
+            if (i < row.keys.size()) width = std::max(width, static_cast<int>(row.keys[i].size()));
+        widths.push_back(width);
+    }
+    return widths;
+}
+
+void print_row(const check::ReportRow& row, const std::vector<int>& widths) {
+    std::string keys;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+        const std::string key = i < row.keys.size() ? row.keys[i] : "";
+        keys += key +
+                std::string(
+                    static_cast<std::size_t>(std::max(0, widths[i] - static_cast<int>(key.size()))),
+                    ' ') +
+                " ";
+    }
     const std::string tokens = run::format_tokens(row.tokens);
     std::string cost = run::format_cost(row.cost_usd);
     if (row.unpriced) cost += "+";  // runs whose cost is not known are left out
-    std::printf("%s\n", terminal_safe_line([&] {
-                            char line[512];
-                            std::snprintf(line, sizeof line, "%-20s %5d %14s %-32s %10s %10s %8s",
-                                          row.key.c_str(), row.runs, rate_text(row).c_str(),
-                                          tokens.c_str(), cost.c_str(),
-                                          run::format_cost(row.cost_per_pass()).c_str(),
-                                          seconds_text(row.median_ready_seconds).c_str());
-                            return std::string(line);
-                        }())
-                            .c_str());
+    const auto kept = row.kept_rate();
+    char line[640];
+    std::snprintf(line, sizeof line, "%s%5d %14s %-32s %10s %10s %8s %6s %8s %8s %5s %10s",
+                  keys.c_str(), row.runs, rate_text(row).c_str(), tokens.c_str(), cost.c_str(),
+                  run::format_cost(row.cost_per_pass()).c_str(),
+                  seconds_text(row.median_ready_seconds).c_str(),
+                  share_text(row.merged, row.merged + row.closed).c_str(),
+                  seconds_text(row.median_merge_seconds).c_str(),
+                  share_text(row.reverted, row.merged).c_str(), percent(kept).c_str(),
+                  run::format_cost(row.cost_per_merge()).c_str());
+    std::string text = line;
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    std::printf("%s\n", terminal_safe_line(text).c_str());
 }
 
 int print_prices(bool as_json) {
@@ -115,41 +235,68 @@ int print_prices(bool as_json) {
 
 }  // namespace
 
+// --refresh: what became of the pull requests of the runs, asked of GitHub (check/outcome.h).
+void refresh(const Workspace& ws, const ReportArgs& args, const std::vector<run::RunRecord>& runs) {
+    SourceFlags flags = args.source;
+    flags.options.repo_dir = ws.root;
+    auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+    github::GitHub& github = github_of(*source, "report --refresh");
+    const auto done =
+        check::refresh_outcomes(ws.root, runs, github, SystemClock::now()).value_or_throw();
+    for (const auto& line : done.unknown) notice(line);
+    notice("outcomes: " + std::to_string(done.asked) + " pull requests asked about, " +
+           std::to_string(done.recorded) + " new or changed, " + std::to_string(done.settled) +
+           " settled");
+}
+
 int run_report(const ReportArgs& args) {
     if (args.prices) return print_prices(args.json);
+    if (args.json && args.csv) throw Failure(Error::usage("report: --json or --csv, not both"));
+    const auto by = check::dimensions_of(args.by).value_or_throw();
     Workspace ws = open_workspace(false);
     const auto since = since_of(args.since);
-    const check::ReportBy by = args.by == "issue" ? check::ReportBy::issue
-                               : args.by == "day" ? check::ReportBy::day
-                                                  : check::ReportBy::agent;
-    const check::SpendReport report =
-        check::spend_report(run::list_runs(ws.runs_dir()).runs, by, since);
+    const auto runs = run::list_runs(ws.runs_dir()).runs;
+    if (args.refresh) refresh(ws, args, runs);
+    const check::Scorecard card = check::scorecard(check::run_facts(ws.root, runs, since), by);
     if (args.json) {
         json rows = json::array();
-        for (const auto& row : report.rows) rows.push_back(row_json(row));
+        for (const auto& row : card.rows) rows.push_back(row_json(card, row));
         const json out = {{"since", format_utc_timestamp(since)},
                           {"by", args.by},
                           {"rows", rows},
-                          {"total", row_json(report.total)}};
+                          {"total", row_json(card, card.total)}};
         std::cout << json_output(out, 2) << "\n";
         return 0;
     }
-    if (report.rows.empty()) {
+    if (args.csv) {
+        print_csv(card);
+        return 0;
+    }
+    if (card.rows.empty()) {
         std::printf("no runs since %s\n", format_utc_timestamp(since).substr(0, 16).c_str());
         return 0;
     }
-    std::printf("%-20s %5s %14s %-32s %10s %10s %8s\n",
-                args.by == "agent"   ? "AGENT"
-                : args.by == "issue" ? "ISSUE"
-                                     : "DAY",
-                "RUNS", "PASS (95%)", "TOKENS", "COST", "PER PASS", "READY IN");
-    for (const auto& row : report.rows) print_row(row);
-    print_row(report.total);
-    if (report.total.unpriced)
+    check::ReportRow header;
+    for (auto d : by) {
+        std::string name = check::dimension_name(d);
+        for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        header.keys.push_back(name);
+    }
+    const auto widths = key_widths(card);
+    std::string keys;
+    for (std::size_t i = 0; i < widths.size(); ++i)
+        keys += header.keys[i] +
+                std::string(static_cast<std::size_t>(widths[i]) - header.keys[i].size(), ' ') + " ";
+    std::printf("%s%5s %14s %-32s %10s %10s %8s %6s %8s %8s %5s %10s\n", keys.c_str(), "RUNS",
+                "PASS (95%)", "TOKENS", "COST", "PER PASS", "READY IN", "MERGED", "TO MERGE",
+                "REVERTED", "KEPT", "PER MERGE");
+    for (const auto& row : card.rows) print_row(row, widths);
+    print_row(card.total, widths);
+    if (card.total.unpriced)
         std::printf(
             "\n+ %d runs with tokens but no known cost (a subscription, or a model with "
             "no price) are not in COST\n",
-            report.total.unpriced);
+            card.total.unpriced);
     return 0;
 }
 

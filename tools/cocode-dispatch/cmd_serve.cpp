@@ -89,6 +89,7 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         if (!gate) return std::move(gate).error();
         notice(gate->notice);
     }
+    if (request->outcome && w.learn_outcomes) w.learn_outcomes();
     if (request->kind == scale::EventRequest::Kind::none) return {};
     if (request->kind == scale::EventRequest::Kind::label) {
         auto labelled = scale::latest_request(github, request->issue, w.label);

@@ -99,10 +99,13 @@ struct StatusArgs {
 };
 
 struct ReportArgs {
+    SourceFlags source;        // where the pull requests are (--refresh)
     std::string since = "7d";  // a duration back from now
-    std::string by = "agent";  // agent, issue or day
+    std::string by = "agent";  // any of agent, model, kind, issue, day: "agent,kind"
     bool json = false;
-    bool prices = false;  // the shipped price table instead
+    bool csv = false;
+    bool refresh = false;  // ask GitHub what became of the pull requests first
+    bool prices = false;   // the shipped price table instead
 };
 
 struct LogsArgs {

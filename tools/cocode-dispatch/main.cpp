@@ -232,12 +232,16 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     status_cmd->add_flag("--watch", a.status.watch, "keep showing until every run has finished");
     commands.emplace_back(status_cmd, [&a] { return run_status(a.status); });
 
-    auto* report_cmd =
-        app.add_subcommand("report", "what runs did and cost: PASS rate, tokens, cost per PASS");
+    auto* report_cmd = app.add_subcommand(
+        "report", "which agent to trust for which work: PASS rate, merges, reverts, cost");
+    a.report.source.add_to(*report_cmd);
     report_cmd->add_option("--since", a.report.since, "runs started this long ago or since (7d)");
-    report_cmd->add_option("--by", a.report.by, "agent (default), issue or day")
-        ->check(CLI::IsMember({"agent", "issue", "day"}));
+    report_cmd->add_option("--by", a.report.by,
+                           "rows by any of agent, model, kind, issue, day (agent,kind)");
+    report_cmd->add_flag("--refresh", a.report.refresh,
+                         "first ask GitHub what became of the pull requests");
     report_cmd->add_flag("--json", a.report.json, "print JSON");
+    report_cmd->add_flag("--csv", a.report.csv, "print CSV");
     report_cmd->add_flag("--prices", a.report.prices, "print the shipped price table");
     commands.emplace_back(report_cmd, [&a] { return run_report(a.report); });
 

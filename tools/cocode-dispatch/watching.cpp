@@ -4,6 +4,7 @@
 
 #include "agent/prepare.h"
 #include "agent/usage.h"
+#include "check/outcome.h"
 #include "common/executables.h"
 #include "environment/store.h"
 #include "proc/command.h"
@@ -205,6 +206,37 @@ class Ahead {
     std::string commit_, key_;
 };
 
+// What became of the pull requests of the repository's runs (check/outcome.h), learnt as the
+// watcher goes: at its first pass, then every ten minutes (one conditional request for each
+// pair not settled yet: an unchanged answer costs no rate limit), and at once when asked.
+class Outcomes {
+  public:
+    Outcomes(const Workspace& ws, issues::IssueSource& source) : ws_(ws), source_(source) {}
+
+    void operator()(bool now) {
+        github::GitHub* github = source_.github_api();
+        if (!github) return;  // a local issue folder: no pull requests
+        const auto at = std::chrono::steady_clock::now();
+        if (!now && looked_ && at - *looked_ < std::chrono::minutes(10)) return;
+        looked_ = at;
+        auto done = check::refresh_outcomes(ws_.root, run::list_runs(ws_.runs_dir()).runs, *github,
+                                            std::chrono::system_clock::now());
+        if (!done) {
+            notice("outcomes: " + done.error().message);
+            return;
+        }
+        for (const auto& line : done->unknown) notice("outcomes: " + line);
+        if (done->recorded)
+            notice("outcomes: " + std::to_string(done->recorded) +
+                   " pull requests' outcomes learnt");
+    }
+
+  private:
+    const Workspace& ws_;
+    issues::IssueSource& source_;
+    std::optional<std::chrono::steady_clock::time_point> looked_;
+};
+
 }  // namespace
 
 std::chrono::milliseconds duration_flag(const std::string& flag, const std::string& text) {
@@ -216,7 +248,7 @@ std::chrono::milliseconds duration_flag(const std::string& flag, const std::stri
 
 std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
     const auto lease = duration_flag("--lease", args.lease);
-    auto held = std::make_unique<Watching>(Watching{open_workspace(), nullptr, nullptr, ""});
+    auto held = std::make_unique<Watching>(Watching{open_workspace(), nullptr, nullptr, "", {}});
     Watching& w = *held;
     const auto agents = config::choose_agents(w.ws.config, args.agents).value_or_throw();
     SourceFlags source_flags = args.source;
@@ -258,7 +290,12 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
                                              std::chrono::system_clock::now());
         };
     options.rounds = true;  // watch polls for them; serve's come by webhook
-    options.ahead = [ahead = std::make_shared<Ahead>(w.ws)] { (*ahead)(); };
+    auto outcomes = std::make_shared<Outcomes>(w.ws, *w.source);
+    w.learn_outcomes = [outcomes] { (*outcomes)(true); };
+    options.ahead = [ahead = std::make_shared<Ahead>(w.ws), outcomes] {
+        (*ahead)();
+        (*outcomes)(false);
+    };
     w.watcher = scale::Watcher::open(std::move(options)).value_or_throw();
     return held;
 }

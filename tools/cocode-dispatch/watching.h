@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ struct Watching {
     std::unique_ptr<issues::IssueSource> source;
     std::unique_ptr<scale::Watcher> watcher;
     std::string label;
+    // What became of the runs' pull requests, learnt at the watcher's passes every ten minutes;
+    // `serve` asks at once when a pull request closed.
+    std::function<void()> learn_outcomes;
 };
 // Held by pointer: the watcher keeps pointers into the workspace and the source.
 std::unique_ptr<Watching> start_watching(const WatcherArgs& args);

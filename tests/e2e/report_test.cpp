@@ -1,0 +1,199 @@
+// Evidence (docs/report.md): what became of each agent's pull request — merged as it was,
+// edited by a person before the merge, merged and reverted, closed unmerged, still open — learnt
+// by `report --refresh` from the loopback GitHub and a real origin, and the scorecard that
+// counts it, by agent and kind of work, as text, JSON and CSV.
+
+#include <sstream>
+
+#include "dispatch_fixture.h"
+#include "fake_github.h"
+
+namespace cocode::test {
+
+class Report : public DispatchRun {
+  protected:
+    void SetUp() override {
+        DispatchRun::SetUp();
+        for (long n = 1; n <= 4; ++n)
+            server_.add_issue(n, "Issue " + std::to_string(n), "Do thing " + std::to_string(n),
+                              n == 1 ? std::vector<std::string>{"cocode", "bug"}
+                                     : std::vector<std::string>{"cocode"});
+        sh_ok("git init -q --bare ../origin.git && git remote add origin " +
+                  quote((dir_ / "origin.git").string()),
+              repo_);
+        github_ = " --repo octo-org/demo --api-url " + server_.base_url() + " --ca-bundle " +
+                  quote(loopback_tls().files.certificate.string());
+        // Each agent adds a four-line C file of its own for the issue and says it is ready.
+        auto writer = [](const std::string& name) {
+            return "mkdir -p src && printf 'int " + name +
+                   "(void) {\\n    int x = %s;\\n    return x * 2;\\n}\\n' "
+                   "\"$COCODE_ISSUE_NUMBER\" > src/" +
+                   name + "$COCODE_ISSUE_NUMBER.c && git add src && git commit -q -m Fix -m " +
+                   "\"$COCODE_READY_MARKER\"";
+        };
+        configure({{"agents",
+                    {{"fixer", {{"command", "sh"}, {"args", {"-c", writer("fix")}}}},
+                     {"idle", {{"command", "sh"}, {"args", {"-c", writer("idle")}}}}}},
+                   {"publish", {{"push", true}, {"pull_request", true}}}});
+        sh_ok("git push -q origin main", repo_);
+        for (int n = 1; n <= 4; ++n) {
+            Shell run = on_github("run " + std::to_string(n) + " --publish");
+            ASSERT_EQ(run.exit_code, 0) << run.err;
+        }
+        ASSERT_EQ(server_.pulls().size(), 8u);
+        sh_ok(
+            "git clone -q -b main origin.git maintainer && cd maintainer && git config user.name "
+            "maintainer && git config user.email maintainer@cocode.invalid",
+            dir_.path());
+    }
+
+    Shell on_github(const std::string& args) { return dispatch(args + github_, env_); }
+
+    long pull_of(const std::string& branch) {
+        for (const auto& pr : server_.pulls())
+            if (pr["head"]["ref"] == branch) return pr["number"];
+        ADD_FAILURE() << "no pull request for " << branch;
+        return 0;
+    }
+
+    // The maintainer merges `branch` (as it is on origin) into main with a merge commit and
+    // pushes; GitHub then says the pull request is merged as that commit.
+    std::string merge(const std::string& branch) {
+        const fs::path clone = dir_ / "maintainer";
+        sh_ok("git fetch -q origin && git merge -q --no-ff -m 'Merge " + branch + "' origin/" +
+                  branch + " && git push -q origin main",
+              clone);
+        const std::string sha = head(clone);
+        server_.merge_pull(pull_of(branch), sha);
+        return sha;
+    }
+
+    std::string head(const fs::path& where) {
+        std::string id = sh_ok("git rev-parse HEAD", where);
+        return id.substr(0, id.size() - 1);
+    }
+
+    json report(const std::string& args) {
+        Shell out = on_github("report --json " + args);
+        EXPECT_EQ(out.exit_code, 0) << out.err;
+        return json::parse(out.out);
+    }
+
+    json row_of(const json& report, const std::string& key) {
+        for (const auto& row : report["rows"])
+            if (row["key"] == key) return row;
+        ADD_FAILURE() << "no row " << key << " in " << report.dump(2);
+        return json::object();
+    }
+
+    FakeGitHub server_{loopback_options()};
+    std::string github_;
+    const std::string env_ = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+};
+
+TEST_F(Report, OutcomesOfMergedEditedRevertedAndClosedPullRequestsAreLearntAndCounted) {
+    const fs::path clone = dir_ / "maintainer";
+    merge("cocode/1-fixer");
+    // A person rewrites one of the agent's four lines before merging.
+    sh_ok(
+        "git fetch -q origin && git checkout -q -b edit origin/cocode/2-fixer && sed -i "
+        "'s/x \\* 2/x * 3/' src/fix2.c && git commit -q -am 'a person edits' && git push -q "
+        "origin edit:cocode/2-fixer && git checkout -q main",
+        clone);
+    merge("cocode/2-fixer");
+    const std::string merged3 = merge("cocode/3-fixer");
+    sh_ok("git revert --no-edit -m 1 HEAD >/dev/null && git push -q origin main", clone);
+    const std::string revert = head(clone);
+    server_.close_pull(pull_of("cocode/4-fixer"));
+
+    Shell refreshed = on_github("report --refresh");
+    ASSERT_EQ(refreshed.exit_code, 0) << refreshed.err;
+    EXPECT_NE(refreshed.err.find("outcomes: 8 pull requests asked about, 8 new or changed, 0 "
+                                 "settled"),
+              std::string::npos)
+        << refreshed.err;
+
+    const json by_agent = report("");
+    const json fixer = row_of(by_agent, "fixer");
+    EXPECT_EQ(fixer["pull_requests"], 4);
+    EXPECT_EQ(fixer["merged"], 3);
+    EXPECT_EQ(fixer["closed_unmerged"], 1);
+    EXPECT_EQ(fixer["merge_rate"], 0.75);
+    EXPECT_EQ(fixer["reverted"], 1);
+    EXPECT_NEAR(fixer["revert_rate"].get<double>(), 1.0 / 3, 1e-9);
+    // 4 lines a change, 3 merged: 12 lines, of which the person rewrote one.
+    EXPECT_EQ(fixer["lines"], json::parse(R"({"agent":12,"kept":11})"));
+    EXPECT_TRUE(fixer["median_seconds_to_merge"].is_number()) << fixer.dump(2);
+    const json idle = row_of(by_agent, "idle");
+    EXPECT_EQ(idle["pull_requests"], 4) << "still open, and known to be";
+    EXPECT_EQ(idle["merged"], 0);
+    EXPECT_TRUE(idle["merge_rate"].is_null()) << "none decided yet";
+    EXPECT_EQ(by_agent["total"]["pull_requests"], 8);
+
+    // Outcomes are records beside the run, in the pair's first run folder; nothing else moved.
+    for (const auto& r : runs()) {
+        if (r.branch != "cocode/3-fixer") continue;
+        const auto lines = read_lines(r.folder / "outcome.jsonl");
+        ASSERT_EQ(lines.size(), 1u);
+        const json outcome = json::parse(lines[0]);
+        EXPECT_EQ(outcome["state"], "merged");
+        EXPECT_EQ(outcome["merge_commit"], merged3);
+        EXPECT_EQ(outcome["reverted_by"], revert);
+    }
+
+    // Again: the settled ones (closed, reverted) are not asked about; the rest are asked with
+    // the ETag of the last answer, which GitHub answers 304 at no cost; nothing is appended.
+    const std::size_t before = server_.requests().size();
+    Shell again = on_github("report --refresh");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.err.find("outcomes: 6 pull requests asked about, 0 new or changed, 2 settled"),
+              std::string::npos)
+        << again.err;
+    const auto requests = server_.requests();
+    int lists = 0;
+    for (std::size_t i = before; i < requests.size(); ++i)
+        if (requests[i].method == "GET" && requests[i].path.find("/pulls?") != std::string::npos) {
+            ++lists;
+            EXPECT_EQ(requests[i].status, 304) << requests[i].path;
+        }
+    EXPECT_EQ(lists, 6);
+    for (const auto& r : runs()) {
+        if (fs::exists(r.folder / "outcome.jsonl")) {
+            EXPECT_EQ(read_lines(r.folder / "outcome.jsonl").size(), 1u) << r.branch;
+        }
+    }
+
+    // By agent and kind: issue 1 is labelled a bug; the others say nothing, and their accepted
+    // change (a new file of code, a few lines) makes them small features.
+    const json by_kind = report("--by agent,kind");
+    EXPECT_EQ(row_of(by_kind, "fixer fix/S")["runs"], 1);
+    EXPECT_EQ(row_of(by_kind, "fixer feature/S")["runs"], 3);
+    EXPECT_EQ(row_of(by_kind, "fixer feature/S")["keys"],
+              json::parse(R"({"agent":"fixer","kind":"feature/S"})"));
+    EXPECT_EQ(row_of(by_kind, "idle feature/S")["merged"], 0);
+
+    Shell table = on_github("report --by agent,kind");
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("AGENT                KIND      "), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("MERGED TO MERGE REVERTED  KEPT  PER MERGE"), std::string::npos)
+        << table.out;
+    Shell csv = on_github("report --csv --by agent");
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    std::vector<std::string> rows;
+    std::istringstream lines(csv.out);
+    for (std::string line; std::getline(lines, line);) rows.push_back(line);
+    ASSERT_EQ(rows.size(), 4u) << csv.out;  // header, fixer, idle, total
+    EXPECT_EQ(rows[0].rfind("agent,runs,judged,passed,pass_rate,", 0), 0u) << rows[0];
+    EXPECT_EQ(rows[1].rfind("fixer,4,4,4,1,", 0), 0u) << rows[1];
+    EXPECT_NE(rows[1].find(",4,3,1,0.75,"), std::string::npos) << rows[1];
+    EXPECT_EQ(rows[3].rfind("total,8,", 0), 0u) << rows[3];
+
+    Shell bad = on_github("report --by agent,colour");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--by agent,colour: 'colour' is not one of agent, model, kind, issue, "
+                           "day"),
+              std::string::npos)
+        << bad.err;
+}
+
+}  // namespace cocode::test

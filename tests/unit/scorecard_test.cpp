@@ -1,0 +1,257 @@
+// The scorecard's decisions as tables (docs/report.md): the kind of work, the lines a merge
+// kept, what reverts a merge, when an outcome is settled, and the counting of runs and pull
+// requests into rows.
+#include "check/scorecard.h"
+
+#include <gtest/gtest.h>
+
+#include "check/outcome.h"
+#include "core/run_id.h"
+
+namespace cocode::check {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+git::FileChange file(const std::string& path, char status = 'M') {
+    git::FileChange f;
+    f.path = path;
+    f.status = status;
+    return f;
+}
+
+TEST(Scorecard, TheKindOfWorkComesFromLabelsElseFromTheAcceptedChange) {
+    struct Case {
+        std::vector<std::string> labels;
+        std::optional<AcceptedChange> change;
+        std::string kind;
+    };
+    const AcceptedChange docs{{file("README.md"), file("docs/usage.rst")}, 12};
+    const AcceptedChange tests{{file("tests/parser_test.cpp", 'A'), file("NOTES.md")}, 80};
+    const AcceptedChange new_code{{file("src/cache.cpp", 'A'), file("src/main.cpp")}, 301};
+    const AcceptedChange fix{{file("src/main.cpp"), file("src/main_test.cpp")}, 31};
+    for (const Case& c : std::vector<Case>{
+             {{"bug"}, fix, "fix/M"},
+             {{"cocode", "type: Bug"}, docs, "fix/S"},  // the label wins over the paths
+             {{"kind/feature"}, std::nullopt, "feature/?"},
+             {{"documentation"}, new_code, "docs/L"},
+             {{"Testing"}, tests, "tests/M"},
+             {{"cocode"}, docs, "docs/S"},
+             {{}, tests, "tests/M"},
+             {{}, new_code, "feature/L"},
+             {{}, fix, "fix/M"},
+             {{"cocode"}, std::nullopt, "unknown"},
+         }) {
+        std::string labels;
+        for (const auto& l : c.labels) labels += l + ",";
+        EXPECT_EQ(work_kind(c.labels, c.change), c.kind) << labels;
+    }
+    EXPECT_EQ(size_of_change(30), 'S');
+    EXPECT_EQ(size_of_change(31), 'M');
+    EXPECT_EQ(size_of_change(300), 'M');
+    EXPECT_EQ(size_of_change(301), 'L');
+}
+
+TEST(Scorecard, TheLinesAMergeKeptWhateverWayItMerged) {
+    const std::string base = "int main() {\n    return 0;\n}\n";
+    const std::string agent = "int main() {\n    int x = 1;\n    log(x);\n    return x;\n}\n";
+    struct Case {
+        const char* name;
+        std::optional<std::string> merged;
+        LinesKept kept;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"merged as it was", agent, {3, 3}},
+             {"one line rewritten by a person",
+              "int main() {\n    int x = 1;\n    return x;\n}\n",
+              {3, 2}},
+             {"reindented: trailing blanks aside, a line is its text",
+              "int main() {\n    int x = 1;   \n    log(x);\n    return x;\n}\n",
+              {3, 3}},
+             {"a line the base already had is not the agent's", base, {3, 0}},
+             {"the file deleted before merging", std::nullopt, {3, 0}},
+         }) {
+        EXPECT_EQ(lines_kept({{"src/main.c", base, agent, c.merged}}), c.kept) << c.name;
+    }
+    // A line the agent wrote twice and the merge kept once; blank lines are no lines.
+    EXPECT_EQ(lines_kept({{"a.txt", std::nullopt, "x\n\n  \nx\ny\n", "x\ny\n"}}),
+              (LinesKept{3, 2}));
+}
+
+TEST(Scorecard, ARevertIsACommitOnTheBaseThatSaysItRevertsTheMergeWithinThirtyDays) {
+    const std::string merge = "1111111111111111111111111111111111111111";
+    const auto merged_at = *parse_utc_timestamp("2026-11-01T00:00:00Z");
+    const long long t0 =
+        std::chrono::duration_cast<std::chrono::seconds>(merged_at.time_since_epoch()).count();
+    auto entry = [](const std::string& sha, long long at, const std::string& message) {
+        return sha + "\x1f" + std::to_string(at) + "\x1f" + message + "\x1e\n";
+    };
+    const std::string day = std::to_string(86400);
+    struct Case {
+        const char* name;
+        std::string log;  // newest first, as git log writes it
+        std::string reverted_by;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"nothing after it", "", ""},
+             {"an unrelated commit", entry("aaaa", t0 + 60, "Fix the parser\n"), ""},
+             {"git revert of the merge",
+              entry("bbbb", t0 + 3600,
+                    "Revert \"Merge\"\n\nThis reverts commit " + merge +
+                        ", reversing\nchanges made to 2222.\n"),
+              "bbbb"},
+             {"GitHub's revert pull request, squashed",
+              entry("cccc", t0 + 7200, "Revert \"Fix #4\" (#120)\n\nReverts octo-org/demo#104\n"),
+              "cccc"},
+             {"another pull request's revert", entry("dddd", t0 + 60, "Reverts octo-org/demo#10\n"),
+              ""},
+             {"after thirty days it is not counted",
+              entry("eeee", t0 + 31 * 86400, "This reverts commit " + merge + ".\n"), ""},
+             {"the oldest of two",
+              entry("ffff", t0 + 2 * 86400, "This reverts commit " + merge + ".\n") +
+                  entry("9999", t0 + 86400, "Reverts octo-org/demo#104\n"),
+              "9999"},
+         }) {
+        const auto revert = revert_in(c.log, merge, 104, "octo-org/demo", merged_at);
+        EXPECT_EQ(revert ? revert->commit : "", c.reverted_by) << c.name;
+    }
+}
+
+TEST(Scorecard, AnOutcomeIsSettledWhenNothingMoreCanHappenToIt) {
+    const auto now = *parse_utc_timestamp("2026-11-27T00:00:00Z");
+    auto outcome = [](const std::string& state, const std::string& merged_at,
+                      const std::string& reverted_by) {
+        PullOutcome o;
+        o.pull_request = 7;
+        o.state = state;
+        o.merged_at = merged_at;
+        o.reverted_by = reverted_by;
+        if (state == "merged") o.lines = LinesKept{4, 4};
+        return o;
+    };
+    EXPECT_FALSE(outcome_is_settled(outcome("open", "", ""), now));
+    EXPECT_TRUE(outcome_is_settled(outcome("closed", "", ""), now));
+    EXPECT_FALSE(outcome_is_settled(outcome("merged", "2026-11-20T00:00:00Z", ""), now))
+        << "it could still be reverted";
+    EXPECT_TRUE(outcome_is_settled(outcome("merged", "2026-10-20T00:00:00Z", ""), now));
+    EXPECT_TRUE(outcome_is_settled(outcome("merged", "2026-11-20T00:00:00Z", "abcd"), now));
+    // A record survives its own reading.
+    PullOutcome o = outcome("merged", "2026-11-20T00:00:00Z", "abcd");
+    o.ready_to_merge_seconds = 90;
+    const auto back = outcome_from_json(outcome_json(o));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(outcome_json(*back), outcome_json(o));
+    EXPECT_FALSE(outcome_from_json(nlohmann::json::parse(R"({"pull_request":7,"state":"?"})")));
+}
+
+RunFacts fact(const std::string& agent, const std::string& kind, std::optional<bool> pass,
+              double cost, std::optional<PullOutcome> outcome = std::nullopt) {
+    RunFacts f;
+    f.agent = agent;
+    f.kind = kind;
+    f.model = agent == "script" ? "" : agent + "-model";
+    f.day = "2026-11-26";
+    f.pass = pass;
+    f.cost_usd = cost;
+    f.tokens.input = 1000;
+    f.outcome = std::move(outcome);
+    return f;
+}
+
+PullOutcome pull(const std::string& state, bool reverted = false, LinesKept lines = {}) {
+    PullOutcome o;
+    o.pull_request = 1;
+    o.state = state;
+    if (state == "merged") {
+        o.ready_to_merge_seconds = 600;
+        o.lines = lines;
+    }
+    if (reverted) o.reverted_by = "abc";
+    return o;
+}
+
+// Twelve tasks with known answers: one agent solves all, one none, one every other; the rows
+// say exactly that, with their intervals, and the merges of their pull requests.
+TEST(Scorecard, RowsCountRunsPassesAndPullRequestsWithTheirIntervals) {
+    std::vector<RunFacts> facts;
+    for (int task = 0; task < 12; ++task) {
+        const std::string kind = task < 6 ? "fix/S" : "feature/M";
+        facts.push_back(fact("true", kind, true, 0.5, pull("merged", task == 0, {10, 9})));
+        facts.push_back(fact("none", kind, false, 0.25, pull("closed")));
+        facts.push_back(fact("half", kind, task % 2 == 0, 0.5,
+                             task % 2 == 0 ? std::optional(pull("open")) : std::nullopt));
+    }
+    facts.push_back(fact("script", "fix/S", std::nullopt, 0));  // not judged yet
+    facts.back().active = true;
+
+    const Scorecard by_agent = scorecard(facts, {Dimension::agent});
+    ASSERT_EQ(by_agent.rows.size(), 4u);
+    struct Row {
+        std::string key;
+        int runs, judged, passed;
+        double low, high;
+        int pulls, merged, closed, reverted;
+    };
+    for (const Row& want : std::vector<Row>{
+             {"half", 12, 12, 6, 0.2538, 0.7462, 6, 0, 0, 0},
+             {"none", 12, 12, 0, 0.0, 0.2425, 12, 0, 12, 0},
+             {"script", 1, 0, 0, -1, -1, 0, 0, 0, 0},
+             {"true", 12, 12, 12, 0.7575, 1.0, 12, 12, 0, 1},
+         }) {
+        auto row = std::find_if(by_agent.rows.begin(), by_agent.rows.end(),
+                                [&](const ReportRow& r) { return r.key() == want.key; });
+        ASSERT_NE(row, by_agent.rows.end()) << want.key;
+        SCOPED_TRACE(want.key);
+        EXPECT_EQ(row->runs, want.runs);
+        EXPECT_EQ(row->judged, want.judged);
+        EXPECT_EQ(row->passed, want.passed);
+        if (want.low < 0) {
+            EXPECT_FALSE(row->pass_interval());
+        } else {
+            ASSERT_TRUE(row->pass_interval());
+            EXPECT_NEAR(row->pass_interval()->low, want.low, 5e-4);
+            EXPECT_NEAR(row->pass_interval()->high, want.high, 5e-4);
+        }
+        EXPECT_EQ(row->pulls, want.pulls);
+        EXPECT_EQ(row->merged, want.merged);
+        EXPECT_EQ(row->closed, want.closed);
+        EXPECT_EQ(row->reverted, want.reverted);
+    }
+    const ReportRow& truth = by_agent.rows[3];
+    EXPECT_EQ(truth.merge_rate(), 1.0);
+    EXPECT_NEAR(*truth.revert_rate(), 1.0 / 12, 1e-9);
+    EXPECT_NEAR(*truth.kept_rate(), 0.9, 1e-9);
+    EXPECT_NEAR(*truth.cost_per_merge(), 0.5, 1e-9);
+    EXPECT_EQ(truth.median_merge_seconds, 600);
+    EXPECT_EQ(by_agent.rows[1].merge_rate(), 0.0) << "none: twelve closed unmerged";
+    EXPECT_FALSE(by_agent.rows[0].merge_rate()) << "half: open ones decide nothing yet";
+    EXPECT_FALSE(by_agent.rows[1].cost_per_pass());
+    EXPECT_EQ(by_agent.total.runs, 37);
+    EXPECT_EQ(by_agent.total.key(), "total");
+
+    // By agent and kind: each agent's rows split by the kind of its tasks, in text order.
+    const Scorecard by_kind = scorecard(facts, {Dimension::agent, Dimension::kind});
+    std::vector<std::string> keys;
+    for (const auto& row : by_kind.rows) keys.push_back(row.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"half feature/M", "half fix/S", "none feature/M",
+                                              "none fix/S", "script fix/S", "true feature/M",
+                                              "true fix/S"}));
+    EXPECT_EQ(by_kind.rows[1].passed, 3);
+    // By model: a run whose model is not known is "-".
+    const Scorecard by_model = scorecard(facts, {Dimension::model});
+    EXPECT_EQ(by_model.rows.front().key(), "-");
+}
+
+TEST(Scorecard, ItsDimensionsAreNamedOnceEach) {
+    EXPECT_EQ(*dimensions_of("agent,model,kind"),
+              (std::vector<Dimension>{Dimension::agent, Dimension::model, Dimension::kind}));
+    EXPECT_EQ(*dimensions_of("day"), std::vector<Dimension>{Dimension::day});
+    for (const char* bad : {"", "agent,", "agent,agent", "Agent", "agent model"}) {
+        const auto d = dimensions_of(bad);
+        ASSERT_FALSE(d.ok()) << bad;
+        EXPECT_EQ(d.error().code, ExitCode::usage) << bad;
+    }
+}
+
+}  // namespace
+}  // namespace cocode::check
