@@ -206,8 +206,13 @@ std::optional<PullOutcome> outcome_from_json(const json& value) {
     return o;
 }
 
-std::optional<PullOutcome> latest_outcome(const fs::path& run_folder) {
-    auto text = read_file(run::RunFiles{run_folder}.outcomes(), std::size_t{4} << 20);
+fs::path outcomes_path(const fs::path& repo_root, const std::string& first_run_id) {
+    return repo_root / kOutcomesDir / (first_run_id + ".jsonl");
+}
+
+std::optional<PullOutcome> latest_outcome(const fs::path& repo_root,
+                                          const std::string& first_run_id) {
+    auto text = read_file(outcomes_path(repo_root, first_run_id), std::size_t{4} << 20);
     if (!text) return std::nullopt;
     std::optional<PullOutcome> latest;
     std::size_t start = 0;
@@ -222,12 +227,17 @@ std::optional<PullOutcome> latest_outcome(const fs::path& run_folder) {
     return latest;
 }
 
-Result<bool> record_outcome(const fs::path& run_folder, const PullOutcome& outcome) {
-    if (auto latest = latest_outcome(run_folder); latest && same_outcome(*latest, outcome))
+Result<bool> record_outcome(const fs::path& repo_root, const std::string& first_run_id,
+                            const PullOutcome& outcome) {
+    if (auto latest = latest_outcome(repo_root, first_run_id);
+        latest && same_outcome(*latest, outcome))
         return false;
-    if (auto ok = append_line_locked(run::RunFiles{run_folder}.outcomes(),
-                                     json_dump(outcome_json(outcome)));
-        !ok)
+    const fs::path path = outcomes_path(repo_root, first_run_id);
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec)
+        return Error::general("cannot create " + path.parent_path().string() + ": " + ec.message());
+    if (auto ok = append_line_locked(path, json_dump(outcome_json(outcome))); !ok)
         return std::move(ok).error();
     return true;
 }
@@ -329,7 +339,8 @@ Result<Refreshed> refresh_outcomes(const fs::path& repo_root,
         if (!only_branch.empty() && first.branch != only_branch) continue;
         if (std::all_of(pair.begin(), pair.end(), [](const auto* r) { return r->plan_round; }))
             continue;  // a plan pushes nothing
-        if (auto known = latest_outcome(first.folder); known && outcome_is_settled(*known, now)) {
+        if (auto known = latest_outcome(repo_root, first.run_id);
+            known && outcome_is_settled(*known, now)) {
             ++out.settled;
             continue;
         }
@@ -337,7 +348,7 @@ Result<Refreshed> refresh_outcomes(const fs::path& repo_root,
         auto outcome = learn(repo_root, *repo, github, bases, pair, now, out.unknown);
         if (!outcome.ok()) return std::move(outcome).error();
         if (!*outcome) continue;
-        auto recorded = record_outcome(first.folder, **outcome);
+        auto recorded = record_outcome(repo_root, first.run_id, **outcome);
         if (!recorded.ok()) return std::move(recorded).error();
         out.recorded += *recorded;
     }

@@ -1,8 +1,9 @@
 // What became of an agent's pull request after its verdict (docs/report.md, "Outcomes"):
 // merged (and how long after READY), closed unmerged, still open, reverted later on the base,
 // and how much of the agent's diff the merge kept. Learnt from GitHub and git by
-// `report --refresh`, `watch` and `serve`; kept as records appended to `outcome.jsonl` in the
-// folder of the pair's first round — never a rewrite of the run's sealed or judged files.
+// `report --refresh`, `watch` and `serve`; kept as records appended to
+// `.cocode/outcomes/<first run id>.jsonl`, beside the seals: the pair's first round names it,
+// and no agent can write there (its run folder it can) — never a rewrite of a run's files.
 #pragma once
 
 #include <chrono>
@@ -50,11 +51,16 @@ struct PullOutcome {
 nlohmann::json outcome_json(const PullOutcome& outcome);
 std::optional<PullOutcome> outcome_from_json(const nlohmann::json& value);
 
-// The last whole record of a run folder's outcome.jsonl; nullopt when there is none.
-std::optional<PullOutcome> latest_outcome(const std::filesystem::path& run_folder);
+inline constexpr char kOutcomesDir[] = ".cocode/outcomes";
+std::filesystem::path outcomes_path(const std::filesystem::path& repo_root,
+                                    const std::string& first_run_id);
+// The last whole record of the pair's outcomes; nullopt when there is none.
+std::optional<PullOutcome> latest_outcome(const std::filesystem::path& repo_root,
+                                          const std::string& first_run_id);
 // Appends `outcome` under the file's lock when it says something the latest does not (its
 // `time` aside): true when it did.
-Result<bool> record_outcome(const std::filesystem::path& run_folder, const PullOutcome& outcome);
+Result<bool> record_outcome(const std::filesystem::path& repo_root, const std::string& first_run_id,
+                            const PullOutcome& outcome);
 
 // Nothing more can happen to it: closed unmerged, or merged and reverted, or merged longer ago
 // than the revert window. Such a pull request is not asked about again.

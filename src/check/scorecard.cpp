@@ -99,7 +99,7 @@ std::map<long, std::string> kinds_of(const fs::path& repo_root,
             issue.passed.push_back(v->second);
     }
     for (const auto& pair : pairs_of(runs)) {
-        auto outcome = latest_outcome(pair.front()->folder);
+        auto outcome = latest_outcome(repo_root, pair.front()->run_id);
         if (!outcome || !outcome->merged()) continue;
         for (auto it = pair.rbegin(); it != pair.rend(); ++it)
             if (auto v = verdicts.find((*it)->run_id); v != verdicts.end()) {
@@ -333,7 +333,7 @@ std::vector<RunFacts> run_facts(const fs::path& repo_root, const std::vector<run
         if (auto start = parse_utc_timestamp(r.start_time))
             if (auto ready = ready_at(r))
                 f.ready_seconds = std::chrono::duration<double>(*ready - *start).count();
-        if (first_of_pair.count(r.run_id)) f.outcome = latest_outcome(r.folder);
+        if (first_of_pair.count(r.run_id)) f.outcome = latest_outcome(repo_root, r.run_id);
         out.push_back(std::move(f));
     }
     return out;

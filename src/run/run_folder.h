@@ -55,9 +55,6 @@ struct RunFiles {
     // Space kept from the start for the end, which is written there first and then renamed to
     // end(): that needs no new block, so the end survives a full disk (see RunEnd).
     std::filesystem::path end_reserved() const { return folder / ".run-end.reserved"; }
-    // What became of the pair's pull request (check/outcome.h): records appended, the last
-    // one true; kept in the folder of the pair's first round.
-    std::filesystem::path outcomes() const { return folder / "outcome.jsonl"; }
 };
 
 // What `status` shows and `check` reads: run-info.yaml, typed.

@@ -79,6 +79,11 @@ class Report : public DispatchRun {
         return json::parse(out.out);
     }
 
+    // The pair's outcome records, kept beside the seals under its first run's id.
+    fs::path outcomes_of(const run::RunRecord& r) {
+        return repo_ / ".cocode/outcomes" / (r.run_id + ".jsonl");
+    }
+
     json row_of(const json& report, const std::string& key) {
         for (const auto& row : report["rows"])
             if (row["key"] == key) return row;
@@ -130,10 +135,10 @@ TEST_F(Report, OutcomesOfMergedEditedRevertedAndClosedPullRequestsAreLearntAndCo
     EXPECT_TRUE(idle["merge_rate"].is_null()) << "none decided yet";
     EXPECT_EQ(by_agent["total"]["pull_requests"], 8);
 
-    // Outcomes are records beside the run, in the pair's first run folder; nothing else moved.
+    // Outcomes are records beside the seals, under the pair's first run; nothing else moved.
     for (const auto& r : runs()) {
         if (r.branch != "cocode/3-fixer") continue;
-        const auto lines = read_lines(r.folder / "outcome.jsonl");
+        const auto lines = read_lines(outcomes_of(r));
         ASSERT_EQ(lines.size(), 1u);
         const json outcome = json::parse(lines[0]);
         EXPECT_EQ(outcome["state"], "merged");
@@ -158,8 +163,8 @@ TEST_F(Report, OutcomesOfMergedEditedRevertedAndClosedPullRequestsAreLearntAndCo
         }
     EXPECT_EQ(lists, 6);
     for (const auto& r : runs()) {
-        if (fs::exists(r.folder / "outcome.jsonl")) {
-            EXPECT_EQ(read_lines(r.folder / "outcome.jsonl").size(), 1u) << r.branch;
+        if (fs::exists(outcomes_of(r))) {
+            EXPECT_EQ(read_lines(outcomes_of(r)).size(), 1u) << r.branch;
         }
     }
 

@@ -205,9 +205,10 @@ TEST_F(Serve, AndWatchLearnWhatBecameOfTheAgentsPullRequests) {
     EXPECT_EQ(deliver("issues", "l-1", labeled(1)), 202);
     EXPECT_EQ(deliver("issues", "l-2", labeled(2)), 202);
     ASSERT_TRUE(wait_until([&] { return answered(1) && answered(2); }, 60s)) << served_.err;
-    auto first_run_of = [&](const std::string& branch) {
+    // Where the pair's outcomes are kept: beside the seals, under its first run's id.
+    auto outcomes_of = [&](const std::string& branch) {
         for (const auto& r : pair_runs_of(a))
-            if (r.branch == branch) return r.folder;
+            if (r.branch == branch) return a / ".cocode/outcomes" / (r.run_id + ".jsonl");
         ADD_FAILURE() << "no run on " << branch;
         return fs::path();
     };
@@ -220,7 +221,7 @@ TEST_F(Serve, AndWatchLearnWhatBecameOfTheAgentsPullRequests) {
     event["pull_request"]["head"]["ref"] = "cocode/1-fast";
     event["pull_request"]["head"]["repo"]["full_name"] = kRepo;
     EXPECT_EQ(deliver("pull_request", "c-1", event), 202);
-    const fs::path outcomes1 = first_run_of("cocode/1-fast") / "outcome.jsonl";
+    const fs::path outcomes1 = outcomes_of("cocode/1-fast");
     ASSERT_TRUE(wait_until([&] { return fs::exists(outcomes1); }, 60s)) << served_.err;
     EXPECT_EQ(stop(a).exit_code, 0) << served_.err;
     json outcome = json::parse(read_lines(outcomes1).at(0));
@@ -239,7 +240,7 @@ TEST_F(Serve, AndWatchLearnWhatBecameOfTheAgentsPullRequests) {
     github_->merge_pull(merged, sha);
     Shell watched = watch(a, "--label nothing");
     ASSERT_EQ(watched.exit_code, 0) << watched.err;
-    const fs::path outcomes2 = first_run_of("cocode/2-fast") / "outcome.jsonl";
+    const fs::path outcomes2 = outcomes_of("cocode/2-fast");
     ASSERT_TRUE(fs::exists(outcomes2)) << watched.err;
     outcome = json::parse(read_lines(outcomes2).at(0));
     EXPECT_EQ(outcome["state"], "merged");
