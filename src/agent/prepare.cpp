@@ -994,6 +994,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
     seal.issue_sha256 = run::issue_text_sha256(pair.issue->title, pair.issue->body);
     seal.issue_labels = pair.issue->labels;
+    if (auto route = context.routed.find(pair.issue->number); route != context.routed.end())
+        seal.route = route->second.why;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }
@@ -1156,6 +1158,11 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     bool any_new = false;
     for (const auto& issue : issues)
         for (const auto& agent : agents) {
+            if (auto route = context.routed.find(issue.number);
+                route != context.routed.end() &&
+                std::find(route->second.agents.begin(), route->second.agents.end(), agent.name) ==
+                    route->second.agents.end())
+                continue;
             auto pair = decide_pair(context, *repo, *worktrees, existing, issue, agent);
             if (!pair) return std::move(pair).error();
             any_new = any_new || !pair->resume;

@@ -62,6 +62,13 @@ struct DispatchContext {
     // Whether agents can run in bubblewrap here (plan_runs probes it once, unless the
     // configuration says `sandbox: none`).
     std::optional<SandboxProbe> sandbox;
+    // Routing by evidence (check/route.h): per issue, the agents it gets of those given, and
+    // why (sealed with its runs). An issue not listed gets every agent given.
+    struct IssueRoute {
+        std::vector<std::string> agents;
+        std::string why;
+    };
+    std::map<long, IssueRoute> routed;
 
     std::filesystem::path runs_dir() const { return repo_root / run::kRunsDir; }
     std::filesystem::path worktree_root() const;

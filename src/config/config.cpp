@@ -394,6 +394,42 @@ Result<void> parse_budget(const Reader& r, const json& budget, BudgetConfig& out
     return {};
 }
 
+Result<void> parse_route(const Reader& r, const json& route, RouteConfig& out) {
+    if (!route.is_object())
+        return r.bad("route", "an object with mode, race, explore, min_runs, seed");
+    if (auto ok = r.only_keys(route, "route", {"mode", "race", "explore", "min_runs", "seed"}); !ok)
+        return ok;
+    if (route.contains("mode")) {
+        const std::string mode = route["mode"].is_string() ? route["mode"].get<std::string>() : "";
+        if (mode != "all" && mode != "evidence")
+            return r.bad("route.mode", "\"all\" or \"evidence\"");
+        out.evidence = mode == "evidence";
+    }
+    if (route.contains("race")) {
+        auto n = r.integer(route["race"], "route.race", 1, 20);
+        if (!n) return std::move(n).error();
+        out.race = *n;
+    }
+    if (route.contains("min_runs")) {
+        auto n = r.integer(route["min_runs"], "route.min_runs", 1, 1000);
+        if (!n) return std::move(n).error();
+        out.min_runs = *n;
+    }
+    if (route.contains("explore")) {
+        const json& p = route["explore"];
+        if (!p.is_number() || !(p.get<double>() >= 0) || p.get<double>() > 1)
+            return r.bad("route.explore", "a probability from 0 to 1");
+        out.explore = p.get<double>();
+    }
+    if (route.contains("seed")) {
+        const json& seed = route["seed"];
+        if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<long long>() >= 0))
+            return r.bad("route.seed", "a whole number from 0");
+        out.seed = seed.get<std::uint64_t>();
+    }
+    return {};
+}
+
 Result<void> parse_trigger(const Reader& r, const json& trigger, TriggerConfig& out) {
     if (!trigger.is_object())
         return r.bad("trigger", "an object with label, command, allowed_bots, secret_env, plan");
@@ -1036,7 +1072,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
              "progress",     "network",        "plan",          "gate",        "environment",
-             "$schema"});
+             "route",        "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -1161,6 +1197,9 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     if (doc.contains("budget")) {
         if (auto ok = parse_budget(r, doc["budget"], config.budget); !ok)
             return std::move(ok).error();
+    }
+    if (doc.contains("route")) {
+        if (auto ok = parse_route(r, doc["route"], config.route); !ok) return std::move(ok).error();
     }
     if (doc.contains("progress")) {
         if (auto ok = parse_progress(r, doc["progress"], config.progress); !ok)

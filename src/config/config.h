@@ -198,6 +198,16 @@ struct BudgetConfig {
     std::optional<double> daily_usd;  // a run that would start past it is refused
 };
 
+// Which agents an issue gets (docs/report.md, "Routing by evidence"): every configured one
+// (`all`), or those the scorecard says to trust for the issue's kind of work (`evidence`).
+struct RouteConfig {
+    bool evidence = false;
+    int race = 2;          // agents raced when the evidence is close
+    double explore = 0.1;  // the chance of one more, for evidence on it
+    int min_runs = 5;      // judged runs of a kind before an agent's rate counts
+    std::uint64_t seed = 0;
+};
+
 // The agent's network (docs/security.md, "The agent's network"): a namespace of its own whose
 // only way out is the run's egress proxy, letting through the allowlist (allowlist) or
 // everything while recording it (audit); or the host's network as it is (open).
@@ -242,6 +252,7 @@ struct Config {
     // Model name (or a prefix of one: the longest that matches wins) to its price.
     std::map<std::string, Price> pricing;
     BudgetConfig budget;
+    RouteConfig route;
     ProgressConfig progress;
     std::vector<AgentConfig> agents;
     std::vector<std::string> default_agents;  // run when no --agent is given; default: all

@@ -49,6 +49,7 @@ std::string seal_text(const Seal& seal) {
     if (!seal.environment_key.empty()) doc["environment_key"] = seal.environment_key;
     if (!seal.issue_sha256.empty()) doc["issue_sha256"] = seal.issue_sha256;
     if (!seal.issue_labels.empty()) doc["issue_labels"] = seal.issue_labels;
+    if (!seal.route.empty()) doc["route"] = seal.route;
     if (seal.plan) doc["plan"] = sealed_plan_json(*seal.plan);
     return json_dump(doc, 2) + "\n";
 }
@@ -110,6 +111,7 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
     seal.requested_by = json_value(*doc, "requested_by", "");
     seal.environment_key = json_value(*doc, "environment_key", "");
     seal.issue_sha256 = json_value(*doc, "issue_sha256", "");
+    seal.route = json_value(*doc, "route", "");
     for (const auto& label : json_value(*doc, "issue_labels", json::array()))
         if (label.is_string()) seal.issue_labels.push_back(label.get<std::string>());
     if (doc->contains("plan") && (*doc)["plan"].is_object()) {

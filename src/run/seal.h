@@ -68,6 +68,9 @@ struct Seal {
     // The issue's labels when the agent got it: the kind of work the scorecard counts it as
     // (check/scorecard.h), which the agent cannot relabel.
     std::vector<std::string> issue_labels;
+    // Why this agent was among those the issue got, when routing by evidence chose them:
+    // "raced claude and codex: 71% ±9 and 66% ±11 on fix" (check/route.h).
+    std::string route;
 };
 
 // The digest a seal keeps of the issue's text an agent got: its title, a newline, its body.

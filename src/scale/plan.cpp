@@ -12,7 +12,8 @@ std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
                                  const std::vector<config::AgentConfig>& agents, bool plan_rounds) {
     std::vector<PlanEntry> plan;
     for (const auto& issue : issues)
-        for (const auto& agent : agents) plan.push_back({issue.number, agent.name, plan_rounds});
+        for (const auto& agent : agents)
+            plan.push_back({issue.number, agent.name, plan_rounds, ""});
     return plan;
 }
 
@@ -21,6 +22,7 @@ nlohmann::json matrix(const std::vector<PlanEntry>& plan) {
     for (const auto& entry : plan) {
         nlohmann::json item = {{"issue", entry.issue}, {"agent", entry.agent}};
         if (entry.plan_round) item["plan"] = true;
+        if (!entry.route.empty()) item["route"] = entry.route;
         include.push_back(std::move(item));
     }
     return {{"include", include}};

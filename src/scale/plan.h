@@ -18,6 +18,7 @@ struct PlanEntry {
     long issue = 0;
     std::string agent;
     bool plan_round = false;  // a plan round (docs/review.md, "Plans"): the job runs `run --plan`
+    std::string route;        // why routing by evidence chose this agent (check/route.h)
 };
 
 // One entry per (issue, agent), issues in the order given, agents in the order chosen; with
@@ -27,7 +28,7 @@ std::vector<PlanEntry> make_plan(const std::vector<github::Issue>& issues,
                                  bool plan_rounds = false);
 
 // {"include": [{"issue": 7, "agent": "claude"}, …]}: what `fromJSON` turns into a matrix; a
-// plan round's entry also has "plan": true.
+// plan round's entry also has "plan": true, a routed one "route": why.
 nlohmann::json matrix(const std::vector<PlanEntry>& plan);
 
 // Inside Actions: `matrix` (the above, one line), `count` (entries; GitHub refuses an empty

@@ -3,6 +3,7 @@
 // by `report --refresh` from the loopback GitHub and a real origin, and the scorecard that
 // counts it, by agent and kind of work, as text, JSON and CSV.
 
+#include <set>
 #include <sstream>
 
 #include "dispatch_fixture.h"
@@ -197,6 +198,75 @@ TEST_F(Report, OutcomesOfMergedEditedRevertedAndClosedPullRequestsAreLearntAndCo
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("--by agent,colour: 'colour' is not one of agent, model, kind, issue, "
                            "day"),
+              std::string::npos)
+        << bad.err;
+}
+
+}  // namespace cocode::test
+
+namespace cocode::test {
+
+// Routing by evidence through `run` and `plan`: after five issues where one agent passed every
+// time and another never did, the next issue gets the first alone (and the newcomer, which has
+// no evidence yet); the choice is said, sealed and in the matrix; an agent named still runs.
+class Routing : public DispatchRun {
+  protected:
+    void configure_agents(json route) {
+        const std::string pass =
+            "echo fixed > fixed.txt && git add -A && git commit -q -m Fix -m "
+            "\"$COCODE_READY_MARKER\"";
+        configure({{"agents",
+                    {{"good", {{"command", "sh"}, {"args", {"-c", pass}}}},
+                     {"bad", {{"command", "sh"}, {"args", {"-c", "true"}}}},
+                     {"new", {{"command", "sh"}, {"args", {"-c", pass}}}}}},
+                   {"route", route}});
+    }
+    std::multiset<std::string> agents_on(long issue) {
+        std::multiset<std::string> out;
+        for (const auto& r : runs())
+            if (r.issue == issue) out.insert(r.agent);
+        return out;
+    }
+};
+
+TEST_F(Routing, TheNextIssueGetsTheAgentsTheEvidenceTrusts) {
+    configure_agents({{"mode", "evidence"}, {"explore", 0}, {"min_runs", 5}});
+    for (int n = 1; n <= 5; ++n) {
+        Shell run = dispatch("run " + std::to_string(n) + " --agent good --agent bad");
+        ASSERT_EQ(run.exit_code, 0) << run.err;  // named agents win over routing
+    }
+    EXPECT_EQ(agents_on(1), (std::multiset<std::string>{"bad", "good"}));
+
+    Shell planned = dispatch("plan 6 --json");
+    ASSERT_EQ(planned.exit_code, 0) << planned.err;
+    const json matrix = json::parse(planned.out);
+    ASSERT_EQ(matrix["include"].size(), 2u) << planned.out;
+    EXPECT_EQ(matrix["include"][0]["agent"], "good");
+    EXPECT_EQ(matrix["include"][1]["agent"], "new");
+    const std::string why =
+        "good alone: 100% ±22 on every kind, above every other (bad 0% ±22); new has fewer than "
+        "5 judged runs on every kind: learning";
+    EXPECT_EQ(matrix["include"][0]["route"], why);
+    EXPECT_TRUE(runs().size() == 10u) << "plan starts nothing";
+
+    Shell run = dispatch("run 6");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find("issue #6: " + why), std::string::npos) << run.err;
+    EXPECT_EQ(agents_on(6), (std::multiset<std::string>{"good", "new"}));
+    for (const auto& r : runs())
+        if (r.issue == 6) {
+            const json seal =
+                json::parse(read_text(repo_ / ".cocode/seals" / (r.run_id + ".json")));
+            EXPECT_EQ(seal["route"], why);
+        }
+    Shell named = dispatch("run 6 --agent bad");
+    ASSERT_EQ(named.exit_code, 0) << named.err;
+    EXPECT_EQ(agents_on(6), (std::multiset<std::string>{"bad", "good", "new"}));
+
+    configure_agents({{"mode", "evidence"}, {"min_runs", 0}});
+    Shell bad = dispatch("plan 6");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("field 'route.min_runs': expected a whole number from 1 to 1000"),
               std::string::npos)
         << bad.err;
 }

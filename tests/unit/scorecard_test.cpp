@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "check/outcome.h"
+#include "check/route.h"
 #include "core/run_id.h"
 
 namespace cocode::check {
@@ -251,6 +252,103 @@ TEST(Scorecard, ItsDimensionsAreNamedOnceEach) {
         ASSERT_FALSE(d.ok()) << bad;
         EXPECT_EQ(d.error().code, ExitCode::usage) << bad;
     }
+}
+
+}  // namespace
+}  // namespace cocode::check
+
+namespace cocode::check {
+namespace {
+
+AgentEvidence seen(const std::string& agent, int passed, int judged, double cost = 1) {
+    return {agent, judged, passed, cost};
+}
+
+// Routing by evidence as a table: the scorecard of the issue's kind → the agents it gets.
+TEST(Route, TheAgentsAnIssueGetsFollowTheEvidence) {
+    config::RouteConfig route;
+    route.evidence = true;
+    route.explore = 0;
+    struct Case {
+        const char* name;
+        std::vector<AgentEvidence> evidence;
+        std::vector<std::string> chosen;
+        std::string why;
+    };
+    const std::vector<std::string> agents = {"claude", "codex", "gemini"};
+    for (const Case& c : std::vector<Case>{
+             {"nothing known: every agent learns",
+              {},
+              agents,
+              "claude, codex and gemini have fewer than 5 judged runs on fix: learning"},
+             {"one clearly ahead runs alone",
+              {seen("claude", 19, 20), seen("codex", 6, 20), seen("gemini", 5, 20)},
+              {"claude"},
+              "claude alone: 95% ±11 on fix, above every other (codex 30% ±19)"},
+             {"close evidence: the top two race",
+              {seen("claude", 14, 20), seen("codex", 13, 20), seen("gemini", 4, 20)},
+              {"claude", "codex"},
+              "raced claude and codex: 70% ±19 and 65% ±19 on fix"},
+             {"an agent with too few runs of the kind learns beside the leader",
+              {seen("claude", 19, 20), seen("codex", 6, 20), seen("gemini", 1, 2)},
+              {"claude", "gemini"},
+              "claude alone: 95% ±11 on fix, above every other (codex 30% ±19); gemini has "
+              "fewer than 5 judged runs on fix: learning"},
+         }) {
+        RouteAsk ask{agents, c.evidence, "fix", 7, std::nullopt};
+        const Routed routed = route_by_evidence(route, ask);
+        EXPECT_EQ(routed.agents, c.chosen) << c.name;
+        EXPECT_EQ(routed.why, c.why) << c.name;
+    }
+
+    // race 3: all three when close; min_runs 30: twenty runs are still learning.
+    config::RouteConfig wide = route;
+    wide.race = 3;
+    RouteAsk close{agents,
+                   {seen("claude", 10, 20), seen("codex", 9, 20), seen("gemini", 8, 20)},
+                   "",
+                   7,
+                   std::nullopt};
+    EXPECT_EQ(route_by_evidence(wide, close).agents, agents);
+    EXPECT_NE(route_by_evidence(wide, close).why.find("on every kind"), std::string::npos);
+    config::RouteConfig patient = route;
+    patient.min_runs = 30;
+    EXPECT_EQ(route_by_evidence(patient, close).agents, agents);
+}
+
+TEST(Route, ExplorationIsDrawnFromTheSeedAndTheBudgetLeavesOutTheExtrasFirst) {
+    config::RouteConfig route;
+    route.evidence = true;
+    route.explore = 0.5;
+    const std::vector<std::string> agents = {"claude", "codex", "gemini"};
+    const std::vector<AgentEvidence> evidence = {
+        seen("claude", 19, 20, 2.0), seen("codex", 6, 20, 0.5), seen("gemini", 5, 20, 0.25)};
+    // Over a hundred issues about half explore one more; the same seed, the same choices.
+    int explored = 0;
+    for (long issue = 1; issue <= 100; ++issue) {
+        RouteAsk ask{agents, evidence, "fix", issue, std::nullopt};
+        const Routed a = route_by_evidence(route, ask);
+        EXPECT_EQ(a.agents, route_by_evidence(route, ask).agents) << issue;
+        explored += a.agents.size() == 2;
+        EXPECT_EQ(a.agents.front(), "claude") << issue;
+    }
+    EXPECT_GT(explored, 30);
+    EXPECT_LT(explored, 70);
+    config::RouteConfig never = route;
+    never.explore = 0;
+    config::RouteConfig always = route;
+    always.explore = 1;
+    RouteAsk ask{agents, evidence, "fix", 3, std::nullopt};
+    EXPECT_EQ(route_by_evidence(never, ask).agents.size(), 1u);
+    EXPECT_EQ(route_by_evidence(always, ask).agents.size(), 2u);
+    // $2.10 left today: the leader ($2 a run) stays, the explored one goes, and says so.
+    ask.budget_left = 2.1;
+    const Routed held = route_by_evidence(always, ask);
+    EXPECT_EQ(held.agents, std::vector<std::string>{"claude"});
+    EXPECT_NE(held.why.find("left out: past the day's budget"), std::string::npos) << held.why;
+    // Nothing left at all: one agent still runs (the day's budget refuses it, as any run).
+    ask.budget_left = 0;
+    EXPECT_EQ(route_by_evidence(never, ask).agents.size(), 1u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "agent/prepare.h"
 #include "agent/supervisor.h"
+#include "check/route.h"
 #include "check/run_check.h"
 #include "commands.h"
 #include "config/config.h"
@@ -26,12 +27,14 @@ std::pair<Workspace, std::optional<config::Duration>> configured_workspace(const
 
 // `run`'s batch from the issues chosen on: plan the pairs (with `round`, each pair's next
 // round; with `round_of_agent`, that agent's own round), supervise them in the live view,
-// judge and publish, print; the batch's exit code.
+// judge and publish, print; the batch's exit code. `routed`: the agents each issue gets, when
+// routing by evidence chose them (routing.h).
 int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
               issues::IssueSource* source, const std::vector<github::Issue>& issues,
               const std::vector<config::AgentConfig>& agents,
               std::optional<agent::RoundRequest> round,
-              std::map<std::string, agent::RoundRequest> round_of_agent);
+              std::map<std::string, agent::RoundRequest> round_of_agent,
+              const std::map<long, check::Routed>& routed = {});
 
 // "12:00:01  <run id>  #7 claude  <what>"
 std::string run_line(const agent::PlannedRun& run, const std::string& what);

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "core/files.h"
 #include "core/terminal_text.h"
+#include "routing.h"
 #include "scale/plan.h"
 #include "scale/trigger.h"
 #include "workspace.h"
@@ -98,7 +99,16 @@ int run_plan(const PlanArgs& args) {
     }
     const auto agents = config::choose_agents(ws.config, wanted_agents).value_or_throw();
     const auto issues = issues::select_issues(*source, numbers, args.labels).value_or_throw();
-    const auto plan = scale::make_plan(issues, agents, plan_rounds);
+    std::vector<scale::PlanEntry> plan = scale::make_plan(issues, agents, plan_rounds);
+    // Routing by evidence: each issue's entries only for the agents chosen for it.
+    const auto routed = route_issues(ws, issues, agents, wanted_agents);
+    std::erase_if(plan, [&](scale::PlanEntry& entry) {
+        auto route = routed.find(entry.issue);
+        if (route == routed.end()) return false;
+        entry.route = route->second.why;
+        return std::find(route->second.agents.begin(), route->second.agents.end(), entry.agent) ==
+               route->second.agents.end();
+    });
 
     if (auto written = scale::write_plan_outputs(plan); !written)
         throw Failure(Error::general("$GITHUB_OUTPUT: " + written.error().message));

@@ -22,6 +22,7 @@
 #include "live.h"
 #include "proc/spawn.h"
 #include "progress.h"
+#include "routing.h"
 #include "scale/approval.h"
 #include "workspace.h"
 
@@ -367,14 +368,16 @@ int run_run(const RunArgs& args) {
         if (github::GitHub* github = source->github_api())
             if (auto login = github->token_login().value_or_throw(); !login.empty())
                 asked.requested_by = "@" + login;
-    return run_pairs(asked, ws, timeout, source.get(), issues, agents, std::nullopt, {});
+    return run_pairs(asked, ws, timeout, source.get(), issues, agents, std::nullopt, {},
+                     route_issues(ws, issues, agents, args.agents));
 }
 
 int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Duration> timeout,
               issues::IssueSource* source, const std::vector<github::Issue>& issues,
               const std::vector<config::AgentConfig>& agents,
               std::optional<agent::RoundRequest> round,
-              std::map<std::string, agent::RoundRequest> round_of_agent) {
+              std::map<std::string, agent::RoundRequest> round_of_agent,
+              const std::map<long, check::Routed>& routed) {
     agent::DispatchContext context;
     context.repo_root = ws.root;
     context.config = ws.config;
@@ -386,6 +389,7 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     context.round_of_agent = std::move(round_of_agent);
     context.timeout = timeout;
     context.notice = notice;
+    for (const auto& [issue, route] : routed) context.routed[issue] = {route.agents, route.why};
     const bool rounds = context.round || !context.round_of_agent.empty();
     if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty() && !rounds)
         notice("warning: " + std::to_string(unseen.size()) +
