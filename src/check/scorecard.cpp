@@ -46,30 +46,6 @@ bool ends_with(std::string_view text, std::string_view end) {
     return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
 }
 
-// A document: Markdown, reStructuredText, AsciiDoc or text, or anything under doc(s)/.
-bool is_document(const std::string& path) {
-    const std::string p = lower(path);
-    const std::string name = p.substr(p.rfind('/') + 1);
-    return p.rfind("docs/", 0) == 0 || p.rfind("doc/", 0) == 0 ||
-           p.find("/docs/") != std::string::npos || p.find("/doc/") != std::string::npos ||
-           ends_with(name, ".md") || ends_with(name, ".rst") || ends_with(name, ".adoc") ||
-           ends_with(name, ".txt") || name.rfind("readme", 0) == 0 ||
-           name.rfind("changelog", 0) == 0 || name.rfind("license", 0) == 0;
-}
-
-// A test: in a test(s)/spec/__tests__ folder, or named as test runners find tests.
-bool is_test(const std::string& path) {
-    const std::string p = "/" + lower(path);
-    const std::string name = p.substr(p.rfind('/') + 1);
-    for (const char* folder :
-         {"/test/", "/tests/", "/spec/", "/specs/", "/__tests__/", "/testdata/"})
-        if (p.find(folder) != std::string::npos) return true;
-    const std::string stem = name.substr(0, name.find('.'));
-    return name.rfind("test_", 0) == 0 || ends_with(stem, "_test") || ends_with(stem, "_spec") ||
-           ends_with(stem, "test") || name.find(".test.") != std::string::npos ||
-           name.find(".spec.") != std::string::npos;
-}
-
 // The model that used most of a run's tokens.
 std::string main_model(const run::RunUsage& usage) {
     const run::ModelTokens* best = nullptr;
@@ -195,6 +171,28 @@ std::optional<double> ratio(double part, double whole) {
 
 }  // namespace
 
+bool is_document_path(const std::string& path) {
+    const std::string p = lower(path);
+    const std::string name = p.substr(p.rfind('/') + 1);
+    return p.rfind("docs/", 0) == 0 || p.rfind("doc/", 0) == 0 ||
+           p.find("/docs/") != std::string::npos || p.find("/doc/") != std::string::npos ||
+           ends_with(name, ".md") || ends_with(name, ".rst") || ends_with(name, ".adoc") ||
+           ends_with(name, ".txt") || name.rfind("readme", 0) == 0 ||
+           name.rfind("changelog", 0) == 0 || name.rfind("license", 0) == 0;
+}
+
+bool is_test_path(const std::string& path) {
+    const std::string p = "/" + lower(path);
+    const std::string name = p.substr(p.rfind('/') + 1);
+    for (const char* folder :
+         {"/test/", "/tests/", "/spec/", "/specs/", "/__tests__/", "/testdata/"})
+        if (p.find(folder) != std::string::npos) return true;
+    const std::string stem = name.substr(0, name.find('.'));
+    return name.rfind("test_", 0) == 0 || ends_with(stem, "_test") || ends_with(stem, "_spec") ||
+           ends_with(stem, "test") || name.find(".test.") != std::string::npos ||
+           name.find(".spec.") != std::string::npos;
+}
+
 const char* dimension_name(Dimension d) {
     switch (d) {
         case Dimension::agent:
@@ -252,7 +250,7 @@ std::string work_type_of_change(const std::vector<git::FileChange>& files) {
     if (files.empty()) return "";
     bool all_documents = true, documents_and_tests = true, new_code = false;
     for (const auto& f : files) {
-        const bool document = is_document(f.path), test = is_test(f.path);
+        const bool document = is_document_path(f.path), test = is_test_path(f.path);
         all_documents &= document;
         documents_and_tests &= document || test;
         new_code |= f.status == 'A' && !document && !test;

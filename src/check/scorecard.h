@@ -36,6 +36,11 @@ Result<std::vector<Dimension>> dimensions_of(std::string_view text);
 // only documents → docs, only tests (and documents) → tests, a new file of code → feature,
 // else fix. Without an accepted change the size is "?"; without labels or a change, "unknown".
 std::string work_type_of_labels(const std::vector<std::string>& labels);
+// A document: Markdown, reStructuredText, AsciiDoc or text, a README, CHANGELOG or LICENSE, or
+// anything under doc(s)/. A test: in a test(s)/spec(s)/__tests__/testdata folder, or named as
+// test runners find tests (test_*, *_test.*, *_spec.*, *test.*, *.test.*, *.spec.*).
+bool is_document_path(const std::string& path);
+bool is_test_path(const std::string& path);
 std::string work_type_of_change(const std::vector<git::FileChange>& files);
 char size_of_change(int lines_changed);
 struct AcceptedChange {

@@ -47,6 +47,8 @@ PullRequest pull_request_from_json(const json& value) {
     PullRequest pr;
     pr.number = json_value(value, "number", 0L);
     pr.html_url = json_value(value, "html_url", "");
+    pr.title = json_value(value, "title", "");
+    pr.body = json_value(value, "body", "");
     pr.state = json_value(value, "state", "");
     pr.draft = json_value(value, "draft", false);
     pr.created_at = json_value(value, "created_at", "");

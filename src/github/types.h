@@ -153,6 +153,8 @@ struct PullRequestSpec {
 
 struct PullRequest {
     long number = 0;
+    std::string title;
+    std::string body;             // its description
     std::string head_sha;         // the commit its branch is at, when GitHub says
     std::string head_ref;         // its branch
     std::string head_repository;  // OWNER/NAME the branch is in (another for a fork's)

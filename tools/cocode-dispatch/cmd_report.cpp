@@ -26,20 +26,6 @@ namespace {
 using json = nlohmann::json;
 using SystemClock = std::chrono::system_clock;
 
-// --since: a number of days ("7d"), a duration ("12h"), or a day ("2026-11-20", UTC).
-SystemClock::time_point since_of(const std::string& text) {
-    const auto now = SystemClock::now();
-    if (text.size() >= 2 && text.back() == 'd' && text.size() <= 6 &&
-        text.find_first_not_of("0123456789") == text.size() - 1)
-        return now - std::chrono::hours(24) * std::stoi(text.substr(0, text.size() - 1));
-    if (text.size() == 10 && text[4] == '-' && text[7] == '-')
-        if (auto day = parse_utc_timestamp(text + "T00:00:00Z")) return *day;
-    if (auto duration = config::parse_duration(text)) return now - *duration;
-    throw Failure(Error::usage("--since " + text +
-                               ": expected a number of days (7d), a duration (12h) or a day "
-                               "(2026-11-20)"));
-}
-
 std::string percent(const std::optional<double>& rate) {
     if (!rate) return "-";
     char text[16];
@@ -254,7 +240,7 @@ int run_report(const ReportArgs& args) {
     if (args.json && args.csv) throw Failure(Error::usage("report: --json or --csv, not both"));
     const auto by = check::dimensions_of(args.by).value_or_throw();
     Workspace ws = open_workspace(false);
-    const auto since = since_of(args.since);
+    const auto since = since_flag(args.since);
     const auto runs = run::list_runs(ws.runs_dir()).runs;
     if (args.refresh) refresh(ws, args, runs);
     const check::Scorecard card = check::scorecard(check::run_facts(ws.root, runs, since), by);

@@ -142,6 +142,17 @@ struct EnvArgs {
     bool json = false;
 };
 
+// `replay`: the tasks mined from the repository's history (docs/report.md).
+struct ReplayArgs {
+    std::string verb;  // mine, list
+    SourceFlags source;
+    std::size_t limit = 200;           // mine: commits walked
+    std::optional<std::string> since;  // mine: none older
+    std::vector<std::string> paths;    // mine: globs of code a change must touch
+    int max_lines = 1000;
+    bool json = false;
+};
+
 struct CleanArgs {
     std::optional<std::string> which;
     bool all = false;
@@ -200,6 +211,7 @@ int run_gate(const GateArgs& args);
 int run_presets(const PresetsArgs& args);
 int run_report(const ReportArgs& args);
 int run_env(const EnvArgs& args);
+int run_replay(const ReplayArgs& args);
 int run_clean(const CleanArgs& args);
 int run_init(const InitArgs& args);
 int run_doctor(const DoctorArgs& args);

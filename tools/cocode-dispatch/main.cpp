@@ -37,6 +37,7 @@ struct Arguments {
     PresetsArgs presets;
     InitArgs init;
     EnvArgs env;
+    ReplayArgs replay;
     CleanArgs clean;
     DoctorArgs doctor;
     std::string shell;
@@ -304,6 +305,30 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
             return run_env(a.env);
         });
     }
+
+    auto* replay_cmd = app.add_subcommand(
+        "replay", "tasks mined from the repository's history, to race agents on known answers");
+    replay_cmd->require_subcommand(1);
+    auto* mine_cmd = replay_cmd->add_subcommand(
+        "mine", "turn changes of the default branch that touched code and tests into tasks");
+    a.replay.source.add_to(*mine_cmd);
+    mine_cmd->add_option("--limit", a.replay.limit, "commits walked, newest first (200)");
+    mine_cmd->add_option("--since", a.replay.since, "no commit older: 30d, 12h or 2026-11-20");
+    mine_cmd->add_option("--paths", a.replay.paths,
+                         "a glob of code a change must touch (repeatable)");
+    mine_cmd->add_option("--max-lines", a.replay.max_lines,
+                         "a change of more lines is no task (1000)");
+    mine_cmd->add_flag("--json", a.replay.json, "print JSON");
+    commands.emplace_back(mine_cmd, [&a] {
+        a.replay.verb = "mine";
+        return run_replay(a.replay);
+    });
+    auto* list_cmd = replay_cmd->add_subcommand("list", "the tasks mined so far");
+    list_cmd->add_flag("--json", a.replay.json, "print JSON");
+    commands.emplace_back(list_cmd, [&a] {
+        a.replay.verb = "list";
+        return run_replay(a.replay);
+    });
 
     auto* clean_cmd = app.add_subcommand("clean", "remove runs' worktrees and branches");
     clean_cmd->add_option("which", a.clean.which, "a run id or an issue number");

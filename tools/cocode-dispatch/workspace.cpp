@@ -112,4 +112,19 @@ github::GitHub& github_of(issues::IssueSource& source, const std::string& what) 
                                "local folder (give --repo)"));
 }
 
+// --since: a number of days ("7d"), a duration ("12h"), or a day ("2026-11-20", UTC).
+std::chrono::system_clock::time_point since_flag(const std::string& text) {
+    using SystemClock = std::chrono::system_clock;
+    const auto now = SystemClock::now();
+    if (text.size() >= 2 && text.back() == 'd' && text.size() <= 6 &&
+        text.find_first_not_of("0123456789") == text.size() - 1)
+        return now - std::chrono::hours(24) * std::stoi(text.substr(0, text.size() - 1));
+    if (text.size() == 10 && text[4] == '-' && text[7] == '-')
+        if (auto day = parse_utc_timestamp(text + "T00:00:00Z")) return *day;
+    if (auto duration = config::parse_duration(text)) return now - *duration;
+    throw Failure(Error::usage("--since " + text +
+                               ": expected a number of days (7d), a duration (12h) or a day "
+                               "(2026-11-20)"));
+}
+
 }  // namespace cocode::dispatch_cli

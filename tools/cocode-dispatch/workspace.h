@@ -2,6 +2,7 @@
 // configuration, and its runs.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ std::vector<std::string> changes_agents_will_not_see(const Workspace& ws);
 // names from the configuration (--agent), issue numbers from the local issue store, run ids.
 // Empty outside a repository or when nothing can be read.
 std::vector<std::string> completion_values(const std::string& name);
+
+// --since: a number of days ("7d"), a duration ("12h"), or a day ("2026-11-20", UTC), back
+// from now; a usage error naming what it takes.
+std::chrono::system_clock::time_point since_flag(const std::string& text);
 
 // One line to stderr, prefixed with the tool's name, redacted.
 void notice(std::string_view text);

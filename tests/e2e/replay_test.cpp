@@ -1,0 +1,141 @@
+// The replay set (docs/report.md): `replay mine` walks a history the test made, whose answers
+// are known — a change whose test fails before it and passes after, one that closes an issue,
+// a refactor whose tests passed already, documents only, tests only, a rename, a merge, a
+// change that breaks its own tests, a binary file — and turns exactly the first two into
+// tasks, with their hidden tests as a patch and a flaky command left out; the rest are skipped
+// each with its reason. `replay list` reads them back.
+
+#include "dispatch_fixture.h"
+
+namespace cocode::test {
+
+class Replay : public DispatchRun {
+  protected:
+    // A commit of everything in the worktree after `shell`, with `message`; its id.
+    std::string commit(const std::string& shell, const std::string& message) {
+        sh_ok(shell + " && git add -A && git commit -q -m " + quote(message), repo_);
+        std::string id = sh_ok("git rev-parse HEAD", repo_);
+        id.pop_back();
+        return id;
+    }
+
+    void make_history() {
+        const std::string counter = (dir_ / "flaky-counter").string();
+        configure({{"agents", {{"none", {{"command", "true"}}}}},
+                   {"check",
+                    {{"verify",
+                      {{{"name", "unit"}, {"run", "sh tests/run.sh"}},
+                       {{"name", "present"}, {"run", "test -f src/calc.sh"}},
+                       // Passes and fails by turns: a test that flips is no evidence.
+                       {{"name", "flaky"},
+                        {"run", "n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n+1)) > " +
+                                    counter + "; test $((n % 2)) = 0"}}}}}}});
+        sh_ok(
+            "mkdir -p src tests notes && echo 'calc() { :; }' > src/calc.sh && echo a > "
+            "notes/a.txt && printf 'for t in tests/test_*.sh; do sh \"$t\" || exit 1; done\\n' "
+            "> tests/run.sh && git add -A && git commit -q -m 'the calculator, empty'",
+            repo_);
+        add_ = commit(
+            "printf 'add() { echo $(($1 + $2)); }\\n' > src/calc.sh && printf '. src/calc.sh\\n"
+            "test \"$(add 2 3)\" = 5\\n' > tests/test_add.sh",
+            "Add numbers");
+        commit("echo 'More words.' >> README.md", "Say more in the README");
+        sub_ = commit(
+            "printf 'sub() { echo $(($1 - $2)); }\\n' >> src/calc.sh && printf '. src/calc.sh\\n"
+            "test \"$(sub 5 3)\" = 2\\n' > tests/test_sub.sh",
+            "Subtract numbers\n\nFixes #3.");
+        refactor_ = commit("echo '# sums' >> src/calc.sh && echo '# checked' >> tests/test_add.sh",
+                           "Comment the sums");
+        commit("printf '. src/calc.sh\\ntest \"$(add 1 1)\" = 2\\n' > tests/test_more.sh",
+               "Test more sums");
+        commit("git mv notes/a.txt notes/b.txt", "Rename the notes");
+        sh_ok(
+            "git checkout -q -b side && echo x > src/side.sh && git add -A && git commit -q -m "
+            "side && git checkout -q main && git merge -q --no-ff -m \"Merge branch 'side'\" side",
+            repo_);
+        commit(
+            "printf 'add() { echo 0; }\\nmul() { echo $(($1 * $2)); }\\n' > src/calc.sh && printf "
+            "'. src/calc.sh\\ntest \"$(mul 2 3)\" = 6\\n' > tests/test_mul.sh",
+            "Multiply, and break the sums");
+        commit("printf '\\211PNG\\r\\n\\032\\n\\0\\0' > logo.png", "A logo");
+    }
+
+    std::string add_, sub_, refactor_;
+};
+
+TEST_F(Replay, MineTurnsExactlyTheChangesWithTestsThatFailBeforeAndPassAfterIntoTasks) {
+    make_history();
+    Shell mined = dispatch("replay mine --json");
+    ASSERT_EQ(mined.exit_code, 0) << mined.err;
+    const json out = json::parse(mined.out);
+    ASSERT_EQ(out["tasks"].size(), 2u) << out.dump(2);
+
+    // Newest first: the subtraction, then the addition.
+    const json& sub = out["tasks"][0];
+    EXPECT_EQ(sub["id"], sub_.substr(0, 12));
+    EXPECT_EQ(sub["commit"], sub_);
+    EXPECT_EQ(sub["hidden_tests"], json::array({"tests/test_sub.sh"}));
+    EXPECT_EQ(sub["fail_to_pass"], json::array({"unit"}));
+    EXPECT_EQ(sub["pass_to_pass"], json::array({"present"}));
+    EXPECT_EQ(sub["flaky"], json::array({"flaky"}));
+    EXPECT_EQ(sub["verify"].size(), 2u) << "the flaky command is not one the task runs";
+    // It closes issue 3: the agent is told the issue, not the commit message.
+    EXPECT_EQ(sub["statement"]["title"], "Issue 3");
+    EXPECT_EQ(sub["statement"]["source"], "issue #3");
+    EXPECT_EQ(sub["kind"], "fix/S");
+    const json& add = out["tasks"][1];
+    EXPECT_EQ(add["commit"], add_);
+    EXPECT_EQ(add["statement"]["title"], "Add numbers");
+    EXPECT_EQ(add["statement"]["source"], "commit message");
+    // The base has no src/calc.sh? It has the empty one: `present` passes at both.
+    EXPECT_EQ(add["fail_to_pass"], json::array({"unit"}));
+
+    std::map<std::string, std::string> why;
+    for (const auto& s : out["skipped"]) why[s["why"]] = s["commit"];
+    for (const char* reason :
+         {"touches no test", "its tests do not fail at its base", "touches no code", "only renames",
+          "a merge", "only binary files", "does not pass its own tests: unit fails at the change"})
+        EXPECT_TRUE(why.count(reason)) << reason << "\n" << out["skipped"].dump(2);
+    EXPECT_EQ(why["its tests do not fail at its base"], refactor_);
+
+    // The task's folder: task.json and the hidden tests as a patch of the test files alone,
+    // which makes the base fail its unit tests.
+    const fs::path folder = repo_ / ".cocode/replay/tasks" / sub_.substr(0, 12);
+    EXPECT_EQ(json::parse(read_text(folder / "task.json"))["base"], sub["base"]);
+    const std::string patch = read_text(folder / "hidden-tests.patch");
+    EXPECT_NE(patch.find("tests/test_sub.sh"), std::string::npos) << patch;
+    EXPECT_EQ(patch.find("b/src/calc.sh"), std::string::npos) << patch;
+    sh_ok("git worktree add -q --detach " + quote((dir_ / "at-base").string()) + " " +
+              sub["base"].get<std::string>(),
+          repo_);
+    sh_ok("git apply " + quote((folder / "hidden-tests.patch").string()), dir_ / "at-base");
+    EXPECT_NE(sh("sh tests/run.sh", dir_ / "at-base").exit_code, 0);
+
+    // list reads them back; mining again finds nothing new.
+    Shell listed = dispatch("replay list");
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_NE(listed.out.find(sub_.substr(0, 12) + "  fix/S         1     1  Issue 3"),
+              std::string::npos)
+        << listed.out;
+    Shell again = dispatch("replay mine --json");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(json::parse(again.out)["tasks"].empty());
+
+    // A task.json someone broke is named, exit 2.
+    write_text(folder / "task.json", R"({"id": "zz"})");
+    Shell broken = dispatch("replay list");
+    EXPECT_EQ(broken.exit_code, 2);
+    EXPECT_NE(broken.err.find("task.json: field 'id': expected a commit id (hex)"),
+              std::string::npos)
+        << broken.err;
+}
+
+TEST_F(Replay, MiningWithoutVerifyCommandsSaysWhatItNeeds) {
+    configure({{"agents", {{"none", {{"command", "true"}}}}}});
+    Shell mined = dispatch("replay mine");
+    EXPECT_EQ(mined.exit_code, 2);
+    EXPECT_NE(mined.err.find("check.verify: mining needs the verify commands"), std::string::npos)
+        << mined.err;
+}
+
+}  // namespace cocode::test
