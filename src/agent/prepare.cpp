@@ -365,6 +365,7 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
 SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
                          const std::vector<std::string>& ours) {
     SandboxPlan plan;
+    plan.hidden_first = context.hidden_first;
     const auto dirs = git::locate_git_dirs(context.repo_root, nullptr);
     plan.read_only.push_back(context.repo_root);
     if (dirs) {
@@ -536,6 +537,13 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                 Error::missing("agent '" + run.agent.name + "': sandbox: bwrap, but " + why);
             run.failed_reason = run::StopReason::missing_dependency;
         }
+    }
+    // A replay's answer is on the same disk: without the sandbox the agent could read it.
+    if (!context.replay_task.empty() && run.sandbox != "bwrap" && !run.failed) {
+        run.failed = Error::missing("agent '" + run.agent.name + "': a replay (task " +
+                                    context.replay_task + ") runs only in the sandbox, not " +
+                                    run.sandbox + ": its answer is on the same disk");
+        run.failed_reason = run::StopReason::missing_dependency;
     }
     if (!network.refused.empty() && !run.failed) {
         run.failed = Error::missing("agent '" + run.agent.name + "': " + network.refused);
@@ -996,6 +1004,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     seal.issue_labels = pair.issue->labels;
     if (auto route = context.routed.find(pair.issue->number); route != context.routed.end())
         seal.route = route->second.why;
+    seal.replay_task = context.replay_task;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

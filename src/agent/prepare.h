@@ -69,6 +69,11 @@ struct DispatchContext {
         std::string why;
     };
     std::map<long, IssueRoute> routed;
+    // A replay (replay/run.h): the task's id, sealed with the run; and what the agent must not
+    // see at all (the main repository the replay's own was made from). A replay runs only in
+    // the sandbox.
+    std::string replay_task;
+    std::vector<std::filesystem::path> hidden_first;
 
     std::filesystem::path runs_dir() const { return repo_root / run::kRunsDir; }
     std::filesystem::path worktree_root() const;

@@ -82,13 +82,15 @@ std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan
                                     "--proc",
                                     "/proc"};
     if (plan.own_network) out.push_back("--unshare-net");
+    std::error_code ec;
+    for (const auto& path : plan.hidden_first)
+        if (fs::is_directory(path, ec)) out.insert(out.end(), {"--tmpfs", path.string()});
     // The -try forms skip a path missing when the sandbox starts (a run's worktree is made
     // after its command line, and must exist by then).
     for (const auto& path : plan.read_only)
         out.insert(out.end(), {"--ro-bind-try", path.string(), path.string()});
     for (const auto& path : plan.read_write)
         out.insert(out.end(), {"--bind-try", path.string(), path.string()});
-    std::error_code ec;
     for (const auto& path : plan.hidden) {
         if (fs::is_directory(path, ec))
             out.insert(out.end(), {"--tmpfs", path.string()});

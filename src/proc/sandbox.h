@@ -38,6 +38,9 @@ std::string network_namespace_refused(const std::filesystem::path& bwrap);
 // `hidden` replaced by an empty folder (or, for a file, by an empty file). Paths that do not
 // exist when the sandbox starts are skipped (hidden ones: when the command line is made).
 struct SandboxPlan {
+    // Hidden before anything is bound (an empty folder over each): what is bound below comes
+    // back, the rest of it stays out of sight (a replay's main repository around its own).
+    std::vector<std::filesystem::path> hidden_first;
     std::vector<std::filesystem::path> read_only;
     std::vector<std::filesystem::path> read_write;
     std::vector<std::filesystem::path> hidden;

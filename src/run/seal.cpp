@@ -50,6 +50,7 @@ std::string seal_text(const Seal& seal) {
     if (!seal.issue_sha256.empty()) doc["issue_sha256"] = seal.issue_sha256;
     if (!seal.issue_labels.empty()) doc["issue_labels"] = seal.issue_labels;
     if (!seal.route.empty()) doc["route"] = seal.route;
+    if (!seal.replay_task.empty()) doc["replay_task"] = seal.replay_task;
     if (seal.plan) doc["plan"] = sealed_plan_json(*seal.plan);
     return json_dump(doc, 2) + "\n";
 }
@@ -112,6 +113,7 @@ Result<Seal> parse_seal(std::string_view text, const std::string& source,
     seal.environment_key = json_value(*doc, "environment_key", "");
     seal.issue_sha256 = json_value(*doc, "issue_sha256", "");
     seal.route = json_value(*doc, "route", "");
+    seal.replay_task = json_value(*doc, "replay_task", "");
     for (const auto& label : json_value(*doc, "issue_labels", json::array()))
         if (label.is_string()) seal.issue_labels.push_back(label.get<std::string>());
     if (doc->contains("plan") && (*doc)["plan"].is_object()) {

@@ -71,6 +71,8 @@ struct Seal {
     // Why this agent was among those the issue got, when routing by evidence chose them:
     // "raced claude and codex: 71% ±9 and 66% ±11 on fix" (check/route.h).
     std::string route;
+    // A replay's task (replay/task.h): this run answers a question whose answer is known.
+    std::string replay_task;
 };
 
 // The digest a seal keeps of the issue's text an agent got: its title, a newline, its body.

@@ -130,6 +130,125 @@ TEST_F(Replay, MineTurnsExactlyTheChangesWithTestsThatFailBeforeAndPassAfterInto
         << broken.err;
 }
 
+// Replaying the two tasks with agents whose answers are known: one applies the true change to
+// both (from answers the test keeps outside the repository), one changes nothing, one solves
+// the addition and gets the subtraction wrong (a hidden test it never saw fails it), and one
+// looks for the answer in git and on disk and finds nothing. The scorecard of replays says
+// exactly that.
+TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
+    make_history();
+    ASSERT_EQ(dispatch("replay mine").exit_code, 0);
+    const fs::path answers = dir_ / "answers";
+    fs::create_directories(answers);
+    sh_ok("git show " + sub_ + ":src/calc.sh > " + quote((answers / "sub.sh").string()) +
+              " && git show " + add_ + ":src/calc.sh > " + quote((answers / "add.sh").string()),
+          repo_);
+    const fs::path found = dir_ / "found";
+    fs::create_directories(found);
+    // Which task: the subtraction's statement is issue 3's ("Do thing 3.").
+    const std::string which =
+        "if grep -q 'thing 3' \"$COCODE_ISSUE_BODY_FILE\"; then t=sub; else t=add; fi; ";
+    const std::string commit =
+        " && git add -A && git commit -q -m answer -m \"$COCODE_READY_MARKER\"";
+    const std::string snoop =
+        which + "out=" + quote(found.string()) +
+        "/$t; "
+        "git rev-list --all > $out.commits; "
+        "git cat-file --batch-all-objects --batch-check > $out.objects; "
+        "git fsck --lost-found > $out.fsck 2>&1; "
+        "git stash list > $out.stash; git reflog --all > $out.reflog; "
+        "cat " +
+        quote((repo_ / "src/calc.sh").string()) +
+        " > $out.main 2>&1; "
+        "ls -A " +
+        quote((repo_ / ".git/objects").string()) + " " + quote((repo_ / ".cocode/runs").string()) +
+        " > $out.folders 2>&1; "
+        // The hidden test's line, put together here so that no configuration holds it whole.
+        "p='sub 5'; grep -rlF \"$p 3\" " +
+        quote(repo_.string()) + " > $out.grep 2>/dev/null; true";
+    configure(
+        {{"agents",
+          {{"truth",
+            {{"command", "sh"},
+             {"args",
+              {"-c", which + "cp " + quote(answers.string()) + "/$t.sh src/calc.sh" + commit}}}},
+           {"idle", {{"command", "sh"}, {"args", {"-c", "true"}}}},
+           {"half",
+            {{"command", "sh"},
+             {"args",
+              {"-c", which + "if [ $t = add ]; then cp " + quote(answers.string()) +
+                         "/add.sh src/calc.sh; else echo 'sub() { echo 0; }' >> src/calc.sh; fi" +
+                         commit}}}},
+           {"snoop", {{"command", "sh"}, {"args", {"-c", snoop}}}}}},
+         {"check", {{"verify", {{{"name", "unit"}, {"run", "sh tests/run.sh"}}}}}}});
+
+    Shell ran = dispatch("replay run --json");
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    std::map<std::string, std::string> verdict;  // "agent task" -> PASS/FAIL
+    for (const auto& r : json::parse(ran.out))
+        verdict[r["agent"].get<std::string>() + " " +
+                (r["task"] == sub_.substr(0, 12) ? "sub" : "add")] =
+            r["verdict"].is_string() ? r["verdict"].get<std::string>() : "none";
+    EXPECT_EQ(verdict, (std::map<std::string, std::string>{{"truth add", "PASS"},
+                                                           {"truth sub", "PASS"},
+                                                           {"idle add", "FAIL"},
+                                                           {"idle sub", "FAIL"},
+                                                           {"half add", "PASS"},
+                                                           {"half sub", "FAIL"},
+                                                           {"snoop add", "FAIL"},
+                                                           {"snoop sub", "FAIL"}}))
+        << ran.err;
+
+    // What the snoop saw of the subtraction's answer: nothing after its base, anywhere.
+    // The base's history: the commits up to the base, none after (the subtraction is fourth).
+    const std::string commits = read_text(found / "sub.commits");
+    EXPECT_EQ(commits.find(sub_), std::string::npos) << commits;
+    EXPECT_NE(commits.find(add_), std::string::npos) << commits;
+    EXPECT_EQ(read_text(found / "sub.objects").find(sub_), std::string::npos);
+    EXPECT_EQ(read_text(found / "sub.fsck").find("dangling commit"), std::string::npos);
+    EXPECT_EQ(read_text(found / "sub.stash"), "");
+    EXPECT_EQ(read_text(found / "sub.reflog").find(sub_.substr(0, 7)), std::string::npos);
+    EXPECT_NE(read_text(found / "sub.main").find("No such file"), std::string::npos)
+        << "the main worktree is out of sight: " << read_text(found / "sub.main");
+    EXPECT_EQ(read_text(found / "sub.folders").find("pack"), std::string::npos)
+        << read_text(found / "sub.folders");
+    EXPECT_EQ(read_text(found / "sub.grep"), "") << "no file it can read holds the hidden test";
+
+    // The replays' scorecard: each agent's runs and PASS rate with its interval; live runs
+    // apart (there are none).
+    Shell report = dispatch("report --source replay --by agent --json");
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    const json rows = json::parse(report.out)["rows"];
+    std::map<std::string, std::pair<int, int>> passed;
+    for (const auto& row : rows) passed[row["key"]] = {row["passed"], row["judged"]};
+    EXPECT_EQ(passed,
+              (std::map<std::string, std::pair<int, int>>{
+                  {"half", {1, 2}}, {"idle", {0, 2}}, {"snoop", {0, 2}}, {"truth", {2, 2}}}));
+    EXPECT_NEAR(rows[0]["pass_rate_interval"][0].get<double>(), 0.0945, 5e-4);  // half: 1 of 2
+    EXPECT_TRUE(json::parse(dispatch("report --json").out)["rows"].empty()) << "no live run";
+
+    // Each replay's seal names its task.
+    const fs::path common = repo_ / ".git/cocode/replay/runs";
+    int sealed = 0;
+    for (const auto& space : fs::directory_iterator(common))
+        for (const auto& seal : fs::directory_iterator(space.path() / "repo/.cocode/seals"))
+            sealed += json::parse(read_text(seal.path())).contains("replay_task");
+    EXPECT_EQ(sealed, 8);
+}
+
+TEST_F(Replay, RunIsRefusedWithoutTheSandbox) {
+    make_history();
+    ASSERT_EQ(dispatch("replay mine").exit_code, 0);
+    json config = json::parse(read_text(repo_ / ".cocode/config.json"));
+    config["sandbox"] = "none";
+    configure(config);
+    Shell ran = dispatch("replay run");
+    EXPECT_EQ(ran.exit_code, 3);
+    EXPECT_NE(ran.err.find("a replay runs only in the sandbox (its answer is on the same disk)"),
+              std::string::npos)
+        << ran.err;
+}
+
 TEST_F(Replay, MiningWithoutVerifyCommandsSaysWhatItNeeds) {
     configure({{"agents", {{"none", {{"command", "true"}}}}}});
     Shell mined = dispatch("replay mine");

@@ -1,15 +1,23 @@
 // cocode-dispatch replay: the replay set (replay/task.h) — `mine` turns the default branch's
 // changes that touched code and tests into tasks, `list` shows them.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "agent/prepare.h"
 #include "agent/setup_runner.h"
+#include "check/run_check.h"
 #include "commands.h"
+#include "common/executables.h"
 #include "core/json_text.h"
+#include "core/run_id.h"
 #include "core/terminal_text.h"
+#include "git/repository.h"
+#include "proc/command.h"
+#include "proc/sandbox.h"
 #include "replay/mine.h"
+#include "replay/run.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -74,11 +82,113 @@ int mine(const Workspace& ws, const ReplayArgs& args) {
     return 0;
 }
 
+// One replay: its own repository, then `run` there with the main repository hidden; its run.
+struct Replayed {
+    std::string task, agent;
+    int exit_code = 0;
+    std::optional<run::RunRecord> run;
+};
+
+Replayed replay_one(const Workspace& ws, const replay::Task& task, const std::string& agent,
+                    const std::vector<std::string>& hide) {
+    const std::string name = task.id + "-" + agent + "-" + next_run_id();
+    const auto space =
+        replay::make_replay_space(ws.root, task, ws.root / replay::kTasksDir / task.id, name)
+            .value_or_throw();
+    std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
+                                     "run",
+                                     std::to_string(space.issue),
+                                     "--issues",
+                                     ".cocode/issues",
+                                     "--agent",
+                                     agent,
+                                     "--replay-task",
+                                     task.id};
+    for (const auto& path : hide) argv.insert(argv.end(), {"--hide", path});
+    CommandOptions options;
+    options.cwd = space.repo;
+    const auto ran = run_command(argv, options).value_or_throw();
+    // What `run` said, as it said it (its lines are terminal-safe already).
+    std::fputs(ran.err.c_str(), stderr);
+    Replayed out{task.id, agent, ran.exit_code, std::nullopt};
+    const auto runs = run::list_runs(space.repo / run::kRunsDir).runs;
+    if (!runs.empty()) out.run = runs.back();
+    return out;
+}
+
+int replay_run(const Workspace& ws, const ReplayArgs& args) {
+    // Without the sandbox the answer is on the same disk: no replay (the run refuses it too).
+    if (ws.config.sandbox == config::SandboxMode::none)
+        throw Failure(Error::missing(
+            "replay run: the configuration says sandbox: none, and a replay runs only in the "
+            "sandbox (its answer is on the same disk)"));
+    if (const auto probe = probe_sandbox(); !probe.available)
+        throw Failure(Error::missing("replay run: no sandbox here (" + probe.why_not +
+                                     "), and a replay runs only in it (its answer is on the same "
+                                     "disk)"));
+    auto tasks = replay::list_tasks(ws.root / replay::kTasksDir).value_or_throw();
+    if (!args.tasks.empty()) {
+        std::vector<replay::Task> chosen;
+        for (const auto& id : args.tasks) {
+            auto it = std::find_if(tasks.begin(), tasks.end(),
+                                   [&](const replay::Task& t) { return t.id == id; });
+            if (it == tasks.end())
+                throw Failure(Error::usage("--task " + id + ": no such task in " +
+                                           replay::kTasksDir + " (see `replay list`)"));
+            chosen.push_back(*it);
+        }
+        tasks = std::move(chosen);
+    }
+    if (tasks.empty())
+        throw Failure(Error::usage("replay run: no tasks (`replay mine` makes them)"));
+    const auto agents = config::choose_agents(ws.config, args.agents).value_or_throw();
+    // Hidden from every agent: the main repository, wherever its git folder is.
+    std::vector<std::string> hide = {ws.root.string()};
+    const auto common = git::Repository::open(ws.root).value_or_throw().common_dir();
+    if (common.lexically_relative(ws.root).native().rfind("..", 0) == 0)
+        hide.push_back(common.string());
+    std::vector<Replayed> done;
+    int code = 0;
+    for (const auto& task : tasks)
+        for (const auto& agent : agents)
+            for (int k = 0; k < args.repeat; ++k) {
+                done.push_back(replay_one(ws, task, agent.name, hide));
+                if (done.back().exit_code == 3 || (code == 0 && done.back().exit_code != 0))
+                    code = done.back().exit_code;
+            }
+    json out = json::array();
+    if (!args.json) std::printf("%-12s  %-16s  %-7s  %s\n", "TASK", "AGENT", "VERDICT", "RUN");
+    for (const auto& r : done) {
+        std::optional<check::Verdict> verdict;
+        if (r.run) verdict = check::recorded_verdict(r.run->folder);
+        const std::string said = verdict ? (verdict->pass ? "PASS" : "FAIL") : "-";
+        const std::string run_id = r.run ? r.run->run_id : "";
+        if (args.json)
+            out.push_back({{"task", r.task},
+                           {"agent", r.agent},
+                           {"verdict", verdict ? json(said) : json(nullptr)},
+                           {"run_id", run_id},
+                           {"folder", r.run ? json(r.run->folder.string()) : json(nullptr)}});
+        else
+            std::printf("%s\n", terminal_safe_line([&] {
+                                    char line[200];
+                                    std::snprintf(line, sizeof line, "%-12s  %-16s  %-7s  %s",
+                                                  r.task.c_str(), r.agent.c_str(), said.c_str(),
+                                                  run_id.c_str());
+                                    return std::string(line);
+                                }())
+                                    .c_str());
+    }
+    if (args.json) std::cout << json_output(out, 2) << "\n";
+    return code;
+}
+
 }  // namespace
 
 int run_replay(const ReplayArgs& args) {
     Workspace ws = open_workspace();
     if (args.verb == "mine") return mine(ws, args);
+    if (args.verb == "run") return replay_run(ws, args);
     const auto tasks = replay::list_tasks(ws.root / replay::kTasksDir).value_or_throw();
     if (args.json) {
         json out = json::array();

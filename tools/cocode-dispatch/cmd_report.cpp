@@ -16,14 +16,17 @@
 #include "core/json_text.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
+#include "git/repository.h"
 #include "issues/source.h"
 #include "progress.h"
+#include "replay/run.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 using SystemClock = std::chrono::system_clock;
 
 std::string percent(const std::optional<double>& rate) {
@@ -243,7 +246,20 @@ int run_report(const ReportArgs& args) {
     const auto since = since_flag(args.since);
     const auto runs = run::list_runs(ws.runs_dir()).runs;
     if (args.refresh) refresh(ws, args, runs);
-    const check::Scorecard card = check::scorecard(check::run_facts(ws.root, runs, since), by);
+    std::vector<check::RunFacts> facts;
+    if (args.runs != "replay") facts = check::run_facts(ws.root, runs, since);
+    if (args.runs != "live") {
+        // Each replay's runs are in its own repository (replay/run.h).
+        const auto common = git::Repository::open(ws.root).value_or_throw().common_dir();
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(replay::replay_runs_dir(common), ec)) {
+            const fs::path repo = entry.path() / "repo";
+            auto replayed =
+                check::run_facts(repo, run::list_runs(repo / run::kRunsDir).runs, since);
+            facts.insert(facts.end(), replayed.begin(), replayed.end());
+        }
+    }
+    const check::Scorecard card = check::scorecard(facts, by);
     if (args.json) {
         json rows = json::array();
         for (const auto& row : card.rows) rows.push_back(row_json(card, row));

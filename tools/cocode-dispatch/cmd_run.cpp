@@ -385,6 +385,8 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     context.resume = args.resume;
     context.plan = args.plan;
     context.requested_by = args.requested_by;
+    context.replay_task = args.replay_task;
+    for (const auto& path : args.hide) context.hidden_first.emplace_back(path);
     context.round = std::move(round);
     context.round_of_agent = std::move(round_of_agent);
     context.timeout = timeout;

@@ -50,6 +50,10 @@ struct RunArgs {
     // issue text they approved: the agent gets no text edited since by anyone else.
     std::optional<std::string> approved_at;
     std::optional<std::string> approved_event;
+    // `replay run` runs each task through `run` in a repository of its own: the task, and
+    // what the agent must not see (the main repository).
+    std::string replay_task;
+    std::vector<std::string> hide;
 };
 
 // `continue`: the next round of a pair's run (docs/review.md), with feedback typed here.
@@ -104,8 +108,9 @@ struct ReportArgs {
     std::string by = "agent";  // any of agent, model, kind, issue, day: "agent,kind"
     bool json = false;
     bool csv = false;
-    bool refresh = false;  // ask GitHub what became of the pull requests first
-    bool prices = false;   // the shipped price table instead
+    bool refresh = false;       // ask GitHub what became of the pull requests first
+    std::string runs = "live";  // --source: live runs, replays (replay/run.h), or all
+    bool prices = false;        // the shipped price table instead
 };
 
 struct LogsArgs {
@@ -144,12 +149,15 @@ struct EnvArgs {
 
 // `replay`: the tasks mined from the repository's history (docs/report.md).
 struct ReplayArgs {
-    std::string verb;  // mine, list
+    std::string verb;  // mine, run, list
     SourceFlags source;
     std::size_t limit = 200;           // mine: commits walked
     std::optional<std::string> since;  // mine: none older
     std::vector<std::string> paths;    // mine: globs of code a change must touch
     int max_lines = 1000;
+    std::vector<std::string> agents;  // run: these (default: the configured)
+    std::vector<std::string> tasks;   // run: these ids (default: every task)
+    int repeat = 1;                   // run: each (task, agent) this many times
     bool json = false;
 };
 

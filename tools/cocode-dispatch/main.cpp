@@ -107,6 +107,9 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
                      "the GitHub event (a webhook payload) that approved the runs, with the "
                      "issue's text as approved (serve and the action pass it)")
         ->excludes("--approved-at");
+    // `replay run`'s own (not in the help): the task this run replays, what it must not see.
+    run_cmd->add_option("--replay-task", run.replay_task)->group("");
+    run_cmd->add_option("--hide", run.hide)->group("");
     commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
 
     ContinueArgs& next = a.next;
@@ -239,6 +242,8 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     report_cmd->add_option("--since", a.report.since, "runs started this long ago or since (7d)");
     report_cmd->add_option("--by", a.report.by,
                            "rows by any of agent, model, kind, issue, day (agent,kind)");
+    report_cmd->add_option("--source", a.report.runs, "live runs (default), replays, or all")
+        ->check(CLI::IsMember({"live", "replay", "all"}));
     report_cmd->add_flag("--refresh", a.report.refresh,
                          "first ask GitHub what became of the pull requests");
     report_cmd->add_flag("--json", a.report.json, "print JSON");
@@ -321,6 +326,18 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
     mine_cmd->add_flag("--json", a.replay.json, "print JSON");
     commands.emplace_back(mine_cmd, [&a] {
         a.replay.verb = "mine";
+        return run_replay(a.replay);
+    });
+    auto* replay_run_cmd = replay_cmd->add_subcommand(
+        "run", "race agents on the tasks, each at its base with no history after it");
+    replay_run_cmd->add_option("--agent", a.replay.agents,
+                               "an agent from .cocode/config.json (repeatable)");
+    replay_run_cmd->add_option("--task", a.replay.tasks, "a task's id (repeatable)");
+    replay_run_cmd->add_option("--repeat", a.replay.repeat, "each task and agent this many times")
+        ->check(CLI::Range(1, 100));
+    replay_run_cmd->add_flag("--json", a.replay.json, "print JSON");
+    commands.emplace_back(replay_run_cmd, [&a] {
+        a.replay.verb = "run";
         return run_replay(a.replay);
     });
     auto* list_cmd = replay_cmd->add_subcommand("list", "the tasks mined so far");
