@@ -226,6 +226,20 @@ TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
                   {"half", {1, 2}}, {"idle", {0, 2}}, {"snoop", {0, 2}}, {"truth", {2, 2}}}));
     EXPECT_NEAR(rows[0]["pass_rate_interval"][0].get<double>(), 0.0945, 5e-4);  // half: 1 of 2
     EXPECT_TRUE(json::parse(dispatch("report --json").out)["rows"].empty()) << "no live run";
+    // The same as a picture: truth's bar is whole, half's is half, idle's and snoop's none.
+    Shell drawn =
+        dispatch("report --source replay --svg " + quote((dir_ / "replays.svg").string()));
+    ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+    const std::string svg = read_text(dir_ / "replays.svg");
+    EXPECT_NE(svg.find("width=\"300.0\" height=\"14\"><title>truth: PASS 100% of 2 judged"),
+              std::string::npos)
+        << svg;
+    EXPECT_NE(svg.find("width=\"150.0\" height=\"14\"><title>half: PASS 50% of 2 judged"),
+              std::string::npos)
+        << svg;
+    Shell nowhere = dispatch("report --svg " + quote((dir_ / "no/such/folder/x.svg").string()));
+    EXPECT_EQ(nowhere.exit_code, 1);
+    EXPECT_NE(nowhere.err.find("--svg "), std::string::npos) << nowhere.err;
 
     // Each replay's seal names its task.
     const fs::path common = repo_ / ".git/cocode/replay/runs";

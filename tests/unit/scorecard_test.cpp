@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "check/chart.h"
 #include "check/outcome.h"
 #include "check/route.h"
 #include "core/run_id.h"
@@ -349,6 +350,52 @@ TEST(Route, ExplorationIsDrawnFromTheSeedAndTheBudgetLeavesOutTheExtrasFirst) {
     // Nothing left at all: one agent still runs (the day's budget refuses it, as any run).
     ask.budget_left = 0;
     EXPECT_EQ(route_by_evidence(never, ask).agents.size(), 1u);
+}
+
+}  // namespace
+}  // namespace cocode::check
+
+namespace cocode::check {
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The chart: a bar and a whisker per judged row, at the right lengths; text escaped whatever a
+// model's name holds; nothing that runs or fetches.
+TEST(Chart, TheScorecardDrawnHoldsItsFiguresAndNoMarkupFromTheRows) {
+    std::vector<RunFacts> facts;
+    for (int i = 0; i < 4; ++i) facts.push_back(fact("claude", "fix/S", true, 1.0));
+    for (int i = 0; i < 4; ++i) facts.push_back(fact("codex", "fix/S", i < 2, 0.5));
+    facts.push_back(fact("script", "fix/S", std::nullopt, 0));
+    facts.back().active = true;
+    facts.push_back(fact("claude", "fix/S", true, 1.0));
+    facts.back().model = "<script>alert(1)</script>&\x1b[31m";
+    const Scorecard by_model = scorecard(facts, {Dimension::agent, Dimension::model});
+    const std::string svg = scorecard_svg(by_model);
+    EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+    EXPECT_EQ(count_of(svg, "<rect class=\"pass\""), 3u)
+        << "claude twice, codex; the script has no verdict";
+    EXPECT_EQ(count_of(svg, "<path class=\"interval\""), 3u);
+    EXPECT_NE(svg.find("width=\"300.0\""), std::string::npos) << "100 % is the whole bar";
+    EXPECT_NE(svg.find("width=\"150.0\""), std::string::npos) << "codex: 2 of 4";
+    EXPECT_NE(svg.find("no verdict yet"), std::string::npos);
+    EXPECT_NE(svg.find("&lt;script&gt;alert(1)&lt;/script&gt;&amp;"), std::string::npos);
+    EXPECT_EQ(svg.find("<script"), std::string::npos);
+    EXPECT_EQ(svg.find('\x1b'), std::string::npos);
+    for (const char* fetches : {"href", "http://", "https://", "url(", "@import", "onload"}) {
+        if (std::string(fetches) == "http://") {
+            EXPECT_EQ(count_of(svg, fetches), 1u) << "the SVG namespace alone";
+        } else {
+            EXPECT_EQ(svg.find(fetches), std::string::npos) << fetches;
+        }
+    }
+    EXPECT_EQ(count_of(svg, "<g class=\"row\">"), by_model.rows.size());
+    EXPECT_EQ(count_of(svg, "<g"), count_of(svg, "</g>"));
+    EXPECT_EQ(count_of(svg, "<text"), count_of(svg, "</text>"));
 }
 
 }  // namespace

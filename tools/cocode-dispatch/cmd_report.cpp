@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/usage.h"
+#include "check/chart.h"
 #include "check/outcome.h"
 #include "check/scorecard.h"
 #include "commands.h"
+#include "core/files.h"
 #include "core/json_text.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
@@ -260,6 +262,9 @@ int run_report(const ReportArgs& args) {
         }
     }
     const check::Scorecard card = check::scorecard(facts, by);
+    if (args.svg)
+        if (auto written = write_file_atomic(*args.svg, check::scorecard_svg(card)); !written)
+            throw Failure(Error::general("--svg " + *args.svg + ": " + written.error().message));
     if (args.json) {
         json rows = json::array();
         for (const auto& row : card.rows) rows.push_back(row_json(card, row));

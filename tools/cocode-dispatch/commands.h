@@ -110,6 +110,7 @@ struct ReportArgs {
     bool csv = false;
     bool refresh = false;       // ask GitHub what became of the pull requests first
     std::string runs = "live";  // --source: live runs, replays (replay/run.h), or all
+    std::optional<std::string> svg;  // the chart (check/chart.h) written to this file
     bool prices = false;        // the shipped price table instead
 };
 
