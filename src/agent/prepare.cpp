@@ -1005,6 +1005,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (auto route = context.routed.find(pair.issue->number); route != context.routed.end())
         seal.route = route->second.why;
     seal.replay_task = context.replay_task;
+    run.route = seal.route;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
     return run;
 }

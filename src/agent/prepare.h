@@ -82,6 +82,7 @@ struct DispatchContext {
 // One (issue, agent) run, ready to start.
 struct PlannedRun {
     std::string run_id;
+    std::string route;          // why routing by evidence chose this agent for its issue, if it did
     std::string parent_run_id;  // the run this one resumes
     int round = 1;              // the round on the pull request (a resumed run keeps its own)
     std::string round_trigger;

@@ -155,6 +155,11 @@ std::vector<ProgressRow> rows_in(const std::string& body) {
     return rows;
 }
 
+std::string note_in(const std::string& body) {
+    auto record = record_in(body, kRecordStart);
+    return record ? json_value(*record, "note", "") : "";
+}
+
 std::optional<std::int64_t> edited_at_in(const std::string& body) {
     auto record = record_in(body, kRecordStart);
     if (!record) return std::nullopt;
@@ -203,11 +208,13 @@ bool all_settled(const std::vector<ProgressRow>& rows) {
 }
 
 std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
-                            const std::vector<Verdict>& ranked, std::int64_t edited_at) {
+                            const std::vector<Verdict>& ranked, std::int64_t edited_at,
+                            const std::string& note) {
     const bool done = all_settled(rows);
     std::string out = "### cocode · " + std::to_string(rows.size()) +
                       (rows.size() == 1 ? " agent" : " agents") + " on #" + std::to_string(issue) +
                       (done ? " · done" : " · running") + "\n\n";
+    if (!note.empty()) out += "Chosen by evidence: " + cell(note) + "\n\n";
     out += "| agent | state | time | commits | tokens | cost | logs |\n";
     out += "|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& r : rows) {
@@ -242,6 +249,7 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
     json record = {{"issue", issue}, {"rows", json::array()}};
     for (const auto& r : rows) record["rows"].push_back(row_json(r));
     if (edited_at > 0) record["edited_at"] = edited_at;
+    if (!note.empty()) record["note"] = note;
     return out + "\n" + hidden_record(kRecordStart, record.dump()) + "\n";
 }
 
@@ -293,11 +301,12 @@ Result<bool> take_content_write(const std::filesystem::path& ledger, std::int64_
 }
 
 LiveComment::LiveComment(issues::IssueSource& source, long issue, ProgressPace pace,
-                         std::function<void(const std::string&)> notice)
+                         std::function<void(const std::string&)> notice, std::string note)
     : source_(source),
       issue_(issue),
       pace_(pace),
       notice_(std::move(notice)),
+      note_(std::move(note)),
       started_(std::chrono::steady_clock::now()),
       thread_([this] { work(); }) {}
 
@@ -371,14 +380,15 @@ Result<LiveComment::Look> LiveComment::look(const std::vector<ProgressRow>& rows
         seen_ = furthest(now, seen_);
         const auto next = merged(seen_, rows);
         const auto at = edited_at_in(text);
+        const std::string note = note_.empty() ? note_in(text) : note_;
         const auto unchanged =
-            marker + "\n" + render_progress(issue_, next, ranked, at.value_or(0));
+            marker + "\n" + render_progress(issue_, next, ranked, at.value_or(0), note);
         if (!text.empty() && unchanged == text) return left_ = text;
         if (!text.empty()) {
             out.wait = held(text, rows, final_rows);
             if (out.wait) return left_ = text;
         }
-        return left_ = marker + "\n" + render_progress(issue_, next, ranked, wall_ms());
+        return left_ = marker + "\n" + render_progress(issue_, next, ranked, wall_ms(), note);
     };
     for (int attempt = 0; attempt < 2; ++attempt) {
         if (!comment_id_) {

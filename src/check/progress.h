@@ -78,8 +78,13 @@ bool all_settled(const std::vector<ProgressRow>& rows);
 // The comment: the table, and once every row is settled the verdicts, the best agent (by the
 // comparison's rule, given `ranked`, best first; empty when not known) and the pull requests;
 // the rows as data at its end, with `edited_at` (milliseconds since the epoch; 0: not said).
+// `note`: why these agents, when routing by evidence chose them (check/route.h), said under the
+// title and kept in the data.
 std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
-                            const std::vector<Verdict>& ranked = {}, std::int64_t edited_at = 0);
+                            const std::vector<Verdict>& ranked = {}, std::int64_t edited_at = 0,
+                            const std::string& note = "");
+// The note a live comment carries ("" when none).
+std::string note_in(const std::string& body);
 
 // The ledger every writer of this machine's user shares: `$XDG_STATE_HOME/cocode/
 // content-writes`, else `~/.local/state/cocode/content-writes`.
@@ -116,8 +121,9 @@ bool progress_due(const ProgressPace& pace, std::chrono::milliseconds since_star
 // through `notice` once and tried again at the next.
 class LiveComment {
   public:
+    // `note`: said under the title (render_progress); without one, the comment's own is kept.
     LiveComment(issues::IssueSource& source, long issue, ProgressPace pace,
-                std::function<void(const std::string&)> notice);
+                std::function<void(const std::string&)> notice, std::string note = "");
     ~LiveComment();
     LiveComment(const LiveComment&) = delete;
     LiveComment& operator=(const LiveComment&) = delete;
@@ -154,6 +160,7 @@ class LiveComment {
     long issue_;
     ProgressPace pace_;
     std::function<void(const std::string&)> notice_;
+    std::string note_;  // before the thread: it reads it
     std::chrono::steady_clock::time_point started_;
     std::optional<std::chrono::steady_clock::time_point> last_edit_;  // this writer's last write
     std::chrono::steady_clock::time_point not_before_;                // the next look, not sooner

@@ -249,7 +249,19 @@ TEST_F(Routing, TheNextIssueGetsTheAgentsTheEvidenceTrusts) {
     EXPECT_EQ(matrix["include"][0]["route"], why);
     EXPECT_TRUE(runs().size() == 10u) << "plan starts nothing";
 
-    Shell run = dispatch("run 6");
+    // `plan --publish` (the action's first job) makes the live comment, which says why.
+    ASSERT_EQ(dispatch("plan 6 --publish").exit_code, 0);
+    auto live_comment = [&] {
+        std::string body;
+        for (const auto& c : json::parse(read_text(repo_ / ".cocode/issues/6.comments.json")))
+            if (c["body"].get<std::string>().rfind("<!-- cocode:progress/issue-6 -->", 0) == 0)
+                body = c["body"];
+        return body;
+    };
+    EXPECT_NE(live_comment().find("Chosen by evidence: " + why), std::string::npos)
+        << live_comment();
+
+    Shell run = dispatch("run 6 --publish");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_NE(run.err.find("issue #6: " + why), std::string::npos) << run.err;
     EXPECT_EQ(agents_on(6), (std::multiset<std::string>{"good", "new"}));
@@ -259,6 +271,10 @@ TEST_F(Routing, TheNextIssueGetsTheAgentsTheEvidenceTrusts) {
                 json::parse(read_text(repo_ / ".cocode/seals" / (r.run_id + ".json")));
             EXPECT_EQ(seal["route"], why);
         }
+    EXPECT_NE(live_comment().find("Chosen by evidence: " + why), std::string::npos)
+        << live_comment();
+    EXPECT_NE(live_comment().find("· done"), std::string::npos) << live_comment();
+    sh_ok(quote(tool_path("cocode-dispatch").string()) + " clean 6 --force", repo_);
     Shell named = dispatch("run 6 --agent bad");
     ASSERT_EQ(named.exit_code, 0) << named.err;
     EXPECT_EQ(agents_on(6), (std::multiset<std::string>{"bad", "good", "new"}));

@@ -124,5 +124,18 @@ TEST(Progress, TheCommentKeepsTheRowsItShowsAsData) {
     EXPECT_TRUE(rows_in("a comment of someone else's").empty());
 }
 
+// Why these agents (routing by evidence) is said under the title and kept as data, so that a
+// writer that was not told keeps it.
+TEST(Progress, TheRoutingNoteIsSaidAndKept) {
+    ProgressRow row;
+    row.agent = "claude";
+    row.state = "running";
+    const std::string note = "raced claude and codex: 71% ±9 and 66% ±11 on fix";
+    const std::string body = render_progress(7, {row}, {}, 0, note);
+    EXPECT_NE(body.find("Chosen by evidence: raced claude and codex"), std::string::npos) << body;
+    EXPECT_EQ(note_in(body), note);
+    EXPECT_EQ(note_in(render_progress(7, {row})), "");
+}
+
 }  // namespace
 }  // namespace cocode::check

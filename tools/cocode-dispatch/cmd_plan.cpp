@@ -124,7 +124,10 @@ int run_plan(const PlanArgs& args) {
             rows[entry.issue].push_back(row);
         }
         for (const auto& [issue, queued] : rows) {
-            check::LiveComment live(*source, issue, {}, [](const std::string&) {});
+            const auto route = routed.find(issue);
+            check::LiveComment live(
+                *source, issue, {}, [](const std::string&) {},
+                route == routed.end() ? "" : route->second.why);
             if (auto done = live.finish(queued); !done)
                 notice("warning: live comment on #" + std::to_string(issue) + ": " +
                        done.error().message);

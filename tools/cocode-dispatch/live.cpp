@@ -43,7 +43,7 @@ LiveProgress::LiveProgress(const std::vector<agent::PlannedRun>& runs, const con
         rows_[run.run_id] = row;
         if (!comments_.count(run.issue))
             comments_[run.issue] = std::make_unique<check::LiveComment>(
-                *source, run.issue, pace, [](const std::string& line) { notice(line); });
+                *source, run.issue, pace, [](const std::string& line) { notice(line); }, run.route);
     }
     // The comment appears at once, every run queued.
     for (auto& [issue, comment] : comments_) {
