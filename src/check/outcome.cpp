@@ -84,24 +84,28 @@ Result<std::vector<FileTexts>> texts_of_change(const git::Repository& repo, cons
     return out;
 }
 
-// The base branch as origin has it now, fetched once per refresh: "" when it could not be.
+// The base branch as origin has it now, fetched once per refresh (a fetch that failed is not
+// tried again for every pull request into that base).
 class BaseFetcher {
   public:
     explicit BaseFetcher(fs::path root) : root_(std::move(root)) {}
     Result<std::string> ref_of(const std::string& base) {
         auto known = fetched_.find(base);
-        if (known != fetched_.end()) return known->second;
-        const std::string ref = "refs/remotes/origin/" + base;
-        auto fetched = git::git_output(
-            root_, {"fetch", "--quiet", "--no-tags", "origin", "+refs/heads/" + base + ":" + ref});
-        if (!fetched.ok()) return std::move(fetched).error();
-        fetched_[base] = ref;
-        return ref;
+        if (known == fetched_.end()) {
+            const std::string ref = "refs/remotes/origin/" + base;
+            auto fetched = git::git_output(root_, {"fetch", "--quiet", "--no-tags", "origin",
+                                                   "+refs/heads/" + base + ":" + ref});
+            known = fetched_
+                        .emplace(base, fetched.ok() ? Result<std::string>(ref)
+                                                    : Result<std::string>(fetched.error()))
+                        .first;
+        }
+        return known->second;
     }
 
   private:
     fs::path root_;
-    std::map<std::string, std::string> fetched_;
+    std::map<std::string, Result<std::string>> fetched_;
 };
 
 // The outcome of one pair, asked of GitHub (and git, once merged); nullopt when the branch has

@@ -60,6 +60,7 @@ std::map<long, std::string> kinds_of(const fs::path& repo_root,
                                      const std::vector<run::RunRecord>& runs,
                                      const std::map<std::string, Verdict>& verdicts) {
     struct Issue {
+        bool sealed = false;  // its labels read (from its first run's seal)
         std::vector<std::string> labels;
         std::optional<Verdict> merged;
         std::vector<Verdict> passed;
@@ -67,9 +68,11 @@ std::map<long, std::string> kinds_of(const fs::path& repo_root,
     std::map<long, Issue> issues;
     for (const auto& r : runs) {
         Issue& issue = issues[r.issue];
-        if (issue.labels.empty())
-            if (auto seal = run::read_seal(repo_root, r.run_id); seal.ok() && *seal)
+        if (!issue.sealed)
+            if (auto seal = run::read_seal(repo_root, r.run_id); seal.ok() && *seal) {
                 issue.labels = (*seal)->issue_labels;
+                issue.sealed = true;
+            }
         auto v = verdicts.find(r.run_id);
         if (v != verdicts.end() && v->second.pass && !v->second.plan_round)
             issue.passed.push_back(v->second);
