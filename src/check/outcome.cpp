@@ -305,20 +305,6 @@ std::optional<Revert> revert_in(std::string_view log, const std::string& merge_c
     return oldest;
 }
 
-std::vector<std::vector<const run::RunRecord*>> pairs_of(const std::vector<run::RunRecord>& runs) {
-    std::map<std::string, std::vector<const run::RunRecord*>> by_branch;
-    for (const auto& r : runs)
-        if (!r.branch.empty()) by_branch[r.branch].push_back(&r);
-    std::vector<std::vector<const run::RunRecord*>> out;
-    for (auto& [branch, pair] : by_branch) {
-        std::sort(pair.begin(), pair.end(), [](const auto* a, const auto* b) {
-            return std::tie(a->round, a->run_id) < std::tie(b->round, b->run_id);
-        });
-        out.push_back(std::move(pair));
-    }
-    return out;
-}
-
 std::optional<Clock::time_point> ready_at(const run::RunRecord& r) {
     if (r.ready_commit.empty()) return std::nullopt;
     auto events = read_file(run::RunFiles{r.folder}.events(), std::size_t{16} << 20);

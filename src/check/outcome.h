@@ -6,8 +6,10 @@
 // and no agent can write there (its run folder it can) — never a rewrite of a run's files.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -108,9 +110,23 @@ Result<Refreshed> refresh_outcomes(const std::filesystem::path& repo_root,
                                    std::chrono::system_clock::time_point now,
                                    const std::string& only_branch = "");
 
-// The runs of each (issue, agent) pair that has a branch, oldest first; the first holds the
-// pair's outcome.
-std::vector<std::vector<const run::RunRecord*>> pairs_of(const std::vector<run::RunRecord>& runs);
+// The runs of each (issue, agent) pair that has a branch, oldest first (by round, then id); the
+// first names the pair's outcome. `Run`: a run::RunRecord, or anything with its branch, round
+// and run_id.
+template <class Run>
+std::vector<std::vector<const Run*>> pairs_of(const std::vector<Run>& runs) {
+    std::map<std::string, std::vector<const Run*>> by_branch;
+    for (const auto& r : runs)
+        if (!r.branch.empty()) by_branch[r.branch].push_back(&r);
+    std::vector<std::vector<const Run*>> out;
+    for (auto& [branch, pair] : by_branch) {
+        std::sort(pair.begin(), pair.end(), [](const Run* a, const Run* b) {
+            return a->round != b->round ? a->round < b->round : a->run_id < b->run_id;
+        });
+        out.push_back(std::move(pair));
+    }
+    return out;
+}
 
 // When a run's agent first said READY (its first READY event), if it did.
 std::optional<std::chrono::system_clock::time_point> ready_at(const run::RunRecord& run);

@@ -349,15 +349,22 @@ std::string render_text(const Verdict& v) {
     return out;
 }
 
+RankFacts rank_facts(const Verdict& v) {
+    return {v.pass, outside_plan(v), v.insertions + v.deletions, v.run_seconds, v.agent};
+}
+
+bool ranks_before(const RankFacts& a, const RankFacts& b) {
+    if (a.pass != b.pass) return a.pass;
+    if (a.outside != b.outside) return a.outside < b.outside;
+    if (a.lines != b.lines) return a.lines < b.lines;
+    const double time_a = a.seconds.value_or(1e18), time_b = b.seconds.value_or(1e18);
+    if (time_a != time_b) return time_a < time_b;
+    return a.agent < b.agent;
+}
+
 std::vector<Verdict> rank(std::vector<Verdict> verdicts) {
     std::stable_sort(verdicts.begin(), verdicts.end(), [](const Verdict& a, const Verdict& b) {
-        if (a.pass != b.pass) return a.pass;
-        if (outside_plan(a) != outside_plan(b)) return outside_plan(a) < outside_plan(b);
-        const int diff_a = a.insertions + a.deletions, diff_b = b.insertions + b.deletions;
-        if (diff_a != diff_b) return diff_a < diff_b;
-        const double time_a = a.run_seconds.value_or(1e18), time_b = b.run_seconds.value_or(1e18);
-        if (time_a != time_b) return time_a < time_b;
-        return a.agent < b.agent;
+        return ranks_before(rank_facts(a), rank_facts(b));
     });
     return verdicts;
 }

@@ -44,6 +44,16 @@ std::string summary_key(long issue);
 // then fewer files outside the allowed paths, then the smaller diff (lines added + removed),
 // then the faster run; the agent's name breaks a tie so that the order is stable.
 std::vector<Verdict> rank(std::vector<Verdict> verdicts);
+// What the rule compares of a verdict, and the rule itself: a ranks before b.
+struct RankFacts {
+    bool pass = false;
+    std::size_t outside = 0;  // files outside the allowed paths
+    int lines = 0;            // added and removed
+    std::optional<double> seconds;
+    std::string agent;
+};
+RankFacts rank_facts(const Verdict& verdict);
+bool ranks_before(const RankFacts& a, const RankFacts& b);
 
 // The comparison across every agent's latest run on the issue, best candidate named.
 std::string render_summary(long issue, const std::vector<Verdict>& ranked);

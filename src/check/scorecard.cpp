@@ -1,14 +1,19 @@
 #include "check/scorecard.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "check/report.h"
 #include "check/run_check.h"
+#include "core/files.h"
 #include "core/run_id.h"
 #include "run/seal.h"
 
@@ -21,9 +26,8 @@ namespace {
 using Clock = std::chrono::system_clock;
 
 // When a run started: run-info's start_time, else the time in its id (YYYYMMDD-HHMMSSmmm).
-std::optional<Clock::time_point> started_at(const run::RunRecord& r) {
-    if (auto t = parse_utc_timestamp(r.start_time)) return t;
-    const std::string& id = r.run_id;
+std::optional<Clock::time_point> started_at(const std::string& start_time, const std::string& id) {
+    if (auto t = parse_utc_timestamp(start_time)) return t;
     if (id.size() < 18 || id[8] != '-') return std::nullopt;
     return parse_utc_timestamp(id.substr(0, 4) + "-" + id.substr(4, 2) + "-" + id.substr(6, 2) +
                                "T" + id.substr(9, 2) + ":" + id.substr(11, 2) + ":" +
@@ -55,47 +59,151 @@ std::string main_model(const run::RunUsage& usage) {
 }
 
 // Each issue's kind, from its runs: the labels sealed with them, and the accepted change — the
-// merged pull request's last verdict, else the best PASS.
-std::map<long, std::string> kinds_of(const fs::path& repo_root,
-                                     const std::vector<run::RunRecord>& runs,
-                                     const std::map<std::string, Verdict>& verdicts) {
+// merged pull request's last verdict, else the best PASS by the comparison's rule.
+std::map<long, std::string> kinds_of(const std::vector<RunSummary>& runs,
+                                     const std::map<std::string, PullOutcome>& outcomes) {
     struct Issue {
-        bool sealed = false;  // its labels read (from its first run's seal)
+        bool sealed = false;
         std::vector<std::string> labels;
-        std::optional<Verdict> merged;
-        std::vector<Verdict> passed;
+        const RunSummary* merged = nullptr;
+        const RunSummary* best = nullptr;
     };
     std::map<long, Issue> issues;
     for (const auto& r : runs) {
         Issue& issue = issues[r.issue];
-        if (!issue.sealed)
-            if (auto seal = run::read_seal(repo_root, r.run_id); seal.ok() && *seal) {
-                issue.labels = (*seal)->issue_labels;
-                issue.sealed = true;
-            }
-        auto v = verdicts.find(r.run_id);
-        if (v != verdicts.end() && v->second.pass && !v->second.plan_round)
-            issue.passed.push_back(v->second);
+        if (!issue.sealed && r.sealed) {
+            issue.labels = r.labels;
+            issue.sealed = true;
+        }
+        if (r.pass.value_or(false) && !r.plan_round &&
+            (!issue.best || ranks_before(r.rank, issue.best->rank)))
+            issue.best = &r;
     }
     for (const auto& pair : pairs_of(runs)) {
-        auto outcome = latest_outcome(repo_root, pair.front()->run_id);
-        if (!outcome || !outcome->merged()) continue;
+        auto outcome = outcomes.find(pair.front()->run_id);
+        if (outcome == outcomes.end() || !outcome->second.merged()) continue;
         for (auto it = pair.rbegin(); it != pair.rend(); ++it)
-            if (auto v = verdicts.find((*it)->run_id); v != verdicts.end()) {
-                issues[pair.front()->issue].merged = v->second;
+            if ((*it)->pass) {
+                issues[pair.front()->issue].merged = *it;
                 break;
             }
     }
     std::map<long, std::string> out;
     for (auto& [number, issue] : issues) {
-        std::optional<Verdict> accepted = issue.merged;
-        if (!accepted && !issue.passed.empty()) accepted = rank(issue.passed).front();
-        std::optional<AcceptedChange> change;
-        if (accepted)
-            change = AcceptedChange{accepted->files, accepted->insertions + accepted->deletions};
-        out[number] = work_kind(issue.labels, change);
+        const RunSummary* accepted = issue.merged ? issue.merged : issue.best;
+        out[number] =
+            kind_of(work_type_of_labels(issue.labels), accepted ? accepted->change_type : "",
+                    accepted ? std::optional<int>(accepted->lines) : std::nullopt);
     }
     return out;
+}
+
+// A run's summary as one line of the cache: tab-separated, its text fields with no tab,
+// newline or unit separator (0x1f, which joins the labels) left in them.
+std::string cache_text(std::string text) {
+    for (auto& c : text)
+        if (c == '\t' || c == '\n' || c == '\r' || c == '\x1f') c = ' ';
+    return text;
+}
+std::string optional_number(const std::optional<double>& v) {
+    if (!v) return "-";
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", *v);
+    return text;
+}
+std::optional<double> number_of(const std::string& text) {
+    if (text == "-" || text.empty()) return std::nullopt;
+    try {
+        return std::stod(text);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+constexpr char kCacheHeader[] = "cocode scorecard cache 1";
+constexpr std::size_t kCacheFields = 23;
+
+std::string cache_line(const std::string& stamp, const RunSummary& r) {
+    std::string labels;
+    for (const auto& l : r.labels) labels += (labels.empty() ? "" : "\x1f") + cache_text(l);
+    const std::vector<std::string> fields = {cache_text(r.run_id),
+                                             stamp,
+                                             cache_text(r.agent),
+                                             std::to_string(r.issue),
+                                             cache_text(r.branch),
+                                             cache_text(r.start_time),
+                                             std::to_string(r.round),
+                                             r.sealed ? "1" : "0",
+                                             labels,
+                                             !r.pass   ? "-"
+                                             : *r.pass ? "1"
+                                                       : "0",
+                                             r.plan_round ? "1" : "0",
+                                             std::to_string(r.rank.outside),
+                                             std::to_string(r.rank.lines),
+                                             optional_number(r.rank.seconds),
+                                             cache_text(r.change_type),
+                                             std::to_string(r.lines),
+                                             cache_text(r.model),
+                                             std::to_string(r.tokens.input),
+                                             std::to_string(r.tokens.output),
+                                             std::to_string(r.tokens.cached),
+                                             optional_number(r.cost_usd),
+                                             r.unpriced ? "1" : "0",
+                                             optional_number(r.ready_seconds)};
+    std::string out;
+    for (const auto& f : fields) out += (out.empty() ? "" : "\t") + f;
+    return out + "\n";
+}
+
+std::optional<std::pair<std::string, RunSummary>> from_cache_line(std::string_view line) {
+    std::vector<std::string> f;
+    std::size_t start = 0;
+    while (start <= line.size()) {
+        std::size_t end = line.find('\t', start);
+        if (end == std::string_view::npos) end = line.size();
+        f.emplace_back(line.substr(start, end - start));
+        start = end + 1;
+    }
+    if (f.size() != kCacheFields) return std::nullopt;
+    try {
+        RunSummary r;
+        r.run_id = f[0];
+        r.agent = f[2];
+        r.issue = std::stol(f[3]);
+        r.branch = f[4];
+        r.start_time = f[5];
+        r.round = std::stoi(f[6]);
+        r.sealed = f[7] == "1";
+        for (std::size_t at = 0; !f[8].empty() && at <= f[8].size();) {
+            std::size_t end = f[8].find('\x1f', at);
+            if (end == std::string::npos) end = f[8].size();
+            r.labels.push_back(f[8].substr(at, end - at));
+            at = end + 1;
+        }
+        if (f[9] != "-") r.pass = f[9] == "1";
+        r.plan_round = f[10] == "1";
+        r.rank = {r.pass.value_or(false), std::stoul(f[11]), std::stoi(f[12]), number_of(f[13]),
+                  r.agent};
+        r.change_type = f[14];
+        r.lines = std::stoi(f[15]);
+        r.model = f[16];
+        r.tokens = {std::stoull(f[17]), std::stoull(f[18]), std::stoull(f[19])};
+        r.cost_usd = number_of(f[20]);
+        r.unpriced = f[21] == "1";
+        r.ready_seconds = number_of(f[22]);
+        return std::pair{f[1], std::move(r)};
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// When a run folder last changed (its modification and change times): an ended run's files
+// change only by a file renamed in (a new verdict), which changes both.
+std::optional<std::string> folder_stamp(const fs::path& folder) {
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) != 0) return std::nullopt;
+    return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+           std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
 struct Tally {
@@ -265,12 +373,16 @@ std::string work_type_of_change(const std::vector<git::FileChange>& files) {
 
 char size_of_change(int lines) { return lines <= 30 ? 'S' : lines <= 300 ? 'M' : 'L'; }
 
+std::string kind_of(std::string type, const std::string& change_type, std::optional<int> lines) {
+    if (type.empty()) type = change_type;
+    if (type.empty()) return "unknown";
+    return type + "/" + (lines ? std::string(1, size_of_change(*lines)) : "?");
+}
+
 std::string work_kind(const std::vector<std::string>& labels,
                       const std::optional<AcceptedChange>& change) {
-    std::string type = work_type_of_labels(labels);
-    if (type.empty() && change) type = work_type_of_change(change->files);
-    if (type.empty()) return "unknown";
-    return type + "/" + (change ? std::string(1, size_of_change(change->lines)) : "?");
+    return kind_of(work_type_of_labels(labels), change ? work_type_of_change(change->files) : "",
+                   change ? std::optional<int>(change->lines) : std::nullopt);
 }
 
 std::optional<RateInterval> wilson_interval(int successes, int trials) {
@@ -304,18 +416,116 @@ std::optional<double> ReportRow::cost_per_merge() const {
     return cost_usd / merged;
 }
 
-std::vector<RunFacts> run_facts(const fs::path& repo_root, const std::vector<run::RunRecord>& runs,
+RunSummary summarize(const fs::path& repo_root, const run::RunRecord& r) {
+    RunSummary s;
+    s.run_id = r.run_id;
+    s.agent = r.agent;
+    s.issue = r.issue;
+    s.branch = r.branch;
+    s.start_time = r.start_time;
+    s.round = r.round;
+    s.active = run::is_active(r.status);
+    if (auto seal = run::read_seal(repo_root, r.run_id); seal.ok() && *seal) {
+        s.labels = (*seal)->issue_labels;
+        s.sealed = true;
+    }
+    if (!s.active)
+        if (auto v = recorded_verdict(r.folder)) {
+            s.pass = v->pass;
+            s.plan_round = v->plan_round;
+            s.rank = rank_facts(*v);
+            s.change_type = work_type_of_change(v->files);
+            s.lines = v->insertions + v->deletions;
+        }
+    if (auto end = run::read_run_end(run::RunFiles{r.folder}); end && end->usage) {
+        s.model = main_model(*end->usage);
+        s.tokens = end->usage->tokens;
+        s.cost_usd = end->usage->cost_usd;
+        s.unpriced = !s.cost_usd && !end->usage->tokens.empty();
+    }
+    if (auto start = parse_utc_timestamp(r.start_time))
+        if (auto ready = ready_at(r))
+            s.ready_seconds = std::chrono::duration<double>(*ready - *start).count();
+    return s;
+}
+
+std::vector<RunSummary> run_summaries(const fs::path& repo_root, const fs::path& runs_dir,
+                                      const fs::path& cache) {
+    struct Cached {
+        std::string stamp;
+        RunSummary summary;
+        std::string_view line;  // as the cache holds it, its newline included
+    };
+    std::unordered_map<std::string, Cached> cached;  // by run id
+    std::string text;
+    if (!cache.empty())
+        if (auto read = read_file(cache, std::size_t{1} << 30);
+            read && read->rfind(kCacheHeader, 0) == 0) {
+            text = std::move(*read);
+            cached.reserve(text.size() / 200);
+            std::size_t start = text.find('\n') + 1;
+            while (start > 0 && start < text.size()) {
+                std::size_t end = text.find('\n', start);
+                if (end == std::string::npos) break;  // a torn last line
+                const std::string_view line = std::string_view(text).substr(start, end - start);
+                if (auto entry = from_cache_line(line)) {
+                    const std::string id = entry->second.run_id;
+                    cached[id] = {std::move(entry->first), std::move(entry->second),
+                                  std::string_view(text).substr(start, end + 1 - start)};
+                }
+                start = end + 1;
+            }
+        }
+    std::error_code ec;
+    std::vector<std::string> ids;  // run ids sort by time, as names
+    for (const auto& entry : list_folder(runs_dir, ec))
+        if (entry.is_directory)
+            if (std::string name = entry.path.filename().string(); is_run_id(name))
+                ids.push_back(std::move(name));
+    std::sort(ids.begin(), ids.end());
+    std::vector<RunSummary> out;
+    out.reserve(ids.size());
+    std::string lines;
+    bool changed = cached.size() != ids.size();
+    for (const auto& id : ids) {
+        const fs::path folder = runs_dir / id;
+        const auto stamp = folder_stamp(folder);
+        auto hit = cached.find(id);
+        if (stamp && hit != cached.end() && hit->second.stamp == *stamp) {
+            lines += hit->second.line;
+            out.push_back(std::move(hit->second.summary));
+            continue;
+        }
+        auto info = run::read_run_info(folder);
+        if (!info) continue;  // a folder whose run-info cannot be read is no run to count
+        out.push_back(summarize(repo_root, run::record_from(*info, folder)));
+        changed = true;
+        if (stamp && !out.back().active) lines += cache_line(*stamp, out.back());
+    }
+    // Kept for the next report; a cache that cannot be written costs time, nothing else.
+    if (changed && !cache.empty()) {
+        fs::create_directories(cache.parent_path(), ec);
+        (void)write_file_atomic(cache, std::string(kCacheHeader) + "\n" + lines);
+    }
+    return out;
+}
+
+std::vector<RunFacts> run_facts(const fs::path& repo_root, const std::vector<RunSummary>& runs,
                                 Clock::time_point since) {
-    std::map<std::string, Verdict> verdicts;
-    for (const auto& r : runs)
-        if (!run::is_active(r.status))
-            if (auto v = recorded_verdict(r.folder)) verdicts.emplace(r.run_id, std::move(*v));
-    const auto kinds = kinds_of(repo_root, runs, verdicts);
-    std::map<std::string, const run::RunRecord*> first_of_pair;
-    for (const auto& pair : pairs_of(runs)) first_of_pair[pair.front()->run_id] = pair.front();
+    // The pairs' outcomes: read where there are some (one listing of the folder).
+    std::map<std::string, PullOutcome> outcomes;
+    std::error_code ec;
+    std::set<std::string> recorded;
+    for (const auto& entry : list_folder(repo_root / kOutcomesDir, ec))
+        recorded.insert(entry.path.stem().string());
+    for (const auto& pair : pairs_of(runs))
+        if (recorded.count(pair.front()->run_id))
+            if (auto o = latest_outcome(repo_root, pair.front()->run_id))
+                outcomes[pair.front()->run_id] = std::move(*o);
+    const auto kinds = kinds_of(runs, outcomes);
     std::vector<RunFacts> out;
     for (const auto& r : runs) {
-        auto started = started_at(r);
+        auto started = started_at(r.start_time, r.run_id);
         if (!started || *started < since) continue;
         RunFacts f;
         f.run_id = r.run_id;
@@ -323,18 +533,14 @@ std::vector<RunFacts> run_facts(const fs::path& repo_root, const std::vector<run
         f.issue = r.issue;
         f.kind = kinds.at(r.issue);
         f.day = format_utc_timestamp(*started).substr(0, 10);
-        f.active = run::is_active(r.status);
-        if (auto v = verdicts.find(r.run_id); v != verdicts.end()) f.pass = v->second.pass;
-        if (auto end = run::read_run_end(run::RunFiles{r.folder}); end && end->usage) {
-            f.model = main_model(*end->usage);
-            f.tokens = end->usage->tokens;
-            f.cost_usd = end->usage->cost_usd;
-            f.unpriced = !f.cost_usd && !end->usage->tokens.empty();
-        }
-        if (auto start = parse_utc_timestamp(r.start_time))
-            if (auto ready = ready_at(r))
-                f.ready_seconds = std::chrono::duration<double>(*ready - *start).count();
-        if (first_of_pair.count(r.run_id)) f.outcome = latest_outcome(repo_root, r.run_id);
+        f.active = r.active;
+        f.pass = r.pass;
+        f.model = r.model;
+        f.tokens = r.tokens;
+        f.cost_usd = r.cost_usd;
+        f.unpriced = r.unpriced;
+        f.ready_seconds = r.ready_seconds;
+        if (auto o = outcomes.find(r.run_id); o != outcomes.end()) f.outcome = o->second;
         out.push_back(std::move(f));
     }
     return out;

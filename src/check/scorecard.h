@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "check/outcome.h"
+#include "check/report.h"
 #include "core/result.h"
 #include "git/repository.h"
 #include "run/run_folder.h"
@@ -49,6 +50,9 @@ struct AcceptedChange {
 };
 std::string work_kind(const std::vector<std::string>& labels,
                       const std::optional<AcceptedChange>& change);
+// The same from the type the labels say ("" when none), the change's type ("" when none) and
+// its lines (nullopt: no accepted change).
+std::string kind_of(std::string type, const std::string& change_type, std::optional<int> lines);
 
 // How sure a rate of `successes` in `trials` is: its 95 % Wilson score interval, which stays
 // inside [0, 1] and is honest for few trials and for rates near 0 or 1 (10 PASS of 12 judged:
@@ -77,10 +81,46 @@ struct RunFacts {
     std::optional<PullOutcome> outcome;
 };
 
+// What a run's folder says that the scorecard counts, read once (summarize): a report reads
+// an ended run's summary from a cache while its folder has not changed.
+struct RunSummary {
+    std::string run_id;
+    std::string agent;
+    long issue = 0;
+    std::string branch;
+    std::string start_time;
+    int round = 1;
+    bool active = false;
+    bool sealed = false;  // its seal was read: `labels` are its issue's then
+    std::vector<std::string> labels;
+    std::optional<bool> pass;  // its verdict, once judged
+    bool plan_round = false;   // a plan round's verdict
+    RankFacts rank;            // what the comparison's rule compares
+    std::string change_type;   // work_type_of_change of its verdict's files
+    int lines = 0;             // added and removed
+    std::string model;
+    run::Tokens tokens;
+    std::optional<double> cost_usd;
+    bool unpriced = false;
+    std::optional<double> ready_seconds;
+};
+RunSummary summarize(const std::filesystem::path& repo_root, const run::RunRecord& run);
+
+// Where a repository keeps its runs' summaries.
+inline constexpr char kScorecardCache[] = ".cocode/cache/scorecard.tsv";
+
+// Every run of `runs_dir`, oldest first: an ended run from `cache` (a file of cocode's; none
+// when empty) while its folder's modification and change times are those cached, the others
+// read (an ended run's files change only by a file renamed in, which changes both times); the
+// cache rewritten, atomically, when anything was read.
+std::vector<RunSummary> run_summaries(const std::filesystem::path& repo_root,
+                                      const std::filesystem::path& runs_dir,
+                                      const std::filesystem::path& cache);
+
 // The facts of the runs started at or after `since` (their start_time; a run not started yet,
 // by its id's time). An issue's kind is read from all its runs, whenever they started.
 std::vector<RunFacts> run_facts(const std::filesystem::path& repo_root,
-                                const std::vector<run::RunRecord>& runs,
+                                const std::vector<RunSummary>& runs,
                                 std::chrono::system_clock::time_point since);
 
 struct ReportRow {

@@ -288,3 +288,39 @@ TEST_F(Routing, TheNextIssueGetsTheAgentsTheEvidenceTrusts) {
 }
 
 }  // namespace cocode::test
+
+namespace cocode::test {
+
+// `report` keeps each ended run's summary in .cocode/cache/scorecard.tsv and reads it back
+// while the run's folder has not changed: a verdict written again (renamed in, as every
+// verdict is) is seen; a cache that is garbage is no worse than none.
+TEST_F(Routing, TheReportsCacheNeverHidesANewVerdict) {
+    configure_agents({{"mode", "all"}});
+    ASSERT_EQ(dispatch("run 1 --agent good --agent bad").exit_code, 0);
+    auto passed = [&](const std::string& flags = "") {
+        const json report = json::parse(dispatch("report --json " + flags).out);
+        return report["total"]["passed"].get<int>();
+    };
+    EXPECT_EQ(passed(), 1);
+    const fs::path cache = repo_ / ".cocode/cache/scorecard.tsv";
+    ASSERT_TRUE(fs::exists(cache));
+    EXPECT_EQ(read_lines(cache).size(), 3u) << "a header and the two ended runs";
+    EXPECT_EQ(passed(), 1) << "read from the cache";
+
+    // The bad agent's run judged again, PASS this time: its check.json renamed in.
+    for (const auto& r : runs())
+        if (r.agent == "bad") {
+            json verdict = json::parse(read_text(r.folder / "check.json"));
+            verdict["verdict"] = "PASS";
+            write_text(r.folder / "check.json.new", verdict.dump());
+            fs::rename(r.folder / "check.json.new", r.folder / "check.json");
+        }
+    EXPECT_EQ(passed(), 2) << "the folder changed: read again";
+    EXPECT_EQ(passed("--no-cache"), 2);
+
+    write_text(cache, "cocode scorecard cache 1\nnot\ta\tline\n\x01\x02");
+    EXPECT_EQ(passed(), 2);
+    EXPECT_EQ(read_lines(cache).size(), 3u) << "written again whole";
+}
+
+}  // namespace cocode::test

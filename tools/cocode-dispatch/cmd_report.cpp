@@ -246,18 +246,22 @@ int run_report(const ReportArgs& args) {
     const auto by = check::dimensions_of(args.by).value_or_throw();
     Workspace ws = open_workspace(false);
     const auto since = since_flag(args.since);
-    const auto runs = run::list_runs(ws.runs_dir()).runs;
-    if (args.refresh) refresh(ws, args, runs);
+    if (args.refresh) refresh(ws, args, run::list_runs(ws.runs_dir()).runs);
+    // What each run said, from the cache of ended runs' summaries (`--no-cache`: read all).
+    auto facts_of = [&](const fs::path& repo) {
+        const fs::path cache =
+            args.source.options.no_cache ? fs::path() : repo / check::kScorecardCache;
+        return check::run_facts(repo, check::run_summaries(repo, repo / run::kRunsDir, cache),
+                                since);
+    };
     std::vector<check::RunFacts> facts;
-    if (args.runs != "replay") facts = check::run_facts(ws.root, runs, since);
+    if (args.runs != "replay") facts = facts_of(ws.root);
     if (args.runs != "live") {
         // Each replay's runs are in its own repository (replay/run.h).
         const auto common = git::Repository::open(ws.root).value_or_throw().common_dir();
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(replay::replay_runs_dir(common), ec)) {
-            const fs::path repo = entry.path() / "repo";
-            auto replayed =
-                check::run_facts(repo, run::list_runs(repo / run::kRunsDir).runs, since);
+            auto replayed = facts_of(entry.path() / "repo");
             facts.insert(facts.end(), replayed.begin(), replayed.end());
         }
     }

@@ -11,16 +11,18 @@ std::map<long, check::Routed> route_issues(const Workspace& ws,
                                            const std::vector<std::string>& named) {
     std::map<long, check::Routed> out;
     if (!ws.config.route.evidence || !named.empty() || issues.empty()) return out;
-    const auto runs = run::list_runs(ws.runs_dir()).runs;
     const auto now = std::chrono::system_clock::now();
-    const check::Scorecard card =
-        check::scorecard(check::run_facts(ws.root, runs, std::chrono::system_clock::time_point{}),
-                         {check::Dimension::agent, check::Dimension::kind});
+    const auto summaries =
+        check::run_summaries(ws.root, ws.runs_dir(), ws.root / check::kScorecardCache);
+    const check::Scorecard card = check::scorecard(
+        check::run_facts(ws.root, summaries, std::chrono::system_clock::time_point{}),
+        {check::Dimension::agent, check::Dimension::kind});
     check::RouteAsk ask;
     for (const auto& a : agents) ask.agents.push_back(a.name);
     if (ws.config.budget.daily_usd)
         ask.budget_left =
-            *ws.config.budget.daily_usd - agent::spent_on_day(runs, ws.config.pricing, now).usd;
+            *ws.config.budget.daily_usd -
+            agent::spent_on_day(run::list_runs(ws.runs_dir()).runs, ws.config.pricing, now).usd;
     for (const auto& issue : issues) {
         ask.issue = issue.number;
         ask.type = check::work_type_of_labels(issue.labels);
