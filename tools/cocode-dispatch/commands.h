@@ -108,10 +108,10 @@ struct ReportArgs {
     std::string by = "agent";  // any of agent, model, kind, issue, day: "agent,kind"
     bool json = false;
     bool csv = false;
-    bool refresh = false;       // ask GitHub what became of the pull requests first
-    std::string runs = "live";  // --source: live runs, replays (replay/run.h), or all
+    bool refresh = false;            // ask GitHub what became of the pull requests first
+    std::string runs = "live";       // --source: live runs, replays (replay/run.h), or all
     std::optional<std::string> svg;  // the chart (check/chart.h) written to this file
-    bool prices = false;        // the shipped price table instead
+    bool prices = false;             // the shipped price table instead
 };
 
 struct LogsArgs {
