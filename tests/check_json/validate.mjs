@@ -1,21 +1,27 @@
 // Every check.json the suite's runs wrote, against docs/check.schema.json (ajv from the test
 // peers, the draft its "$schema" names): the verdicts of plain runs, rounds, plan rounds and code
 // rounds held to a plan, as the tests that keep their folders (COCODE_TEST_SCRATCH) left them.
-//   node validate.mjs <schema.json> <scratch folder>
+// And every task.json of a replay set the suite mined (.cocode/replay/tasks/<id>/task.json),
+// against docs/replay-task.schema.json.
+//   node validate.mjs <schema.json> <scratch folder> [<replay task schema.json>]
 // With COCODE_FULL_RUN=1, the kinds above must each be among them: a scan that found no plan
-// round would prove nothing about plan rounds.
+// round would prove nothing about plan rounds; nor one that found no task.json about tasks.
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(process.env.COCODE_PEERS_DIR + "/package.json");
-const [schemaPath, scratch] = process.argv.slice(2);
+const [schemaPath, scratch, taskSchemaPath] = process.argv.slice(2);
 const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
 const Ajv = String(schema.$schema).includes("2020-12") ? require("ajv/dist/2020") : require("ajv");
 const ajv = new Ajv({ strict: true, allErrors: true });
 const validate = ajv.compile(schema);
 
+const validateTask = taskSchemaPath
+  ? ajv.compile(JSON.parse(readFileSync(taskSchemaPath, "utf8")))
+  : null;
 const found = [];
+const tasks = [];
 const walk = (dir) => {
   let entries;
   try {
@@ -28,6 +34,8 @@ const walk = (dir) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) walk(path);
     else if (entry.isFile() && entry.name === "check.json") found.push(path);
+    else if (entry.isFile() && entry.name === "task.json" && dir.includes("/replay/tasks/"))
+      tasks.push(path);
   }
 };
 walk(scratch);
@@ -54,6 +62,22 @@ for (const path of found) {
 if (process.env.COCODE_FULL_RUN === "1")
   for (const [kind, count] of Object.entries(kinds))
     if (count === 0) failures.push(`no check.json of a ${kind} was found under ${scratch}`);
+if (validateTask) {
+  for (const path of tasks) {
+    let doc;
+    try {
+      doc = JSON.parse(readFileSync(path, "utf8"));
+    } catch (e) {
+      failures.push(`${path}: not JSON (${e.message})`);
+      continue;
+    }
+    if (!validateTask(doc))
+      failures.push(`${path}: ${ajv.errorsText(validateTask.errors, { separator: "; " })}`);
+  }
+  if (process.env.COCODE_FULL_RUN === "1" && tasks.length === 0)
+    failures.push(`no replay task.json was found under ${scratch}`);
+  console.log(`validated ${tasks.length} replay task.json`);
+}
 for (const failure of failures) console.log(failure);
 console.log(
   `validated ${found.length} check.json: ` +
