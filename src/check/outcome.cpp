@@ -147,11 +147,10 @@ Result<std::optional<PullOutcome>> learn(const fs::path& root, const git::Reposi
         return std::optional<PullOutcome>(out);
     }
     if (merged_at) {
-        auto log = git::git_output(
-            root, {"log", "--format=%H%x1f%ct%x1f%B%x1e", out.merge_commit + ".." + *ref});
-        if (!log.ok())
-            unknown.push_back(what + ": " + log.error().message);
-        else if (auto revert = revert_in(*log, out.merge_commit, pr.number, github.repo().full(),
+        auto after = git::commits_in(root, out.merge_commit + ".." + *ref);
+        if (!after.ok())
+            unknown.push_back(what + ": " + after.error().message);
+        else if (auto revert = revert_in(*after, out.merge_commit, pr.number, github.repo().full(),
                                          *merged_at)) {
             out.reverted_by = revert->commit;
             out.reverted_at = revert->at;
@@ -271,36 +270,18 @@ LinesKept lines_kept(const std::vector<FileTexts>& files) {
     return out;
 }
 
-std::optional<Revert> revert_in(std::string_view log, const std::string& merge_commit, long pull,
+std::optional<Revert> revert_in(const std::vector<git::HistoryCommit>& after,
+                                const std::string& merge_commit, long pull,
                                 const std::string& repo_full_name, Clock::time_point merged_at) {
     std::optional<Revert> oldest;
-    std::size_t start = 0;
-    while (start < log.size()) {
-        std::size_t end = log.find('\x1e', start);
-        if (end == std::string_view::npos) end = log.size();
-        std::string_view entry = log.substr(start, end - start);
-        start = end + 1;
-        while (!entry.empty() && (entry.front() == '\n' || entry.front() == '\r'))
-            entry.remove_prefix(1);
-        const std::size_t a = entry.find('\x1f');
-        const std::size_t b = a == std::string_view::npos ? a : entry.find('\x1f', a + 1);
-        if (b == std::string_view::npos) continue;
-        const std::string commit(entry.substr(0, a));
-        long long seconds = 0;
-        try {
-            seconds = std::stoll(std::string(entry.substr(a + 1, b - a - 1)));
-        } catch (const std::exception&) {
-            continue;
-        }
-        const Clock::time_point at{std::chrono::seconds(seconds)};
-        if (at > merged_at + kRevertWindow) continue;
-        const std::string_view message = entry.substr(b + 1);
+    for (const auto& c : after) {
+        if (c.time > merged_at + kRevertWindow) continue;
         const bool reverts =
             (!merge_commit.empty() &&
-             message.find("This reverts commit " + merge_commit) != std::string_view::npos) ||
-            message.find("Reverts " + repo_full_name + "#" + std::to_string(pull)) !=
-                std::string_view::npos;
-        if (reverts) oldest = Revert{commit, format_utc_timestamp(at)};  // git log: newest first
+             c.message.find("This reverts commit " + merge_commit) != std::string::npos) ||
+            c.message.find("Reverts " + repo_full_name + "#" + std::to_string(pull)) !=
+                std::string::npos;
+        if (reverts) oldest = Revert{c.id, format_utc_timestamp(c.time)};  // newest first
     }
     return oldest;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "git/history.h"
 #include "github/api.h"
 #include "run/run_folder.h"
 
@@ -81,14 +82,16 @@ struct FileTexts {
 // is not kept.
 LinesKept lines_kept(const std::vector<FileTexts>& files);
 
-// `git log --format=%H%x1f%ct%x1f%B%x1e` of the base after the merge: the first commit (oldest)
-// within the revert window that reverts it — "This reverts commit <merge commit>" (git revert,
-// GitHub's revert button) or "Reverts <repo>#<pull>" (the pull request GitHub's button opens).
+// The commits of the base after the merge (newest first, as git::commits_in gives them): the
+// first (oldest) within the revert window that reverts it — "This reverts commit <merge commit>"
+// (git revert, GitHub's revert button) or "Reverts <repo>#<pull>" (the pull request GitHub's button
+// opens).
 struct Revert {
     std::string commit;
     std::string at;  // its commit time, ISO 8601
 };
-std::optional<Revert> revert_in(std::string_view log, const std::string& merge_commit, long pull,
+std::optional<Revert> revert_in(const std::vector<git::HistoryCommit>& after,
+                                const std::string& merge_commit, long pull,
                                 const std::string& repo_full_name,
                                 std::chrono::system_clock::time_point merged_at);
 

@@ -49,20 +49,33 @@ std::vector<HistoryCommit> parse_history(std::string_view log) {
     return out;
 }
 
+namespace {
+
+// `git log` of `args` (its options and revisions) in the format parse_history reads.
+Result<std::vector<HistoryCommit>> log_of(const fs::path& dir, std::vector<std::string> args) {
+    args.insert(args.begin(), {"log", "--format=%H%x1f%P%x1f%ct%x1f%B%x1e"});
+    args.push_back("--");
+    auto log = git_output(dir, args);
+    if (!log.ok()) return std::move(log).error();
+    return parse_history(*log);
+}
+
+}  // namespace
+
 Result<std::vector<HistoryCommit>> first_parent_history(
     const fs::path& dir, const std::string& revision, std::size_t limit,
     std::optional<std::chrono::system_clock::time_point> since) {
-    std::vector<std::string> args = {"log", "--first-parent", "--format=%H%x1f%P%x1f%ct%x1f%B%x1e",
-                                     "-n", std::to_string(limit)};
+    std::vector<std::string> args = {"--first-parent", "-n", std::to_string(limit)};
     if (since)
         args.push_back("--since=" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                                        since->time_since_epoch())
                                                        .count()));
     args.push_back(revision);
-    args.push_back("--");
-    auto log = git_output(dir, args);
-    if (!log.ok()) return std::move(log).error();
-    return parse_history(*log);
+    return log_of(dir, std::move(args));
+}
+
+Result<std::vector<HistoryCommit>> commits_in(const fs::path& dir, const std::string& range) {
+    return log_of(dir, {range});
 }
 
 Result<std::string> commit_with_paths_from(const fs::path& dir, const std::string& base,

@@ -26,6 +26,10 @@ Result<std::vector<HistoryCommit>> first_parent_history(
     const std::filesystem::path& dir, const std::string& revision, std::size_t limit,
     std::optional<std::chrono::system_clock::time_point> since);
 
+// Every commit of `range` ("A..B"), newest first, as above.
+Result<std::vector<HistoryCommit>> commits_in(const std::filesystem::path& dir,
+                                              const std::string& range);
+
 // `git log`'s text as the above asks for it (%H %P %ct %B, fields split by 0x1f, records ended
 // by 0x1e), read.
 std::vector<HistoryCommit> parse_history(std::string_view log);

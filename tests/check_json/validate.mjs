@@ -41,19 +41,23 @@ const walk = (dir) => {
 walk(scratch);
 
 const failures = [];
-const kinds = { run: 0, round: 0, "plan round": 0, "held to a plan": 0 };
-for (const path of found) {
+// The document at `path` when it is JSON that `check` accepts; else null, and why is a failure.
+const valid = (path, check) => {
   let doc;
   try {
     doc = JSON.parse(readFileSync(path, "utf8"));
   } catch (e) {
     failures.push(`${path}: not JSON (${e.message})`);
-    continue;
+    return null;
   }
-  if (!validate(doc)) {
-    failures.push(`${path}: ${ajv.errorsText(validate.errors, { separator: "; " })}`);
-    continue;
-  }
+  if (check(doc)) return doc;
+  failures.push(`${path}: ${ajv.errorsText(check.errors, { separator: "; " })}`);
+  return null;
+};
+const kinds = { run: 0, round: 0, "plan round": 0, "held to a plan": 0 };
+for (const path of found) {
+  const doc = valid(path, validate);
+  if (!doc) continue;
   kinds.run += 1;
   if ((doc.round ?? 1) > 1) kinds.round += 1;
   if (doc.plan_round) kinds["plan round"] += 1;
@@ -63,17 +67,7 @@ if (process.env.COCODE_FULL_RUN === "1")
   for (const [kind, count] of Object.entries(kinds))
     if (count === 0) failures.push(`no check.json of a ${kind} was found under ${scratch}`);
 if (validateTask) {
-  for (const path of tasks) {
-    let doc;
-    try {
-      doc = JSON.parse(readFileSync(path, "utf8"));
-    } catch (e) {
-      failures.push(`${path}: not JSON (${e.message})`);
-      continue;
-    }
-    if (!validateTask(doc))
-      failures.push(`${path}: ${ajv.errorsText(validateTask.errors, { separator: "; " })}`);
-  }
+  for (const path of tasks) valid(path, validateTask);
   if (process.env.COCODE_FULL_RUN === "1" && tasks.length === 0)
     failures.push(`no replay task.json was found under ${scratch}`);
   console.log(`validated ${tasks.length} replay task.json`);

@@ -252,24 +252,7 @@ TEST_F(Serve, AndWatchLearnWhatBecameOfTheAgentsPullRequests) {
 // Routing by evidence at serve's door, as at watch's: the labelled issue gets the agents the
 // evidence of the machine's runs trusts.
 TEST_F(Serve, RoutingByEvidenceChoosesTheAgentsOfADeliveredIssue) {
-    const fs::path project = dir_ / "project";
-    json config = json::parse(read_text(project / ".cocode/config.json"));
-    const std::string pass =
-        "echo fixed > fixed.txt && git add -A && git commit -q -m Fix -m \"$COCODE_READY_MARKER\"";
-    config["agents"] = {{"good", {{"command", "sh"}, {"args", {"-c", pass}}}},
-                        {"bad", {{"command", "sh"}, {"args", {"-c", "true"}}}},
-                        {"new", {{"command", "sh"}, {"args", {"-c", pass}}}}};
-    config["route"] = {{"mode", "evidence"}, {"explore", 0}};
-    config.erase("publish");
-    write_text(project / ".cocode/config.json", config.dump(2));
-    sh_ok("git add -A && git commit -q -m route && git push -q ../origin.git main:main", project);
-    const fs::path a = machine("a");
-    for (int n = 1; n <= kIssues; ++n) {
-        Shell ran = dispatch(a, "run " + std::to_string(n) + " --agent good --agent bad");
-        ASSERT_EQ(ran.exit_code, 0) << ran.err;
-        github_->set_label(n, "cocode", false);
-    }
-    github_->add_issue(6, "Issue 6", "Fix it.", {"cocode"});
+    const fs::path a = machine_with_evidence();
     start(a);
     json label = labeled(6);
     label["issue"]["title"] = "Issue 6";

@@ -59,6 +59,34 @@ class Watch : public ::testing::Test {
                       " --repo " + kRepo,
                   clone);
     }
+    // A machine "a" whose configuration routes by evidence among `good` (always passes), `bad`
+    // (never does) and `new` (passes, never ran): `good` and `bad` ran on every issue, whose
+    // labels were then taken off, and issue 6 is labelled — what routing at watch and serve
+    // starts from.
+    fs::path machine_with_evidence() {
+        const fs::path project = dir_ / "project";
+        json config = json::parse(read_text(project / ".cocode/config.json"));
+        const std::string pass =
+            "echo fixed > fixed.txt && git add -A && git commit -q -m Fix -m "
+            "\"$COCODE_READY_MARKER\"";
+        config["agents"] = {{"good", {{"command", "sh"}, {"args", {"-c", pass}}}},
+                            {"bad", {{"command", "sh"}, {"args", {"-c", "true"}}}},
+                            {"new", {{"command", "sh"}, {"args", {"-c", pass}}}}};
+        config["route"] = {{"mode", "evidence"}, {"explore", 0}};
+        config.erase("publish");
+        write_text(project / ".cocode/config.json", config.dump(2));
+        sh_ok("git add -A && git commit -q -m route && git push -q ../origin.git main:main",
+              project);
+        const fs::path a = machine("a");
+        for (int n = 1; n <= kIssues; ++n) {
+            Shell ran = dispatch(a, "run " + std::to_string(n) + " --agent good --agent bad");
+            EXPECT_EQ(ran.exit_code, 0) << ran.err;
+            github_->set_label(n, "cocode", false);
+        }
+        github_->add_issue(6, "Issue 6", "Fix it.", {"cocode"});
+        return a;
+    }
+
     // `cocode-dispatch watch --once …`.
     Shell watch(const fs::path& clone, const std::string& flags = "") {
         return dispatch(clone, "watch --once --max-parallel 5 " + flags);

@@ -83,38 +83,42 @@ TEST(Scorecard, TheLinesAMergeKeptWhateverWayItMerged) {
 TEST(Scorecard, ARevertIsACommitOnTheBaseThatSaysItRevertsTheMergeWithinThirtyDays) {
     const std::string merge = "1111111111111111111111111111111111111111";
     const auto merged_at = *parse_utc_timestamp("2026-11-01T00:00:00Z");
-    const long long t0 =
-        std::chrono::duration_cast<std::chrono::seconds>(merged_at.time_since_epoch()).count();
-    auto entry = [](const std::string& sha, long long at, const std::string& message) {
-        return sha + "\x1f" + std::to_string(at) + "\x1f" + message + "\x1e\n";
+    auto commit = [&](const std::string& sha, std::chrono::seconds after,
+                      const std::string& message) {
+        return git::HistoryCommit{sha, {"p"}, merged_at + after, message};
     };
-    const std::string day = std::to_string(86400);
+    const std::chrono::hours day(24);
     struct Case {
         const char* name;
-        std::string log;  // newest first, as git log writes it
+        std::vector<git::HistoryCommit> after;  // newest first, as git log gives them
         std::string reverted_by;
     };
     for (const Case& c : std::vector<Case>{
-             {"nothing after it", "", ""},
-             {"an unrelated commit", entry("aaaa", t0 + 60, "Fix the parser\n"), ""},
+             {"nothing after it", {}, ""},
+             {"an unrelated commit",
+              {commit("aaaa", std::chrono::seconds(60), "Fix the parser\n")},
+              ""},
              {"git revert of the merge",
-              entry("bbbb", t0 + 3600,
-                    "Revert \"Merge\"\n\nThis reverts commit " + merge +
-                        ", reversing\nchanges made to 2222.\n"),
+              {commit("bbbb", std::chrono::hours(1),
+                      "Revert \"Merge\"\n\nThis reverts commit " + merge +
+                          ", reversing\nchanges made to 2222.\n")},
               "bbbb"},
              {"GitHub's revert pull request, squashed",
-              entry("cccc", t0 + 7200, "Revert \"Fix #4\" (#120)\n\nReverts octo-org/demo#104\n"),
+              {commit("cccc", std::chrono::hours(2),
+                      "Revert \"Fix #4\" (#120)\n\nReverts octo-org/demo#104\n")},
               "cccc"},
-             {"another pull request's revert", entry("dddd", t0 + 60, "Reverts octo-org/demo#10\n"),
+             {"another pull request's revert",
+              {commit("dddd", std::chrono::seconds(60), "Reverts octo-org/demo#10\n")},
               ""},
              {"after thirty days it is not counted",
-              entry("eeee", t0 + 31 * 86400, "This reverts commit " + merge + ".\n"), ""},
+              {commit("eeee", 31 * day, "This reverts commit " + merge + ".\n")},
+              ""},
              {"the oldest of two",
-              entry("ffff", t0 + 2 * 86400, "This reverts commit " + merge + ".\n") +
-                  entry("9999", t0 + 86400, "Reverts octo-org/demo#104\n"),
+              {commit("ffff", 2 * day, "This reverts commit " + merge + ".\n"),
+               commit("9999", day, "Reverts octo-org/demo#104\n")},
               "9999"},
          }) {
-        const auto revert = revert_in(c.log, merge, 104, "octo-org/demo", merged_at);
+        const auto revert = revert_in(c.after, merge, 104, "octo-org/demo", merged_at);
         EXPECT_EQ(revert ? revert->commit : "", c.reverted_by) << c.name;
     }
 }
