@@ -114,6 +114,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
     info.set("pid", "");
     info.set("pgid", "");
     info.set("pid_start", "");
+    info.set("pid_ino", "");
     info.set("start_time", "");
     info.set("end_time", "");
     info.set("exit_code", "");
@@ -150,9 +151,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
                                      ? ""
                                      : std::string(environment::mode_name(run.environment_mode)));
     info.set("message_bus", (context.runs_dir() / run::kBusFile).string());
-    const ProcessStamp self = stamp_of(::getpid());
-    info.set_number("supervisor_pid", self.pid);
-    info.set_number("supervisor_start", static_cast<long long>(self.start));
+    run::set_supervisor(info, stamp_of(::getpid()));
     info.set("boot_id", boot_id());
     return info;
 }

@@ -430,11 +430,8 @@ class Supervisor {
             [&](FlatYaml& info) {
                 info.set("status", std::string(run::status_name(run::RunStatus::running)));
                 info.set("reason", "");
-                info.set_number("pid", slot.pid);
-                info.set_number("pgid", slot.pid);
-                info.set_number("pid_start", static_cast<long long>(slot.leader.start));
-                info.set_number("supervisor_pid", self_.pid);
-                info.set_number("supervisor_start", static_cast<long long>(self_.start));
+                run::set_agent(info, {slot.pid, slot.leader.start, slot.leader.ino});
+                run::set_supervisor(info, self_);
                 info.set("boot_id", boot_);
                 if (first) info.set("start_time", start_time);
                 info.set_number("restarts", slot.result.restarts);

@@ -3,6 +3,9 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,23 +83,71 @@ std::string boot_id() {
     return id;
 }
 
+namespace {
+
+// pidfs's magic number (include/uapi/linux/magic.h; Debian 12's headers predate it).
+constexpr long kPidfsMagic = 0x50494446;
+
+// A pidfd for `pid`, -1 when there is none. While it is open the number cannot go to another
+// process, so what is read of /proc/<pid> meanwhile is of the process it names.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+std::uint64_t inode_of_pidfd(int fd) {
+    struct statfs fs {};
+    struct stat st {};
+    if (::fstatfs(fd, &fs) != 0 || static_cast<long>(fs.f_type) != kPidfsMagic) return 0;
+    if (::fstat(fd, &st) != 0) return 0;
+    return static_cast<std::uint64_t>(st.st_ino);
+}
+
+// The same process as stamped, by the marks both carry: the start time, and the pidfs inode
+// where both know it (a recycled pid's start can fall in its first owner's clock tick).
+bool same_process(const ProcessStamp& stamp, std::uint64_t start, std::uint64_t ino) {
+    if (start != stamp.start) return false;
+    return stamp.ino == 0 || ino == 0 || ino == stamp.ino;
+}
+
+}  // namespace
+
+std::uint64_t pidfs_inode(pid_t pid) {
+    const int fd = open_pidfd(pid);
+    if (fd < 0) return 0;
+    const std::uint64_t ino = inode_of_pidfd(fd);
+    ::close(fd);
+    return ino;
+}
+
 ProcessStamp stamp_of(pid_t pid) {
+    const int fd = open_pidfd(pid);
     auto info = process_info(pid);
-    if (!info || info->state == 'Z') return {};
-    return {pid, info->start};
+    ProcessStamp stamp;
+    if (info && info->state != 'Z') stamp = {pid, info->start, fd >= 0 ? inode_of_pidfd(fd) : 0};
+    if (fd >= 0) ::close(fd);
+    return stamp;
 }
 
 bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only) {
     if (stamp.pid <= 0) return false;
-    auto info = process_info(stamp.pid);
-    if (!info || info->state == 'Z') return false;
+    const ProcessStamp now = stamp_of(stamp.pid);
+    if (now.pid == 0) return false;
     if (stamp.start == 0) return legacy_pid_only;
-    return info->start == stamp.start;
+    return same_process(stamp, now.start, now.ino);
 }
 
 bool group_is_ours(const ProcessStamp& leader) {
     if (leader.pid <= 0 || leader.start == 0) return false;
-    if (auto info = process_info(leader.pid)) return info->start == leader.start;
+    const int fd = open_pidfd(leader.pid);
+    auto info = process_info(leader.pid);
+    const std::uint64_t ino = fd >= 0 && info ? inode_of_pidfd(fd) : 0;
+    if (fd >= 0) ::close(fd);
+    if (info) return same_process(leader, info->start, ino);
     // The leader is gone. Its number stays taken while its group has members, so a group of
     // that number is still the one it led.
     return group_alive(leader.pid);

@@ -28,10 +28,14 @@ struct ProcessInfo {
 };
 
 // A process as it was when cocode recorded it: a pid alone names whatever process got that
-// number last; with its start time (and the boot it happened in) it names one process.
+// number last; with its start time (and the boot it happened in) it names one process —
+// unless the number went to another process within the same clock tick (10 ms), which only
+// a forced ns_last_pid or a tiny pid space can do. Where the kernel has pidfs (Linux 6.9+)
+// the stamp also holds the process's pidfs inode, never given to two processes of a boot.
 struct ProcessStamp {
     pid_t pid = 0;
     std::uint64_t start = 0;  // 0: not known
+    std::uint64_t ino = 0;    // its pidfs inode; 0: not known (no pidfs)
 };
 
 // This boot's id (/proc/sys/kernel/random/boot_id); "" when it cannot be read.
@@ -40,7 +44,11 @@ std::string boot_id();
 // The stamp of a live process now; pid 0 when there is none.
 ProcessStamp stamp_of(pid_t pid);
 
-// Is this the very process stamped (alive, not a zombie, same start time)? A stamp without a
+// The pidfs inode of a live process; 0 when there is none or the kernel has no pidfs.
+std::uint64_t pidfs_inode(pid_t pid);
+
+// Is this the very process stamped (alive, not a zombie, same start time, same pidfs inode
+// when both are known)? A stamp without a
 // start time proves nothing and is false, unless `legacy_pid_only` (records written before
 // start times were kept), when a live pid is taken as it.
 bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only = false);

@@ -44,8 +44,10 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.pid = static_cast<pid_t>(to_number(info.get("pid")));
     r.pgid = static_cast<pid_t>(to_number(info.get("pgid")));
     r.pid_start = static_cast<std::uint64_t>(to_number(info.get("pid_start")));
+    r.pid_ino = static_cast<std::uint64_t>(to_number(info.get("pid_ino")));
     r.supervisor_pid = static_cast<pid_t>(to_number(info.get("supervisor_pid")));
     r.supervisor_start = static_cast<std::uint64_t>(to_number(info.get("supervisor_start")));
+    r.supervisor_ino = static_cast<std::uint64_t>(to_number(info.get("supervisor_ino")));
     r.boot_id = text("boot_id");
     r.start_time = text("start_time");
     r.end_time = text("end_time");
@@ -214,10 +216,23 @@ Result<FlatYaml> record_end(const RunFiles& files, const std::string& run_id, co
     return info;
 }
 
+void set_supervisor(FlatYaml& info, const ProcessStamp& supervisor) {
+    info.set_number("supervisor_pid", supervisor.pid);
+    info.set_number("supervisor_start", static_cast<long long>(supervisor.start));
+    info.set_number("supervisor_ino", static_cast<long long>(supervisor.ino));
+}
+
+void set_agent(FlatYaml& info, const ProcessStamp& agent) {
+    info.set_number("pid", agent.pid);
+    info.set_number("pgid", agent.pid);
+    info.set_number("pid_start", static_cast<long long>(agent.start));
+    info.set_number("pid_ino", static_cast<long long>(agent.ino));
+}
+
 bool dispatcher_alive(const RunRecord& record) {
     if (!record.boot_id.empty() && record.boot_id != boot_id()) return false;
     // Records from before start times were kept: only the pid to go by.
-    return is_alive({record.supervisor_pid, record.supervisor_start},
+    return is_alive({record.supervisor_pid, record.supervisor_start, record.supervisor_ino},
                     /*legacy_pid_only=*/record.supervisor_start == 0);
 }
 
@@ -225,7 +240,8 @@ RunMarks marks_of(const RunRecord& record) {
     RunMarks marks;
     marks.tag = "JRUN_ID=" + record.run_id;
     const bool same_boot = record.boot_id.empty() || record.boot_id == boot_id();
-    if (same_boot && record.pgid == record.pid) marks.leader = {record.pid, record.pid_start};
+    if (same_boot && record.pgid == record.pid)
+        marks.leader = {record.pid, record.pid_start, record.pid_ino};
     return marks;
 }
 

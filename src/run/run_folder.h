@@ -71,8 +71,10 @@ struct RunRecord {
     pid_t pid = 0;
     pid_t pgid = 0;
     std::uint64_t pid_start = 0;  // the agent's start time (clock ticks since boot)
+    std::uint64_t pid_ino = 0;    // the agent's pidfs inode (0: not known)
     pid_t supervisor_pid = 0;
     std::uint64_t supervisor_start = 0;
+    std::uint64_t supervisor_ino = 0;
     std::string boot_id;  // the boot both were started in
     std::string start_time;
     std::string end_time;
@@ -94,6 +96,12 @@ struct RunRecord {
 };
 
 RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder);
+
+// What proves a pid is still the process recorded, into run-info's fields: the supervisor's
+// (supervisor_pid, supervisor_start, supervisor_ino) and the agent's (pid, pgid, pid_start,
+// pid_ino; the agent leads its own group).
+void set_supervisor(FlatYaml& info, const ProcessStamp& supervisor);
+void set_agent(FlatYaml& info, const ProcessStamp& agent);
 
 // How a run ended, as the dispatcher knew it. Written first into run-end.json, in the space
 // reserved when the run was prepared, then into run-info.yaml and the events; should those

@@ -856,6 +856,39 @@ TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
     ::kill(stranger, SIGKILL);
 }
 
+// The same with the worst luck: the stranger got the numbers within the clock tick their
+// first owners started in, so start times alike. pidfs (Linux 6.9+) tells them apart.
+TEST_F(DispatchRun, APidHandedOutAgainWithinTheSameClockTickIsToldApartByItsPidfsInode) {
+    if (pidfs_inode(::getpid()) == 0) GTEST_SKIP() << "the kernel has no pidfs";
+    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const auto& r = only_run();
+    Shell started = sh("setsid sleep 300 > /dev/null 2>&1 & echo $!", repo_);
+    const pid_t stranger = static_cast<pid_t>(std::stol(started.out));
+    ASSERT_TRUE(wait_until([&] {
+        auto info = process_info(stranger);
+        return info && info->pgid == stranger;
+    }));
+    const ProcessStamp now = stamp_of(stranger);
+    ASSERT_GT(now.ino, 0u);
+    ASSERT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
+                    info.set("status", "running");
+                    info.set("reason", "");
+                    // The run's agent and dispatcher: the stranger's numbers and start time,
+                    // other processes' inodes.
+                    run::set_agent(info, {stranger, now.start, now.ino + 1});
+                    run::set_supervisor(info, {stranger, now.start, now.ino + 2});
+                }).ok());
+    fs::remove(run::RunFiles{r.folder}.end());
+    ASSERT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
+    Shell status = dispatch("status --json");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    auto shown = json::parse(status.out);
+    EXPECT_EQ(shown[0]["status"], "failed") << "the stranger was taken for the dispatcher";
+    EXPECT_TRUE(is_alive(now)) << "the stranger was signalled";
+    ::kill(stranger, SIGKILL);
+}
+
 // Each run is judged as soon as it ends, not when the batch has: the slow agent of a race goes
 // on only once the fast one's verdict (its check.json) is there — judged while the slow one is
 // still running. Judged at the batch's end, the slow agent would wait for it in vain.

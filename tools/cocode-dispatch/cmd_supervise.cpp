@@ -42,8 +42,7 @@ int run_supervise(const SuperviseArgs& args) {
     const ProcessStamp self = stamp_of(::getpid());
     for (const auto& run : runs)
         run::update_run_info(run.files.folder, [&](FlatYaml& info) {
-            info.set_number("supervisor_pid", self.pid);
-            info.set_number("supervisor_start", static_cast<long long>(self.start));
+            run::set_supervisor(info, self);
         }).value_or_throw();
 
     agent::SupervisorOptions options = supervisor_options(ws.config);
