@@ -29,42 +29,97 @@ Statement statement_for(const MineOptions& o, const git::HistoryCommit& commit) 
     return statement_of_message(commit.message);
 }
 
-// Every verify command's outcome, `repeats` times, in a clean tree of `commit`.
-Result<std::vector<std::vector<bool>>> verify_at(const MineOptions& o, const std::string& commit,
-                                                 const fs::path& log_dir) {
-    auto rules = check::tree_rules_for(*o.config, o.repo_root, o.repo_root, commit, "");
-    if (!rules.ok()) return std::move(rules).error();
-    const auto environment =
-        allowlisted_environment(current_environment(), o.config->check.verify_env);
-    auto tree = check::CleanTree::make(
-        o.repo_root, commit, *rules, o.setup_runner ? o.setup_runner : environment::plain_runner(),
-        environment, log_dir);
-    if (!tree.ok()) return std::move(tree).error();
-    if (!(*tree)->setup().failure.empty())
-        return Error::general("setup at " + commit.substr(0, 12) + ": " + (*tree)->setup().failure);
-    std::vector<std::vector<bool>> out;
-    int index = 0;
-    for (const auto& command : o.config->check.verify) {
-        std::vector<bool> runs;
-        ++index;
-        for (int i = 0; i < o.repeats; ++i) {
-            auto ran = check::run_verify(
-                command.run, (*tree)->path(), (*tree)->environment(),
-                command.timeout.value_or(o.config->check.verify_timeout),
-                log_dir / ("verify-" + std::to_string(index) + "-" + std::to_string(i) + ".log"),
-                (*tree)->overlays());
-            if (!ran.ok()) return std::move(ran).error();
-            runs.push_back(!ran->timed_out && ran->exit_code == 0);
+// A clean tree of one commit with its environment, made when a verify command first runs
+// there; `failure` says why its environment did not set up.
+class TreeAt {
+  public:
+    TreeAt(const MineOptions& o, std::string commit, std::string side, fs::path log_dir)
+        : o_(o), commit_(std::move(commit)), side_(std::move(side)), log_dir_(std::move(log_dir)) {}
+
+    // Whether `command` (the index-th) passes there, once more; the failure of the tree's
+    // environment is an outcome (`failure`), not an error.
+    Result<std::optional<bool>> run(const config::VerifyCommand& command, std::size_t index,
+                                    std::size_t attempt) {
+        if (!tree_) {
+            auto rules = check::tree_rules_for(*o_.config, o_.repo_root, o_.repo_root, commit_, "");
+            if (!rules.ok()) return std::move(rules).error();
+            auto tree = check::CleanTree::make(
+                o_.repo_root, commit_, *rules,
+                o_.setup_runner ? o_.setup_runner : environment::plain_runner(),
+                allowlisted_environment(current_environment(), o_.config->check.verify_env),
+                log_dir_);
+            if (!tree.ok()) return std::move(tree).error();
+            tree_ = std::move(*tree);
         }
-        out.push_back(std::move(runs));
+        if (!tree_->setup().failure.empty()) {
+            failure =
+                "its environment does not set up at the " + side_ + ": " + tree_->setup().failure;
+            return std::optional<bool>{};
+        }
+        auto ran = check::run_verify(command.run, tree_->path(), tree_->environment(),
+                                     command.timeout.value_or(o_.config->check.verify_timeout),
+                                     log_dir_ / (side_ + "-" + std::to_string(index + 1) + "-" +
+                                                 std::to_string(attempt + 1) + ".log"),
+                                     tree_->overlays());
+        if (!ran.ok()) return std::move(ran).error();
+        return std::optional<bool>(!ran->timed_out && ran->exit_code == 0);
     }
-    return out;
+
+    std::string failure;
+
+  private:
+    const MineOptions& o_;
+    std::string commit_, side_;
+    fs::path log_dir_;
+    std::unique_ptr<check::CleanTree> tree_;
+};
+
+// The verify commands at the change and at the base with the hidden tests, no more often than
+// the answer needs (runs_still_needed): each once at the change, then at the base, then the
+// change's other runs, then the base's (a command's repeats back to back, as the old order
+// had them); "" in `why` when they ran.
+Result<std::vector<CommandRuns>> run_both(const MineOptions& o, TreeAt& change, TreeAt& base,
+                                          std::size_t& made, std::string& why) {
+    const auto& commands = o.config->check.verify;
+    std::vector<CommandRuns> runs;
+    for (const auto& command : commands) runs.push_back({command.name, {}, {}});
+    // One more run of every command still wanted at one side; false when none was.
+    auto step = [&](bool at_change) -> Result<bool> {
+        const NextRuns next = runs_still_needed(runs, o.repeats);
+        bool ran_any = false;
+        for (std::size_t i = 0; i < commands.size() && why.empty(); ++i) {
+            if (!(at_change ? next.at_change : next.at_base)[i]) continue;
+            auto& done = at_change ? runs[i].at_change : runs[i].at_base;
+            TreeAt& tree = at_change ? change : base;
+            auto passed = tree.run(commands[i], i, done.size());
+            if (!passed.ok()) return std::move(passed).error();
+            if (!*passed) {
+                why = tree.failure;
+                return false;
+            }
+            done.push_back(**passed);
+            ++made;
+            ran_any = true;
+        }
+        return ran_any;
+    };
+    // The first round, then the rest of the change's runs, then the rest of the base's.
+    for (const bool at_change : {true, false})
+        if (auto ran = step(at_change); !ran.ok()) return std::move(ran).error();
+    for (const bool at_change : {true, false})
+        for (;;) {
+            auto ran = step(at_change);
+            if (!ran.ok()) return std::move(ran).error();
+            if (!*ran) break;
+        }
+    return runs;
 }
 
 // The change tried for real: its task, or why it is none.
 Result<std::optional<Task>> try_change(const MineOptions& o, const git::HistoryCommit& commit,
                                        const std::vector<git::FileChange>& files,
-                                       const std::vector<std::string>& tests, std::string& why) {
+                                       const std::vector<std::string>& tests, std::size_t& made,
+                                       std::string& why) {
     const std::string& base = commit.parents.front();
     auto with_tests = git::commit_with_paths_from(
         o.repo_root, base, commit.id, tests,
@@ -75,15 +130,12 @@ Result<std::optional<Task>> try_change(const MineOptions& o, const git::HistoryC
     const fs::path log_dir = *logs / "replay-logs" / commit.id.substr(0, 12);
     std::error_code ec;
     fs::create_directories(log_dir, ec);
-    auto at_base = verify_at(o, *with_tests, log_dir);
-    if (!at_base.ok()) return std::move(at_base).error();
-    auto at_change = verify_at(o, commit.id, log_dir);
-    if (!at_change.ok()) return std::move(at_change).error();
+    TreeAt change(o, commit.id, "change", log_dir), at_base(o, *with_tests, "base", log_dir);
+    auto runs = run_both(o, change, at_base, made, why);
+    if (!runs.ok()) return std::move(runs).error();
     fs::remove_all(log_dir, ec);
-    std::vector<CommandRuns> runs;
-    for (std::size_t i = 0; i < o.config->check.verify.size(); ++i)
-        runs.push_back({o.config->check.verify[i].name, (*at_base)[i], (*at_change)[i]});
-    TestSplit split = split_tests(runs);
+    if (!why.empty()) return std::optional<Task>{};
+    TestSplit split = split_tests(*runs);
     if (!split.why_not.empty()) {
         why = split.why_not;
         return std::optional<Task>{};
@@ -139,7 +191,7 @@ Result<Mined> mine(const MineOptions& o) {
         std::string why = why_no_task(commit, files, o.limits, tests);
         std::optional<Task> task;
         if (why.empty()) {
-            auto tried = try_change(o, commit, files, tests, why);
+            auto tried = try_change(o, commit, files, tests, out.verify_runs, why);
             if (!tried.ok()) return std::move(tried).error();
             task = std::move(*tried);
         }

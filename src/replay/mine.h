@@ -36,6 +36,7 @@ struct MineOptions {
 struct Mined {
     std::vector<Task> tasks;                                   // new this time
     std::vector<std::pair<std::string, std::string>> skipped;  // commit, why
+    std::size_t verify_runs = 0;                               // verify commands run
 };
 
 Result<Mined> mine(const MineOptions& options);

@@ -226,14 +226,15 @@ TestSplit split_tests(const std::vector<CommandRuns>& runs) {
     };
     std::vector<std::string> failing_at_change;
     for (const auto& r : runs) {
+        if (same(r.at_change) && !r.at_change[0]) {
+            failing_at_change.push_back(r.name);
+            continue;
+        }
         if (!same(r.at_base) || !same(r.at_change)) {
             out.flaky.push_back(r.name);
             continue;
         }
-        const bool base = r.at_base[0], change = r.at_change[0];
-        if (!change)
-            failing_at_change.push_back(r.name);
-        else if (base)
+        if (r.at_base[0])
             out.pass_to_pass.push_back(r.name);
         else
             out.fail_to_pass.push_back(r.name);
@@ -245,6 +246,31 @@ TestSplit split_tests(const std::vector<CommandRuns>& runs) {
     else if (out.fail_to_pass.empty())
         out.why_not = "its tests do not fail at its base";
     return out;
+}
+
+bool NextRuns::any() const {
+    auto some = [](const std::vector<bool>& v) {
+        return std::find(v.begin(), v.end(), true) != v.end();
+    };
+    return some(at_change) || some(at_base);
+}
+
+NextRuns runs_still_needed(const std::vector<CommandRuns>& runs, int repeats) {
+    auto all = [](const std::vector<bool>& v, bool value) {
+        return std::all_of(v.begin(), v.end(), [&](bool b) { return b == value; });
+    };
+    const auto size = static_cast<std::size_t>(repeats);
+    const bool task_possible = std::any_of(runs.begin(), runs.end(), [&](const CommandRuns& r) {
+        return all(r.at_base, false) && all(r.at_change, true);
+    });
+    NextRuns next;
+    for (const auto& r : runs) {
+        const bool may_fail_at_change = all(r.at_change, false);
+        next.at_change.push_back(r.at_change.size() < size &&
+                                 (task_possible || may_fail_at_change));
+        next.at_base.push_back(task_possible && r.at_base.size() < size);
+    }
+    return next;
 }
 
 }  // namespace cocode::replay

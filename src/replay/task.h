@@ -88,9 +88,22 @@ struct TestSplit {
     std::vector<std::string> fail_to_pass, pass_to_pass, flaky;
     std::string why_not;  // "" when it is a task
 };
-// A command whose runs at one commit disagree is flaky: left out. Then FAIL_TO_PASS and
-// PASS_TO_PASS; a command failing at the change means the change does not pass its own tests,
-// and no FAIL_TO_PASS means its tests do not fail at its base: no task either way.
+// A command failing at the change every time means the change does not pass its own tests,
+// however it did at the base. Else a command whose runs at one commit disagree is flaky: left
+// out. Then FAIL_TO_PASS and PASS_TO_PASS; no FAIL_TO_PASS means its tests do not fail at its
+// base: no task either way.
 TestSplit split_tests(const std::vector<CommandRuns>& runs);
+
+// Which command to run once more at the change and at the base, after `runs` (each at most
+// `repeats` long). While some command may still go from failing to passing, every command
+// runs `repeats` times at both. Once none can, there is no task, and only a command that has
+// failed at the change every time yet runs again there (it names the reason); the rest is
+// not run. A change whose tests pass at its base is decided in two runs, not six, and
+// split_tests says of the runs made what it would have said of all of them.
+struct NextRuns {
+    std::vector<bool> at_change, at_base;  // per command
+    bool any() const;
+};
+NextRuns runs_still_needed(const std::vector<CommandRuns>& runs, int repeats);
 
 }  // namespace cocode::replay

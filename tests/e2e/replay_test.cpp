@@ -97,6 +97,16 @@ TEST_F(Replay, MineTurnsExactlyTheChangesWithTestsThatFailBeforeAndPassAfterInto
           "a merge", "only binary files", "does not pass its own tests: unit fails at the change"})
         EXPECT_TRUE(why.count(reason)) << reason << "\n" << out["skipped"].dump(2);
     EXPECT_EQ(why["its tests do not fail at its base"], refactor_);
+    // Every change tried for real ran three commands: a task's three times at both sides (18
+    // runs), a change that is no task only until that was known.
+    int tried = static_cast<int>(out["tasks"].size());
+    for (const auto& s : out["skipped"])
+        if (s["why"] == "its tests do not fail at its base" ||
+            s["why"].get<std::string>().rfind("does not pass its own tests", 0) == 0)
+            ++tried;
+    EXPECT_GE(out["verify_runs"].get<int>(), 2 * 18) << out["verify_runs"];
+    EXPECT_LT(out["verify_runs"].get<int>(), tried * 18)
+        << "every command ran six times at every change tried";
 
     // The task's folder: task.json and the hidden tests as a patch of the test files alone,
     // which makes the base fail its unit tests.

@@ -114,12 +114,56 @@ TEST(ReplayTask, VerifyRunsSplitIntoFailToPassPassToPassAndFlaky) {
               {},
               {},
               "does not pass its own tests: lint fails at the change"},
+             {"failing at the change every time, whatever the base did",
+              {{"unit", flips, fail}},
+              {},
+              {},
+              {},
+              "does not pass its own tests: unit fails at the change"},
          }) {
         const TestSplit split = split_tests(c.runs);
         EXPECT_EQ(split.fail_to_pass, c.f2p) << c.name;
         EXPECT_EQ(split.pass_to_pass, c.p2p) << c.name;
         EXPECT_EQ(split.flaky, c.flaky) << c.name;
         EXPECT_EQ(split.why_not, c.why) << c.name;
+    }
+}
+
+// What is run next, as the runs come in: everything while a command may go from failing to
+// passing; once none can, only a command that failed at the change every time, there.
+TEST(ReplayTask, RunsStopOnceTheAnswerIsKnown) {
+    using V = std::vector<bool>;
+    const V T = {true}, F = {false}, TT = {true, true}, FF = {false, false}, FFF(3, false);
+    struct Case {
+        const char* name;
+        std::vector<CommandRuns> runs;
+        V change, base;  // per command: run again there
+    };
+    for (const Case& c : std::vector<Case>{
+             {"nothing run yet: everything",
+              {{"a", {}, {}}, {"b", {}, {}}},
+              {true, true},
+              {true, true}},
+             {"passed at the change, not yet run at the base", {{"a", {}, T}}, {true}, {true}},
+             {"passes at both: no task, nothing more", {{"a", T, T}}, {false}, {false}},
+             {"fails at the change: its change runs only", {{"a", {}, F}}, {true}, {false}},
+             {"one may still be a task: the other runs at both too",
+              {{"a", F, T}, {"b", T, T}},
+              {true, true},
+              {true, true}},
+             {"failed at the change every time: done", {{"a", F, FFF}}, {false}, {false}},
+             {"a task's runs all made", {{"a", FFF, V(3, true)}}, {false}, {false}},
+             {"no task possible; the failing one goes on, the passing one stops",
+              {{"a", TT, FF}, {"b", TT, TT}},
+              {true, false},
+              {false, false}},
+         }) {
+        const NextRuns next = runs_still_needed(c.runs, 3);
+        EXPECT_EQ(next.at_change, c.change) << c.name;
+        EXPECT_EQ(next.at_base, c.base) << c.name;
+        EXPECT_EQ(next.any(), std::find(c.change.begin(), c.change.end(), true) != c.change.end() ||
+                                  std::find(c.base.begin(), c.base.end(), true) != c.base.end())
+            << c.name;
     }
 }
 

@@ -72,13 +72,17 @@ int mine(const Workspace& ws, const ReplayArgs& args) {
         for (const auto& t : mined.tasks) tasks.push_back(replay::task_json(t));
         for (const auto& [commit, why] : mined.skipped)
             skipped.push_back({{"commit", commit}, {"why", why}});
-        std::cout << json_output({{"tasks", tasks}, {"skipped", skipped}}, 2) << "\n";
+        std::cout << json_output({{"tasks", tasks},
+                                  {"skipped", skipped},
+                                  {"verify_runs", mined.verify_runs}},
+                                 2)
+                  << "\n";
         return 0;
     }
     if (!mined.tasks.empty()) print_tasks(mined.tasks);
     notice(std::to_string(mined.tasks.size()) + (mined.tasks.size() == 1 ? " task" : " tasks") +
-           " mined, " + std::to_string(mined.skipped.size()) + " changes skipped, in " +
-           replay::kTasksDir);
+           " mined, " + std::to_string(mined.skipped.size()) + " changes skipped (" +
+           std::to_string(mined.verify_runs) + " verify runs), in " + replay::kTasksDir);
     return 0;
 }
 
