@@ -1,9 +1,12 @@
 #include "check/chart.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
+#include "check/report.h"
 #include "run/usage.h"
 
 namespace cocode::check {
@@ -147,6 +150,105 @@ std::string scorecard_svg(const Scorecard& card) {
     for (std::size_t i = 0; i < card.rows.size(); ++i)
         out += row_svg(card.rows[i], static_cast<int>(i), dearest);
     return out + "</svg>\n";
+}
+
+namespace {
+
+// Text as Markdown shows it: every ASCII punctuation character that can mean something there
+// backslash-escaped (CommonMark lets any be; `:` and `@` too, against links and mentions), `<`, `>`
+// and `&` as entities, line ends as spaces, other control characters as U+FFFD.
+std::string markdown_text(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
+        else if (c == '\n' || c == '\r' || c == '\t')
+            out += ' ';
+        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            out += "\ufffd";  // a control character (an escape sequence's start) is shown as one
+        else if (std::ispunct(static_cast<unsigned char>(c)) && !std::strchr("/,%;?'\"", c))
+            out += std::string("\\") + c;
+        else
+            out += c;
+    }
+    return out;
+}
+
+constexpr int kBarCells = 20;
+
+// The PASS rate as 20 cells: full to the interval's lower bound, shaded to its upper bound,
+// empty after; the cell of the rate itself marked.
+std::string rate_bar(double rate, const RateInterval& interval) {
+    auto cell = [](double x) {
+        return std::clamp(static_cast<int>(x * kBarCells + 0.5), 0, kBarCells);
+    };
+    const int low = cell(interval.low);
+    const int high = cell(interval.high);
+    const int mark = std::min(cell(rate), kBarCells - 1);
+    std::string out;
+    for (int i = 0; i < kBarCells; ++i) {
+        if (i == mark && rate > 0)
+            out += "\u2588";  // full block: the rate
+        else if (i < low)
+            out += "\u2593";  // dark shade: surely passed
+        else if (i < high)
+            out += "\u2591";  // light shade: the interval
+        else
+            out += "\u00b7";  // middle dot: beyond it
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string scorecard_markdown(const Scorecard& card) {
+    std::string by;
+    for (auto d : card.by) by += (by.empty() ? "" : ", ") + std::string(dimension_name(d));
+    std::string out = "### cocode scorecard, by " + by + "\n\n|";
+    for (auto d : card.by) out += " " + std::string(dimension_name(d)) + " |";
+    out += " runs | PASS rate (95 % interval) | per PASS | merged | ready in |\n|";
+    for (std::size_t i = 0; i < card.by.size(); ++i) out += " --- |";
+    out += " ---: | --- | ---: | ---: | ---: |\n";
+    auto line = [&](const ReportRow& row, bool total) {
+        out += "|";
+        for (std::size_t i = 0; i < card.by.size(); ++i) {
+            const std::string key =
+                total ? (i == 0 ? "total" : "") : (i < row.keys.size() ? row.keys[i] : "");
+            out += " " + (total && i == 0 ? std::string("**total**") : markdown_text(key)) + " |";
+        }
+        out += " " + std::to_string(row.runs) + " |";
+        const auto rate = row.pass_rate();
+        const auto interval = row.pass_interval();
+        if (rate && interval) {
+            char figures[64];
+            std::snprintf(figures, sizeof figures, " %.0f %% (%.0f\u2013%.0f) of %d", *rate * 100,
+                          interval->low * 100, interval->high * 100, row.judged);
+            out += " `" + rate_bar(*rate, *interval) + "`" + figures + " |";
+        } else {
+            out += " \u2013 |";
+        }
+        const auto cost = row.cost_per_pass();
+        out += " " + (cost ? markdown_text(run::format_cost(*cost)) : std::string("\u2013")) + " |";
+        const int decided = row.merged + row.closed;
+        out += " " +
+               (decided ? std::to_string(row.merged) + "/" + std::to_string(decided)
+                        : std::string("\u2013")) +
+               " |";
+        out += " " +
+               (row.median_ready_seconds ? markdown_text(format_seconds(*row.median_ready_seconds))
+                                         : std::string("\u2013")) +
+               " |\n";
+    };
+    for (const auto& row : card.rows) line(row, false);
+    line(card.total, true);
+    out +=
+        "\n`\u2593` surely passed \u00b7 `\u2591` the 95 % interval (Wilson) \u00b7 "
+        "`\u2588` the rate; merged: of the pull requests decided (merged or closed)\n";
+    return out;
 }
 
 }  // namespace cocode::check

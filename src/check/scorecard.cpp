@@ -416,6 +416,21 @@ std::optional<double> ReportRow::cost_per_merge() const {
     return cost_usd / merged;
 }
 
+void take_verdict(RunSummary& s, const Verdict& v) {
+    s.pass = v.pass;
+    s.plan_round = v.plan_round;
+    s.rank = rank_facts(v);
+    s.change_type = work_type_of_change(v.files);
+    s.lines = v.insertions + v.deletions;
+}
+
+void take_usage(RunSummary& s, const run::RunUsage& usage) {
+    s.model = main_model(usage);
+    s.tokens = usage.tokens;
+    s.cost_usd = usage.cost_usd;
+    s.unpriced = !s.cost_usd && !usage.tokens.empty();
+}
+
 RunSummary summarize(const fs::path& repo_root, const run::RunRecord& r) {
     RunSummary s;
     s.run_id = r.run_id;
@@ -430,19 +445,9 @@ RunSummary summarize(const fs::path& repo_root, const run::RunRecord& r) {
         s.sealed = true;
     }
     if (!s.active)
-        if (auto v = recorded_verdict(r.folder)) {
-            s.pass = v->pass;
-            s.plan_round = v->plan_round;
-            s.rank = rank_facts(*v);
-            s.change_type = work_type_of_change(v->files);
-            s.lines = v->insertions + v->deletions;
-        }
-    if (auto end = run::read_run_end(run::RunFiles{r.folder}); end && end->usage) {
-        s.model = main_model(*end->usage);
-        s.tokens = end->usage->tokens;
-        s.cost_usd = end->usage->cost_usd;
-        s.unpriced = !s.cost_usd && !end->usage->tokens.empty();
-    }
+        if (auto v = recorded_verdict(r.folder)) take_verdict(s, *v);
+    if (auto end = run::read_run_end(run::RunFiles{r.folder}); end && end->usage)
+        take_usage(s, *end->usage);
     if (auto start = parse_utc_timestamp(r.start_time))
         if (auto ready = ready_at(r))
             s.ready_seconds = std::chrono::duration<double>(*ready - *start).count();

@@ -105,6 +105,10 @@ struct RunSummary {
     std::optional<double> ready_seconds;
 };
 RunSummary summarize(const std::filesystem::path& repo_root, const run::RunRecord& run);
+// What a verdict says of its run, into `s`: pass, plan round, what the comparison compares,
+// the change's type and size; and what the run used: its main model, tokens and cost.
+void take_verdict(RunSummary& s, const Verdict& v);
+void take_usage(RunSummary& s, const run::RunUsage& usage);
 
 // Where a repository keeps its runs' summaries.
 inline constexpr char kScorecardCache[] = ".cocode/cache/scorecard.tsv";

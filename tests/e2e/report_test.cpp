@@ -202,6 +202,68 @@ TEST_F(Report, OutcomesOfMergedEditedRevertedAndClosedPullRequestsAreLearntAndCo
         << bad.err;
 }
 
+// The action's runs leave no folders: each ran on a runner of its own. A scheduled job on a
+// fresh runner (a clone, no .cocode) counts them from the verdicts they published on the
+// issues, learns their outcomes the same way, and gets the scorecard the run folders give;
+// a copy of a pair's comment posted later, and a made-up pair's comment by someone who is not
+// one of the repository's people, count for nothing.
+TEST_F(Report, ThePublishedVerdictsGiveTheSameScorecardOnARunnerWithoutTheRunFolders) {
+    merge("cocode/1-fixer");
+    merge("cocode/2-fixer");
+    server_.close_pull(pull_of("cocode/4-fixer"));
+    const json here = report("--refresh --by agent,kind");
+
+    // Someone posts a pair's marker with a verdict record of their own: a later copy of the
+    // fixer's on issue 3 (by a collaborator: still not the oldest), and a pair that never ran.
+    const std::string forged =
+        "<!-- cocode:verdict {\"pass\": false, \"run_id\": \"20261101-000000-zzzz\", "
+        "\"issue\": 3, \"agent\": \"fixer\"} -->";
+    server_.add_comment(3, "<!-- cocode:check/issue-3/fixer -->\nFAIL\n" + forged);
+    server_.add_comment(2,
+                        "<!-- cocode:check/issue-2/mallory -->\nPASS\n<!-- cocode:verdict "
+                        "{\"pass\": true, \"issue\": 2, \"agent\": \"mallory\"} -->",
+                        "mallory", "NONE");
+
+    const fs::path runner = dir_ / "runner";
+    sh_ok("git clone -q " + quote((dir_ / "origin.git").string()) + " " + quote(runner.string()),
+          dir_.path());
+    ASSERT_FALSE(fs::exists(runner / ".cocode/runs"));
+    auto on_runner = [&](const std::string& args) {
+        return sh(env_ + quote(tool_path("cocode-dispatch").string()) + " report " + args + github_,
+                  runner);
+    };
+    Shell published = on_runner("--published --refresh --json --by agent,kind");
+    ASSERT_EQ(published.exit_code, 0) << published.err;
+    EXPECT_NE(published.err.find("published: 8 runs of "), std::string::npos) << published.err;
+    EXPECT_NE(published.err.find("outcomes: 8 pull requests asked about, 8 new or changed"),
+              std::string::npos)
+        << published.err;
+    const json there = json::parse(published.out);
+    ASSERT_EQ(there["rows"].size(), here["rows"].size()) << there.dump(2);
+    for (const auto& row : here["rows"]) {
+        const json other = row_of(there, row["key"]);
+        for (const char* field : {"runs", "judged", "passed", "pass_rate", "pull_requests",
+                                  "merged", "closed_unmerged", "merge_rate", "lines", "cost_usd"})
+            EXPECT_EQ(other[field], row[field]) << row["key"] << " " << field;
+    }
+    EXPECT_EQ(row_of(there, "fixer fix/S")["merged"], 1) << "issue 1 is labelled a bug";
+    EXPECT_EQ(there["total"]["runs"], 8);
+
+    // The step summary's chart: the table with its bars, the same figures.
+    Shell markdown = on_runner("--published --markdown --by agent,kind");
+    ASSERT_EQ(markdown.exit_code, 0) << markdown.err;
+    EXPECT_NE(markdown.out.find("| fixer | feature/S | 3 | `"), std::string::npos) << markdown.out;
+    EXPECT_NE(markdown.out.find(" | 1/2 |"), std::string::npos) << "fixer feature/S: 2 and 3 "
+                                                                   "merged, 4 closed; 3 open"
+                                                                << markdown.out;
+    EXPECT_EQ(markdown.out.find("mallory"), std::string::npos) << markdown.out;
+
+    Shell replays = on_runner("--published --source replay");
+    EXPECT_EQ(replays.exit_code, 2);
+    EXPECT_NE(replays.err.find("--published: replays are not published"), std::string::npos)
+        << replays.err;
+}
+
 }  // namespace cocode::test
 
 namespace cocode::test {

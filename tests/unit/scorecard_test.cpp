@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "check/chart.h"
 #include "check/outcome.h"
 #include "check/route.h"
@@ -400,6 +402,45 @@ TEST(Chart, TheScorecardDrawnHoldsItsFiguresAndNoMarkupFromTheRows) {
     EXPECT_EQ(count_of(svg, "<g class=\"row\">"), by_model.rows.size());
     EXPECT_EQ(count_of(svg, "<g"), count_of(svg, "</g>"));
     EXPECT_EQ(count_of(svg, "<text"), count_of(svg, "</text>"));
+}
+
+// The same chart as Markdown, for a step summary: a row per key with its bar of text, the
+// figures beside it, and the hostile model name as the characters it is.
+TEST(Chart, TheScorecardAsMarkdownHoldsItsFiguresAndNoMarkupFromTheRows) {
+    std::vector<RunFacts> facts;
+    for (int i = 0; i < 4; ++i) facts.push_back(fact("claude", "fix/S", true, 1.0));
+    for (int i = 0; i < 4; ++i) facts.push_back(fact("codex", "fix/S", i < 2, 0.5));
+    facts.push_back(fact("claude", "fix/S", true, 1.0));
+    facts.back().model = "<img src=x onerror=alert(1)>|**x**\x1b[31m\n::error::forged";
+    const std::string md = scorecard_markdown(scorecard(facts, {Dimension::agent}));
+    EXPECT_EQ(md.rfind("### cocode scorecard, by agent\n\n| agent | runs |", 0), 0u) << md;
+    // claude: 5 of 5 (interval 57-100): the bar's last cell is the rate. codex: 2 of 4.
+    EXPECT_NE(md.find("| claude | 5 | `"), std::string::npos) << md;
+    EXPECT_NE(md.find("\u2588` 100 % (57\u2013100) of 5 | \\$1\\.00 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| codex | 4 | `"), std::string::npos) << md;
+    EXPECT_NE(md.find("` 50 % (15\u201385) of 4 | \\$1\\.00 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| **total** | 9 |"), std::string::npos) << md;
+
+    const std::string by_model =
+        scorecard_markdown(scorecard(facts, {Dimension::agent, Dimension::model}));
+    EXPECT_NE(by_model.find("&lt;img src\\=x onerror\\=alert\\(1\\)&gt;\\|\\*\\*x\\*\\*"
+                            "\ufffd\\[31m \\:\\:error\\:\\:forged"),
+              std::string::npos)
+        << by_model;
+    EXPECT_EQ(by_model.find("<img"), std::string::npos);
+    EXPECT_EQ(by_model.find('\x1b'), std::string::npos);
+    EXPECT_EQ(by_model.find("\n::"), std::string::npos) << "no line reads as a workflow command";
+    // Every row has as many cells as the header.
+    std::istringstream lines(by_model);
+    std::size_t cells = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("|", 0) != 0) continue;
+        std::size_t bars = 0;
+        for (std::size_t k = 0; k < line.size(); ++k)
+            if (line[k] == '|' && (k == 0 || line[k - 1] != '\\')) ++bars;
+        if (cells == 0) cells = bars;
+        EXPECT_EQ(bars, cells) << line;
+    }
 }
 
 }  // namespace

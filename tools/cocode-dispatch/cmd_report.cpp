@@ -12,6 +12,7 @@
 #include "agent/usage.h"
 #include "check/chart.h"
 #include "check/outcome.h"
+#include "check/published.h"
 #include "check/scorecard.h"
 #include "commands.h"
 #include "core/files.h"
@@ -226,12 +227,14 @@ int print_prices(bool as_json) {
 
 }  // namespace
 
-// --refresh: what became of the pull requests of the runs, asked of GitHub (check/outcome.h).
-void refresh(const Workspace& ws, const ReportArgs& args, const std::vector<run::RunRecord>& runs) {
+std::unique_ptr<issues::IssueSource> github_source(const Workspace& ws, const ReportArgs& args) {
     SourceFlags flags = args.source;
     flags.options.repo_dir = ws.root;
-    auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
-    github::GitHub& github = github_of(*source, "report --refresh");
+    return issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
+}
+
+// --refresh: what became of the pull requests of the runs, asked of GitHub (check/outcome.h).
+void refresh(const Workspace& ws, github::GitHub& github, const std::vector<run::RunRecord>& runs) {
     const auto done =
         check::refresh_outcomes(ws.root, runs, github, SystemClock::now()).value_or_throw();
     for (const auto& line : done.unknown) notice(line);
@@ -242,11 +245,29 @@ void refresh(const Workspace& ws, const ReportArgs& args, const std::vector<run:
 
 int run_report(const ReportArgs& args) {
     if (args.prices) return print_prices(args.json);
-    if (args.json && args.csv) throw Failure(Error::usage("report: --json or --csv, not both"));
     const auto by = check::dimensions_of(args.by).value_or_throw();
     Workspace ws = open_workspace(false);
     const auto since = since_flag(args.since);
-    if (args.refresh) refresh(ws, args, run::list_runs(ws.runs_dir()).runs);
+    const int formats = args.json + args.csv + args.markdown;
+    if (formats > 1) throw Failure(Error::usage("report: one of --json, --csv or --markdown"));
+    std::vector<check::RunFacts> facts;
+    if (args.published) {
+        // The action's runs: their folders are gone with their runners; their verdicts are on
+        // the issues (check/published.h). Every comment of the repository, read once.
+        if (args.runs == "replay")
+            throw Failure(Error::usage("--published: replays are not published; --source live"));
+        auto source = github_source(ws, args);
+        github::GitHub& github = github_of(*source, "report --published");
+        const auto comments = github.comments_since("1970-01-01T00:00:00Z").value_or_throw();
+        const auto published = check::published_runs(comments);
+        notice("published: " + std::to_string(published.summaries.size()) + " runs of " +
+               std::to_string(comments.size()) + " comments");
+        if (args.refresh) refresh(ws, github, published.records);
+        facts = check::run_facts(ws.root, published.summaries, since);
+    } else if (args.refresh) {
+        auto source = github_source(ws, args);
+        refresh(ws, github_of(*source, "report --refresh"), run::list_runs(ws.runs_dir()).runs);
+    }
     // What each run said, from the cache of ended runs' summaries (`--no-cache`: read all).
     auto facts_of = [&](const fs::path& repo) {
         const fs::path cache =
@@ -254,9 +275,8 @@ int run_report(const ReportArgs& args) {
         return check::run_facts(repo, check::run_summaries(repo, repo / run::kRunsDir, cache),
                                 since);
     };
-    std::vector<check::RunFacts> facts;
-    if (args.runs != "replay") facts = facts_of(ws.root);
-    if (args.runs != "live") {
+    if (!args.published && args.runs != "replay") facts = facts_of(ws.root);
+    if (!args.published && args.runs != "live") {
         // Each replay's runs are in its own repository (replay/run.h).
         const auto common = git::Repository::open(ws.root).value_or_throw().common_dir();
         std::error_code ec;
@@ -281,6 +301,10 @@ int run_report(const ReportArgs& args) {
     }
     if (args.csv) {
         print_csv(card);
+        return 0;
+    }
+    if (args.markdown) {
+        std::cout << check::scorecard_markdown(card);
         return 0;
     }
     if (card.rows.empty()) {

@@ -111,7 +111,9 @@ struct ReportArgs {
     bool refresh = false;            // ask GitHub what became of the pull requests first
     std::string runs = "live";       // --source: live runs, replays (replay/run.h), or all
     std::optional<std::string> svg;  // the chart (check/chart.h) written to this file
-    bool prices = false;             // the shipped price table instead
+    bool markdown = false;           // the chart as a Markdown table (a step summary)
+    bool published = false;  // the runs as their verdicts were published on GitHub (the action)
+    bool prices = false;     // the shipped price table instead
 };
 
 struct LogsArgs {

@@ -248,6 +248,11 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
                          "first ask GitHub what became of the pull requests");
     report_cmd->add_flag("--json", a.report.json, "print JSON");
     report_cmd->add_flag("--csv", a.report.csv, "print CSV");
+    report_cmd->add_flag("--markdown", a.report.markdown,
+                         "print the chart as a Markdown table (for a step summary)");
+    report_cmd->add_flag("--published", a.report.published,
+                         "count the runs whose verdicts were published on the repository's "
+                         "issues (the action's), not the run folders here");
     report_cmd->add_option("--svg", a.report.svg,
                            "also draw the PASS rates and costs per PASS as an SVG picture here");
     report_cmd->add_flag("--prices", a.report.prices, "print the shipped price table");

@@ -1,0 +1,87 @@
+#include "check/published.h"
+
+#include <cctype>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "check/report.h"
+
+namespace cocode::check {
+
+namespace {
+
+// The (issue, agent) of a pair's comment, from the marker it starts with; nullopt for any other
+// comment (the comparison's summary among them).
+std::optional<std::pair<long, std::string>> pair_of(std::string_view body) {
+    constexpr std::string_view start = "<!-- cocode:check/issue-";
+    if (body.substr(0, start.size()) != start) return std::nullopt;
+    body.remove_prefix(start.size());
+    long issue = 0;
+    std::size_t i = 0;
+    for (; i < body.size() && i < 12 && std::isdigit(static_cast<unsigned char>(body[i])); ++i)
+        issue = issue * 10 + (body[i] - '0');
+    if (i == 0 || i >= body.size() || body[i] != '/') return std::nullopt;
+    const std::size_t end = body.find(" -->", i + 1);
+    if (end == std::string_view::npos || end == i + 1) return std::nullopt;
+    std::string agent(body.substr(i + 1, end - i - 1));
+    if (agent == "summary" || agent.find_first_of(" \n/") != std::string::npos) return std::nullopt;
+    return std::make_pair(issue, std::move(agent));
+}
+
+}  // namespace
+
+PublishedRuns published_runs(const std::vector<github::Comment>& comments) {
+    std::set<std::pair<long, std::string>> pairs;
+    for (const auto& comment : comments)
+        if (auto pair = pair_of(comment.body)) pairs.insert(std::move(*pair));
+    PublishedRuns out;
+    for (const auto& [issue, agent] : pairs) {
+        const auto published = published_pair(comments, issue, agent);
+        if (!published) continue;
+        const Verdict& v = published->verdict;
+        const run::Seal& seal = published->continuation.seal;
+        auto summary_of = [&](const std::string& run_id, int round) {
+            RunSummary s;
+            s.run_id = run_id;
+            s.agent = agent;
+            s.issue = issue;
+            s.branch = v.branch;
+            s.round = round;
+            s.sealed = true;
+            s.labels = seal.issue_labels;
+            return s;
+        };
+        auto record_of = [&](const RunSummary& s, bool plan_round, const std::string& ready) {
+            run::RunRecord r;
+            r.run_id = s.run_id;
+            r.issue = issue;
+            r.agent = agent;
+            r.branch = v.branch;
+            r.round = s.round;
+            r.plan_round = plan_round;
+            r.base_commit = v.base;
+            r.ready_commit = ready;
+            return r;
+        };
+        for (const auto& line : v.rounds) {
+            if (line.run_id.empty() || line.run_id == v.run_id) continue;
+            RunSummary s = summary_of(line.run_id, line.number);
+            s.pass = line.pass;
+            s.plan_round = line.plan;
+            s.unpriced = true;
+            out.records.push_back(record_of(s, line.plan, line.to));
+            out.summaries.push_back(std::move(s));
+        }
+        RunSummary last = summary_of(v.run_id, v.round);
+        take_verdict(last, v);
+        if (v.usage) take_usage(last, *v.usage);
+        out.records.push_back(
+            record_of(last, v.plan_round, v.ready_commit.empty() ? v.head : v.ready_commit));
+        out.summaries.push_back(std::move(last));
+    }
+    return out;
+}
+
+}  // namespace cocode::check
