@@ -570,8 +570,8 @@ TEST_F(Action, TheScheduledScorecardCountsWhatTheRunnersPublishedAndLearnsTheirO
     run_id_ = "5001";
     const int before = asked();
     const json first = run_workflow("scorecard.yml", "schedule", schedule)["jobs"];
-    ASSERT_EQ(first["scorecard"].size(), 1u) << first.dump(2);
-    EXPECT_EQ(first["scorecard"][0]["result"], "success") << first.dump(2);
+    ASSERT_EQ(first["scorecard"].size(), 1u);
+    EXPECT_EQ(first["scorecard"][0]["result"], "success") << first["scorecard"][0]["steps"];
     EXPECT_EQ(asked() - before, 2) << "each agent's pull request";
     EXPECT_NE(summaries_.find("### cocode scorecard, by agent, kind"), std::string::npos)
         << summaries_;
@@ -593,9 +593,54 @@ TEST_F(Action, TheScheduledScorecardCountsWhatTheRunnersPublishedAndLearnsTheirO
     run_id_ = "5002";
     const int again = asked();
     const json second = run_workflow("scorecard.yml", "schedule", schedule)["jobs"];
-    EXPECT_EQ(second["scorecard"][0]["result"], "success") << second.dump(2);
+    EXPECT_EQ(second["scorecard"][0]["result"], "success") << second["scorecard"][0]["steps"];
     EXPECT_EQ(asked() - again, 1) << "the closed one is not asked again";
     EXPECT_NE(summaries_.find(" | 0/1 | "), std::string::npos) << summaries_;
+}
+
+// Routing by evidence in the action: the plan job's runner holds no run folders, so it reads
+// what the earlier runners published. After five issues where `fast` passed and `careful`
+// failed, a label gets `fast` alone — with `route` left out of the configuration, both.
+TEST_F(Action, RoutingByEvidenceReadsWhatTheEarlierRunnersPublished) {
+    // The earlier races, published from a clone where `careful` gives up.
+    const fs::path earlier = dir_ / "earlier";
+    sh_ok(
+        "git clone -q origin.git earlier && cd earlier && git config user.name agent && git "
+        "config user.email agent@cocode.invalid && printf '#!/bin/sh\\nexit 1\\n' > "
+        ".cocode/careful.sh",
+        dir_.path());
+    const std::string github = " --repo Codertocat/Hello-World --api-url " + github_->base_url() +
+                               " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    for (long n = 2; n <= 6; ++n) {
+        github_->add_issue(n, "Issue " + std::to_string(n), "Fix it.", {"cocode"});
+        Shell run = sh("GITHUB_TOKEN=" + std::string(kTestToken) + " " +
+                           quote(tool_path("cocode-dispatch").string()) + " run " +
+                           std::to_string(n) + " --publish" + github,
+                       earlier);
+        ASSERT_EQ(run.exit_code, 1) << "careful fails" << run.err;
+    }
+
+    json payload = example_payload("issues", "labeled");
+    payload["label"]["name"] = "cocode";
+    // Without `route` in the configuration, every agent (on another issue, whose race then
+    // counts as evidence too).
+    github_->add_issue(7, "Issue 7", "Fix it.", {"cocode"});
+    payload["issue"]["number"] = 7;
+    const json both = run_workflow("label.yml", "issues", payload)["jobs"];
+    ASSERT_EQ(both["agent"].size(), 2u) << both["plan"][0]["outputs"].dump(2);
+    payload["issue"]["number"] = 1;
+
+    const fs::path project = dir_ / "project";
+    json config = json::parse(read_text(project / ".cocode/config.json"));
+    config["route"] = {{"mode", "evidence"}, {"explore", 0}, {"min_runs", 3}};
+    write_text(project / ".cocode/config.json", config.dump(2));
+    sh_ok("git add -A && git commit -q -m route && git push -q ../origin.git main:main", project);
+    const json routed = run_workflow("label.yml", "issues", payload)["jobs"];
+    ASSERT_EQ(routed["agent"].size(), 1u) << routed["plan"][0]["outputs"].dump(2);
+    EXPECT_EQ(routed["agent"][0]["matrix"]["agent"], "fast");
+    const std::string route = routed["agent"][0]["matrix"]["route"];
+    EXPECT_NE(route.find("fast"), std::string::npos) << route;
+    EXPECT_NE(route.find("careful"), std::string::npos) << "the figures behind it" << route;
 }
 
 }  // namespace

@@ -100,8 +100,11 @@ int run_plan(const PlanArgs& args) {
     const auto agents = config::choose_agents(ws.config, wanted_agents).value_or_throw();
     const auto issues = issues::select_issues(*source, numbers, args.labels).value_or_throw();
     std::vector<scale::PlanEntry> plan = scale::make_plan(issues, agents, plan_rounds);
-    // Routing by evidence: each issue's entries only for the agents chosen for it.
-    const auto routed = route_issues(ws, issues, agents, wanted_agents);
+    // Routing by evidence: each issue's entries only for the agents chosen for it. An event is
+    // the action's plan job, whose runner holds no run folders: the evidence is what the
+    // earlier runners published.
+    const auto routed =
+        route_issues(ws, issues, agents, wanted_agents, request ? source->github_api() : nullptr);
     std::erase_if(plan, [&](scale::PlanEntry& entry) {
         auto route = routed.find(entry.issue);
         if (route == routed.end()) return false;
