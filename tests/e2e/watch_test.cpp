@@ -630,4 +630,38 @@ TEST_F(Watch, TheBasesEnvironmentIsBuiltAheadAndTakenByTheRuns) {
 }
 
 }  // namespace
+// A watcher runs for days; its tools get upgraded under it. The binary it started from is
+// replaced (a new file renamed over it, as a package manager or `cmake --install` does): the
+// next labelled issue still runs, started by the file now at that path.
+TEST_F(Watch, AWatcherWhoseBinaryWasReplacedStillStartsRuns) {
+    const fs::path bin = dir_ / "bin";
+    fs::create_directories(bin);
+    for (const char* tool : {"cocode-dispatch", "cocode-check", "cocode-hook", "cocode-hook-shim"})
+        fs::copy_file(tool_path("cocode-dispatch").parent_path() / tool, bin / tool);
+    for (int n = 1; n <= kIssues; ++n) github_->set_label(n, "cocode", false);
+    const fs::path a = machine("a");
+    const std::size_t before = github_->requests().size();
+    Shell started = sh("env GITHUB_TOKEN=" + std::string(kTestToken) +
+                           " GITHUB_API_URL=" + github_->base_url() +
+                           " SSL_CERT_FILE=" + quote(loopback_tls().files.certificate.string()) +
+                           " " + quote((bin / "cocode-dispatch").string()) +
+                           " watch --interval 1s --repo " + kRepo + " > watch.log 2>&1 & echo $!",
+                       a);
+    const pid_t watcher = static_cast<pid_t>(std::stol(started.out));
+    ASSERT_TRUE(wait_until([&] { return github_->requests().size() > before + 2; }))
+        << read_text(a / "watch.log");
+    sh_ok("cp cocode-dispatch .upgrade && mv .upgrade cocode-dispatch", bin);
+    github_->set_label(1, "cocode", true);
+    const bool ran = wait_until(
+        [&] {
+            const auto runs = run::list_runs(a / ".cocode/runs").runs;
+            return !runs.empty() && !run::is_active(runs.front().status);
+        },
+        std::chrono::seconds(60));
+    ::kill(watcher, SIGTERM);
+    EXPECT_TRUE(wait_until([&] { return !run::process_alive(watcher); }));
+    ASSERT_TRUE(ran) << read_text(a / "watch.log");
+    EXPECT_EQ(run::list_runs(a / ".cocode/runs").runs.front().issue, 1);
+}
+
 }  // namespace cocode::test

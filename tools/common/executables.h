@@ -5,14 +5,21 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace cocode::tool {
 
-// This executable's absolute path.
+// This executable's absolute path. One replaced since this process started (an upgrade, a
+// rebuild) is "<path> (deleted)" to the kernel: then the file now at <path>, its newer self —
+// a long `watch` or `replay mine` still starts its sandbox's helper and finds its siblings.
 inline std::filesystem::path self_executable(const char* fallback) {
     std::error_code ec;
-    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::filesystem::path(fallback) : self;
+    std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return fallback;
+    constexpr std::string_view deleted = " (deleted)";
+    if (self.ends_with(deleted) && !std::filesystem::exists(self, ec))
+        self.resize(self.size() - deleted.size());
+    return self;
 }
 
 // A tool installed beside this one ("cocode-hook", "cocode-check", "cocode-hook-shim").
