@@ -253,12 +253,13 @@ int run_report(const ReportArgs& args) {
     std::vector<check::RunFacts> facts;
     if (args.published) {
         // The action's runs: their folders are gone with their runners; their verdicts are on
-        // the issues (check/published.h). Every comment of the repository, read once.
+        // the issues (check/published.h). The comments updated since --since, read once: a
+        // run's comment is updated after the run started, so no run since then is missed.
         if (args.runs == "replay")
             throw Failure(Error::usage("--published: replays are not published; --source live"));
         auto source = github_source(ws, args);
         github::GitHub& github = github_of(*source, "report --published");
-        const auto comments = github.comments_since("1970-01-01T00:00:00Z").value_or_throw();
+        const auto comments = github.comments_since(format_utc_timestamp(since)).value_or_throw();
         const auto published = check::published_runs(comments);
         notice("published: " + std::to_string(published.summaries.size()) + " runs of " +
                std::to_string(comments.size()) + " comments");
