@@ -85,10 +85,12 @@ Result<Tags> run_ctags(const std::filesystem::path& root, const std::vector<std:
         // No pattern field (the line is in hand); end lines, signatures, long kind names;
         // reference tags for the imports.
         // --options=NONE first: a user's ~/.ctags.d must not change what is read.
-        auto ran = run_command(
-            {"ctags", "--options=NONE", "--output-format=json", "--sort=no", "--extras=+r",
-             "--fields=-P+nKSerZ", "-f", "-", "-L", "-"},
-            {.cwd = root, .environment = std::nullopt, .input = list, .deadline = std::nullopt});
+        CommandOptions options;
+        options.cwd = root;
+        options.input = list;
+        auto ran = run_command({"ctags", "--options=NONE", "--output-format=json", "--sort=no",
+                                "--extras=+r", "--fields=-P+nKSerZ", "-f", "-", "-L", "-"},
+                               options);
         if (!ran) return std::move(ran).error();
         if (ran->exit_code != 0)
             return Error::general("ctags failed (exit " + std::to_string(ran->exit_code) +

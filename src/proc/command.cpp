@@ -91,7 +91,8 @@ using Clock = std::chrono::steady_clock;
 // Feeds `input` to the child and reads what it prints until both its outputs close or the
 // deadline passes: false then.
 bool exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input, CommandResult& result,
-              std::optional<Clock::time_point> deadline) {
+              std::optional<Clock::time_point> deadline,
+              const std::function<void(std::string_view)>& on_err) {
     if (input.empty()) in.write = UniqueFd();
     while (out.read.valid() || err.read.valid() || in.write.valid()) {
         pollfd fds[3];
@@ -126,10 +127,13 @@ bool exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input, CommandRes
             std::string& sink = fds[k].fd == out.read.get() ? result.out : result.err;
             char buf[65536];
             ssize_t r = ::read(src.get(), buf, sizeof buf);
-            if (r > 0)
+            if (r > 0) {
                 sink.append(buf, static_cast<std::size_t>(r));
-            else if (r == 0 || errno != EINTR)
+                if (on_err && &sink == &result.err)
+                    on_err(std::string_view(buf, static_cast<std::size_t>(r)));
+            } else if (r == 0 || errno != EINTR) {
                 src = UniqueFd();
+            }
         }
     }
     return true;
@@ -171,7 +175,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     CommandResult result;
     std::optional<Clock::time_point> deadline;
     if (options.deadline) deadline = started + *options.deadline;
-    const bool in_time = exchange(*in, *out, *err, options.input, result, deadline);
+    const bool in_time = exchange(*in, *out, *err, options.input, result, deadline, options.on_err);
     ::sigaction(SIGPIPE, &previous, nullptr);
 
     if (options.deadline) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct CommandOptions {
     // When set, the child runs in a group of its own and is ended with it (SIGTERM, then
     // SIGKILL) once this much time has passed since it started.
     std::optional<std::chrono::milliseconds> deadline;
+    // When set, given each piece of the child's stderr as it comes (it is kept in `err` too):
+    // a parent that relays a child's progress as it goes.
+    std::function<void(std::string_view)> on_err;
 };
 
 // Starts argv[0] (looked up in PATH when it has no '/') and waits for it.

@@ -111,9 +111,11 @@ Replayed replay_one(const Workspace& ws, const replay::Task& task, const std::st
     for (const auto& path : hide) argv.insert(argv.end(), {"--hide", path});
     CommandOptions options;
     options.cwd = space.repo;
+    // What `run` says, as it says it (its lines are terminal-safe already).
+    options.on_err = [](std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stderr);
+    };
     const auto ran = run_command(argv, options).value_or_throw();
-    // What `run` said, as it said it (its lines are terminal-safe already).
-    std::fputs(ran.err.c_str(), stderr);
     Replayed out{task.id, agent, ran.exit_code, std::nullopt};
     const auto runs = run::list_runs(space.repo / run::kRunsDir).runs;
     if (!runs.empty()) out.run = runs.back();
