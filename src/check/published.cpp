@@ -37,7 +37,9 @@ PublishedRuns published_runs(const std::vector<github::Comment>& comments) {
     for (const auto& comment : comments)
         if (auto pair = pair_of(comment.body)) pairs.insert(std::move(*pair));
     PublishedRuns out;
-    for (const auto& [issue, agent] : pairs) {
+    for (const auto& pair : pairs) {
+        const long issue = pair.first;  // not a structured binding: lambdas use it (clang 14)
+        const std::string& agent = pair.second;
         const auto published = published_pair(comments, issue, agent);
         if (!published) continue;
         const Verdict& v = published->verdict;
