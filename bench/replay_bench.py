@@ -153,8 +153,12 @@ def by_hand():
             tasks += 1
         print(f"  by hand: {commit[:12]} {results}", file=sys.stderr, flush=True)
     shutil.rmtree(trees, ignore_errors=True)
+    seconds = time.monotonic() - began
+    # Said as soon as it is known: a long run cut short still has it.
+    print(f"bench: by hand, first {PEER_COMMITS} commits: {seconds:.1f} s, {tried} tried, "
+          f"{tasks} tasks", file=sys.stderr, flush=True)
     return {"commits": PEER_COMMITS, "tried": tried, "tasks": tasks, "runs": runs,
-            "installs": installs, "seconds": time.monotonic() - began}
+            "installs": installs, "seconds": seconds}
 
 
 def with_cocode():
@@ -180,6 +184,12 @@ def with_cocode():
                     " skipped: " + why in line for why in TRIED)
             if walked == PEER_COMMITS:
                 at_peer = time.monotonic() - began
+                print(f"bench: cocode, first {PEER_COMMITS} commits: {at_peer:.1f} s, "
+                      f"{first['tried']} tried, {first['tasks']} tasks", file=sys.stderr,
+                      flush=True)
+            if walked % 100 == 0:
+                print(f"bench: cocode, {walked} commits walked in "
+                      f"{time.monotonic() - began:.1f} s", file=sys.stderr, flush=True)
     out = proc.stdout.read()
     if proc.wait() != 0:
         sys.exit(f"bench: replay mine exited {proc.returncode}")
