@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -820,73 +821,72 @@ TEST_F(DispatchRun, AfterKill9StatusTellsTheTruthAndWritesIt) {
     EXPECT_NE(runs()[1].error_summary.find("never started"), std::string::npos);
 }
 
-TEST_F(DispatchRun, ARecycledPidIsNeverSignalledAndItsRunDoesNotStayRunning) {
-    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
-    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
-    const auto& r = only_run();
-    // An unrelated process that got the numbers the run recorded: its own session and group,
-    // as a recycled pid would be. (Ours, so the test ends it; nobody else's is touched.)
-    Shell started = sh("setsid sleep 300 > /dev/null 2>&1 & echo $!", repo_);
-    const pid_t stranger = static_cast<pid_t>(std::stol(started.out));
-    ASSERT_TRUE(wait_until([&] {
-        auto info = process_info(stranger);
-        return info && info->pgid == stranger;
-    }));
-    const ProcessStamp now = stamp_of(stranger);
-    ASSERT_GT(now.start, 0u);
-    ASSERT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
-                    info.set("status", "running");
-                    info.set("reason", "");
-                    for (const char* key : {"pid", "pgid", "supervisor_pid"})
-                        info.set_number(key, stranger);
-                    // The processes that had these pids started at another time.
-                    info.set_number("pid_start", static_cast<long long>(now.start) - 5);
-                    info.set_number("supervisor_start", static_cast<long long>(now.start) - 9);
-                }).ok());
-    // Its dispatcher died before the run ended: no end was kept, only the space for it.
-    fs::remove(run::RunFiles{r.folder}.end());
-    ASSERT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
-    Shell status = dispatch("status --json");
-    ASSERT_EQ(status.exit_code, 0) << status.err;
-    auto shown = json::parse(status.out);
+// A run whose dispatcher died before it ended (no end kept, only the space for it), and an
+// unrelated process that got the numbers the run recorded: its own session and group, as a
+// recycled pid would be (ours, so the test ends it; nobody else's is touched). `recorded`
+// says what run-info then holds of the agent and of the dispatcher, from the stranger's stamp.
+class RecycledPid : public DispatchRun {
+  protected:
+    using Recorded = std::function<std::pair<ProcessStamp, ProcessStamp>(const ProcessStamp&)>;
+
+    // `status --json` of that run, and the stranger as it was stamped.
+    std::pair<json, ProcessStamp> status_beside_a_stranger(const Recorded& recorded) {
+        configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+        EXPECT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+        const auto& r = only_run();
+        Shell started = sh("setsid sleep 300 > /dev/null 2>&1 & echo $!", repo_);
+        stranger_ = static_cast<pid_t>(std::stol(started.out));
+        EXPECT_TRUE(wait_until([&] {
+            auto info = process_info(stranger_);
+            return info && info->pgid == stranger_;
+        }));
+        const ProcessStamp now = stamp_of(stranger_);
+        EXPECT_GT(now.start, 0u);
+        const auto [agent, dispatcher] = recorded(now);
+        EXPECT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
+                        info.set("status", "running");
+                        info.set("reason", "");
+                        run::set_agent(info, agent);
+                        run::set_supervisor(info, dispatcher);
+                    }).ok());
+        fs::remove(run::RunFiles{r.folder}.end());
+        EXPECT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
+        Shell status = dispatch("status --json");
+        EXPECT_EQ(status.exit_code, 0) << status.err;
+        return {json::parse(status.out), now};
+    }
+
+    void TearDown() override {
+        if (stranger_ > 0) ::kill(stranger_, SIGKILL);
+        DispatchRun::TearDown();
+    }
+
+    pid_t stranger_ = 0;
+};
+
+TEST_F(RecycledPid, IsNeverSignalledAndItsRunDoesNotStayRunning) {
+    // The processes that had these numbers started at another time.
+    const auto [shown, stranger] = status_beside_a_stranger([](const ProcessStamp& now) {
+        return std::pair{ProcessStamp{now.pid, now.start - 5},
+                         ProcessStamp{now.pid, now.start - 9}};
+    });
     EXPECT_EQ(shown[0]["status"], "failed");
     EXPECT_EQ(shown[0]["reason"], "crashed");
-    // The stranger was not signalled: still there, still the same process.
-    EXPECT_TRUE(is_alive(now));
-    ::kill(stranger, SIGKILL);
+    EXPECT_TRUE(is_alive(stranger)) << "the stranger was signalled";
 }
 
 // The same with the worst luck: the stranger got the numbers within the clock tick their
 // first owners started in, so start times alike. pidfs (Linux 6.9+) tells them apart.
-TEST_F(DispatchRun, APidHandedOutAgainWithinTheSameClockTickIsToldApartByItsPidfsInode) {
+TEST_F(RecycledPid, HandedOutWithinTheSameClockTickIsToldApartByItsPidfsInode) {
     if (pidfs_inode(::getpid()) == 0) GTEST_SKIP() << "the kernel has no pidfs";
-    configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
-    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
-    const auto& r = only_run();
-    Shell started = sh("setsid sleep 300 > /dev/null 2>&1 & echo $!", repo_);
-    const pid_t stranger = static_cast<pid_t>(std::stol(started.out));
-    ASSERT_TRUE(wait_until([&] {
-        auto info = process_info(stranger);
-        return info && info->pgid == stranger;
-    }));
-    const ProcessStamp now = stamp_of(stranger);
-    ASSERT_GT(now.ino, 0u);
-    ASSERT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
-                    info.set("status", "running");
-                    info.set("reason", "");
-                    // The run's agent and dispatcher: the stranger's numbers and start time,
-                    // other processes' inodes.
-                    run::set_agent(info, {stranger, now.start, now.ino + 1});
-                    run::set_supervisor(info, {stranger, now.start, now.ino + 2});
-                }).ok());
-    fs::remove(run::RunFiles{r.folder}.end());
-    ASSERT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
-    Shell status = dispatch("status --json");
-    ASSERT_EQ(status.exit_code, 0) << status.err;
-    auto shown = json::parse(status.out);
+    const auto [shown, stranger] = status_beside_a_stranger([](const ProcessStamp& now) {
+        // The stranger's numbers and start time, other processes' inodes.
+        return std::pair{ProcessStamp{now.pid, now.start, now.ino + 1},
+                         ProcessStamp{now.pid, now.start, now.ino + 2}};
+    });
+    ASSERT_GT(stranger.ino, 0u);
     EXPECT_EQ(shown[0]["status"], "failed") << "the stranger was taken for the dispatcher";
-    EXPECT_TRUE(is_alive(now)) << "the stranger was signalled";
-    ::kill(stranger, SIGKILL);
+    EXPECT_TRUE(is_alive(stranger)) << "the stranger was signalled";
 }
 
 // Each run is judged as soon as it ends, not when the batch has: the slow agent of a race goes
