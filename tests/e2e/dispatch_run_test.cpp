@@ -842,12 +842,12 @@ class RecycledPid : public DispatchRun {
         }));
         const ProcessStamp now = stamp_of(stranger_);
         EXPECT_GT(now.start, 0u);
-        const auto [agent, dispatcher] = recorded(now);
+        const auto recorded_stamps = recorded(now);  // agent, dispatcher
         EXPECT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
                         info.set("status", "running");
                         info.set("reason", "");
-                        run::set_agent(info, agent);
-                        run::set_supervisor(info, dispatcher);
+                        run::set_agent(info, recorded_stamps.first);
+                        run::set_supervisor(info, recorded_stamps.second);
                     }).ok());
         fs::remove(run::RunFiles{r.folder}.end());
         EXPECT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
