@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "core/files.h"
 
@@ -124,13 +125,25 @@ std::uint64_t pidfs_inode(pid_t pid) {
     return ino;
 }
 
-ProcessStamp stamp_of(pid_t pid) {
+namespace {
+
+// A process as it is now (a zombie too), with its pidfs inode (0: not known), read while a
+// pidfd holds its number; nullopt when there is none.
+std::optional<std::pair<ProcessInfo, std::uint64_t>> observe(pid_t pid) {
     const int fd = open_pidfd(pid);
     auto info = process_info(pid);
-    ProcessStamp stamp;
-    if (info && info->state != 'Z') stamp = {pid, info->start, fd >= 0 ? inode_of_pidfd(fd) : 0};
+    const std::uint64_t ino = fd >= 0 && info ? inode_of_pidfd(fd) : 0;
     if (fd >= 0) ::close(fd);
-    return stamp;
+    if (!info) return std::nullopt;
+    return std::make_pair(*info, ino);
+}
+
+}  // namespace
+
+ProcessStamp stamp_of(pid_t pid) {
+    const auto seen = observe(pid);
+    if (!seen || seen->first.state == 'Z') return {};
+    return {pid, seen->first.start, seen->second};
 }
 
 bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only) {
@@ -143,11 +156,8 @@ bool is_alive(const ProcessStamp& stamp, bool legacy_pid_only) {
 
 bool group_is_ours(const ProcessStamp& leader) {
     if (leader.pid <= 0 || leader.start == 0) return false;
-    const int fd = open_pidfd(leader.pid);
-    auto info = process_info(leader.pid);
-    const std::uint64_t ino = fd >= 0 && info ? inode_of_pidfd(fd) : 0;
-    if (fd >= 0) ::close(fd);
-    if (info) return same_process(leader, info->start, ino);
+    if (const auto seen = observe(leader.pid))
+        return same_process(leader, seen->first.start, seen->second);
     // The leader is gone. Its number stays taken while its group has members, so a group of
     // that number is still the one it led.
     return group_alive(leader.pid);
