@@ -888,6 +888,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     PlannedRun run;
     run.run_id = next_run_id();
     run.files.folder = context.runs_dir() / run.run_id;
+    run.stop_request = run::stop_request_path(context.repo_root, run.run_id);
     run.issue = pair.issue->number;
     run.issue_url = pair.issue->html_url;
     run.agent = *pair.agent;
@@ -1239,6 +1240,7 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     PlannedRun run;
     run.run_id = record.run_id;
     run.files.folder = record.folder;
+    run.stop_request = run::stop_request_path(context.repo_root, run.run_id);
     run.issue = record.issue;
     run.issue_url = record.issue_url;
     run.agent = *agent;

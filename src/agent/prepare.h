@@ -96,6 +96,7 @@ struct PlannedRun {
     // How its agent is billed: "key", "subscription" or "" (agent/usage.h, billing_of).
     std::string billing;
     run::RunFiles files;
+    std::filesystem::path stop_request;  // run::stop_request_path: a person asked it to stop
     long issue = 0;
     std::string issue_url;
     config::AgentConfig agent;

@@ -53,6 +53,7 @@ struct Slot {
     pid_t pid = 0;
     ProcessStamp leader;  // the agent as started: what proves its group is still the run's
     bool exited = false;
+    bool stop_asked = false;  // its stop request was seen (and acted on, once)
     int wait_status = 0;
     Clock::time_point attempt_start, last_output, ready_at, stop_deadline, restart_at;
     std::uintmax_t out_size = 0, err_size = 0;
@@ -509,22 +510,25 @@ class Supervisor {
     void interrupt() {
         if (interrupted_) return;
         interrupted_ = true;
-        for (auto& slot : slots_) {
-            switch (slot.phase) {
-                case Phase::queued:
-                case Phase::backoff:
-                    finish(slot, static_cast<int>(ExitCode::interrupted),
-                           run::StopReason::interrupted, "interrupted before it started");
-                    break;
-                case Phase::running:
-                    begin_stop(slot, run::StopReason::interrupted);
-                    break;
-                case Phase::stopping:
-                    slot.stop_reason = run::StopReason::interrupted;
-                    break;
-                case Phase::done:
-                    break;
-            }
+        for (auto& slot : slots_) stop_slot(slot);
+    }
+
+    // Ctrl-C for one run, or a person's stop request for it (run::stop_request_path).
+    void stop_slot(Slot& slot) {
+        switch (slot.phase) {
+            case Phase::queued:
+            case Phase::backoff:
+                finish(slot, static_cast<int>(ExitCode::interrupted), run::StopReason::interrupted,
+                       "interrupted before it started");
+                break;
+            case Phase::running:
+                begin_stop(slot, run::StopReason::interrupted);
+                break;
+            case Phase::stopping:
+                slot.stop_reason = run::StopReason::interrupted;
+                break;
+            case Phase::done:
+                break;
         }
     }
 
@@ -551,6 +555,11 @@ class Supervisor {
 
     void tick(Slot& slot, Clock::time_point now) {
         PlannedRun& run = *slot.run;
+        if (slot.phase != Phase::done && !slot.stop_asked && !run.stop_request.empty() &&
+            ::access(run.stop_request.c_str(), F_OK) == 0) {
+            slot.stop_asked = true;
+            stop_slot(slot);
+        }
         if (slot.phase == Phase::backoff) {
             if (now >= slot.restart_at) start(slot);
             return;

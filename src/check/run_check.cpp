@@ -239,8 +239,10 @@ std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
 }
 
 Result<void> note_published(const fs::path& run_folder, const std::string& run_id,
-                            const std::string& comment_url) {
-    auto noted = run::append_event(run_folder, run_id, "PUBLISH", {{"comment", comment_url}});
+                            const std::string& comment_url, const std::string& pr_url) {
+    nlohmann::json fields = {{"comment", comment_url}};
+    if (!pr_url.empty()) fields["pull_request"] = pr_url;
+    auto noted = run::append_event(run_folder, run_id, "PUBLISH", fields);
     if (!noted)
         return Error::general("published, but could not note it in " +
                               run::RunFiles{run_folder}.events().string() + ": " +
@@ -289,7 +291,9 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
             published->notes.push_back("gate not set: " + pull.error().message);
         }
     }
-    if (auto noted = note_published(record.folder, record.run_id, published->comment_url); !noted)
+    if (auto noted =
+            note_published(record.folder, record.run_id, published->comment_url, published->pr_url);
+        !noted)
         return std::move(noted).error();
     return published;
 }

@@ -57,7 +57,7 @@ std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder)
 // A run's verdict is on its issue: a PUBLISH event (the comment's address) on the run's events
 // and the bus, after the CHECK event judge_and_record appended.
 Result<void> note_published(const std::filesystem::path& run_folder, const std::string& run_id,
-                            const std::string& comment_url);
+                            const std::string& comment_url, const std::string& pr_url = "");
 // What publishing a run's verdict adds from its seal (which the agent could not write): how to
 // go on from it on another machine (the continuation record); and for a round from a pull
 // request, a push of its branch (the pull request shows it), the threads it was given and

@@ -35,6 +35,7 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.run_id = text("run_id");
     r.issue = to_number(info.get("issue"));
     r.issue_url = text("issue_url");
+    r.issue_title = text("issue_title");
     r.agent = text("agent");
     r.status = parse_status(text("status")).value_or(RunStatus::unknown);
     r.reason_text = text("reason");

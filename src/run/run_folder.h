@@ -63,6 +63,7 @@ struct RunRecord {
     std::string run_id;
     long issue = 0;
     std::string issue_url;
+    std::string issue_title;  // as the run got it: the agent's to rewrite, shown escaped
     std::string agent;
     RunStatus status = RunStatus::unknown;
     StopReason reason = StopReason::none;

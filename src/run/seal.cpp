@@ -14,6 +14,10 @@ fs::path seal_path(const fs::path& repo_root, const std::string& run_id) {
     return repo_root / kSealsDir / (run_id + ".json");
 }
 
+fs::path stop_request_path(const fs::path& repo_root, const std::string& run_id) {
+    return repo_root / kSealsDir / (run_id + ".stop");
+}
+
 json sealed_plan_json(const SealedPlan& plan) {
     return {{"hash", plan.hash},
             {"files", plan.files},

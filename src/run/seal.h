@@ -80,6 +80,12 @@ std::string issue_text_sha256(std::string_view title, std::string_view body);
 
 std::filesystem::path seal_path(const std::filesystem::path& repo_root, const std::string& run_id);
 
+// A person's request to stop a run (`cocode-dispatch stop`, the dashboard): beside its seal,
+// where its agent cannot write, so an agent can neither stop another run nor undo a stop.
+// Its supervisor looks for it on every tick and stops the run as it stops on Ctrl-C.
+std::filesystem::path stop_request_path(const std::filesystem::path& repo_root,
+                                        const std::string& run_id);
+
 // The seal as its file holds it (JSON), as parse_seal reads it.
 std::string seal_text(const Seal& seal);
 

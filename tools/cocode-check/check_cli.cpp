@@ -182,8 +182,8 @@ int run_check(const CheckArgs& args) {
                 for (const auto& line : result->notes) notice(line);
             // A run's events say its verdict is on the issue, as after cocode-dispatch run.
             if (!input.run_id.empty())
-                if (auto noted =
-                        check::note_published(input.report_dir, input.run_id, result->comment_url);
+                if (auto noted = check::note_published(input.report_dir, input.run_id,
+                                                       result->comment_url, result->pr_url);
                     !noted)
                     notice("warning: " + noted.error().message);
             // Its row in the issue's live comment (the action's runners each write their own).

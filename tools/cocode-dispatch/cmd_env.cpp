@@ -13,6 +13,7 @@
 #include "environment/store.h"
 #include "git/repository.h"
 #include "proc/process_tree.h"
+#include "views.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -129,14 +130,12 @@ int env_build(const EnvArgs& args) {
 }
 
 int env_list(const EnvArgs& args) {
-    const environment::Store store(environment::default_store());
-    const auto listed = store.list();
     if (args.json) {
-        json out = json::array();
-        for (const auto& l : listed) out.push_back(listed_json(l, store));
-        std::printf("%s\n", json_output(out, 2).c_str());
+        std::printf("%s\n", json_output(environments_json(), 2).c_str());
         return 0;
     }
+    const environment::Store store(environment::default_store());
+    const auto listed = store.list();
     if (listed.empty()) {
         std::printf("no environments in %s\n", terminal_safe_line(store.root().string()).c_str());
         return 0;
@@ -176,6 +175,13 @@ int env_prune(const EnvArgs& args) {
 }
 
 }  // namespace
+
+json environments_json() {
+    const environment::Store store(environment::default_store());
+    json out = json::array();
+    for (const auto& l : store.list()) out.push_back(listed_json(l, store));
+    return out;
+}
 
 int run_env(const EnvArgs& args) {
     if (args.verb == "key") return env_key(args);

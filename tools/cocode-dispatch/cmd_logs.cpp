@@ -14,6 +14,7 @@
 #include "core/terminal_text.h"
 #include "net/proxy.h"
 #include "run/run_folder.h"
+#include "views.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -29,6 +30,61 @@ void print(const std::vector<std::string>& lines) {
 }
 
 }  // namespace
+
+LogReader::LogReader(const run::RunFiles& files, bool stderr_stream, std::uint64_t from)
+    : in_(stderr_stream ? files.stderr_file() : files.stdout_file(), std::ios::binary),
+      offset_(from) {
+    // The stream the agent's preset declared when the run began (what an agent writes there
+    // later changes how its lines are drawn, never what they say).
+    const auto declared = run::read_run_info(files.folder);
+    renderer_ = std::make_unique<agent::TranscriptRenderer>(
+        agent::stream_kind(declared ? declared->get("stream").value_or("") : std::string()));
+    if (in_ && from > 0) in_.seekg(static_cast<std::streamoff>(from));
+}
+
+std::vector<std::string> LogReader::read(bool raw) {
+    std::vector<std::string> lines;
+    char buf[65536];
+    while (in_) {
+        in_.read(buf, sizeof buf);
+        const std::streamsize got = in_.gcount();
+        if (got <= 0) break;
+        pending_.append(buf, static_cast<std::size_t>(got));
+        std::size_t start = 0, nl;
+        while ((nl = pending_.find('\n', start)) != std::string::npos) {
+            const std::string_view line = std::string_view(pending_).substr(start, nl - start);
+            if (raw)
+                lines.emplace_back(line);
+            else
+                renderer_->feed(line, lines);
+            offset_ += nl + 1 - start;
+            start = nl + 1;
+        }
+        pending_.erase(0, start);
+    }
+    in_.clear();
+    return lines;
+}
+
+std::vector<std::string> LogReader::flush() {
+    std::vector<std::string> lines;
+    renderer_->flush(lines);
+    return lines;
+}
+
+std::vector<std::string> LogReader::rest(bool raw) {
+    std::vector<std::string> lines;
+    if (!pending_.empty()) {
+        if (raw)
+            lines.push_back(pending_);
+        else
+            renderer_->feed(pending_, lines);
+        offset_ += pending_.size();
+        pending_.clear();
+    }
+    if (!raw) renderer_->flush(lines);
+    return lines;
+}
 
 int run_logs(const LogsArgs& args) {
     Workspace ws = open_workspace(false);
@@ -47,52 +103,16 @@ int run_logs(const LogsArgs& args) {
             "round " + std::to_string(shown.round) + " of #" + std::to_string(shown.issue) + " " +
             shown.agent + " (" + shown.round_trigger + "), from " + shown.round_from.substr(0, 7)));
     run::RunFiles files{shown.folder};
-    const auto path = args.stderr_stream ? files.stderr_file() : files.stdout_file();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Failure(Error::general("cannot read " + path.string()));
-
-    // The stream the agent's preset declared when the run began (what an agent writes there
-    // later changes how its lines are drawn, never what they say).
-    const auto declared = run::read_run_info(shown.folder);
-    agent::TranscriptRenderer renderer(
-        agent::stream_kind(declared ? declared->get("stream").value_or("") : std::string()));
-    std::vector<std::string> lines;
-    std::string pending;
-    char buf[65536];
-    auto emit = [&](std::string_view line) {
-        if (args.raw) {
-            std::fwrite(line.data(), 1, line.size(), stdout);
-            std::fputc('\n', stdout);
-            return;
-        }
-        lines.clear();
-        renderer.feed(line, lines);
-        print(lines);
-    };
+    LogReader reader(files, args.stderr_stream);
+    if (!reader.opened())
+        throw Failure(Error::general(
+            "cannot read " +
+            (args.stderr_stream ? files.stderr_file() : files.stdout_file()).string()));
     auto drain = [&] {
-        bool any = false;
-        while (true) {
-            in.read(buf, sizeof buf);
-            std::streamsize got = in.gcount();
-            if (got <= 0) break;
-            any = true;
-            pending.append(buf, static_cast<std::size_t>(got));
-            std::size_t start = 0, nl;
-            while ((nl = pending.find('\n', start)) != std::string::npos) {
-                emit(std::string_view(pending).substr(start, nl - start));
-                start = nl + 1;
-            }
-            pending.erase(0, start);
-        }
-        in.clear();
-        std::fflush(stdout);
-        return any;
-    };
-    auto flush_renderer = [&] {
-        lines.clear();
-        renderer.flush(lines);
+        const auto lines = reader.read(args.raw);
         print(lines);
         std::fflush(stdout);
+        return !lines.empty();
     };
     drain();
     auto last_output = Clock::now();
@@ -102,7 +122,8 @@ int run_logs(const LogsArgs& args) {
             continue;
         }
         // Text held back to be joined with what follows is shown once the agent pauses.
-        if (Clock::now() - last_output > std::chrono::milliseconds(500)) flush_renderer();
+        if (!args.raw && Clock::now() - last_output > std::chrono::milliseconds(500))
+            print(reader.flush());
         auto info = run::read_run_info(files.folder);
         if (!info) break;
         auto record = run::record_from(*info, files.folder);
@@ -114,8 +135,8 @@ int run_logs(const LogsArgs& args) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    if (!pending.empty()) emit(pending);
-    flush_renderer();
+    print(reader.rest(args.raw));
+    std::fflush(stdout);
     // What its proxy blocked (docs/security.md): host, port and the command that tried.
     if (!args.raw && !args.stderr_stream)
         for (const auto& e : net::read_egress(files.folder / "egress.jsonl"))

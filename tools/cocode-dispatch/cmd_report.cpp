@@ -23,6 +23,7 @@
 #include "issues/source.h"
 #include "progress.h"
 #include "replay/run.h"
+#include "views.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -225,8 +226,6 @@ int print_prices(bool as_json) {
     return 0;
 }
 
-}  // namespace
-
 std::unique_ptr<issues::IssueSource> github_source(const Workspace& ws, const ReportArgs& args) {
     SourceFlags flags = args.source;
     flags.options.repo_dir = ws.root;
@@ -243,13 +242,10 @@ void refresh(const Workspace& ws, github::GitHub& github, const std::vector<run:
            " settled");
 }
 
-int run_report(const ReportArgs& args) {
-    if (args.prices) return print_prices(args.json);
+// The scorecard of `args` (the runs here, the replays, or those published on GitHub).
+check::Scorecard scorecard_of(const Workspace& ws, const ReportArgs& args,
+                              SystemClock::time_point since) {
     const auto by = check::dimensions_of(args.by).value_or_throw();
-    Workspace ws = open_workspace(false);
-    const auto since = since_flag(args.since);
-    const int formats = args.json + args.csv + args.markdown;
-    if (formats > 1) throw Failure(Error::usage("report: one of --json, --csv or --markdown"));
     std::vector<check::RunFacts> facts;
     if (args.published) {
         // The action's runs: their folders are gone with their runners; their verdicts are on
@@ -286,18 +282,39 @@ int run_report(const ReportArgs& args) {
             facts.insert(facts.end(), replayed.begin(), replayed.end());
         }
     }
-    const check::Scorecard card = check::scorecard(facts, by);
+    return check::scorecard(facts, by);
+}
+
+}  // namespace
+
+json report_json(const Workspace& ws, const ReportArgs& args) {
+    const auto since = since_flag(args.since);
+    const check::Scorecard card = scorecard_of(ws, args, since);
+    json rows = json::array();
+    for (const auto& row : card.rows) rows.push_back(row_json(card, row));
+    return {{"since", format_utc_timestamp(since)},
+            {"by", args.by},
+            {"rows", rows},
+            {"total", row_json(card, card.total)}};
+}
+
+int run_report(const ReportArgs& args) {
+    if (args.prices) return print_prices(args.json);
+    Workspace ws = open_workspace(false);
+    const int formats = args.json + args.csv + args.markdown;
+    if (formats > 1) throw Failure(Error::usage("report: one of --json, --csv or --markdown"));
+    if (args.json && !args.svg) {
+        std::cout << json_output(report_json(ws, args), 2) << "\n";
+        return 0;
+    }
+    const auto since = since_flag(args.since);
+    const auto by = check::dimensions_of(args.by).value_or_throw();
+    const check::Scorecard card = scorecard_of(ws, args, since);
     if (args.svg)
         if (auto written = write_file_atomic(*args.svg, check::scorecard_svg(card)); !written)
             throw Failure(Error::general("--svg " + *args.svg + ": " + written.error().message));
     if (args.json) {
-        json rows = json::array();
-        for (const auto& row : card.rows) rows.push_back(row_json(card, row));
-        const json out = {{"since", format_utc_timestamp(since)},
-                          {"by", args.by},
-                          {"rows", rows},
-                          {"total", row_json(card, card.total)}};
-        std::cout << json_output(out, 2) << "\n";
+        std::cout << json_output(report_json(ws, args), 2) << "\n";
         return 0;
     }
     if (args.csv) {

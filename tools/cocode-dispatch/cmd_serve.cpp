@@ -15,6 +15,7 @@
 
 #include "core/files.h"
 #include "core/json_text.h"
+#include "dashboard.h"
 #include "scale/gate.h"
 #include "scale/trigger.h"
 #include "scale/webhook.h"
@@ -170,10 +171,23 @@ int run_serve(const ServeArgs& args) {
     server->set_read_timeout(10, 0);
     server->set_write_timeout(10, 0);
 
+    // The dashboard under /ui (docs/dashboard.md), behind its own token: the webhook's secret
+    // is GitHub's, not a person's.
+    std::unique_ptr<Dashboard> dashboard;
+    std::string ui_token;
+    const bool ui_token_given = std::getenv("COCODE_UI_TOKEN") && *std::getenv("COCODE_UI_TOKEN");
+    if (!args.no_ui) {
+        ui_token = dashboard_token();
+        server->new_task_queue = [] { return new httplib::ThreadPool(32); };
+        dashboard = std::make_unique<Dashboard>(
+            w.ws, DashboardOptions{"/ui", ui_token, args.dashboard.read_only});
+        dashboard->mount(*server);
+    }
+
     std::mutex mutex;
     std::condition_variable arrived;
     bool queued = false;
-    server->Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
+    server->Post(R"(/(?!ui/).*|/)", [&](const httplib::Request& req, httplib::Response& res) {
         const auto answer =
             scale::receive(*inbox, secret, req.get_header_value("X-Hub-Signature-256"),
                            req.get_header_value("X-GitHub-Event"),
@@ -200,8 +214,19 @@ int run_serve(const ServeArgs& args) {
         notice("warning: " + written.error().message);
     notice(std::string("listening on ") + (args.tls_cert ? "https://" : "http://") + where +
            " for GitHub's webhooks, as watcher " + w.watcher->id());
+    if (dashboard) {
+        // A made-up token is kept for the person, not put in a log that may be shipped.
+        const fs::path kept = w.ws.root / scale::kServeDir / "ui-token";
+        if (!ui_token_given)
+            if (auto written = write_file_atomic(kept, ui_token + "\n", 0600); !written)
+                notice("warning: " + written.error().message);
+        const std::string scheme = args.tls_cert ? "https://" : "http://";
+        notice("the dashboard: " + scheme + where + "/ui/#token=<the token: " +
+               (ui_token_given ? std::string("$COCODE_UI_TOKEN") : kept.string()) + ">");
+    }
 
     auto stop = [&] {
+        if (dashboard) dashboard->close();
         server->stop();
         listener.join();
     };

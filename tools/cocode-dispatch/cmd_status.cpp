@@ -16,6 +16,7 @@
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "progress.h"
+#include "views.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -77,7 +78,11 @@ std::string line_of(const git::Repository* repo, const run::RunRecord& r,
     return terminal_safe_line(buf);
 }
 
-json json_of(const git::Repository* repo, const run::RunRecord& r, const run::RunUsage& usage) {
+bool finished(const run::RunRecord& r) { return !run::is_active(r.status); }
+
+}  // namespace
+
+json run_row(const git::Repository* repo, const run::RunRecord& r, const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
     const std::string verdict = verdict_of(r);
     return {{"run_id", r.run_id},
@@ -92,6 +97,10 @@ json json_of(const git::Repository* repo, const run::RunRecord& r, const run::Ru
             {"elapsed", elapsed(r)},
             {"commits", commits ? json(*commits) : json(nullptr)},
             {"ready_commit", r.ready_commit.empty() ? json(nullptr) : json(r.ready_commit)},
+            {"issue_title", r.issue_title},
+            {"round_from", r.round_from},
+            {"plan_round", r.plan_round},
+            {"parent_run_id", r.parent_run_id},
             {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
             {"restarts", r.restarts},
             {"verdict", verdict.empty() ? json(nullptr) : json(verdict)},
@@ -108,10 +117,6 @@ json json_of(const git::Repository* repo, const run::RunRecord& r, const run::Ru
             {"error_summary", r.error_summary}};
 }
 
-bool finished(const run::RunRecord& r) { return !run::is_active(r.status); }
-
-}  // namespace
-
 int run_status(const StatusArgs& args) {
     Workspace ws = open_workspace(false);
     auto usage_of = [&](const run::RunRecord& r) {
@@ -123,7 +128,7 @@ int run_status(const StatusArgs& args) {
         auto runs = select_runs(ws, args.which);
         if (args.json) {
             json out = json::array();
-            for (const auto& r : runs) out.push_back(json_of(repo, r, usage_of(r)));
+            for (const auto& r : runs) out.push_back(run_row(repo, r, usage_of(r)));
             std::cout << json_output(out, 2) << "\n";
             return 0;
         }
@@ -145,7 +150,7 @@ int run_status(const StatusArgs& args) {
         for (const auto& r : runs) {
             const run::RunUsage usage = usage_of(r);
             std::string line =
-                args.json ? json_dump(json_of(repo, r, usage)) : line_of(repo, r, usage);
+                args.json ? json_dump(run_row(repo, r, usage)) : line_of(repo, r, usage);
             // Without a terminal, print a run again only when its state changed.
             std::string key = progress.in_place() ? line : state_of(r) + r.ready_commit;
             if (shown[r.run_id] == key) continue;

@@ -203,10 +203,29 @@ struct WatchArgs {
     bool once = false;
 };
 
+// `ui` and `serve`'s /ui: the dashboard (dashboard.h, docs/dashboard.md).
+struct DashboardArgs {
+    bool read_only = false;  // no actions: stop, plans, run again
+};
+
 struct ServeArgs {
     WatcherArgs watcher;
     std::string listen;  // HOST:PORT
     std::optional<std::string> tls_cert, tls_key;
+    DashboardArgs dashboard;
+    bool no_ui = false;  // no dashboard under /ui
+};
+
+struct UiArgs {
+    std::string bind = "127.0.0.1";
+    int port = 8377;  // 0: any free port
+    DashboardArgs dashboard;
+};
+
+// `stop`: a person stops runs (run::stop_request_path), as Ctrl-C stops `run`'s.
+struct StopArgs {
+    std::string which;  // a run id (or a unique prefix), or an issue number (its active runs)
+    bool no_wait = false;
 };
 
 int run_issues_list(const IssuesListArgs& args);
@@ -229,5 +248,7 @@ int run_doctor(const DoctorArgs& args);
 int run_plan(const PlanArgs& args);
 int run_watch(const WatchArgs& args);
 int run_serve(const ServeArgs& args);
+int run_ui(const UiArgs& args);
+int run_stop(const StopArgs& args);
 
 }  // namespace cocode::dispatch_cli

@@ -40,6 +40,8 @@ struct Arguments {
     ReplayArgs replay;
     CleanArgs clean;
     DoctorArgs doctor;
+    UiArgs ui;
+    StopArgs stop;
     std::string shell;
 };
 
@@ -203,7 +205,19 @@ void add_watcher_commands(CLI::App& app, Arguments& a, Commands& commands) {
         ->required();
     serve_cmd->add_option("--tls-cert", a.serve.tls_cert, "PEM certificate: serve HTTPS itself");
     serve_cmd->add_option("--tls-key", a.serve.tls_key, "PEM private key of --tls-cert");
+    serve_cmd->add_flag("--no-ui", a.serve.no_ui, "no dashboard under /ui");
+    serve_cmd->add_flag("--ui-read-only", a.serve.dashboard.read_only,
+                        "the dashboard under /ui shows, and offers no actions");
     commands.emplace_back(serve_cmd, [&a] { return run_serve(a.serve); });
+
+    auto* ui_cmd = app.add_subcommand(
+        "ui", "the dashboard in a browser: races live, logs, verdicts, the scorecard");
+    ui_cmd->add_option("--bind", a.ui.bind, "the address to listen on (default 127.0.0.1)");
+    ui_cmd->add_option("--port", a.ui.port, "the port (default 8377; 0: any free one)")
+        ->check(cocode::tool::whole_number(0, 65535));
+    ui_cmd->add_flag("--read-only", a.ui.dashboard.read_only,
+                     "show only: no stop, no plan verdicts, no run again");
+    commands.emplace_back(ui_cmd, [&a] { return run_ui(a.ui); });
 }
 
 // Hidden: what `run --detach` starts (cmd_supervise.cpp), and a built-in agent (textproto,
@@ -265,6 +279,12 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     logs_cmd->add_flag("--raw", a.logs.raw,
                        "the output as the agent wrote it (no rendering, no escaping)");
     commands.emplace_back(logs_cmd, [&a] { return run_logs(a.logs); });
+
+    auto* stop_cmd = app.add_subcommand("stop", "stop runs, as Ctrl-C stops those `run` started");
+    stop_cmd->add_option("which", a.stop.which, "a run id (or a unique prefix) or an issue number")
+        ->required();
+    stop_cmd->add_flag("--no-wait", a.stop.no_wait, "ask, and return before they have stopped");
+    commands.emplace_back(stop_cmd, [&a] { return run_stop(a.stop); });
 
     auto* egress_cmd = app.add_subcommand(
         "egress", "the hosts runs connected to, as network configuration to paste");
@@ -378,8 +398,9 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // The GitHub token and the webhook's secret out of a same-user agent's reach.
-    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET"});
+    // The GitHub token, the webhook's secret and the dashboard's token out of a same-user
+    // agent's reach.
+    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET", "COCODE_UI_TOKEN"});
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{
         "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",

@@ -1,0 +1,63 @@
+// cocode-dispatch stop: a person stops runs. The request goes beside the run's seal, where its
+// agent cannot write (run::stop_request_path); the run's supervisor, wherever it runs on this
+// machine, sees it within a tick and stops the run as Ctrl-C stops it (interrupted, exit 130).
+// The dashboard's Stop button calls the same request_stop.
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "core/files.h"
+#include "core/run_id.h"
+#include "run/seal.h"
+#include "views.h"
+
+namespace cocode::dispatch_cli {
+
+using json = nlohmann::json;
+
+Result<bool> request_stop(const Workspace& ws, const run::RunRecord& r, const std::string& by) {
+    if (!run::is_active(r.status)) return false;
+    const auto path = run::stop_request_path(ws.root, r.run_id);
+    const json request = {{"run_id", r.run_id},
+                          {"by", by},
+                          {"at", format_utc_timestamp(std::chrono::system_clock::now())}};
+    if (auto written = write_file_atomic(path, request.dump() + "\n"); !written)
+        return std::move(written).error();
+    if (auto recorded = run::append_event(r.folder, r.run_id, "STOP_REQUESTED", {{"by", by}});
+        !recorded)
+        return std::move(recorded).error();
+    return true;
+}
+
+int run_stop(const StopArgs& args) {
+    Workspace ws = open_workspace(false);
+    auto runs = select_runs(ws, args.which);
+    std::vector<run::RunRecord> asked;
+    for (const auto& r : runs) {
+        if (!request_stop(ws, r, "terminal").value_or_throw()) continue;
+        std::printf("stopping %s (#%ld %s)\n", r.run_id.c_str(), r.issue, r.agent.c_str());
+        asked.push_back(r);
+    }
+    if (asked.empty()) {
+        std::printf("nothing to stop: '%s' has no run queued or running\n", args.which.c_str());
+        return 0;
+    }
+    if (args.no_wait) return 0;
+    // Until each has ended: its supervisor's grace, then SIGKILL, bound how long.
+    std::fflush(stdout);
+    for (const auto& r : asked) {
+        while (true) {
+            auto now = select_runs(ws, r.run_id);
+            if (now.empty() || !run::is_active(now.front().status)) {
+                if (!now.empty())
+                    std::printf("%s: %s\n", r.run_id.c_str(),
+                                std::string(run::status_name(now.front().status)).c_str());
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    return 0;
+}
+
+}  // namespace cocode::dispatch_cli

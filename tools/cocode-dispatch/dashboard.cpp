@@ -1,0 +1,600 @@
+#include "dashboard.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "agent/usage.h"
+#include "check/report.h"
+#include "check/run_check.h"
+#include "common/executables.h"
+#include "core/files.h"
+#include "core/json_text.h"
+#include "git/cli.h"
+#include "git/repository.h"
+#include "net/proxy.h"
+#include "proc/command.h"
+#include "scale/watch.h"
+#include "scale/webhook.h"
+#include "ui/assets.h"
+#include "ui/web.h"
+#include "views.h"
+
+namespace cocode::dispatch_cli {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t kShownText = 512 * 1024;  // of a diff, a log tail, a verdict
+constexpr auto kHeartbeat = 20s;                // a comment down an idle stream
+constexpr auto kSettle = 40ms;                  // changes in one burst make one event
+
+std::string text_of(const fs::path& file) {
+    auto read = read_file(file, kShownText * 4);
+    if (!read) return {};
+    std::string text = std::move(*read);
+    if (text.size() > kShownText) text = text.substr(text.size() - kShownText);
+    return text;
+}
+
+void send_json(httplib::Response& res, const json& body, int status = 200) {
+    res.status = status;
+    res.set_content(json_dump(body), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+    send_json(res, {{"error", message}}, status);
+}
+
+bool safe_id(const std::string& id) {
+    return !id.empty() && id.size() < 128 &&
+           id.find_first_not_of(
+               "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") ==
+               std::string::npos;
+}
+
+// Where the run's verdict was published (its last PUBLISH event): the comment and the pull
+// request, only when they are addresses of this repository (the events file is the agent's
+// to write, so a link elsewhere, or of another scheme, is not shown).
+json links_of(const fs::path& folder, const std::string& project) {
+    json out = json::object();
+    auto text = read_file(run::RunFiles{folder}.events(), 64u << 20);
+    if (!text) return out;
+    auto ours = [&](const json& url) {
+        if (!url.is_string()) return false;
+        const std::string u = url.get<std::string>();
+        return (u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0) &&
+               u.find("/" + project + "/") != std::string::npos &&
+               u.find_first_of(" \"'<>\\") == std::string::npos;
+    };
+    for (std::size_t start = 0; start < text->size();) {
+        std::size_t nl = text->find('\n', start);
+        if (nl == std::string::npos) nl = text->size();
+        const std::string_view line = std::string_view(*text).substr(start, nl - start);
+        start = nl + 1;
+        if (line.find("\"PUBLISH\"") == std::string_view::npos) continue;
+        const json event = json::parse(line, nullptr, false);
+        if (json_value(event, "type", std::string()) != "PUBLISH") continue;
+        out = json::object();
+        for (const char* key : {"comment", "pull_request"})
+            if (event.contains(key) && ours(event[key])) out[key] = event[key];
+    }
+    return out;
+}
+
+}  // namespace
+
+struct Dashboard::State {
+    Workspace ws;
+    DashboardOptions options;
+    std::string project;                  // owner/name
+    std::optional<git::Repository> repo;  // used under `mutex` only (libgit2 is not shared)
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::uint64_t version = 0;  // bumped for every row that changed
+    struct Entry {
+        json row;
+        std::uint64_t version = 0;
+    };
+    std::map<std::string, Entry> rows;             // run id → its row as `status --json` has it
+    std::map<std::string, std::uint64_t> gone;     // run id → the version it went in
+    std::set<std::string> dirty;                   // folders changed since their rows were made
+    std::map<std::string, std::uint64_t> touched;  // folder → changes seen (log streams wait on it)
+    int subscribers = 0;
+    bool closing = false;
+
+    std::optional<ui::FolderWatch> watch;
+    std::thread watcher;
+
+    State(Workspace w, DashboardOptions o) : ws(std::move(w)), options(std::move(o)) {}
+
+    // The row of one run now, or nullopt when its folder is gone. Under `mutex`.
+    std::optional<json> row_of(const std::string& id) {
+        const fs::path folder = ws.runs_dir() / id;
+        auto info = run::read_run_info(folder);
+        if (!info) return std::nullopt;
+        run::RunRecord r = run::record_from(*info, folder);
+        json row =
+            run_row(repo ? &*repo : nullptr, r, agent::usage_of_run(folder, ws.config.pricing));
+        row["links"] = links_of(folder, project);
+        return row;
+    }
+
+    // Rows for the folders changed since they were made. Under `mutex`.
+    void refresh() {
+        if (dirty.empty()) return;
+        for (const auto& id : dirty) {
+            auto row = row_of(id);
+            if (!row) {
+                if (rows.erase(id)) gone[id] = ++version;
+                continue;
+            }
+            auto& entry = rows[id];
+            if (entry.row == *row) continue;
+            entry = {std::move(*row), ++version};
+            gone.erase(id);
+        }
+        dirty.clear();
+        changed.notify_all();
+    }
+
+    void load_all() {
+        std::lock_guard lock(mutex);
+        std::error_code ec;
+        for (const auto& entry : list_folder(ws.runs_dir(), ec))
+            if (entry.is_directory) dirty.insert(entry.path.filename().string());
+        refresh();
+    }
+
+    // Runs whose supervisor died without a word are ended (crashed), as `status` ends them;
+    // the rewrite reaches the rows through the folder watch.
+    void reconcile_active() {
+        std::vector<std::string> active;
+        {
+            std::lock_guard lock(mutex);
+            for (const auto& [id, entry] : rows) {
+                const std::string status = json_value(entry.row, "status", std::string());
+                if (status == "running" || status == "queued") active.push_back(id);
+            }
+        }
+        for (const auto& id : active) {
+            const fs::path folder = ws.runs_dir() / id;
+            if (auto info = run::read_run_info(folder)) {
+                auto record = run::record_from(*info, folder);
+                (void)run::reconcile(record);
+            }
+        }
+    }
+
+    void watch_loop() {
+        while (true) {
+            auto names = watch->wait(kHeartbeat);
+            {
+                std::lock_guard lock(mutex);
+                if (closing) return;
+            }
+            if (names.empty()) continue;
+            // The rest of the burst (an atomic write is a create, a write and a rename).
+            for (auto start = std::chrono::steady_clock::now();
+                 std::chrono::steady_clock::now() - start < 4 * kSettle;) {
+                auto more = watch->wait(kSettle);
+                if (more.empty()) break;
+                names.insert(more.begin(), more.end());
+            }
+            std::lock_guard lock(mutex);
+            for (const auto& n : names) {
+                dirty.insert(n);
+                ++touched[n];
+            }
+            // Nobody watching: the rows are made when somebody asks.
+            if (subscribers > 0) refresh();
+            changed.notify_all();
+        }
+    }
+
+    json snapshot() {
+        std::lock_guard lock(mutex);
+        refresh();
+        json runs = json::array();
+        for (const auto& [id, entry] : rows) runs.push_back(entry.row);
+        return {{"version", version},
+                {"read_only", options.read_only},
+                {"project", project},
+                {"runs", runs}};
+    }
+};
+
+Dashboard::Dashboard(Workspace ws, DashboardOptions options)
+    : state_(std::make_unique<State>(std::move(ws), std::move(options))) {
+    State& s = *state_;
+    if (auto opened = git::Repository::open(s.ws.root)) s.repo.emplace(std::move(*opened));
+    s.project = s.ws.project_id();
+    s.watch.emplace(ui::FolderWatch::open(s.ws.runs_dir()).value_or_throw());
+    s.load_all();
+    s.watcher = std::thread([&s] { s.watch_loop(); });
+}
+
+Dashboard::~Dashboard() { close(); }
+
+void Dashboard::close() {
+    State& s = *state_;
+    {
+        std::lock_guard lock(s.mutex);
+        if (s.closing) return;
+        s.closing = true;
+        s.changed.notify_all();
+    }
+    s.watch->wake();
+    if (s.watcher.joinable()) s.watcher.join();
+}
+
+namespace {
+
+// A run's page: its row, verdict, diff, egress, rounds, plan and what it was given.
+json run_detail(Dashboard::State& s, const std::string& id) {
+    const fs::path folder = s.ws.runs_dir() / id;
+    auto info = run::read_run_info(folder);
+    if (!info) return nullptr;
+    const run::RunRecord r = run::record_from(*info, folder);
+    json out;
+    {
+        std::lock_guard lock(s.mutex);
+        out["row"] = s.row_of(id).value_or(json(nullptr));
+    }
+    const run::RunFiles files{folder};
+    out["issue_body"] = text_of(files.issue_body());
+    out["feedback"] = text_of(files.feedback());
+    out["output"] = text_of(files.output());
+    if (auto verdict = check::recorded_verdict(folder)) {
+        out["check_md"] = verdict->plan_round ? check::render_plan_markdown(*verdict)
+                                              : check::render_markdown(*verdict);
+        out["pass"] = verdict->pass;
+        if (verdict->plan_round && verdict->plan && verdict->pass &&
+            verdict->plan_rejected_by.empty())
+            out["plan_hash"] = verdict->plan->hash;
+        out["plan_text"] = verdict->plan_text;
+    }
+    // What the pull request carries: the base to the branch's head (or its READY commit once
+    // the branch is gone).
+    const std::string head =
+        !r.branch.empty() &&
+                git::git_line(s.ws.root, {"rev-parse", "--verify", "-q", "refs/heads/" + r.branch})
+            ? "refs/heads/" + r.branch
+            : r.ready_commit;
+    if (!r.base_commit.empty() && !head.empty())
+        if (auto diff = git::git_output(s.ws.root, {"diff", "--no-color", "--no-ext-diff", "--stat",
+                                                    "--patch", r.base_commit, head, "--"})) {
+            std::string text = std::move(*diff);
+            const bool cut = text.size() > kShownText;
+            if (cut) text.resize(kShownText);
+            out["diff"] = text;
+            out["diff_cut"] = cut;
+        }
+    json egress = json::array();
+    for (const auto& e : net::read_egress(folder / "egress.jsonl"))
+        egress.push_back({{"time", e.time},
+                          {"host", e.host},
+                          {"port", e.port},
+                          {"allowed", e.allowed},
+                          {"error", e.error},
+                          {"bytes_out", e.bytes_out},
+                          {"bytes_in", e.bytes_in},
+                          {"command", e.command}});
+    out["egress"] = egress;
+    // Its rounds: every run on the same branch, in order.
+    json rounds = json::array();
+    {
+        std::lock_guard lock(s.mutex);
+        for (const auto& [other, entry] : s.rows)
+            if (json_value(entry.row, "branch", std::string()) == r.branch && !r.branch.empty())
+                rounds.push_back({{"run_id", other},
+                                  {"round", json_value(entry.row, "round", 1)},
+                                  {"plan_round", json_value(entry.row, "plan_round", false)},
+                                  {"status", json_value(entry.row, "status", std::string())},
+                                  {"verdict", entry.row.value("verdict", json(nullptr))}});
+    }
+    out["rounds"] = rounds;
+    return out;
+}
+
+json queue_json(const Workspace& ws) {
+    json out = {{"watch", json::array()}, {"deliveries", 0}};
+    if (auto text = read_file(ws.root / scale::kWatchDir / "state.json")) {
+        const json state = json::parse(*text, nullptr, false);
+        for (const auto& e : json_value(state, "issues", json::array())) {
+            if (!e.is_object()) continue;
+            out["watch"].push_back({{"issue", json_value(e, "issue", 0L)},
+                                    {"phase", json_value(e, "phase", std::string())},
+                                    {"kind", json_value(e, "kind", std::string())},
+                                    {"agents", json_value(e, "agents", json::array())},
+                                    {"runs", json_value(e, "runs", json::array())},
+                                    {"by", json_value(e, "by", std::string())},
+                                    {"updated_at", json_value(e, "updated_at", std::string())}});
+        }
+    }
+    std::error_code ec;
+    if (fs::is_directory(ws.root / scale::kServeDir, ec))
+        if (auto inbox = scale::Inbox::open(ws.root / scale::kServeDir))
+            out["deliveries"] = (*inbox)->pending().size();
+    return out;
+}
+
+// `cocode-dispatch ARGS…` in the repository, as a person would type it: the action does what
+// the command does, and is recorded where the command records it.
+json run_self(const Workspace& ws, std::vector<std::string> args) {
+    args.insert(args.begin(), tool::self_executable("cocode-dispatch").string());
+    CommandOptions options;
+    options.cwd = ws.root;
+    options.deadline = 120s;
+    auto done = run_command(args, options);
+    if (!done) return {{"ok", false}, {"error", done.error().message}};
+    return {{"ok", done->exit_code == 0},
+            {"exit_code", done->exit_code},
+            {"out", done->out},
+            {"error", first_line(done->err)}};
+}
+
+}  // namespace
+
+void Dashboard::mount(httplib::Server& server) {
+    State& s = *state_;
+    const std::string p = s.options.prefix;
+    const std::string api = p + "/api/";
+    server.set_pre_routing_handler([&s, api](const httplib::Request& req, httplib::Response& res) {
+        for (const auto& [name, value] : ui::security_headers()) res.set_header(name, value);
+        if (req.path.rfind(api, 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+        res.set_header("Cache-Control", "no-store");
+        if (ui::bearer_matches(req.get_header_value("Authorization"), s.options.token))
+            return httplib::Server::HandlerResponse::Unhandled;
+        res.set_header("WWW-Authenticate", "Bearer");
+        send_error(res, 401, "the dashboard's token is missing or wrong");
+        return httplib::Server::HandlerResponse::Handled;
+    });
+    // The page: index.html at the root, the rest by name.
+    auto page = [](const std::string& name) {
+        return [name](const httplib::Request&, httplib::Response& res) {
+            const ui::Asset* asset = ui::find_asset(name);
+            std::string type(asset->type);
+            if (type.rfind("text/", 0) == 0) type += "; charset=utf-8";
+            res.set_header("Cache-Control", "no-cache");
+            res.set_content(std::string(asset->body), type.c_str());
+        };
+    };
+    server.Get(p + "/", page("index.html"));
+    if (!p.empty())
+        server.Get(
+            p, [p](const httplib::Request&, httplib::Response& res) { res.set_redirect(p + "/"); });
+    for (const auto& asset : ui::assets())
+        if (asset.name != "index.html")
+            server.Get(p + "/" + std::string(asset.name), page(std::string(asset.name)));
+
+    server.Get(api + "runs", [&s](const httplib::Request&, httplib::Response& res) {
+        s.reconcile_active();
+        send_json(res, s.snapshot());
+    });
+    // Rows as they change: resumable from the last event's id (Last-Event-ID, or ?since=).
+    server.Get(api + "events", [&s](const httplib::Request& req, httplib::Response& res) {
+        std::string from = req.get_header_value("Last-Event-ID");
+        if (from.empty()) from = req.get_param_value("since");
+        std::uint64_t seen = 0;
+        try {
+            seen = from.empty() ? 0 : std::stoull(from);
+        } catch (...) {
+            return send_error(res, 400, "since: expected the id of an event");
+        }
+        res.set_header("X-Accel-Buffering", "no");
+        res.set_chunked_content_provider(
+            "text/event-stream", [&s, seen](std::size_t, httplib::DataSink& sink) mutable {
+                std::unique_lock lock(s.mutex);
+                ++s.subscribers;
+                s.refresh();
+                // A stream older than this server's first row: the page reloads the list.
+                if (seen > s.version) {
+                    lock.unlock();
+                    const std::string reset = ui::sse_event("reset", "{}");
+                    sink.write(reset.data(), reset.size());
+                    lock.lock();
+                    seen = s.version;
+                }
+                while (!s.closing) {
+                    std::string out;
+                    for (const auto& [id, entry] : s.rows)
+                        if (entry.version > seen)
+                            out += ui::sse_event("run", json_dump(entry.row),
+                                                 std::to_string(entry.version));
+                    for (const auto& [id, at] : s.gone)
+                        if (at > seen)
+                            out += ui::sse_event("gone", json_dump(json{{"run_id", id}}),
+                                                 std::to_string(at));
+                    if (out.empty() && seen == 0)
+                        out = ui::sse_event("hello", "{}", std::to_string(s.version));
+                    seen = s.version;
+                    lock.unlock();
+                    if (!out.empty() && !sink.write(out.data(), out.size())) {
+                        lock.lock();
+                        break;
+                    }
+                    lock.lock();
+                    if (!s.changed.wait_for(lock, kHeartbeat,
+                                            [&] { return s.closing || s.version > seen; })) {
+                        lock.unlock();
+                        const bool alive = sink.write(": idle\n\n", 8);
+                        lock.lock();
+                        if (!alive) break;
+                    }
+                }
+                --s.subscribers;
+                lock.unlock();
+                sink.done();
+                return true;
+            });
+    });
+    server.Get(api + R"(runs/([^/]+))", [&s](const httplib::Request& req, httplib::Response& res) {
+        const std::string id = req.matches[1];
+        if (!safe_id(id)) return send_error(res, 404, "no such run");
+        json detail = run_detail(s, id);
+        if (detail.is_null()) return send_error(res, 404, "no run " + id);
+        send_json(res, detail);
+    });
+    // The agent's output, rendered as `logs` renders it, from a byte offset, tailing live until
+    // the run has ended; each event's id is the offset to resume from.
+    server.Get(api + R"(runs/([^/]+)/log)", [&s](const httplib::Request& req,
+                                                 httplib::Response& res) {
+        const std::string id = req.matches[1];
+        if (!safe_id(id) || !fs::is_directory(s.ws.runs_dir() / id))
+            return send_error(res, 404, "no such run");
+        std::string from = req.get_header_value("Last-Event-ID");
+        if (from.empty()) from = req.get_param_value("from");
+        std::uint64_t offset = 0;
+        try {
+            offset = from.empty() ? 0 : std::stoull(from);
+        } catch (...) {
+            return send_error(res, 400, "from: expected a byte offset");
+        }
+        const bool err = req.get_param_value("stream") == "stderr";
+        auto reader = std::make_shared<LogReader>(run::RunFiles{s.ws.runs_dir() / id}, err, offset);
+        res.set_header("X-Accel-Buffering", "no");
+        res.set_chunked_content_provider(
+            "text/event-stream", [&s, id, reader](std::size_t, httplib::DataSink& sink) {
+                auto send = [&](const std::vector<std::string>& lines, const char* event) {
+                    if (lines.empty() && std::string_view(event) == "lines") return true;
+                    const std::string out = ui::sse_event(event, json_dump(json(lines)),
+                                                          std::to_string(reader->offset()));
+                    return sink.write(out.data(), out.size());
+                };
+                std::uint64_t seen_touch = 0;
+                bool held = false;  // the renderer may hold text back for what follows
+                while (true) {
+                    {
+                        std::lock_guard lock(s.mutex);
+                        if (s.closing) break;
+                        seen_touch = s.touched[id];
+                    }
+                    auto lines = reader->read();
+                    if (!lines.empty()) held = true;
+                    if (!send(lines, "lines")) return false;
+                    auto info = run::read_run_info(s.ws.runs_dir() / id);
+                    if (!info ||
+                        !run::is_active(run::record_from(*info, s.ws.runs_dir() / id).status)) {
+                        if (!send(reader->read(), "lines") || !send(reader->rest(), "lines"))
+                            return false;
+                        send({}, "end");
+                        break;
+                    }
+                    std::unique_lock lock(s.mutex);
+                    const bool woke = s.changed.wait_for(lock, held ? 500ms : kHeartbeat, [&] {
+                        return s.closing || s.touched[id] != seen_touch;
+                    });
+                    lock.unlock();
+                    if (!woke) {
+                        if (held) {
+                            held = false;
+                            if (!send(reader->flush(), "lines")) return false;
+                        } else if (!sink.write(": idle\n\n", 8)) {
+                            return false;
+                        }
+                    }
+                }
+                sink.done();
+                return true;
+            });
+    });
+    server.Get(api + "report", [&s](const httplib::Request& req, httplib::Response& res) {
+        ReportArgs args;
+        args.since = req.has_param("since") ? req.get_param_value("since") : "30d";
+        args.by = req.has_param("by") ? req.get_param_value("by") : "agent,kind";
+        args.runs = req.has_param("source") ? req.get_param_value("source") : "live";
+        if (args.runs != "live" && args.runs != "replay" && args.runs != "all")
+            return send_error(res, 400, "source: expected live, replay or all");
+        try {
+            send_json(res, report_json(s.ws, args));
+        } catch (const Failure& f) {
+            send_error(res, 400, f.error().message);
+        }
+    });
+    server.Get(api + "environments", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, environments_json());
+    });
+    server.Get(api + "queue", [&s](const httplib::Request&, httplib::Response& res) {
+        send_json(res, queue_json(s.ws));
+    });
+    if (s.options.read_only) return;
+
+    // Actions: what the CLI's commands do, as they record it.
+    auto body_of = [](const httplib::Request& req) {
+        json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+        return body.is_object() ? body : json::object();
+    };
+    server.Post(api + R"(runs/([^/]+)/stop)",
+                [&s](const httplib::Request& req, httplib::Response& res) {
+                    const std::string id = req.matches[1];
+                    if (!safe_id(id)) return send_error(res, 404, "no such run");
+                    auto info = run::read_run_info(s.ws.runs_dir() / id);
+                    if (!info) return send_error(res, 404, "no run " + id);
+                    const auto record = run::record_from(*info, s.ws.runs_dir() / id);
+                    auto asked = request_stop(s.ws, record, "dashboard");
+                    if (!asked) return send_error(res, 500, asked.error().message);
+                    if (!*asked) return send_error(res, 409, "run " + id + " has already ended");
+                    send_json(res, {{"ok", true}, {"stopping", id}}, 202);
+                });
+    server.Post(api + R"(runs/([^/]+)/again)",
+                [&s, body_of](const httplib::Request& req, httplib::Response& res) {
+                    const std::string id = req.matches[1];
+                    if (!safe_id(id)) return send_error(res, 404, "no such run");
+                    const json body = body_of(req);
+                    std::string message = json_value(body, "message", std::string());
+                    if (message.empty()) message = "Run again (asked on the dashboard).";
+                    const json done = run_self(s.ws, {"continue", id, "--detach", "-m", message});
+                    send_json(res, done, done.value("ok", false) ? 202 : 409);
+                });
+    server.Post(api + R"(runs/([^/]+)/plan)",
+                [&s, body_of](const httplib::Request& req, httplib::Response& res) {
+                    const std::string id = req.matches[1];
+                    if (!safe_id(id)) return send_error(res, 404, "no such run");
+                    const json body = body_of(req);
+                    const std::string verb = json_value(body, "verb", std::string());
+                    const std::string message = json_value(body, "message", std::string());
+                    std::vector<std::string> args = {"continue", id, "--detach"};
+                    if (verb == "approve") {
+                        const std::string hash = json_value(body, "hash", std::string());
+                        if (hash.empty())
+                            return send_error(res, 400, "approve: the plan's hash is missing");
+                        args.insert(args.end(), {"--approve", "--hash", hash});
+                    } else if (verb == "revise") {
+                        if (message.empty())
+                            return send_error(res, 400, "revise: say what to change");
+                        args.insert(args.end(), {"--revise", "-m", message});
+                    } else if (verb == "reject") {
+                        args.push_back("--reject");
+                    } else {
+                        return send_error(res, 400, "verb: expected approve, revise or reject");
+                    }
+                    const json done = run_self(s.ws, args);
+                    send_json(res, done, done.value("ok", false) ? 202 : 409);
+                });
+}
+
+std::string dashboard_url(const std::string& host, int port, const std::string& prefix,
+                          const std::string& token) {
+    const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    return "http://" + shown + ":" + std::to_string(port) + prefix + "/#token=" + token;
+}
+
+std::string dashboard_token() {
+    const char* given = std::getenv("COCODE_UI_TOKEN");
+    std::string token = given && *given ? given : ui::new_token();
+    ::unsetenv("COCODE_UI_TOKEN");
+    return token;
+}
+
+}  // namespace cocode::dispatch_cli
