@@ -3,7 +3,9 @@
 // in a clone, against the loopback GitHub. Bad, missing, truncated and repeated deliveries are
 // refused; a labelled issue and a writer's /cocode command are each run once and answered;
 // a kill -9 right after the 202 loses nothing.
+#include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <functional>
 #include <thread>
@@ -288,6 +290,54 @@ TEST_F(Serve, MaxParallelHoldsForDeliveries) {
     std::sort(runs.begin(), runs.end(),
               [](const auto& x, const auto& y) { return x.start_time < y.start_time; });
     EXPECT_GE(runs[1].start_time, runs[0].end_time) << "the second run waited for the first";
+}
+
+// serve's dashboard under /ui (docs/dashboard.md), beside the webhooks: the page for anyone,
+// its data for the token's holder only; a token serve made is kept for the person, not logged.
+TEST_F(Serve, TheDashboardIsUnderUiBehindATokenOfItsOwnThatIsNeverLogged) {
+    const fs::path a = machine("a");
+    start(a);
+    const fs::path kept = a / ".cocode/serve/ui-token";
+    ASSERT_TRUE(fs::exists(kept));
+    std::string token = read_text(kept);
+    token = token.substr(0, token.find('\n'));
+    struct stat st {};
+    ASSERT_EQ(::stat(kept.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+    const std::string where = read_text(a / ".cocode/serve/listening");
+    const auto colon = where.rfind(':');
+    httplib::Client client(where.substr(0, colon), std::stoi(where.substr(colon + 1)));
+    auto page = client.Get("/ui/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+    EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+              std::string::npos);
+    EXPECT_NE(page->body.find("app.js"), std::string::npos);
+    auto refused = client.Get("/ui/api/runs");
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401);
+    auto wrong = client.Get("/ui/api/runs", {{"Authorization", "Bearer " + std::string(kSecret)}});
+    ASSERT_TRUE(wrong);
+    EXPECT_EQ(wrong->status, 401) << "the webhook's secret is not the dashboard's token";
+    auto stop_unsigned = client.Post("/ui/api/runs/x/stop", "", "application/json");
+    ASSERT_TRUE(stop_unsigned);
+    EXPECT_EQ(stop_unsigned->status, 401) << "an action without the token is refused";
+    auto runs = client.Get("/ui/api/runs", {{"Authorization", "Bearer " + token}});
+    ASSERT_TRUE(runs);
+    EXPECT_EQ(runs->status, 200);
+    const json listed = json::parse(runs->body);
+    EXPECT_TRUE(listed["runs"].is_array());
+    EXPECT_FALSE(listed["read_only"].get<bool>());
+    // The webhooks are where they were.
+    EXPECT_EQ(deliver("ping", "dashboard-ping", example_payload("ping", "")), 200);
+
+    const Shell served = stop(a);
+    EXPECT_EQ(served.exit_code, 0) << served.err;
+    EXPECT_NE(served.err.find("/ui/#token=<the token: " + kept.string() + ">"), std::string::npos)
+        << served.err;
+    EXPECT_EQ((served.out + served.err).find(token), std::string::npos)
+        << "serve never prints the dashboard's token";
 }
 
 TEST_F(Serve, AKillRightAfterTheAnswerLosesNothing) {

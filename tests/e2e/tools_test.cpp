@@ -179,13 +179,12 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"cocode-dispatch",
          "cocode-dispatch: error: `cocode-dispatch` needs a command: issues, run, continue, plan, "
-         "watch, serve, status, report, logs, egress, gate, presets, init, env, replay, clean, "
-         "doctor, "
-         "completion (see `cocode-dispatch --help`)\n"},
+         "watch, serve, ui, status, report, logs, stop, egress, gate, presets, init, env, "
+         "replay, clean, doctor, completion (see `cocode-dispatch --help`)\n"},
         {"cocode-dispatch rnu 1",
          "cocode-dispatch: error: unknown command 'rnu' for `cocode-dispatch`; did you mean "
-         "'run'? Commands: issues, run, continue, plan, watch, serve, status, report, logs, "
-         "egress, gate, presets, init, env, replay, clean, doctor, completion.\n"},
+         "'run'? Commands: issues, run, continue, plan, watch, serve, ui, status, report, logs, "
+         "stop, egress, gate, presets, init, env, replay, clean, doctor, completion.\n"},
         {"cocode-dispatch issues shwo 3",
          "cocode-dispatch: error: unknown command 'shwo' for `cocode-dispatch issues`; did you "
          "mean 'show'? Commands: list, show.\n"},

@@ -103,5 +103,38 @@ TEST_F(Dashboard, ARaceSeenLiveInChromiumStoppedFromThePageAndNoHostileTextRuns)
     }
 }
 
+// `stop` from a terminal: what the dashboard's Stop does. The run ends as Ctrl-C ends it, the
+// request is recorded, and a second stop finds nothing to stop.
+TEST_F(Dashboard, StopEndsARunAsCtrlCDoesAndSaysWhoAsked) {
+    configure({{"agents", {{"waiter", {{"command", agent_path("wait-agent.sh")}}}}}});
+    Shell run = dispatch("run 1 --detach");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const run::RunRecord started = only_run();
+    Shell stop = dispatch("stop 1");
+    ASSERT_EQ(stop.exit_code, 0) << stop.err;
+    EXPECT_NE(stop.out.find("stopping " + started.run_id), std::string::npos) << stop.out;
+    EXPECT_NE(stop.out.find("failed (interrupted)"), std::string::npos)
+        << "stop waits for the end and says it: " << stop.out;
+    const run::RunRecord& ended = only_run();
+    EXPECT_EQ(ended.reason, run::StopReason::interrupted);
+    EXPECT_EQ(ended.exit_code, 130);
+    bool asked = false;
+    for (const auto& e : events(ended.folder / "events.jsonl"))
+        asked |= e["type"] == "STOP_REQUESTED" && e["by"] == "terminal";
+    EXPECT_TRUE(asked);
+    EXPECT_TRUE(nothing_left(ended));
+    Shell again = dispatch("stop " + started.run_id);
+    EXPECT_EQ(again.exit_code, 0);
+    EXPECT_NE(again.out.find("nothing to stop"), std::string::npos) << again.out;
+}
+
+// Seen from other machines, the dashboard's token is one chosen for it, never one printed.
+TEST_F(Dashboard, ABindBeyondLoopbackNeedsAChosenToken) {
+    Shell refused = dispatch("ui --bind 0.0.0.0 --port 0");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("COCODE_UI_TOKEN"), std::string::npos) << refused.err;
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/ui/listening"));
+}
+
 }  // namespace
 }  // namespace cocode::test

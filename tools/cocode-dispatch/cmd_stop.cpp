@@ -8,6 +8,7 @@
 
 #include "core/files.h"
 #include "core/run_id.h"
+#include "core/terminal_text.h"
 #include "run/seal.h"
 #include "views.h"
 
@@ -49,9 +50,13 @@ int run_stop(const StopArgs& args) {
         while (true) {
             auto now = select_runs(ws, r.run_id);
             if (now.empty() || !run::is_active(now.front().status)) {
-                if (!now.empty())
-                    std::printf("%s: %s\n", r.run_id.c_str(),
-                                std::string(run::status_name(now.front().status)).c_str());
+                if (!now.empty()) {
+                    const auto& end = now.front();
+                    std::string state(run::status_name(end.status));
+                    if (!end.reason_text.empty()) state += " (" + end.reason_text + ")";
+                    // run-info is the agent's to write: shown escaped.
+                    std::printf("%s\n", terminal_safe_line(r.run_id + ": " + state).c_str());
+                }
                 break;
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
