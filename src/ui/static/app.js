@@ -346,16 +346,20 @@
       h('p', { class: 'muted' }, runs.size + ' runs on ' + all.length + ' issues · ' + active + ' running or queued'),
     );
     if (!all.length) m.append(h('p', { class: 'empty' }, 'No runs yet: `cocode-dispatch run ISSUE` starts some.'));
-    // The first screens at once, the rest as the browser has time: a thousand runs stay quick.
+    // The first screens at once, the rest a few hundred rows a frame: a thousand runs stay quick.
     const list = h('div', { id: 'races' });
     m.append(list);
-    const first = 40;
-    for (const item of all.slice(0, first)) list.append(raceCard(item));
-    let at = first;
+    let at = 0;
+    const draw = (rows) => {
+      for (let drawn = 0; at < all.length && drawn < rows; at++) {
+        list.append(raceCard(all[at]));
+        drawn += all[at].rows.length;
+      }
+    };
+    draw(60);
     const more = () => {
       if (at >= all.length) return;
-      for (const item of all.slice(at, at + 100)) list.append(raceCard(item));
-      at += 100;
+      draw(300);
       requestAnimationFrame(more);
     };
     requestAnimationFrame(more);
