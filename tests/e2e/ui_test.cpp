@@ -2,9 +2,11 @@
 // two agents in a real repository, watched live by tests/ui/browser.mjs (playwright-core and
 // axe-core, test peers), which also stops one run from the page. Screenshots of every page are
 // kept in the build tree's artifacts/ui/.
+#include <httplib.h>
 #include <signal.h>
 
 #include "dispatch_fixture.h"
+#include "plan_agent.h"
 
 namespace cocode::test {
 namespace {
@@ -37,6 +39,28 @@ class Dashboard : public DispatchRun {
             << read_text(dir_.path() / ("ui-" + n + ".err"));
         const std::string where = read_text(listening);
         return where.substr(0, where.find('\n'));
+    }
+
+    // A client of the dashboard at `where` (HOST:PORT), with the token.
+    static httplib::Client client_of(const std::string& where) {
+        const auto colon = where.rfind(':');
+        httplib::Client client(where.substr(0, colon), std::stoi(where.substr(colon + 1)));
+        client.set_bearer_token_auth(kToken);
+        client.set_read_timeout(60, 0);
+        return client;
+    }
+
+    // Waits until there are `n` runs and the newest has ended.
+    std::vector<run::RunRecord> ended_runs(std::size_t n) {
+        std::vector<run::RunRecord> all;
+        EXPECT_TRUE(wait_until(
+            [&] {
+                all = runs();
+                return all.size() == n && !run::is_active(all.back().status);
+            },
+            std::chrono::seconds(60)))
+            << all.size() << " runs";
+        return all;
     }
 
     std::vector<pid_t> servers_;
@@ -101,6 +125,66 @@ TEST_F(Dashboard, ARaceSeenLiveInChromiumStoppedFromThePageAndNoHostileTextRuns)
             asked |= e["type"] == "STOP_REQUESTED" && e["by"] == "dashboard";
         EXPECT_TRUE(asked) << "the stop is in the run's events, by the dashboard";
     }
+}
+
+// The page's other actions are the CLI's commands, recorded as they record them: a plan revised
+// and then approved from the page, and the pair's next round asked for with feedback.
+TEST_F(Dashboard, APlanRevisedAndApprovedAndARoundAskedForFromThePageAreTheCommands) {
+    configure(plan_agent_config());
+    Shell planned = dispatch("run 1 --plan");
+    ASSERT_EQ(planned.exit_code, 0) << planned.err;
+    const run::RunRecord plan_run = only_run();
+    auto client = client_of(start_ui(""));
+
+    auto detail = client.Get("/api/runs/" + plan_run.run_id);
+    ASSERT_TRUE(detail);
+    ASSERT_EQ(detail->status, 200);
+    const json shown = json::parse(detail->body);
+    const std::string hash = shown.value("plan_hash", "");
+    ASSERT_EQ(hash.size(), 12u) << detail->body;
+    EXPECT_NE(shown["check_md"].get<std::string>().find("PLAN"), std::string::npos);
+
+    auto post = [&](const std::string& path, const json& body) {
+        auto answer = client.Post(path, body.dump(), "application/json");
+        EXPECT_TRUE(answer);
+        return answer ? std::make_pair(answer->status, answer->body)
+                      : std::make_pair(0, std::string());
+    };
+    // The command's own refusal comes back: a hash that is not the plan's starts nothing.
+    auto [stale, why] = post("/api/runs/" + plan_run.run_id + "/plan",
+                             {{"verb", "approve"}, {"hash", "0123456789ab"}});
+    EXPECT_EQ(stale, 409);
+    EXPECT_NE(why.find("is not the current plan"), std::string::npos) << why;
+    EXPECT_EQ(runs().size(), 1u);
+    EXPECT_EQ(post("/api/runs/" + plan_run.run_id + "/plan", {{"verb", "revise"}}).first, 400)
+        << "a revision says what to change";
+
+    EXPECT_EQ(post("/api/runs/" + plan_run.run_id + "/plan",
+                   {{"verb", "revise"}, {"message", "Off by default, please."}})
+                  .first,
+              202);
+    auto all = ended_runs(2);
+    const run::RunRecord revised = all[1];
+    EXPECT_TRUE(revised.plan_round);
+    EXPECT_NE(read_text(revised.folder / "feedback.md").find("Off by default, please."),
+              std::string::npos);
+    const std::string new_hash =
+        json::parse(read_text(revised.folder / "check.json"))["plan_round"]["hash"];
+
+    EXPECT_EQ(
+        post("/api/runs/" + revised.run_id + "/plan", {{"verb", "approve"}, {"hash", new_hash}})
+            .first,
+        202);
+    all = ended_runs(3);
+    const run::RunRecord code = all[2];
+    EXPECT_FALSE(code.plan_round);
+    EXPECT_EQ(code.round_trigger, "plan " + new_hash + " approved (terminal)");
+
+    EXPECT_EQ(post("/api/runs/" + code.run_id + "/again", {{"message", "Add a test too."}}).first,
+              202);
+    all = ended_runs(4);
+    EXPECT_EQ(all[3].round, code.round + 1);
+    EXPECT_NE(read_text(all[3].folder / "feedback.md").find("Add a test too."), std::string::npos);
 }
 
 // `stop` from a terminal: what the dashboard's Stop does. The run ends as Ctrl-C ends it, the

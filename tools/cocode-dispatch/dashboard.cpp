@@ -367,6 +367,190 @@ json run_self(const Workspace& ws, std::vector<std::string> args) {
             {"error", first_line(done->err)}};
 }
 
+using Request = httplib::Request;
+using Response = httplib::Response;
+
+// Where a stream resumes: the Last-Event-ID header, else `param`; nullopt when it is no number.
+std::optional<std::uint64_t> resume_point(const Request& req, const std::string& param) {
+    std::string from = req.get_header_value("Last-Event-ID");
+    if (from.empty()) from = req.get_param_value(param);
+    if (from.empty()) return 0;
+    if (from.find_first_not_of("0123456789") != std::string::npos || from.size() > 19)
+        return std::nullopt;
+    return std::stoull(from);
+}
+
+// The run a request names (its first match), or nullopt with the 404 answered.
+std::optional<run::RunRecord> named_run(Dashboard::State& s, const Request& req, Response& res) {
+    const std::string id = req.matches[1];
+    if (safe_id(id))
+        if (auto info = run::read_run_info(s.ws.runs_dir() / id))
+            return run::record_from(*info, s.ws.runs_dir() / id);
+    send_error(res, 404, "no run " + id);
+    return std::nullopt;
+}
+
+json body_of(const Request& req) {
+    json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    return body.is_object() ? body : json::object();
+}
+
+// Rows as they change, from the version the page last saw.
+void stream_rows(Dashboard::State& s, const Request& req, Response& res) {
+    const auto since = resume_point(req, "since");
+    if (!since) return send_error(res, 400, "since: expected the id of an event");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream", [&s, seen = *since](std::size_t, httplib::DataSink& sink) mutable {
+            std::unique_lock lock(s.mutex);
+            ++s.subscribers;
+            s.refresh();
+            std::string out;
+            // A stream older than this server's first row: the page reloads the list.
+            if (seen > s.version) {
+                out = ui::sse_event("reset", "{}");
+                seen = s.version;
+            }
+            while (!s.closing) {
+                for (const auto& [id, entry] : s.rows)
+                    if (entry.version > seen)
+                        out += ui::sse_event("run", entry.text, std::to_string(entry.version));
+                for (const auto& [id, at] : s.gone)
+                    if (at > seen)
+                        out += ui::sse_event("gone", json_dump(json{{"run_id", id}}),
+                                             std::to_string(at));
+                if (out.empty() && seen == 0)
+                    out = ui::sse_event("hello", "{}", std::to_string(s.version));
+                seen = s.version;
+                lock.unlock();
+                const bool alive = out.empty() || sink.write(out.data(), out.size());
+                out.clear();
+                lock.lock();
+                if (!alive) break;
+                if (!s.changed.wait_for(lock, kHeartbeat,
+                                        [&] { return s.closing || s.version > seen; }))
+                    out = ": idle\n\n";
+            }
+            --s.subscribers;
+            lock.unlock();
+            sink.done();
+            return true;
+        });
+}
+
+// The agent's output, rendered as `logs` renders it, from a byte offset, tailing live until the
+// run has ended; each event's id is the offset to resume from.
+void stream_log(Dashboard::State& s, const Request& req, Response& res) {
+    const auto run = named_run(s, req, res);
+    if (!run) return;
+    const auto from = resume_point(req, "from");
+    if (!from) return send_error(res, 400, "from: expected a byte offset");
+    const bool err = req.get_param_value("stream") == "stderr";
+    auto reader = std::make_shared<LogReader>(run::RunFiles{run->folder}, err, *from);
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [&s, id = run->run_id, folder = run->folder, reader](std::size_t, httplib::DataSink& sink) {
+            auto send = [&](const std::vector<std::string>& lines, const char* event) {
+                if (lines.empty() && std::string_view(event) == "lines") return true;
+                const std::string out =
+                    ui::sse_event(event, json_dump(json(lines)), std::to_string(reader->offset()));
+                return sink.write(out.data(), out.size());
+            };
+            bool held = false;  // the renderer may hold text back for what follows
+            while (true) {
+                std::uint64_t seen_touch = 0;
+                {
+                    std::lock_guard lock(s.mutex);
+                    if (s.closing) break;
+                    seen_touch = s.touched[id];
+                }
+                auto lines = reader->read();
+                held = held || !lines.empty();
+                if (!send(lines, "lines")) return false;
+                auto info = run::read_run_info(folder);
+                if (!info || !run::is_active(run::record_from(*info, folder).status)) {
+                    if (!send(reader->read(), "lines") || !send(reader->rest(), "lines"))
+                        return false;
+                    send({}, "end");
+                    break;
+                }
+                std::unique_lock lock(s.mutex);
+                const bool woke = s.changed.wait_for(lock, held ? 500ms : kHeartbeat, [&] {
+                    return s.closing || s.touched[id] != seen_touch;
+                });
+                lock.unlock();
+                if (woke) continue;
+                const bool alive =
+                    held ? send(reader->flush(), "lines") : sink.write(": idle\n\n", 8);
+                held = false;
+                if (!alive) return false;
+            }
+            sink.done();
+            return true;
+        });
+}
+
+void get_report(Dashboard::State& s, const Request& req, Response& res) {
+    ReportArgs args;
+    args.since = req.has_param("since") ? req.get_param_value("since") : "30d";
+    args.by = req.has_param("by") ? req.get_param_value("by") : "agent,kind";
+    args.runs = req.has_param("source") ? req.get_param_value("source") : "live";
+    if (args.runs != "live" && args.runs != "replay" && args.runs != "all")
+        return send_error(res, 400, "source: expected live, replay or all");
+    try {
+        send_json(res, report_json(s.ws, args));
+    } catch (const Failure& f) {
+        send_error(res, 400, f.error().message);
+    }
+}
+
+// The actions: what the CLI's commands do, recorded as they record it.
+void post_stop(Dashboard::State& s, const Request& req, Response& res) {
+    const auto run = named_run(s, req, res);
+    if (!run) return;
+    auto asked = request_stop(s.ws, *run, "dashboard");
+    if (!asked) return send_error(res, 500, asked.error().message);
+    if (!*asked) return send_error(res, 409, "run " + run->run_id + " has already ended");
+    send_json(res, {{"ok", true}, {"stopping", run->run_id}}, 202);
+}
+
+void answer_with(const json& done, Response& res) {
+    send_json(res, done, done.value("ok", false) ? 202 : 409);
+}
+
+void post_again(Dashboard::State& s, const Request& req, Response& res) {
+    const auto run = named_run(s, req, res);
+    if (!run) return;
+    std::string message = json_value(body_of(req), "message", std::string());
+    if (message.empty()) message = "Run again (asked on the dashboard).";
+    answer_with(run_self(s.ws, {"continue", run->run_id, "--detach", "-m", message}), res);
+}
+
+void post_plan(Dashboard::State& s, const Request& req, Response& res) {
+    const auto run = named_run(s, req, res);
+    if (!run) return;
+    const json body = body_of(req);
+    const std::string verb = json_value(body, "verb", std::string());
+    const std::string message = json_value(body, "message", std::string());
+    // As the plan's verdict tells a person to type it: the issue, and the pair's agent.
+    std::vector<std::string> args = {"continue", std::to_string(run->issue), "--agent", run->agent,
+                                     "--detach"};
+    if (verb == "approve") {
+        const std::string hash = json_value(body, "hash", std::string());
+        if (hash.empty()) return send_error(res, 400, "approve: the plan's hash is missing");
+        args.insert(args.end(), {"--approve", "--hash", hash});
+    } else if (verb == "revise") {
+        if (message.empty()) return send_error(res, 400, "revise: say what to change");
+        args.insert(args.end(), {"--revise", "-m", message});
+    } else if (verb == "reject") {
+        args.push_back("--reject");
+    } else {
+        return send_error(res, 400, "verb: expected approve, revise or reject");
+    }
+    answer_with(run_self(s.ws, args), res);
+}
+
 }  // namespace
 
 void Dashboard::mount(httplib::Server& server) {
@@ -378,7 +562,7 @@ void Dashboard::mount(httplib::Server& server) {
     server.set_keep_alive_timeout(1);
     const std::string p = s.options.prefix;
     const std::string api = p + "/api/";
-    server.set_pre_routing_handler([&s, api](const httplib::Request& req, httplib::Response& res) {
+    server.set_pre_routing_handler([&s, api](const Request& req, Response& res) {
         for (const auto& [name, value] : ui::security_headers()) res.set_header(name, value);
         if (req.path.rfind(api, 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
         res.set_header("Cache-Control", "no-store");
@@ -389,228 +573,46 @@ void Dashboard::mount(httplib::Server& server) {
         return httplib::Server::HandlerResponse::Handled;
     });
     // The page: index.html at the root, the rest by name.
-    auto page = [](const std::string& name) {
-        return [name](const httplib::Request&, httplib::Response& res) {
-            const ui::Asset* asset = ui::find_asset(name);
+    for (const auto& asset : ui::assets()) {
+        const std::string path =
+            p + "/" + (asset.name == "index.html" ? "" : std::string(asset.name));
+        server.Get(path, [&asset](const Request&, Response& res) {
             // The script as application/javascript, which cpp-httplib does not compress (its
             // brotli spends 35 ms on it each time); the small rest as it does.
-            std::string type(asset->type);
+            std::string type(asset.type);
             if (type != "image/svg+xml") type += "; charset=utf-8";
             res.set_header("Cache-Control", "no-cache");
-            res.set_content(std::string(asset->body), type.c_str());
-        };
-    };
-    server.Get(p + "/", page("index.html"));
+            res.set_content(std::string(asset.body), type.c_str());
+        });
+    }
     if (!p.empty())
-        server.Get(
-            p, [p](const httplib::Request&, httplib::Response& res) { res.set_redirect(p + "/"); });
-    for (const auto& asset : ui::assets())
-        if (asset.name != "index.html")
-            server.Get(p + "/" + std::string(asset.name), page(std::string(asset.name)));
+        server.Get(p, [p](const Request&, Response& res) { res.set_redirect(p + "/"); });
 
-    server.Get(api + "runs", [&s](const httplib::Request&, httplib::Response& res) {
+    // What it shows.
+    auto route = [&s](void (*handler)(State&, const Request&, Response&)) {
+        return [&s, handler](const Request& req, Response& res) { handler(s, req, res); };
+    };
+    server.Get(api + "runs", [&s](const Request&, Response& res) {
         s.reconcile_active();
         res.set_content(s.snapshot(), kJson);
     });
-    // Rows as they change: resumable from the last event's id (Last-Event-ID, or ?since=).
-    server.Get(api + "events", [&s](const httplib::Request& req, httplib::Response& res) {
-        std::string from = req.get_header_value("Last-Event-ID");
-        if (from.empty()) from = req.get_param_value("since");
-        std::uint64_t seen = 0;
-        try {
-            seen = from.empty() ? 0 : std::stoull(from);
-        } catch (...) {
-            return send_error(res, 400, "since: expected the id of an event");
-        }
-        res.set_header("X-Accel-Buffering", "no");
-        res.set_chunked_content_provider(
-            "text/event-stream", [&s, seen](std::size_t, httplib::DataSink& sink) mutable {
-                std::unique_lock lock(s.mutex);
-                ++s.subscribers;
-                s.refresh();
-                // A stream older than this server's first row: the page reloads the list.
-                if (seen > s.version) {
-                    lock.unlock();
-                    const std::string reset = ui::sse_event("reset", "{}");
-                    sink.write(reset.data(), reset.size());
-                    lock.lock();
-                    seen = s.version;
-                }
-                while (!s.closing) {
-                    std::string out;
-                    for (const auto& [id, entry] : s.rows)
-                        if (entry.version > seen)
-                            out += ui::sse_event("run", entry.text, std::to_string(entry.version));
-                    for (const auto& [id, at] : s.gone)
-                        if (at > seen)
-                            out += ui::sse_event("gone", json_dump(json{{"run_id", id}}),
-                                                 std::to_string(at));
-                    if (out.empty() && seen == 0)
-                        out = ui::sse_event("hello", "{}", std::to_string(s.version));
-                    seen = s.version;
-                    lock.unlock();
-                    if (!out.empty() && !sink.write(out.data(), out.size())) {
-                        lock.lock();
-                        break;
-                    }
-                    lock.lock();
-                    if (!s.changed.wait_for(lock, kHeartbeat,
-                                            [&] { return s.closing || s.version > seen; })) {
-                        lock.unlock();
-                        const bool alive = sink.write(": idle\n\n", 8);
-                        lock.lock();
-                        if (!alive) break;
-                    }
-                }
-                --s.subscribers;
-                lock.unlock();
-                sink.done();
-                return true;
-            });
-    });
-    server.Get(api + R"(runs/([^/]+))", [&s](const httplib::Request& req, httplib::Response& res) {
+    server.Get(api + "events", route(stream_rows));
+    server.Get(api + R"(runs/([^/]+))", [&s](const Request& req, Response& res) {
         const std::string id = req.matches[1];
-        if (!safe_id(id)) return send_error(res, 404, "no such run");
-        json detail = run_detail(s, id);
+        json detail = safe_id(id) ? run_detail(s, id) : json(nullptr);
         if (detail.is_null()) return send_error(res, 404, "no run " + id);
         send_json(res, detail);
     });
-    // The agent's output, rendered as `logs` renders it, from a byte offset, tailing live until
-    // the run has ended; each event's id is the offset to resume from.
-    server.Get(api + R"(runs/([^/]+)/log)", [&s](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        const std::string id = req.matches[1];
-        if (!safe_id(id) || !fs::is_directory(s.ws.runs_dir() / id))
-            return send_error(res, 404, "no such run");
-        std::string from = req.get_header_value("Last-Event-ID");
-        if (from.empty()) from = req.get_param_value("from");
-        std::uint64_t offset = 0;
-        try {
-            offset = from.empty() ? 0 : std::stoull(from);
-        } catch (...) {
-            return send_error(res, 400, "from: expected a byte offset");
-        }
-        const bool err = req.get_param_value("stream") == "stderr";
-        auto reader = std::make_shared<LogReader>(run::RunFiles{s.ws.runs_dir() / id}, err, offset);
-        res.set_header("X-Accel-Buffering", "no");
-        res.set_chunked_content_provider(
-            "text/event-stream", [&s, id, reader](std::size_t, httplib::DataSink& sink) {
-                auto send = [&](const std::vector<std::string>& lines, const char* event) {
-                    if (lines.empty() && std::string_view(event) == "lines") return true;
-                    const std::string out = ui::sse_event(event, json_dump(json(lines)),
-                                                          std::to_string(reader->offset()));
-                    return sink.write(out.data(), out.size());
-                };
-                std::uint64_t seen_touch = 0;
-                bool held = false;  // the renderer may hold text back for what follows
-                while (true) {
-                    {
-                        std::lock_guard lock(s.mutex);
-                        if (s.closing) break;
-                        seen_touch = s.touched[id];
-                    }
-                    auto lines = reader->read();
-                    if (!lines.empty()) held = true;
-                    if (!send(lines, "lines")) return false;
-                    auto info = run::read_run_info(s.ws.runs_dir() / id);
-                    if (!info ||
-                        !run::is_active(run::record_from(*info, s.ws.runs_dir() / id).status)) {
-                        if (!send(reader->read(), "lines") || !send(reader->rest(), "lines"))
-                            return false;
-                        send({}, "end");
-                        break;
-                    }
-                    std::unique_lock lock(s.mutex);
-                    const bool woke = s.changed.wait_for(lock, held ? 500ms : kHeartbeat, [&] {
-                        return s.closing || s.touched[id] != seen_touch;
-                    });
-                    lock.unlock();
-                    if (!woke) {
-                        if (held) {
-                            held = false;
-                            if (!send(reader->flush(), "lines")) return false;
-                        } else if (!sink.write(": idle\n\n", 8)) {
-                            return false;
-                        }
-                    }
-                }
-                sink.done();
-                return true;
-            });
-    });
-    server.Get(api + "report", [&s](const httplib::Request& req, httplib::Response& res) {
-        ReportArgs args;
-        args.since = req.has_param("since") ? req.get_param_value("since") : "30d";
-        args.by = req.has_param("by") ? req.get_param_value("by") : "agent,kind";
-        args.runs = req.has_param("source") ? req.get_param_value("source") : "live";
-        if (args.runs != "live" && args.runs != "replay" && args.runs != "all")
-            return send_error(res, 400, "source: expected live, replay or all");
-        try {
-            send_json(res, report_json(s.ws, args));
-        } catch (const Failure& f) {
-            send_error(res, 400, f.error().message);
-        }
-    });
-    server.Get(api + "environments", [](const httplib::Request&, httplib::Response& res) {
-        send_json(res, environments_json());
-    });
-    server.Get(api + "queue", [&s](const httplib::Request&, httplib::Response& res) {
-        send_json(res, queue_json(s.ws));
-    });
+    server.Get(api + R"(runs/([^/]+)/log)", route(stream_log));
+    server.Get(api + "report", route(get_report));
+    server.Get(api + "environments",
+               [](const Request&, Response& res) { send_json(res, environments_json()); });
+    server.Get(api + "queue",
+               [&s](const Request&, Response& res) { send_json(res, queue_json(s.ws)); });
     if (s.options.read_only) return;
-
-    // Actions: what the CLI's commands do, as they record it.
-    auto body_of = [](const httplib::Request& req) {
-        json body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-        return body.is_object() ? body : json::object();
-    };
-    server.Post(api + R"(runs/([^/]+)/stop)",
-                [&s](const httplib::Request& req, httplib::Response& res) {
-                    const std::string id = req.matches[1];
-                    if (!safe_id(id)) return send_error(res, 404, "no such run");
-                    auto info = run::read_run_info(s.ws.runs_dir() / id);
-                    if (!info) return send_error(res, 404, "no run " + id);
-                    const auto record = run::record_from(*info, s.ws.runs_dir() / id);
-                    auto asked = request_stop(s.ws, record, "dashboard");
-                    if (!asked) return send_error(res, 500, asked.error().message);
-                    if (!*asked) return send_error(res, 409, "run " + id + " has already ended");
-                    send_json(res, {{"ok", true}, {"stopping", id}}, 202);
-                });
-    server.Post(api + R"(runs/([^/]+)/again)",
-                [&s, body_of](const httplib::Request& req, httplib::Response& res) {
-                    const std::string id = req.matches[1];
-                    if (!safe_id(id)) return send_error(res, 404, "no such run");
-                    const json body = body_of(req);
-                    std::string message = json_value(body, "message", std::string());
-                    if (message.empty()) message = "Run again (asked on the dashboard).";
-                    const json done = run_self(s.ws, {"continue", id, "--detach", "-m", message});
-                    send_json(res, done, done.value("ok", false) ? 202 : 409);
-                });
-    server.Post(api + R"(runs/([^/]+)/plan)",
-                [&s, body_of](const httplib::Request& req, httplib::Response& res) {
-                    const std::string id = req.matches[1];
-                    if (!safe_id(id)) return send_error(res, 404, "no such run");
-                    const json body = body_of(req);
-                    const std::string verb = json_value(body, "verb", std::string());
-                    const std::string message = json_value(body, "message", std::string());
-                    std::vector<std::string> args = {"continue", id, "--detach"};
-                    if (verb == "approve") {
-                        const std::string hash = json_value(body, "hash", std::string());
-                        if (hash.empty())
-                            return send_error(res, 400, "approve: the plan's hash is missing");
-                        args.insert(args.end(), {"--approve", "--hash", hash});
-                    } else if (verb == "revise") {
-                        if (message.empty())
-                            return send_error(res, 400, "revise: say what to change");
-                        args.insert(args.end(), {"--revise", "-m", message});
-                    } else if (verb == "reject") {
-                        args.push_back("--reject");
-                    } else {
-                        return send_error(res, 400, "verb: expected approve, revise or reject");
-                    }
-                    const json done = run_self(s.ws, args);
-                    send_json(res, done, done.value("ok", false) ? 202 : 409);
-                });
+    server.Post(api + R"(runs/([^/]+)/stop)", route(post_stop));
+    server.Post(api + R"(runs/([^/]+)/again)", route(post_again));
+    server.Post(api + R"(runs/([^/]+)/plan)", route(post_plan));
 }
 
 std::string dashboard_url(const std::string& host, int port, const std::string& prefix,
