@@ -119,11 +119,9 @@ std::set<std::string> FolderWatch::wait(std::chrono::milliseconds timeout) {
     std::set<std::string> changed;
     pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, static_cast<int>(timeout.count())) <= 0) return changed;
-    if (fds[1].revents & POLLIN) {
-        std::uint64_t n;
-        (void)!::read(wake_fd_, &n, sizeof n);
-        return changed;
-    }
+    // Woken for good: the eventfd is left readable, so that every wait from now on returns
+    // at once, whichever of them the wake-up found.
+    if (fds[1].revents & POLLIN) return changed;
     alignas(inotify_event) char buf[16384];
     while (true) {
         const ssize_t got = ::read(fd_, buf, sizeof buf);

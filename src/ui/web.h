@@ -49,9 +49,9 @@ class FolderWatch {
     ~FolderWatch();
 
     // Waits up to `timeout` for changes; the names of the subfolders that changed (a new
-    // subfolder is watched from then on). Empty on a timeout or after wake().
+    // subfolder is watched from then on). Empty on a timeout, and at once after wake().
     std::set<std::string> wait(std::chrono::milliseconds timeout);
-    // Makes a wait() under way return (another thread, at shutdown).
+    // Makes a wait() under way return, and every later one (another thread, at shutdown).
     void wake();
 
   private:

@@ -50,13 +50,14 @@ class Dashboard : public DispatchRun {
         return client;
     }
 
-    // Waits until there are `n` runs and the newest has ended.
+    // Waits until there are `n` runs and the newest has ended and been judged.
     std::vector<run::RunRecord> ended_runs(std::size_t n) {
         std::vector<run::RunRecord> all;
         EXPECT_TRUE(wait_until(
             [&] {
                 all = runs();
-                return all.size() == n && !run::is_active(all.back().status);
+                return all.size() == n && !run::is_active(all.back().status) &&
+                       fs::exists(all.back().folder / "check.json");
             },
             std::chrono::seconds(60)))
             << all.size() << " runs";
