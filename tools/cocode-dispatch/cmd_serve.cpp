@@ -174,10 +174,14 @@ int run_serve(const ServeArgs& args) {
     // The dashboard under /ui (docs/dashboard.md), behind its own token: the webhook's secret
     // is GitHub's, not a person's.
     std::unique_ptr<Dashboard> dashboard;
-    std::string ui_token;
     const bool ui_token_given = std::getenv("COCODE_UI_TOKEN") && *std::getenv("COCODE_UI_TOKEN");
+    // A token made here is kept for the person (before `listening` says the server is up), and
+    // never put in a log that may be shipped.
+    const fs::path ui_token_file = w.ws.root / scale::kServeDir / "ui-token";
     if (!args.no_ui) {
-        ui_token = dashboard_token();
+        const std::string ui_token = dashboard_token();
+        if (!ui_token_given)
+            write_file_atomic(ui_token_file, ui_token + "\n", 0600).value_or_throw();
         server->new_task_queue = [] { return new httplib::ThreadPool(32); };
         dashboard = std::make_unique<Dashboard>(
             w.ws, DashboardOptions{"/ui", ui_token, args.dashboard.read_only});
@@ -214,16 +218,10 @@ int run_serve(const ServeArgs& args) {
         notice("warning: " + written.error().message);
     notice(std::string("listening on ") + (args.tls_cert ? "https://" : "http://") + where +
            " for GitHub's webhooks, as watcher " + w.watcher->id());
-    if (dashboard) {
-        // A made-up token is kept for the person, not put in a log that may be shipped.
-        const fs::path kept = w.ws.root / scale::kServeDir / "ui-token";
-        if (!ui_token_given)
-            if (auto written = write_file_atomic(kept, ui_token + "\n", 0600); !written)
-                notice("warning: " + written.error().message);
-        const std::string scheme = args.tls_cert ? "https://" : "http://";
-        notice("the dashboard: " + scheme + where + "/ui/#token=<the token: " +
-               (ui_token_given ? std::string("$COCODE_UI_TOKEN") : kept.string()) + ">");
-    }
+    if (dashboard)
+        notice("the dashboard: " + std::string(args.tls_cert ? "https://" : "http://") + where +
+               "/ui/#token=<the token: " +
+               (ui_token_given ? std::string("$COCODE_UI_TOKEN") : ui_token_file.string()) + ">");
 
     auto stop = [&] {
         if (dashboard) dashboard->close();
