@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -380,6 +381,19 @@ std::optional<std::uint64_t> resume_point(const Request& req, const std::string&
     return std::stoull(from);
 }
 
+// Where a log is read from when the page names no offset: its last MiB, from a line's start
+// (an agent may write a gigabyte; `logs` has it all).
+std::uint64_t tail_start(const fs::path& file) {
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    if (ec || size <= 2 * kShownText) return 0;
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(size - 2 * kShownText));
+    std::string cut;
+    std::getline(in, cut);
+    return in ? static_cast<std::uint64_t>(in.tellg()) : 0;
+}
+
 // The run a request names (its first match), or nullopt with the 404 answered.
 std::optional<run::RunRecord> named_run(Dashboard::State& s, const Request& req, Response& res) {
     const std::string id = req.matches[1];
@@ -446,17 +460,26 @@ void stream_log(Dashboard::State& s, const Request& req, Response& res) {
     const auto from = resume_point(req, "from");
     if (!from) return send_error(res, 400, "from: expected a byte offset");
     const bool err = req.get_param_value("stream") == "stderr";
-    auto reader = std::make_shared<LogReader>(run::RunFiles{run->folder}, err, *from);
+    const run::RunFiles files{run->folder};
+    const bool resumed = req.has_param("from") || req.has_header("Last-Event-ID");
+    const std::uint64_t start =
+        resumed ? *from : tail_start(err ? files.stderr_file() : files.stdout_file());
+    auto reader = std::make_shared<LogReader>(files, err, start);
     res.set_header("X-Accel-Buffering", "no");
     res.set_chunked_content_provider(
-        "text/event-stream",
-        [&s, id = run->run_id, folder = run->folder, reader](std::size_t, httplib::DataSink& sink) {
+        "text/event-stream", [&s, id = run->run_id, folder = run->folder, reader, start](
+                                 std::size_t, httplib::DataSink& sink) {
             auto send = [&](const std::vector<std::string>& lines, const char* event) {
                 if (lines.empty() && std::string_view(event) == "lines") return true;
                 const std::string out =
                     ui::sse_event(event, json_dump(json(lines)), std::to_string(reader->offset()));
                 return sink.write(out.data(), out.size());
             };
+            if (start > 0) {
+                const std::string skipped = ui::sse_event(
+                    "skipped", json_dump(json{{"bytes", start}}), std::to_string(start));
+                if (!sink.write(skipped.data(), skipped.size())) return false;
+            }
             bool held = false;  // the renderer may hold text back for what follows
             while (true) {
                 std::uint64_t seen_touch = 0;

@@ -529,6 +529,10 @@
       clear(log);
       let lines = 0;
       logStop = follow('runs/' + encodeURIComponent(id) + '/log?stream=' + streamSelect.value, (event, data) => {
+        if (event === 'skipped') {
+          log.append('[' + JSON.parse(data).bytes + ' earlier bytes not shown: `cocode-dispatch logs ' + id + '` prints them all]\n');
+          return true;
+        }
         const batch = JSON.parse(data);
         if (batch.length) {
           const nearEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 30;
