@@ -181,9 +181,12 @@ def measure(bin_dir, repo, peers, chromium, scratch, runs, repeat, idle, changed
                     "changedId": os.path.basename(changed), "serverPid": server.pid}
         with open(os.path.join(scratch, "ui-scenario.json"), "w") as f:
             json.dump(scenario, f)
+        # The peers' Node.js first: playwright-core needs a newer one than Debian 12's.
+        node_env = dict(os.environ, PATH=os.path.join(peers, "node_modules", ".bin") + os.pathsep +
+                        os.environ.get("PATH", ""))
         done = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "ui_browser.mjs"),
                                os.path.join(scratch, "ui-scenario.json")],
-                              check=True, capture_output=True, text=True)
+                              check=True, capture_output=True, text=True, env=node_env)
         measured = json.loads(done.stdout)
     finally:
         server.terminate()

@@ -107,8 +107,12 @@ TEST_F(Dashboard, ARaceSeenLiveInChromiumStoppedFromThePageAndNoHostileTextRuns)
                            {"race", {{"id", fast.run_id}, {"folder", fast.folder.string()}}},
                            {"stopped", {{"id", slow.run_id}}}};
     write_text(dir_.path() / "scenario.json", scenario.dump());
-    Shell browser = sh("node " + quote(std::string(COCODE_SOURCE_DIR) + "/tests/ui/browser.mjs") +
-                           " " + quote((dir_.path() / "scenario.json").string()),
+    // With the peers' Node.js first: playwright-core needs a newer one than Debian 12's, which
+    // tests/peers/install then links there (tests/support/pinned-node).
+    Shell browser = sh("PATH=" + quote(std::string(COCODE_PEERS_DIR) + "/node_modules/.bin") +
+                           ":\"$PATH\" node " +
+                           quote(std::string(COCODE_SOURCE_DIR) + "/tests/ui/browser.mjs") + " " +
+                           quote((dir_.path() / "scenario.json").string()),
                        dir_.path());
     EXPECT_EQ(browser.exit_code, 0) << browser.out << browser.err;
 
