@@ -1,7 +1,5 @@
 #include "dashboard.h"
 
-#include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
@@ -39,13 +37,8 @@ constexpr std::size_t kShownText = 512 * 1024;  // of a diff, a log tail, a verd
 constexpr auto kHeartbeat = 20s;                // a comment down an idle stream
 constexpr auto kSettle = 40ms;                  // changes in one burst make one event
 
-std::string text_of(const fs::path& file) {
-    auto read = read_file(file, kShownText * 4);
-    if (!read) return {};
-    std::string text = std::move(*read);
-    if (text.size() > kShownText) text = text.substr(text.size() - kShownText);
-    return text;
-}
+// A text file of the run as the page shows it: its end, when it is long.
+std::string text_of(const fs::path& file) { return read_file_tail(file, kShownText); }
 
 // JSON, as cpp-httplib does not compress it: its brotli at full quality takes 50 ms for the
 // list of a thousand runs that takes 2 ms to send whole (a proxy in front may compress).
