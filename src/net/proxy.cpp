@@ -88,12 +88,16 @@ std::string answer(int code, const std::string& reason, const std::string& text)
 
 }  // namespace
 
-std::string to_json_line(const EgressEvent& e) {
+json egress_json(const EgressEvent& e) {
     json line = {{"time", e.time},       {"host", e.host},           {"port", e.port},
                  {"allowed", e.allowed}, {"bytes_out", e.bytes_out}, {"bytes_in", e.bytes_in},
                  {"pid", e.pid},         {"command", e.command}};
     if (!e.error.empty()) line["error"] = e.error;
-    return line.dump(-1, ' ', false, json::error_handler_t::replace);
+    return line;
+}
+
+std::string to_json_line(const EgressEvent& e) {
+    return egress_json(e).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::vector<EgressEvent> read_egress(const std::filesystem::path& record) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +54,8 @@ struct EgressEvent {
     std::string command;
 };
 std::string to_json_line(const EgressEvent& event);
+// The same as an object (the dashboard's run page).
+nlohmann::json egress_json(const EgressEvent& event);
 // The events of a run's egress.jsonl; lines that are not events are skipped.
 std::vector<EgressEvent> read_egress(const std::filesystem::path& record);
 // The same from its text (a part of it: what was appended since an offset).

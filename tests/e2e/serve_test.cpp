@@ -331,6 +331,21 @@ TEST_F(Serve, TheDashboardIsUnderUiBehindATokenOfItsOwnThatIsNeverLogged) {
     EXPECT_FALSE(listed["read_only"].get<bool>());
     // The webhooks are where they were.
     EXPECT_EQ(deliver("ping", "dashboard-ping", example_payload("ping", "")), 200);
+    // The page under /ui in Debian's chromium (tests/ui/browser.mjs): it goes live, with no
+    // console error and nothing axe-core finds serious.
+    const json scenario = {
+        {"peers", COCODE_PEERS_DIR},
+        {"chromium", "/usr/bin/chromium"},
+        {"url", "http://" + where.substr(0, where.find('\n')) + "/ui/#token=" + token},
+        {"artifacts", COCODE_UI_ARTIFACTS},
+        {"smoke", true}};
+    write_text(dir_ / "scenario.json", scenario.dump());
+    Shell browser = sh("PATH=" + quote(std::string(COCODE_PEERS_DIR) + "/node_modules/.bin") +
+                           ":\"$PATH\" node " +
+                           quote(std::string(COCODE_SOURCE_DIR) + "/tests/ui/browser.mjs") + " " +
+                           quote((dir_ / "scenario.json").string()),
+                       dir_.path());
+    EXPECT_EQ(browser.exit_code, 0) << browser.out << browser.err;
 
     const Shell served = stop(a);
     EXPECT_EQ(served.exit_code, 0) << served.err;

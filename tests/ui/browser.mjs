@@ -3,8 +3,9 @@
 // repository with a live race and starts `cocode-dispatch ui`; this script looks at it as a
 // person would and says what it found. Every wait is for something on the page, bounded.
 //   node browser.mjs SCENARIO_JSON
-// SCENARIO_JSON: {peers, chromium, url, token, readOnlyUrl, artifacts, hostileTitle,
-//                 race: {id, folder}, stopped: {id}}
+// SCENARIO_JSON: {peers, chromium, url, token, readOnlyUrl, artifacts,
+//                 race: {id, folder}, stopped: {id}}, or {peers, chromium, url, artifacts,
+//                 smoke: true} for the page alone (serve's /ui).
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 
@@ -21,32 +22,6 @@ const check = (ok, what) => {
 const origin = new URL(scenario.url).origin;
 const base = new URL(scenario.url).pathname; // "/" or "/ui/"
 mkdirSync(scenario.artifacts, { recursive: true });
-
-// ---- the server without a browser: the token, and actions only by POST with it ----------
-const api = (path, init = {}) => fetch(`${origin}${base}api/${path}`, init);
-const bearer = { Authorization: `Bearer ${scenario.token}` };
-check((await api("runs")).status === 401, "a request without the token gets 401");
-check((await api("runs", { headers: { Authorization: "Bearer not-the-token" } })).status === 401,
-  "a request with a wrong token gets 401");
-check((await api(`runs/${scenario.stopped.id}/stop`, { method: "POST" })).status === 401,
-  "a stop POST without the token is refused (401)");
-check((await api(`runs/${scenario.stopped.id}/stop`, { method: "GET", headers: bearer })).status !== 202,
-  "a stop is never a GET");
-const stillRunning = await (await api("runs", { headers: bearer })).json();
-check(stillRunning.runs.find((r) => r.run_id === scenario.stopped.id)?.status === "running",
-  "the run a refused POST named is still running");
-const page0 = await fetch(`${origin}${base}`);
-check((page0.headers.get("content-security-policy") || "").includes("script-src 'self'") &&
-  !(page0.headers.get("content-security-policy") || "").includes("unsafe-inline"),
-  "the page's Content-Security-Policy allows no inline script");
-let total = 0;
-for (const name of ["", "app.js", "app.css", "icon.svg"]) {
-  const res = await fetch(`${origin}${base}${name}`);
-  const body = await res.text();
-  check(!body.includes(scenario.token), `no token in ${name || "index.html"}`);
-  total += Buffer.byteLength(body);
-}
-check(total <= 300 * 1024, `the page is ${total} bytes (at most 300 KB)`);
 
 // ---- the browser ------------------------------------------------------------------------
 const browser = await chromium.launch({
@@ -80,6 +55,50 @@ async function accessible(page, what) {
 const shot = (page, name) => page.screenshot({ path: `${scenario.artifacts}/${name}.png`, fullPage: true });
 const waitFor = (page, selector, what, timeout = 30000) =>
   page.waitForSelector(selector, { timeout }).then(() => true, () => false).then((ok) => check(ok, what));
+
+// Under `serve` (its /ui), the page itself: it loads, goes live, and draws the races with no
+// console error and nothing an accessibility check finds serious.
+if (scenario.smoke) {
+  try {
+    const page = await open(scenario.url);
+    await waitFor(page, "#live.on", "the page under /ui goes live");
+    await waitFor(page, "main h1", "it draws the races");
+    await accessible(page, "the page under /ui");
+    await shot(page, "serve-ui");
+  } finally {
+    await browser.close();
+  }
+  check(problems.length === 0, "no console error, page error, dialog or failed request" +
+    (problems.length ? `: ${problems.join(" | ")}` : ""));
+  if (failures.length) process.exit(1);
+  process.exit(0);
+}
+
+// ---- the server without a browser: the token, and actions only by POST with it ----------
+const api = (path, init = {}) => fetch(`${origin}${base}api/${path}`, init);
+const bearer = { Authorization: `Bearer ${scenario.token}` };
+check((await api("runs")).status === 401, "a request without the token gets 401");
+check((await api("runs", { headers: { Authorization: "Bearer not-the-token" } })).status === 401,
+  "a request with a wrong token gets 401");
+check((await api(`runs/${scenario.stopped.id}/stop`, { method: "POST" })).status === 401,
+  "a stop POST without the token is refused (401)");
+check((await api(`runs/${scenario.stopped.id}/stop`, { method: "GET", headers: bearer })).status !== 202,
+  "a stop is never a GET");
+const stillRunning = await (await api("runs", { headers: bearer })).json();
+check(stillRunning.runs.find((r) => r.run_id === scenario.stopped.id)?.status === "running",
+  "the run a refused POST named is still running");
+const page0 = await fetch(`${origin}${base}`);
+check((page0.headers.get("content-security-policy") || "").includes("script-src 'self'") &&
+  !(page0.headers.get("content-security-policy") || "").includes("unsafe-inline"),
+  "the page's Content-Security-Policy allows no inline script");
+let total = 0;
+for (const name of ["", "app.js", "app.css", "icon.svg"]) {
+  const res = await fetch(`${origin}${base}${name}`);
+  const body = await res.text();
+  check(!body.includes(scenario.token), `no token in ${name || "index.html"}`);
+  total += Buffer.byteLength(body);
+}
+check(total <= 300 * 1024, `the page is ${total} bytes (at most 300 KB)`);
 
 try {
   const page = await open(scenario.url);

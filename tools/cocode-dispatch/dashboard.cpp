@@ -299,14 +299,7 @@ json run_detail(Dashboard::State& s, const std::string& id) {
         }
     json egress = json::array();
     for (const auto& e : net::read_egress(folder / "egress.jsonl"))
-        egress.push_back({{"time", e.time},
-                          {"host", e.host},
-                          {"port", e.port},
-                          {"allowed", e.allowed},
-                          {"error", e.error},
-                          {"bytes_out", e.bytes_out},
-                          {"bytes_in", e.bytes_in},
-                          {"command", e.command}});
+        egress.push_back(net::egress_json(e));
     out["egress"] = egress;
     // Its rounds: every run on the same branch, in order.
     json rounds = json::array();
