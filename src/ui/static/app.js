@@ -52,6 +52,12 @@
       else e.setAttribute(k, v === true ? '' : String(v));
     }
   }
+  // A table: its caption, its column heads (a head may be [text, class]), and for each item the
+  // cells of its row.
+  function table(props, caption, heads, items, cells) {
+    const head = (t) => (Array.isArray(t) ? h('th', { scope: 'col', class: t[1] }, t[0]) : h('th', { scope: 'col' }, t));
+    return h('table', props, h('caption', null, caption), h('thead', null, h('tr', null, heads.map(head))), h('tbody', null, items.map((item) => h('tr', null, cells(item)))));
+  }
   // Only web addresses become links.
   const safeUrl = (u) => (typeof u === 'string' && /^https?:\/\/[^\s"'<>\\]+$/.test(u) ? u : null);
 
@@ -412,54 +418,26 @@
   }
   function egressView(list) {
     if (!list.length) return h('p', { class: 'empty' }, 'No connection recorded (its network was open, or it made none).');
-    return h(
-      'table',
-      null,
-      h('caption', null, 'What its proxy let through and what it blocked'),
-      h('thead', null, h('tr', null, ['Time', 'Host', 'Port', 'Decision', 'Bytes out/in', 'Command'].map((t) => h('th', { scope: 'col' }, t)))),
-      h(
-        'tbody',
-        null,
-        list.map((e) =>
-          h(
-            'tr',
-            null,
-            h('td', { class: 'mono' }, e.time),
-            h('td', { class: 'mono' }, e.host),
-            h('td', { class: 'n' }, String(e.port)),
-            h('td', null, h('span', { class: e.allowed ? 'allowed' : 'blocked' }, e.allowed ? 'allowed' : 'blocked'), e.error ? ' ' + e.error : null),
-            h('td', { class: 'n' }, bytes(e.bytes_out) + ' / ' + bytes(e.bytes_in)),
-            h('td', { class: 'mono' }, e.command || ''),
-          ),
-        ),
-      ),
-    );
+    return table(null, 'What its proxy let through and what it blocked', ['Time', 'Host', ['Port', 'n'], 'Decision', ['Bytes out/in', 'n'], 'Command'], list, (e) => [
+      h('td', { class: 'mono' }, e.time),
+      h('td', { class: 'mono' }, e.host),
+      h('td', { class: 'n' }, String(e.port)),
+      h('td', null, h('span', { class: e.allowed ? 'allowed' : 'blocked' }, e.allowed ? 'allowed' : 'blocked'), e.error ? ' ' + e.error : null),
+      h('td', { class: 'n' }, bytes(e.bytes_out) + ' / ' + bytes(e.bytes_in)),
+      h('td', { class: 'mono' }, e.command || ''),
+    ]);
   }
   function roundsView(detail) {
     const parts = [];
     if (detail.rounds.length) {
       parts.push(
-        h(
-          'table',
-          null,
-          h('caption', null, 'Rounds on this branch'),
-          h('thead', null, h('tr', null, ['Round', 'Run', 'Kind', 'State', 'Verdict'].map((t) => h('th', { scope: 'col' }, t)))),
-          h(
-            'tbody',
-            null,
-            detail.rounds.map((r) =>
-              h(
-                'tr',
-                null,
-                h('td', { class: 'n' }, String(r.round)),
-                h('td', null, h('a', { href: '#/run/' + encodeURIComponent(r.run_id), class: 'mono' }, r.run_id)),
-                h('td', null, r.plan_round ? 'plan' : 'code'),
-                h('td', null, r.status),
-                h('td', null, r.verdict || '–'),
-              ),
-            ),
-          ),
-        ),
+        table(null, 'Rounds on this branch', [['Round', 'n'], 'Run', 'Kind', 'State', 'Verdict'], detail.rounds, (r) => [
+          h('td', { class: 'n' }, String(r.round)),
+          h('td', null, h('a', { href: '#/run/' + encodeURIComponent(r.run_id), class: 'mono' }, r.run_id)),
+          h('td', null, r.plan_round ? 'plan' : 'code'),
+          h('td', null, r.status),
+          h('td', null, r.verdict || '–'),
+        ]),
       );
     }
     if (detail.plan_text) parts.push(h('h3', null, 'The plan'), h('pre', { class: 'light', tabindex: '0' }, detail.plan_text));
@@ -670,32 +648,19 @@
             barChart('Merge rate (merged of decided)', rows, (r) => r.merge_rate, (r) => percent(r.merge_rate), { cls: 'rose', max: 1, axis: percent }),
           ),
         );
+        const figures = ['Runs', 'PASS', 'Interval', 'Cost/PASS', 'To READY', 'Merged', 'Reverted', 'Cost'].map((t) => [t, 'n']);
         out.append(
-          h(
-            'table',
-            { class: 'card' },
-            h('caption', null, 'The figures behind the charts'),
-            h('thead', null, h('tr', null, ['Row', 'Runs', 'PASS', 'Interval', 'Cost/PASS', 'To READY', 'Merged', 'Reverted', 'Cost'].map((t, i) => h('th', { scope: 'col', class: i ? 'n' : null }, t)))),
-            h(
-              'tbody',
-              null,
-              rows.map((r) =>
-                h(
-                  'tr',
-                  null,
-                  h('th', { scope: 'row' }, r.key),
-                  h('td', { class: 'n' }, String(r.runs)),
-                  h('td', { class: 'n' }, r.passed + '/' + r.judged),
-                  h('td', { class: 'n' }, r.pass_rate_interval ? percent(r.pass_rate_interval[0]) + '–' + percent(r.pass_rate_interval[1]) : '–'),
-                  h('td', { class: 'n' }, money(r.cost_per_pass_usd)),
-                  h('td', { class: 'n' }, duration(r.median_seconds_to_ready)),
-                  h('td', { class: 'n' }, r.merged + '/' + (r.merged + r.closed_unmerged)),
-                  h('td', { class: 'n' }, String(r.reverted)),
-                  h('td', { class: 'n' }, money(r.cost_usd)),
-                ),
-              ),
-            ),
-          ),
+          table({ class: 'card' }, 'The figures behind the charts', ['Row', ...figures], rows, (r) => [
+            h('th', { scope: 'row' }, r.key),
+            h('td', { class: 'n' }, String(r.runs)),
+            h('td', { class: 'n' }, r.passed + '/' + r.judged),
+            h('td', { class: 'n' }, r.pass_rate_interval ? percent(r.pass_rate_interval[0]) + '–' + percent(r.pass_rate_interval[1]) : '–'),
+            h('td', { class: 'n' }, money(r.cost_per_pass_usd)),
+            h('td', { class: 'n' }, duration(r.median_seconds_to_ready)),
+            h('td', { class: 'n' }, r.merged + '/' + (r.merged + r.closed_unmerged)),
+            h('td', { class: 'n' }, String(r.reverted)),
+            h('td', { class: 'n' }, money(r.cost_usd)),
+          ]),
         );
       })
       .catch((e) => {
@@ -718,30 +683,16 @@
         clear(envs);
         if (!list.length) return envs.append(h('p', { class: 'empty' }, 'None prepared: `cocode-dispatch env build` makes one.'));
         envs.append(
-          h(
-            'table',
-            { class: 'card' },
-            h('caption', null, list.length + ' environments, shared copy-on-write by the runs'),
-            h('thead', null, h('tr', null, ['Key', 'Source', 'Size', 'Files', 'Built', 'Last used', 'Runs now', 'Uses'].map((t) => h('th', { scope: 'col' }, t)))),
-            h(
-              'tbody',
-              null,
-              list.map((e) =>
-                h(
-                  'tr',
-                  null,
-                  h('td', { class: 'mono' }, e.key.slice(0, 16)),
-                  h('td', null, e.source || '–'),
-                  h('td', { class: 'n' }, bytes(e.size || 0)),
-                  h('td', { class: 'n' }, String(e.files)),
-                  h('td', null, age(e.created)),
-                  h('td', null, age(e.last_used)),
-                  h('td', null, (e.live || []).join(', ') || '–'),
-                  h('td', { class: 'n' }, String(e.uses)),
-                ),
-              ),
-            ),
-          ),
+          table({ class: 'card' }, list.length + ' environments, shared copy-on-write by the runs', ['Key', 'Source', ['Size', 'n'], ['Files', 'n'], 'Built', 'Last used', 'Runs now', ['Uses', 'n']], list, (e) => [
+            h('td', { class: 'mono' }, e.key.slice(0, 16)),
+            h('td', null, e.source || '–'),
+            h('td', { class: 'n' }, bytes(e.size || 0)),
+            h('td', { class: 'n' }, String(e.files)),
+            h('td', null, age(e.created)),
+            h('td', null, age(e.last_used)),
+            h('td', null, (e.live || []).join(', ') || '–'),
+            h('td', { class: 'n' }, String(e.uses)),
+          ]),
         );
       })
       .catch(fail);
@@ -751,29 +702,15 @@
         queue.append(h('p', null, q.deliveries + ' webhook deliveries waiting to be taken'));
         if (!q.watch.length) return queue.append(h('p', { class: 'empty' }, 'No issue held by a watcher here.'));
         queue.append(
-          h(
-            'table',
-            { class: 'card' },
-            h('caption', null, 'Issues a watcher holds, step by step'),
-            h('thead', null, h('tr', null, ['Issue', 'Step', 'Asked by', 'Kind', 'Agents', 'Runs', 'Updated'].map((t) => h('th', { scope: 'col' }, t)))),
-            h(
-              'tbody',
-              null,
-              q.watch.map((e) =>
-                h(
-                  'tr',
-                  null,
-                  h('td', null, '#' + e.issue),
-                  h('td', null, e.phase),
-                  h('td', null, e.by || '–'),
-                  h('td', null, e.kind),
-                  h('td', null, (e.agents || []).join(', ') || 'all'),
-                  h('td', null, (e.runs || []).map((id) => h('a', { href: '#/run/' + encodeURIComponent(id), class: 'mono' }, id + ' '))),
-                  h('td', null, age(e.updated_at)),
-                ),
-              ),
-            ),
-          ),
+          table({ class: 'card' }, 'Issues a watcher holds, step by step', ['Issue', 'Step', 'Asked by', 'Kind', 'Agents', 'Runs', 'Updated'], q.watch, (e) => [
+            h('td', null, '#' + e.issue),
+            h('td', null, e.phase),
+            h('td', null, e.by || '–'),
+            h('td', null, e.kind),
+            h('td', null, (e.agents || []).join(', ') || 'all'),
+            h('td', null, (e.runs || []).map((id) => h('a', { href: '#/run/' + encodeURIComponent(id), class: 'mono' }, id + ' '))),
+            h('td', null, age(e.updated_at)),
+          ]),
         );
       })
       .catch(fail);
