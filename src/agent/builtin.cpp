@@ -107,6 +107,8 @@ Result<void> commit_all(const RunContext& context, const std::string& message) {
         return std::move(added).error();
     git::GitOptions with_message;
     with_message.input = message;
+    // The agent's own commit, in its sandbox: the post-commit hook records READY.
+    with_message.hooks = true;
     auto committed = git::git_output(context.working_dir,
                                      {"commit", "--allow-empty", "-q", "-F", "-"}, with_message);
     if (!committed) return std::move(committed).error();

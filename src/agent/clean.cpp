@@ -127,8 +127,17 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
     for (const auto& r : runs) {
         const fs::path view = repo->common_dir() / "cocode" / "views" / r.run_id;
         if (run::is_active(r.status) || present(r.worktree) || !present(view)) continue;
-        auto removed = environment::remove_tree(view);
+        auto removed = remove_tree(view);
         steps.push_back({"environment overlay " + view.string(), removed.ok(),
+                         removed ? "" : removed.error().message});
+    }
+
+    // A pair's own HOME and /tmp in the sandbox, once its worktree is gone.
+    for (const auto& r : runs) {
+        const fs::path own = run::pair_sandbox(repo_root / run::kRunsDir, r.issue, r.agent).folder;
+        if (run::is_active(r.status) || present(r.worktree) || !present(own)) continue;
+        auto removed = remove_tree(own);
+        steps.push_back({"the agent's HOME and /tmp " + own.string(), removed.ok(),
                          removed ? "" : removed.error().message});
     }
 

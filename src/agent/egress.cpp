@@ -148,6 +148,9 @@ fs::path dispatch_program() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec && self.filename() == "cocode-dispatch") return self;
+    // cocode-check, and the tools installed together: beside this program.
+    if (!ec && ::access((self.parent_path() / "cocode-dispatch").c_str(), X_OK) == 0)
+        return self.parent_path() / "cocode-dispatch";
     if (auto found = find_in_path("cocode-dispatch")) return *found;
     return "cocode-dispatch";
 }

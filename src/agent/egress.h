@@ -66,12 +66,13 @@ EgressPlan egress_plan(const config::Config& config, const config::AgentConfig& 
 
 // The plan of a network enclosed with `allow` (the bridge's forwards and port), whose proxy
 // listens at `socket` and records into `record`: what egress_plan makes for an agent, and the
-// setup commands' runner (agent/setup_runner.h) for theirs.
+// setup commands' runner (agent/confined.h) for theirs.
 EgressPlan enclosed_plan(net::Allowlist allow, config::NetworkMode mode,
                          const std::filesystem::path& socket, const std::filesystem::path& record);
 
 // cocode-dispatch, which runs the built-in agents and the egress bridge: this very program
-// when it is cocode-dispatch, else the one in PATH (a library caller, a test).
+// when it is cocode-dispatch, else the one beside it (cocode-check), else the one in PATH (a
+// library caller, a test).
 std::filesystem::path dispatch_program();
 
 // The egress proxy of an enclosed network: its record made first (so that the sandbox can

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/confined.h"
 #include "agent/sessions.h"
-#include "agent/setup_runner.h"
 #include "agent/transcript.h"
 #include "agent/usage.h"
 #include "config/presets.h"
@@ -74,7 +74,7 @@ Result<void> copy_setup_files(const DispatchContext& context, const PlannedRun& 
 Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun& run) {
     if (context.config.setup.commands.empty()) return {};
     const fs::path log = run.files.folder / "setup.log";
-    const auto runner = setup_runner(
+    const auto runner = confined_runner(
         context.config, context.repo_root,
         run.egress.enclosed() ? std::optional<net::Allowlist>(run.egress.allow) : std::nullopt);
     const config::Duration timeout = context.config.environment
@@ -83,10 +83,14 @@ Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (const auto& command : context.config.setup.commands) {
         (void)append_line_locked(log, "$ " + command);
-        const environment::SetupCommand c{
-            command,     run.worktree, run.environment,
-            deadline,    log,          run.files.folder / "egress.jsonl",
-            run.overlays};
+        CommandRequest c;
+        c.command = command;
+        c.cwd = run.worktree;
+        c.environment = run.environment;
+        c.deadline = deadline;
+        c.log = log;
+        c.record = run.files.folder / "egress.jsonl";
+        c.overlays = run.overlays;
         auto outcome = runner(c);
         if (!outcome)
             return Error{outcome.error().code,
@@ -356,41 +360,26 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
     return out;
 }
 
-// What an agent may touch (docs/security.md): its worktree, what a commit needs in the git
-// common folder (objects, refs, reflogs, its own worktree entry), its run folder and the bus
-// the hook appends to; the rest of the repository — its main worktree, the configuration,
-// other runs, the seals — read-only; the user's credentials and other agents' configuration
-// hidden.
-SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context,
-                         const std::vector<std::string>& ours) {
-    SandboxPlan plan;
-    plan.hidden_first = context.hidden_first;
+// What an agent may write (docs/security.md, "The sandbox"): its worktree, what a commit needs
+// in the git common folder (objects, refs, reflogs, its own worktree entry), its run folder and
+// the bus the hook appends to, its own HOME and /tmp; nothing else. The rest of the host is
+// read-only, the user's credentials and every CLI's login in the user's HOME out of sight (its
+// own CLI's configuration is copied into its HOME).
+SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) {
+    SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first);
     const auto dirs = git::locate_git_dirs(context.repo_root, nullptr);
-    plan.read_only.push_back(context.repo_root);
-    if (dirs) {
+    // A plan round writes nothing: the worktree and what a commit needs stay read-only.
+    if (dirs && !run.plan_round) {
         const fs::path common = dirs->common_dir;
-        plan.read_only.push_back(common);  // also when it lives outside the main worktree
-        // A plan round writes nothing: the worktree and what a commit needs stay read-only.
-        if (!run.plan_round) {
-            for (const char* part : {"objects", "refs", "logs"})
-                plan.read_write.push_back(common / part);
-            plan.read_write.push_back(common / "worktrees" / run.worktree.filename());
-        }
+        for (const char* part : {"objects", "refs", "logs"}) plan.writable.push_back(common / part);
+        plan.writable.push_back(common / "worktrees" / run.worktree.filename());
     }
-    if (run.plan_round)
-        plan.read_only.push_back(run.worktree);
-    else
-        plan.read_write.push_back(run.worktree);
-    plan.read_write.push_back(run.files.folder);
-    plan.read_write.push_back(context.runs_dir() / run::kBusFile);
-    // The prepared environments: read through the run's overlay, never written.
-    plan.read_only.push_back(environment::default_store());
-
-    std::string home;
-    for (const auto& entry : ours)
-        if (entry.rfind("HOME=", 0) == 0) home = entry.substr(5);
-    const auto hidden = secrets_in_home(home, config::cli_preset(run.agent));
-    plan.hidden.insert(plan.hidden.end(), hidden.begin(), hidden.end());
+    (run.plan_round ? plan.visible : plan.writable).push_back(run.worktree);
+    plan.writable.push_back(run.files.folder);
+    plan.writable.push_back(context.runs_dir() / run::kBusFile);
+    if (!run.argv.empty()) plan.visible.push_back(run.argv.front());
+    plan.home = run.own.home();
+    plan.tmp = run.own.tmp();
     return plan;
 }
 
@@ -408,12 +397,16 @@ std::string session_to_resume(const run::RunRecord& previous, const config::Agen
                                      : fs::path();
     // A preset's CLI keeps its sessions where its file says (`sessions`), else it is trusted
     // to say so itself when it cannot resume.
+    // A sandboxed run's CLI kept them in its own HOME, which the round goes on in.
+    std::error_code ec;
+    const fs::path own_home =
+        run::pair_sandbox(previous.folder.parent_path(), previous.issue, previous.agent).home();
+    const fs::path home = fs::is_directory(own_home, ec) ? own_home : user_home();
     if (agent.type == config::AgentType::cli) {
-        const char* home = std::getenv("HOME");
-        const bool kept = config::session_kept(*agent.cli, *id, home ? home : "/");
+        const bool kept = config::session_kept(*agent.cli, *id, home.empty() ? "/" : home);
         return agent.cli->resume.empty() || !kept ? std::string() : *id;
     }
-    return session_file(agent.type, *id, gemini_home) ? *id : std::string();
+    return session_file(agent.type, *id, gemini_home, home) ? *id : std::string();
 }
 
 // The argv that resumes `session` in place of starting one, for argv in the preset's shape;
@@ -449,7 +442,7 @@ bool resume_in_argv(const config::AgentConfig& agent, std::vector<std::string>& 
 // pointing at the bridge and its record of connections out of its reach.
 void enclose_network(PlannedRun& run, SandboxPlan& plan) {
     plan.own_network = true;
-    plan.read_only_last.push_back(run.egress.record);
+    plan.read_only.push_back(run.egress.record);
     for (const auto& [name, value] : proxy_variables(run.egress)) {
         const std::string prefix = name + "=";
         std::erase_if(run.environment,
@@ -525,15 +518,24 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     } else if (sandboxed) {
         run.sandbox = "bwrap";
         run.egress = egress_plan(context.config, run.agent, network.mode, run.files.folder);
-        SandboxPlan plan = sandbox_plan(run, context, ours);
+        SandboxPlan plan = sandbox_plan(run, context);
+        run.environment = sandbox_environment(run.environment, plan, user_home());
         if (run.egress.enclosed()) enclose_network(run, plan);
+        if (const std::string refused = plan_refused(plan); !refused.empty() && !run.failed) {
+            run.failed = Error::general("agent '" + run.agent.name +
+                                        "': its sandbox cannot be made: " + refused);
+            run.failed_reason = run::StopReason::setup;
+        }
         run.argv = sandboxed_argv(context.sandbox->bwrap, plan, run.argv);
     } else {
-        const std::string why = context.sandbox ? context.sandbox->why_not : "not probed";
-        run.sandbox = "none (" + why + ")";
-        if (context.config.sandbox == config::SandboxMode::bwrap && !run.failed) {
-            run.failed =
-                Error::missing("agent '" + run.agent.name + "': sandbox: bwrap, but " + why);
+        // Where the sandbox cannot be made, an agent does not run; only the configuration's
+        // `"sandbox": "none"` runs it without.
+        const SandboxProbe unprobed{false, {}, {}, "not probed", false, {}};
+        run.sandbox = "none (" + (context.sandbox ? context.sandbox->why_not : "not probed") + ")";
+        if (!run.failed) {
+            run.failed = Error::missing(
+                "agent '" + run.agent.name + "': " +
+                no_sandbox_refusal("an agent", context.sandbox ? *context.sandbox : unprobed));
             run.failed_reason = run::StopReason::missing_dependency;
         }
     }
@@ -783,6 +785,7 @@ Result<void> prepare_runs_folder(const DispatchContext& context, git::Repository
     if (auto ok = create_file(context.runs_dir() / run::kBusFile); !ok) return ok;
     if (auto ok = repo.exclude("/.cocode/runs/"); !ok) return ok;
     if (auto ok = repo.exclude("/" + std::string(run::kSealsDir) + "/"); !ok) return ok;
+    if (auto ok = repo.exclude("/.cocode/sandboxes/"); !ok) return ok;
     const fs::path relative = context.worktree_root().lexically_relative(context.repo_root);
     if (!relative.empty() && *relative.begin() != "..")
         if (auto ok = repo.exclude("/" + relative.generic_string() + "/"); !ok) return ok;
@@ -880,6 +883,27 @@ Result<void> decide_environment(PlannedRun& run, const DispatchContext& context,
     return {};
 }
 
+// The sandboxed agent's own HOME and /tmp (run::pair_sandbox): a round or a resumed run goes
+// on in its pair's HOME (its CLI's sessions are there); a new run gets its CLI's settings and
+// login from the user's. Its /tmp starts empty.
+Result<void> make_sandbox_home(const PlannedRun& run, bool goes_on) {
+    const fs::path home = run.own.home(), tmp = run.own.tmp();
+    std::error_code ec;
+    const bool kept = goes_on && fs::is_directory(fs::symlink_status(home, ec));
+    for (const auto& old :
+         kept ? std::vector<fs::path>{tmp} : std::vector<fs::path>{run.own.folder})
+        if (auto ok = remove_tree(old); !ok) return ok;
+    for (const auto& folder : {home, tmp}) {
+        fs::create_directories(folder, ec);
+        if (ec) return Error::general("cannot create " + folder.string() + ": " + ec.message());
+        fs::permissions(folder, fs::perms::owner_all, ec);
+    }
+    if (kept) return {};
+    if (const config::CliPreset* cli = config::cli_preset(run.agent); cli && !user_home().empty())
+        return copy_cli_settings(*cli, user_home(), home);
+    return {};
+}
+
 // One run made whole: its folder (made under another name, then renamed, so a run folder
 // always has its files) and its seal (what the check will judge by, where the agent cannot
 // write).
@@ -895,6 +919,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     const std::string name = pair_name(run.issue, run.agent.name);
     run.worktree = context.worktree_root() / name;
     run.branch = context.config.branch_prefix + name;
+    run.own = run::pair_sandbox(context.runs_dir(), run.issue, run.agent.name);
     if (pair.resume) {
         run.parent_run_id = pair.previous ? pair.previous->run_id : "";
         run.base_commit = pair.previous ? pair.previous->base_commit : "";
@@ -999,6 +1024,9 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (ec)
         return Error::general("cannot rename " + making.folder.string() + " to " +
                               run.files.folder.string() + ": " + ec.message());
+    if (run.sandbox == "bwrap" && !run.failed)
+        if (auto ok = make_sandbox_home(run, round || pair.resume); !ok)
+            return std::move(ok).error();
     run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
     seal.issue_sha256 = run::issue_text_sha256(pair.issue->title, pair.issue->body);
     seal.issue_labels = pair.issue->labels;
@@ -1016,7 +1044,7 @@ Result<environment::Entry> build_environment(const DispatchContext& context,
     const environment::Store store(environment::default_store());
     return store.ensure({environment.key, environment.spec, context.repo_root, environment.commit,
                          allowlisted_environment(current_environment(), {})},
-                        setup_runner(context.config, context.repo_root),
+                        confined_runner(context.config, context.repo_root),
                         [&](const std::string& text) {
                             if (context.notice) context.notice(text);
                         });
@@ -1135,7 +1163,9 @@ Result<std::optional<CommitEnvironment>> environment_at(const DispatchContext& c
     auto spec = environment::spec_at(context.config, context.repo_root, commit);
     if (!spec) return std::move(spec).error();
     if (!*spec) return std::optional<CommitEnvironment>();
-    auto key = environment::key_at(**spec, context.repo_root, commit);
+    auto key =
+        environment::key_at(**spec, context.repo_root, commit,
+                            confined_runner(context.config, context.repo_root), context.repo_root);
     if (!key) return std::move(key).error();
     return std::optional<CommitEnvironment>(CommitEnvironment{commit, std::move(**spec), *key});
 }
@@ -1244,6 +1274,7 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     run.issue = record.issue;
     run.issue_url = record.issue_url;
     run.agent = *agent;
+    run.own = run::pair_sandbox(context.runs_dir(), run.issue, run.agent.name);
     run.worktree = record.worktree;
     run.branch = record.branch;
     run.base_commit = record.base_commit;
@@ -1262,6 +1293,14 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     if (!seal) return std::move(seal).error();
     run.plan_round = *seal ? (*seal)->plan_round : record.plan_round;
     DispatchContext with_identity = context;
+    // How it is confined is the run's own rule, as `run` planned it (`--sandbox` included).
+    if (*seal && !(*seal)->config_text.empty()) {
+        auto rules =
+            config::parse_config((*seal)->config_text, config::kConfigFile, context.repo_root);
+        if (!rules) return std::move(rules).error();
+        with_identity.config.sandbox = rules->sandbox;
+        with_identity.config.network = rules->network;
+    }
     if (auto repo = git::Repository::open(context.repo_root))
         with_identity.commit_identity = commit_identity(*repo);
     if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)

@@ -108,6 +108,7 @@ struct PlannedRun {
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
     std::string sandbox;               // "bwrap", or "none" and why: recorded in run-info
+    run::PairSandbox own;              // its HOME and /tmp in the sandbox
     EgressPlan egress;                 // its network: open, or enclosed behind its proxy
     // Its prepared environment (docs/environments.md): the key (sealed), what builds it and
     // from which commit, how it reaches the worktree, and the overlays its processes get.

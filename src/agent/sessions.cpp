@@ -13,11 +13,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A folder named by a variable of ours, else a folder under HOME; empty when neither is set.
-fs::path configured_or_home(const char* variable, const char* under_home) {
+// A folder under `home` when given; else named by a variable of ours, else under our HOME;
+// empty when neither is set.
+fs::path configured_or_home(const char* variable, const char* under_home, const fs::path& home) {
+    if (!home.empty()) return home / under_home;
     if (const char* configured = std::getenv(variable); configured && *configured)
         return configured;
-    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / under_home;
+    if (const char* ours = std::getenv("HOME"); ours && *ours) return fs::path(ours) / under_home;
     return {};
 }
 
@@ -47,27 +49,27 @@ std::optional<fs::path> file_in(const fs::path& dir, int depth, std::string_view
 fs::path own_gemini_home(const fs::path& run_folder) { return run_folder / "gemini-home"; }
 
 std::optional<fs::path> session_file(config::AgentType type, const std::string& id,
-                                     const fs::path& gemini_home) {
+                                     const fs::path& gemini_home, const fs::path& home) {
     if (id.empty()) return std::nullopt;
     switch (type) {
         case config::AgentType::claude:
-            if (const fs::path dir = configured_or_home("CLAUDE_CONFIG_DIR", ".claude");
+            if (const fs::path dir = configured_or_home("CLAUDE_CONFIG_DIR", ".claude", home);
                 !dir.empty())
                 return file_in(dir / "projects", 1, id, ".jsonl");
             break;
         case config::AgentType::codex:
-            if (const fs::path dir = configured_or_home("CODEX_HOME", ".codex"); !dir.empty())
+            if (const fs::path dir = configured_or_home("CODEX_HOME", ".codex", home); !dir.empty())
                 return file_in(dir / "sessions", 3, "rollout-", "-" + id + ".jsonl");
             break;
         case config::AgentType::gemini: {
-            const fs::path home =
-                gemini_home.empty() ? configured_or_home("GEMINI_CLI_HOME", "") : gemini_home;
-            if (home.empty()) break;
+            const fs::path its =
+                gemini_home.empty() ? configured_or_home("GEMINI_CLI_HOME", "", home) : gemini_home;
+            if (its.empty()) break;
             const std::string suffix = "-" + id.substr(0, 8) + ".json";
             const std::string quoted = "\"" + id + "\"";
-            if (auto found = file_in(home / ".gemini/tmp", 2, "session-", suffix, quoted))
+            if (auto found = file_in(its / ".gemini/tmp", 2, "session-", suffix, quoted))
                 return found;
-            return file_in(home / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
+            return file_in(its / ".gemini/tmp", 2, "session-", suffix + "l", quoted);
         }
         case config::AgentType::command:
         case config::AgentType::cli:
@@ -80,8 +82,8 @@ std::optional<fs::path> session_file(config::AgentType type, const std::string& 
     return std::nullopt;
 }
 
-std::string codex_session_model(const std::string& id) {
-    auto file = session_file(config::AgentType::codex, id);
+std::string codex_session_model(const std::string& id, const fs::path& home) {
+    auto file = session_file(config::AgentType::codex, id, {}, home);
     if (!file) return {};
     // Each turn's context names its model: {"type":"turn_context","payload":{"model":…}}.
     auto model_of = [](const nlohmann::json& entry) {

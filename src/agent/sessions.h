@@ -19,11 +19,15 @@ namespace cocode::agent {
 std::filesystem::path own_gemini_home(const std::filesystem::path& run_folder);
 
 // The file of session `id` of a CLI of `type`, when it is on this machine. `gemini_home`:
-// the run's own gemini home, or empty for gemini's usual one.
+// the run's own gemini home, or empty for gemini's usual one. `home`: the HOME the CLI ran
+// with (a sandboxed run's own: run::RunFiles::home), whose default folders are looked in
+// instead of the variables and HOME of ours; empty: ours.
 std::optional<std::filesystem::path> session_file(config::AgentType type, const std::string& id,
-                                                  const std::filesystem::path& gemini_home = {});
+                                                  const std::filesystem::path& gemini_home = {},
+                                                  const std::filesystem::path& home = {});
 
-// The model codex ran thread `id` with, as its session file records it; "" when unknown.
-std::string codex_session_model(const std::string& id);
+// The model codex ran thread `id` with, as its session file records it (under `home` as for
+// session_file); "" when unknown.
+std::string codex_session_model(const std::string& id, const std::filesystem::path& home = {});
 
 }  // namespace cocode::agent

@@ -382,7 +382,8 @@ class Supervisor {
         PlannedRun& run = *slot.run;
         if (!slot.started_once) watch_commits(slot);
         if (!slot.usage)
-            slot.usage.emplace(run.agent.model.value_or(""), declared_stream(run.agent));
+            slot.usage.emplace(run.agent.model.value_or(""), declared_stream(run.agent),
+                               run.sandbox == "bwrap" ? run.own.home() : fs::path());
         if (run.egress.enclosed() && !slot.proxy) {
             auto proxy = start_proxy(run);
             if (!proxy) {

@@ -285,7 +285,7 @@ void UsageReader::feed_line(std::string_view line) {
             } else if (type == "turn.completed" && event.contains("usage")) {
                 // codex's stream does not name its model; its session file does.
                 if (default_model_.empty() && !codex_thread_.empty())
-                    default_model_ = codex_session_model(codex_thread_);
+                    default_model_ = codex_session_model(codex_thread_, home_);
                 add_unpriced(default_model_, tokens_of(event["usage"], "input_tokens",
                                                        "cached_input_tokens", "output_tokens"));
             }

@@ -48,8 +48,11 @@ class UsageReader {
     // configured `model`, else the one codex's session file records).
     // `declared`: the stream the agent's preset says it prints (the run's info), else told from
     // the lines.
-    explicit UsageReader(std::string model = {}, StreamKind declared = StreamKind::unknown)
-        : default_model_(std::move(model)), declared_(declared) {}
+    // `home`: the HOME the CLI ran with, where codex keeps its sessions (a sandboxed run's own);
+    // empty: ours.
+    explicit UsageReader(std::string model = {}, StreamKind declared = StreamKind::unknown,
+                         std::filesystem::path home = {})
+        : default_model_(std::move(model)), declared_(declared), home_(std::move(home)) {}
 
     void feed(std::string_view bytes);
     void feed_line(std::string_view line);
@@ -76,6 +79,7 @@ class UsageReader {
 
     std::string default_model_;
     StreamKind declared_ = StreamKind::unknown;
+    std::filesystem::path home_;
     bool qwen_ = false;       // a qwen stream: claude's shapes, its input counting what was cached
     std::string partial_;     // a line that starts with '{', not yet ended
     bool keeping_ = false;    // partial_ is being filled

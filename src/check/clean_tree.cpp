@@ -18,7 +18,7 @@ namespace {
 constexpr char kHeld[] = ".held";
 
 void remove_quietly(const fs::path& path) {
-    if (!path.empty()) (void)environment::remove_tree(path);
+    if (!path.empty()) (void)remove_tree(path);
 }
 
 // Trees a killed check left: their lock is free.
@@ -59,7 +59,7 @@ Result<fs::path> cocode_git_dir(const fs::path& repo_dir) {
 Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
                                                    const std::string& commit,
                                                    const TreeRules& rules,
-                                                   const environment::SetupRunner& runner,
+                                                   const CommandRunner& runner,
                                                    const std::vector<std::string>& environment,
                                                    const fs::path& log_dir) {
     auto own = cocode_git_dir(repo_dir);
@@ -88,7 +88,7 @@ Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
 }
 
 Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rules,
-                                const environment::SetupRunner& runner, const fs::path& log_dir) {
+                                const CommandRunner& runner, const fs::path& log_dir) {
     const auto deadline_of = [](config::Duration timeout) {
         return std::chrono::steady_clock::now() + timeout;
     };
@@ -105,7 +105,9 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
         }
         // A commit that changed its lockfile is judged with what that lockfile installs.
         if (key.empty() || !setup_.changed.empty()) {
-            auto own = environment::key_at(spec, repo_dir_, commit);
+            // Its key commands read the tree of the commit, in the sandbox: an agent's commit
+            // is code.
+            auto own = environment::key_at(spec, repo_dir_, commit, runner, path_);
             if (!own) return std::move(own).error();
             key = *own;
             from = commit;
@@ -143,10 +145,14 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
     for (const auto& command : rules.setup.commands) {
         ++setup_.setup_commands;
         (void)append_line_locked(log, "$ " + command);
-        const environment::SetupCommand c{command,       path_,
-                                          environment_,  deadline_of(std::chrono::minutes(20)),
-                                          log,           log_dir / "check-egress.jsonl",
-                                          view_.overlays};
+        CommandRequest c;
+        c.command = command;
+        c.cwd = path_;
+        c.environment = environment_;
+        c.deadline = deadline_of(std::chrono::minutes(20));
+        c.log = log;
+        c.record = log_dir / "check-egress.jsonl";
+        c.overlays = view_.overlays;
         auto outcome = runner(c);
         if (!outcome) {
             setup_.failure =

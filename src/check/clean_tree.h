@@ -53,7 +53,7 @@ class CleanTree {
     static Result<std::unique_ptr<CleanTree>> make(const std::filesystem::path& repo_dir,
                                                    const std::string& commit,
                                                    const TreeRules& rules,
-                                                   const environment::SetupRunner& runner,
+                                                   const CommandRunner& runner,
                                                    const std::vector<std::string>& environment,
                                                    const std::filesystem::path& log_dir);
     ~CleanTree();
@@ -68,8 +68,7 @@ class CleanTree {
   private:
     CleanTree() = default;
     Result<void> prepare(const std::string& commit, const TreeRules& rules,
-                         const environment::SetupRunner& runner,
-                         const std::filesystem::path& log_dir);
+                         const CommandRunner& runner, const std::filesystem::path& log_dir);
 
     std::filesystem::path repo_dir_;
     std::filesystem::path path_;  // <common>/cocode/trees/<name>

@@ -32,6 +32,8 @@ Result<Critique> critique_worktree(const CritiqueInput& input) {
     judge_input.rules = input.rules;
     judge_input.report_dir = input.report_dir;
     judge_input.clean_tree = false;  // the agent's work in progress, where it works
+    // The critic runs inside the agent's own sandbox: its commands are confined by it.
+    judge_input.runner = unconfined_runner();
     auto verdict = judge(judge_input);
     if (!verdict) return std::move(verdict).error();
 

@@ -431,6 +431,7 @@ Result<Verdict> judge(const JudgeInput& input) {
         if (auto item = worktree_item(input, head->id)) v.checks.push_back(std::move(*item));
 
     std::string why_not = verify_not_run_because(v.checks, input.verify);
+    if (!input.runner) return Error::general("judge: no runner for the verify commands");
     auto environment = allowlisted_environment(current_environment(), input.rules.verify_env);
     int index = 0;
     // The approved plan's verify commands run after the configured ones (bind_verify kept only
@@ -443,10 +444,8 @@ Result<Verdict> judge(const JudgeInput& input) {
     std::unique_ptr<CleanTree> tree;
     fs::path cwd = input.worktree;
     if (input.clean_tree && why_not.empty() && !commands.empty()) {
-        auto made =
-            CleanTree::make(input.worktree, head->id, input.tree,
-                            input.setup_runner ? input.setup_runner : environment::plain_runner(),
-                            environment, input.report_dir);
+        auto made = CleanTree::make(input.worktree, head->id, input.tree, input.runner, environment,
+                                    input.report_dir);
         if (!made) return std::move(made).error();
         tree = std::move(*made);
         if (auto item = setup_check(tree->setup())) v.checks.push_back(std::move(*item));
@@ -464,8 +463,10 @@ Result<Verdict> judge(const JudgeInput& input) {
         }
         const auto timeout = command.timeout.value_or(input.rules.verify_timeout);
         item.output_path = input.report_dir / ("verify-" + std::to_string(index) + ".log");
-        auto ran = run_verify(command.run, cwd, environment, timeout, item.output_path,
-                              tree ? tree->overlays() : std::vector<OverlayMount>{});
+        auto ran =
+            run_verify(input.runner, command.run, cwd, environment, timeout, item.output_path,
+                       tree ? tree->overlays() : std::vector<OverlayMount>{},
+                       input.report_dir / "check-egress.jsonl");
         if (!ran) return std::move(ran).error();
         item.exit_code = ran->exit_code;
         item.timed_out = ran->timed_out;

@@ -70,12 +70,15 @@ struct JudgeInput {
     std::optional<run::SealedPlan> plan;
     std::string requested_by;  // sealed: who asked for the pair on GitHub
     // Where the verify commands run: a clean tree of the judged commit, made by these rules
-    // (the seal's worktree_setup and environment) with this runner for its setup (empty: the
-    // plain one). false only for the critic, which judges an agent's work in progress where
-    // the agent works.
+    // (the seal's worktree_setup and environment). false only for the critic, which judges an
+    // agent's work in progress where the agent works (inside the agent's sandbox).
     bool clean_tree = true;
     TreeRules tree;
-    environment::SetupRunner setup_runner;
+    // What runs the tree's setup and key commands and the verify commands, which run code the
+    // agent wrote: agent::confined_runner (the sandbox), given by every caller; the critic's is
+    // the unconfined one, as it runs inside the agent's sandbox already. Verify commands are
+    // not run without one.
+    CommandRunner runner;
     // What the worktree item leaves out: paths cocode put in the worktree (its own folders,
     // a copied environment's).
     std::vector<std::string> worktree_own_paths;

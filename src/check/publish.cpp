@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "check/report.h"
-#include "core/base64.h"
 #include "git/cli.h"
 #include "git/line_history.h"
 #include "github/url.h"
@@ -97,7 +96,6 @@ PublishRequest configured_request(const config::Config& config, const fs::path& 
 
 Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
     git::GitOptions options;
-    options.environment = current_environment();
     auto url = git::git_output(worktree, {"remote", "get-url", "origin"});
     if (!url)
         return Error::usage("--push: no origin remote to push to (" + url.error().message + ")");
@@ -105,17 +103,12 @@ Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
     auto token = github::getenv_string("GITHUB_TOKEN");
     if (!token) token = github::getenv_string("GH_TOKEN");
     // Only to the GitHub it belongs to: an origin elsewhere (GitLab, a mirror) pushes with its
-    // own credentials or not at all.
+    // own credentials or not at all. Handed to git through a credential helper reading a pipe:
+    // never in git's environment, its command line or a file.
     auto api = github::resolve_api_url(std::nullopt);
-    if (token && api && github::token_goes_to(origin, *api)) {
-        // Scoped to the origin's host, handed over in the environment (GIT_CONFIG_*), which
-        // other users cannot read, unlike a command line.
-        const std::string host = origin.substr(0, origin.find('/', 8));
-        options.environment->push_back("GIT_CONFIG_COUNT=1");
-        options.environment->push_back("GIT_CONFIG_KEY_0=http." + host + "/.extraheader");
-        options.environment->push_back("GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " +
-                                       base64("x-access-token:" + *token));
-    }
+    if (token && api && github::token_goes_to(origin, *api))
+        options.credential =
+            git::GitCredential{origin.substr(0, origin.find('/', 8)), "x-access-token", *token};
     auto pushed =
         git::git_output(worktree, {"push", "--quiet", "origin", branch + ":" + branch}, options);
     if (!pushed) return Error::general("--push: " + pushed.error().message);

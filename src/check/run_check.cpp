@@ -318,11 +318,10 @@ bool verdict_published(const fs::path& run_folder) {
 }
 
 Judges::Judges(const config::Config& config, int parallel, issues::IssueSource* publish_to,
-               environment::SetupRunner setup_runner,
-               std::function<void(const BatchCheck&)> on_judged)
+               CommandRunner runner, std::function<void(const BatchCheck&)> on_judged)
     : config_(config),
       publish_to_(publish_to),
-      setup_runner_(std::move(setup_runner)),
+      runner_(std::move(runner)),
       on_judged_(std::move(on_judged)),
       parallel_(std::max(1, parallel)) {}
 
@@ -371,7 +370,7 @@ void Judges::work() {
         if (!input) {
             check.error = input.error().message;
         } else {
-            input->setup_runner = setup_runner_;
+            input->runner = runner_;
             auto verdict = judge_and_record(*input);
             if (verdict)
                 check.verdict = std::move(*verdict);
@@ -404,10 +403,9 @@ std::vector<BatchCheck> Judges::finish() {
 
 std::vector<BatchCheck> check_batch(const std::vector<run::RunRecord>& runs,
                                     const config::Config& config, int parallel,
-                                    issues::IssueSource* publish_to,
-                                    const environment::SetupRunner& setup_runner,
+                                    issues::IssueSource* publish_to, const CommandRunner& runner,
                                     const std::function<void(const BatchCheck&)>& on_judged) {
-    Judges judges(config, parallel, publish_to, setup_runner, on_judged);
+    Judges judges(config, parallel, publish_to, runner, on_judged);
     for (const auto& run : runs) judges.add(run);
     return judges.finish();
 }

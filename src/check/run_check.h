@@ -84,12 +84,12 @@ struct BatchCheck {
 // Runs judged as they are handed in (each as soon as it ended, wherever it started), up to
 // `parallel` at once, each verdict published right after (one publication at a time: the
 // source is shared). `on_judged` hears of each run once judged (and published), from the
-// thread that judged it. `setup_runner` runs the clean trees' setup (agent/setup_runner.h).
+// thread that judged it. `runner` runs the clean trees' setup and the verify commands
+// (agent/confined.h).
 class Judges {
   public:
     Judges(const config::Config& config, int parallel, issues::IssueSource* publish_to,
-           environment::SetupRunner setup_runner,
-           std::function<void(const BatchCheck&)> on_judged = nullptr);
+           CommandRunner runner, std::function<void(const BatchCheck&)> on_judged = nullptr);
     ~Judges();  // waits for the judging under way
     Judges(const Judges&) = delete;
     Judges& operator=(const Judges&) = delete;
@@ -104,7 +104,7 @@ class Judges {
     void work();
     const config::Config& config_;
     issues::IssueSource* publish_to_;
-    environment::SetupRunner setup_runner_;
+    CommandRunner runner_;
     std::function<void(const BatchCheck&)> on_judged_;
     int parallel_;
     mutable std::mutex mutex_;
@@ -122,7 +122,7 @@ class Judges {
 // The same for a batch handed in at once: every run judged, then their checks.
 std::vector<BatchCheck> check_batch(
     const std::vector<run::RunRecord>& runs, const config::Config& config, int parallel,
-    issues::IssueSource* publish_to, const environment::SetupRunner& setup_runner,
+    issues::IssueSource* publish_to, const CommandRunner& runner,
     const std::function<void(const BatchCheck&)>& on_judged = nullptr);
 
 // Where a run's issue lives, from its issue_url: a local store (file://…/<n>.json) or a

@@ -1,6 +1,8 @@
-// Running one verify command: `sh -c` in its tree (with the environment's overlays), its own
-// process group, stdin from /dev/null, stdout and stderr into one log file, a timeout (SIGTERM to
-// the group, 2 s, SIGKILL), and an environment that holds no secret — it runs code an agent wrote.
+// Running one verify command: `sh -c` in its tree (with the environment's overlays), through
+// the runner the caller gives (agent/confined.h: the sandbox, behind the network's allowlist —
+// it runs code an agent wrote), its own session, stdin from /dev/null, stdout and stderr into
+// one log file, a timeout (SIGTERM to the group, 2 s, SIGKILL), and an environment that holds
+// no secret.
 #pragma once
 
 #include <chrono>
@@ -9,7 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "proc/spawn.h"
+#include "proc/command_runner.h"
 
 namespace cocode::check {
 
@@ -20,10 +22,13 @@ struct VerifyResult {
     std::string tail;  // the log's last lines, secrets masked
 };
 
-Result<VerifyResult> run_verify(const std::string& command, const std::filesystem::path& cwd,
+// `record`: where the command's connections are recorded when its network is enclosed.
+Result<VerifyResult> run_verify(const CommandRunner& runner, const std::string& command,
+                                const std::filesystem::path& cwd,
                                 const std::vector<std::string>& environment,
                                 std::chrono::milliseconds timeout, const std::filesystem::path& log,
-                                const std::vector<OverlayMount>& overlays = {});
+                                const std::vector<OverlayMount>& overlays,
+                                const std::filesystem::path& record);
 
 // The last `lines` lines of a file (at most 64 KiB read), secrets masked.
 std::string tail_of(const std::filesystem::path& file, int lines = 30);

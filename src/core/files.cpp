@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -280,6 +281,43 @@ Result<void> update_file_locked(
     auto next = edit(current);
     if (!next) return std::move(next).error();
     return write_file_atomic(path, *next, mode, durability);
+}
+
+Result<void> remove_tree(const fs::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return {};
+        return Error::from_errno("cannot remove " + path.string(), errno);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if ((st.st_mode & 0700) != 0700) ::chmod(path.c_str(), (st.st_mode & 07777) | 0700);
+        std::error_code ec;
+        for (const auto& entry : list_folder(path, ec))
+            if (auto ok = remove_tree(entry.path); !ok) return ok;
+        if (ec) return Error::general("cannot remove " + path.string() + ": " + ec.message());
+        if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+            return Error::from_errno("cannot remove " + path.string(), errno);
+        return {};
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+        return Error::from_errno("cannot remove " + path.string(), errno);
+    return {};
+}
+
+Result<TempFolder> TempFolder::make(const std::string& prefix) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        (fs::path(tmp && *tmp == '/' ? tmp : "/tmp") / (prefix + "-XXXXXX")).string();
+    if (!::mkdtemp(pattern.data()))
+        return Error::from_errno(
+            "cannot make a folder in " + fs::path(pattern).parent_path().string(), errno);
+    TempFolder folder;
+    folder.path_ = pattern;
+    return folder;
+}
+
+TempFolder::~TempFolder() {
+    if (!path_.empty()) (void)remove_tree(path_);
 }
 
 }  // namespace cocode

@@ -98,6 +98,25 @@ Result<void> keep_head_and_tail(const std::filesystem::path& path, std::uint64_t
 // written first so that our line stays whole.
 Result<void> append_line_locked(const std::filesystem::path& path, std::string_view line);
 
+// Removes a folder and everything in it, links as links (never followed), also where it was
+// made read-only or overlayfs left a folder no one may read.
+Result<void> remove_tree(const std::filesystem::path& path);
+
+// A folder of our own under $TMPDIR (else /tmp), 0700, removed with everything in it when the
+// object goes.
+class TempFolder {
+  public:
+    static Result<TempFolder> make(const std::string& prefix);
+    TempFolder(TempFolder&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+    TempFolder& operator=(TempFolder&&) = delete;
+    ~TempFolder();
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    TempFolder() = default;
+    std::filesystem::path path_;
+};
+
 // An exclusive flock on `<path>` (created if needed), held for the object's life.
 class FileLock {
   public:

@@ -10,6 +10,7 @@
 #include "core/sha256.h"
 #include "git/cli.h"
 #include "proc/command.h"
+#include "proc/environment.h"
 #include "proc/spawn.h"
 
 namespace cocode::environment {
@@ -113,22 +114,28 @@ std::vector<CommitFile> key_files(const std::vector<CommitFile>& files,
 }
 
 std::string key_of(const Spec& spec, const KeyInputs& inputs) {
-    std::string text = "cocode environment 1\n";
-    text += "identity " + inputs.identity + "\n";
-    text += "platform " + inputs.platform + "\n";
-    for (const auto& command : spec.setup) text += "setup " + command + "\n";
+    // Every part written with its length: no text a part holds (a committed file's name with a
+    // newline in it) can pass for another part.
+    std::string text = "cocode environment 2\n";
+    auto add = [&](std::string_view kind, std::initializer_list<std::string_view> parts) {
+        text += kind;
+        for (const auto& part : parts)
+            text += " " + std::to_string(part.size()) + ":" + std::string(part);
+        text += "\n";
+    };
+    add("identity", {inputs.identity});
+    add("platform", {inputs.platform});
+    for (const auto& command : spec.setup) add("setup", {command});
     if (spec.paths)
-        for (const auto& path : *spec.paths) text += "path " + path + "\n";
-    for (const auto& [name, value] : spec.env) text += "env " + name + "=" + value + "\n";
-    for (const auto& file : inputs.files) text += "file " + file.blob + " " + file.path + "\n";
-    for (const auto& [command, output] : inputs.commands)
-        text += "command " + std::to_string(command.size()) + " " + command + " " +
-                std::to_string(output.size()) + " " + output + "\n";
+        for (const auto& path : *spec.paths) add("path", {path});
+    for (const auto& [name, value] : spec.env) add("env", {name, value});
+    for (const auto& file : inputs.files) add("file", {file.blob, file.path});
+    for (const auto& [command, output] : inputs.commands) add("command", {command, output});
     return sha256_hex(text).substr(0, 24);
 }
 
-Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir,
-                             const std::string& commit) {
+Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir, const std::string& commit,
+                             const CommandRunner& runner, const fs::path& cwd) {
     KeyInputs inputs;
     auto files = key_files_at(spec, repo_dir, commit);
     if (!files) return std::move(files).error();
@@ -143,18 +150,37 @@ Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir,
         inputs.identity = *top;
     }
     inputs.platform = platform();
+    if (spec.key_commands.empty()) return inputs;
+    auto scratch = TempFolder::make("cocode-key");
+    if (!scratch) return std::move(scratch).error();
     for (const auto& command : spec.key_commands) {
-        CommandOptions options;
-        options.cwd = repo_dir;
-        options.deadline = std::chrono::seconds(30);
-        auto ran = run_command(shell_argv(command), options);
-        if (!ran) return std::move(ran).error();
-        if (ran->exit_code != 0 || ran->timed_out)
+        CommandRequest request;
+        request.command = command;
+        request.cwd = cwd;
+        request.environment = allowlisted_environment(current_environment(), {});
+        request.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        request.log = scratch->path() / "err";
+        request.out = scratch->path() / "out";
+        request.record = scratch->path() / "egress.jsonl";
+        request.writes_cwd = false;
+        for (const auto& file : {request.log, request.out})
+            if (auto ok = write_file_atomic(file, "", 0600, Durability::none); !ok)
+                return std::move(ok).error();
+        auto ran = runner(request);
+        if (!ran)
+            return Error{ran.error().code,
+                         "environment.key_commands: `" + command + "`: " + ran.error().message};
+        const auto said = read_file(request.out, std::size_t{1} << 20);
+        const std::string out = said ? *said : std::string();
+        if (ran->exit_code != 0 || ran->timed_out) {
+            const auto logged = read_file(request.log, 64 << 10);
+            const std::string err = logged ? *logged : std::string();
             return Error::usage("environment.key_commands: `" + command + "` " +
                                 (ran->timed_out ? std::string("did not end within 30s")
                                                 : "exited with " + std::to_string(ran->exit_code)) +
-                                (ran->err.empty() ? "" : ": " + first_line(ran->err)));
-        inputs.commands.emplace_back(command, ran->out);
+                                (err.empty() ? "" : ": " + first_line(err)));
+        }
+        inputs.commands.emplace_back(command, out);
     }
     return inputs;
 }
@@ -166,8 +192,9 @@ Result<std::vector<CommitFile>> key_files_at(const Spec& spec, const fs::path& r
     return key_files(*files, spec.key);
 }
 
-Result<std::string> key_at(const Spec& spec, const fs::path& repo_dir, const std::string& commit) {
-    auto inputs = key_inputs(spec, repo_dir, commit);
+Result<std::string> key_at(const Spec& spec, const fs::path& repo_dir, const std::string& commit,
+                           const CommandRunner& runner, const fs::path& cwd) {
+    auto inputs = key_inputs(spec, repo_dir, commit, runner, cwd);
     if (!inputs) return std::move(inputs).error();
     return key_of(spec, *inputs);
 }

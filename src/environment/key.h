@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "environment/spec.h"
+#include "proc/command_runner.h"
 
 namespace cocode::environment {
 
@@ -40,10 +41,13 @@ struct KeyInputs {
 std::string key_of(const Spec& spec, const KeyInputs& inputs);
 
 // The inputs for `commit` of the repository at `repo_dir`: its files (git ls-tree), its
-// identity, this machine's platform, and the key commands run in `repo_dir` (a command that
-// fails is an error naming it: a key must not silently lose a part).
+// identity, this machine's platform, and the key commands' output, each run by `runner` (the
+// sandbox: agent::confined_runner) reading `cwd` — the repository's main worktree, or a clean
+// tree of the commit when the commit is an agent's. A command that fails is an error naming
+// it: a key must not silently lose a part.
 Result<KeyInputs> key_inputs(const Spec& spec, const std::filesystem::path& repo_dir,
-                             const std::string& commit);
+                             const std::string& commit, const CommandRunner& runner,
+                             const std::filesystem::path& cwd);
 
 // The files of `commit` that key it (git ls-tree, then key_files): no key command runs.
 Result<std::vector<CommitFile>> key_files_at(const Spec& spec,
@@ -52,7 +56,8 @@ Result<std::vector<CommitFile>> key_files_at(const Spec& spec,
 
 // Both: the key of `commit`.
 Result<std::string> key_at(const Spec& spec, const std::filesystem::path& repo_dir,
-                           const std::string& commit);
+                           const std::string& commit, const CommandRunner& runner,
+                           const std::filesystem::path& cwd);
 
 // The spec of a repository at `commit`: `config.environment`, else that commit's
 // devcontainer.json (environment/spec.h); nullopt for none.

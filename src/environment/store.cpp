@@ -233,9 +233,34 @@ std::chrono::system_clock::time_point last_used(const fs::path& dir, const fs::p
                std::chrono::nanoseconds(st.st_mtim.tv_nsec));
 }
 
+// The entries of `tree` below `rel` that the commit does not hold (`tracked`: its files and
+// folders), a folder of them collapsed into one entry (`node_modules`), as `git status` lists
+// untracked and ignored files; the checkout's own .git left out.
+Result<void> untracked_in(const fs::path& tree, const std::string& rel,
+                          const std::set<std::string>& tracked, std::vector<std::string>& out) {
+    std::error_code ec;
+    for (const auto& entry : list_folder(rel.empty() ? tree : tree / rel, ec)) {
+        const std::string name = entry.path.filename().string();
+        if (rel.empty() && name == ".git") continue;
+        const std::string path = rel.empty() ? name : rel + "/" + name;
+        if (!tracked.count(path)) {
+            out.push_back(path);
+            continue;
+        }
+        struct stat st {};
+        if (::lstat(entry.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            if (auto ok = untracked_in(tree, path, tracked, out); !ok) return ok;
+    }
+    if (ec) return Error::general("cannot read " + (tree / rel).string() + ": " + ec.message());
+    return {};
+}
+
 // What the setup made for agents: the configured paths (each must be there), else every top
-// entry git reports as untracked or ignored, folders collapsed (`node_modules/`).
-Result<std::vector<std::string>> made_paths(const Spec& spec, const fs::path& tree) {
+// entry the commit does not hold. Which those are is read from the commit in the repository
+// (`repo_dir`) and the tree's folders, never by a git run in the build's checkout: its setup
+// ran there, and may have left settings in it that a git on the host would carry out.
+Result<std::vector<std::string>> made_paths(const Spec& spec, const fs::path& tree,
+                                            const fs::path& repo_dir, const std::string& commit) {
     if (spec.paths) {
         std::vector<std::string> out;
         for (const auto& path : *spec.paths) {
@@ -249,22 +274,18 @@ Result<std::vector<std::string>> made_paths(const Spec& spec, const fs::path& tr
         out.erase(std::unique(out.begin(), out.end()), out.end());
         return out;
     }
-    auto status = git::git_output(tree, {"status", "--porcelain=v1", "-z", "--ignored=traditional",
-                                         "--untracked-files=normal"});
-    if (!status) return std::move(status).error();
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    while (at < status->size()) {
-        std::size_t end = status->find('\0', at);
-        if (end == std::string::npos) end = status->size();
-        const std::string entry = status->substr(at, end - at);
+    auto listed = git::git_output(
+        repo_dir, {"ls-tree", "-r", "-t", "-z", "--name-only", "--full-tree", commit});
+    if (!listed) return std::move(listed).error();
+    std::set<std::string> tracked;
+    for (std::size_t at = 0; at < listed->size();) {
+        std::size_t end = listed->find('\0', at);
+        if (end == std::string::npos) end = listed->size();
+        tracked.insert(listed->substr(at, end - at));
         at = end + 1;
-        if (entry.size() < 4 || !(entry.rfind("?? ", 0) == 0 || entry.rfind("!! ", 0) == 0))
-            continue;
-        std::string path = entry.substr(3);
-        while (!path.empty() && path.back() == '/') path.pop_back();
-        if (!path.empty()) out.push_back(path);
     }
+    std::vector<std::string> out;
+    if (auto ok = untracked_in(tree, "", tracked, out); !ok) return std::move(ok).error();
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -302,27 +323,6 @@ fs::path default_store() {
     return fs::path(home && *home ? home : "/tmp") / ".cache" / "cocode" / "environments";
 }
 
-Result<void> remove_tree(const fs::path& path) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-        if (errno == ENOENT) return {};
-        return Error::from_errno("cannot remove " + path.string(), errno);
-    }
-    if (S_ISDIR(st.st_mode)) {
-        if ((st.st_mode & 0700) != 0700) ::chmod(path.c_str(), (st.st_mode & 07777) | 0700);
-        auto names = names_in(path);
-        if (!names) return std::move(names).error();
-        for (const auto& name : *names)
-            if (auto ok = remove_tree(path / name); !ok) return ok;
-        if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
-            return Error::from_errno("cannot remove " + path.string(), errno);
-        return {};
-    }
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        return Error::from_errno("cannot remove " + path.string(), errno);
-    return {};
-}
-
 Result<void> shared_checkout(const fs::path& repo_dir, const fs::path& dest,
                              const std::string& commit) {
     auto common =
@@ -348,29 +348,7 @@ bool use_is_live(const Use& use) {
     return is_alive({static_cast<pid_t>(use.pid), use.start});
 }
 
-Result<SetupOutcome> run_setup(const SetupCommand& c, const std::vector<std::string>& argv,
-                               const std::vector<std::string>& environment) {
-    ChildOptions child;
-    child.argv = argv;
-    child.cwd = c.cwd;
-    child.environment = environment;
-    child.out = ChildStream::append_to(c.log);
-    child.err = ChildStream::append_to(c.log);
-    child.group = ChildOptions::Group::own_session;
-    child.overlays = c.overlays;
-    auto pid = start_child(child);
-    if (!pid) return std::move(pid).error();
-    SetupOutcome outcome;
-    outcome.timed_out = !exited_by(*pid, c.deadline);
-    outcome.exit_code = end_group(*pid, std::chrono::seconds(2));
-    return outcome;
-}
-
-SetupRunner plain_runner() {
-    return [](const SetupCommand& c) { return run_setup(c, shell_argv(c.command), c.environment); };
-}
-
-std::string setup_failure(const SetupCommand& command, const SetupOutcome& outcome,
+std::string setup_failure(const CommandRequest& command, const CommandOutcome& outcome,
                           const std::string& timeout_text) {
     std::string line = "`" + command.command + "` ";
     line += outcome.timed_out ? "timed out (the setup's " + timeout_text + ")"
@@ -414,7 +392,7 @@ Result<std::optional<Entry>> Store::take(const std::string& key, std::string* wh
     return std::optional<Entry>(std::move(entry));
 }
 
-Result<Entry> Store::build(const BuildRequest& request, const SetupRunner& run) const {
+Result<Entry> Store::build(const BuildRequest& request, const CommandRunner& run) const {
     const fs::path dir = dir_of(request.key), tree = dir / "tree";
     const fs::path log = log_of(request.key);
     auto fail = [&](Error error) -> Result<Entry> {
@@ -432,8 +410,13 @@ Result<Entry> Store::build(const BuildRequest& request, const SetupRunner& run) 
     const std::vector<std::string> environment =
         with_env(request.environment, request.spec.env, tree);
     for (const auto& command : request.spec.setup) {
-        SetupCommand c{command, tree, environment, deadline, log, dir.string() + ".egress.jsonl",
-                       {}};
+        CommandRequest c;
+        c.command = command;
+        c.cwd = tree;
+        c.environment = environment;
+        c.deadline = deadline;
+        c.log = log;
+        c.record = dir.string() + ".egress.jsonl";
         (void)append_line_locked(log, "$ " + command);
         auto outcome = run(c);
         if (!outcome)
@@ -444,7 +427,7 @@ Result<Entry> Store::build(const BuildRequest& request, const SetupRunner& run) 
                 "environment " + request.key + ": " +
                 setup_failure(c, *outcome, config::format_duration(request.spec.timeout))));
     }
-    auto paths = made_paths(request.spec, tree);
+    auto paths = made_paths(request.spec, tree, request.repo_dir, request.commit);
     if (!paths) return fail(paths.error());
     if (auto ok = keep_only(tree, "", *paths); !ok) return fail(ok.error());
     auto walked = walk_paths(tree, *paths, true);
@@ -470,7 +453,7 @@ Result<Entry> Store::build(const BuildRequest& request, const SetupRunner& run) 
     return Entry{dir, std::move(m)};
 }
 
-Result<Entry> Store::ensure(const BuildRequest& request, const SetupRunner& run,
+Result<Entry> Store::ensure(const BuildRequest& request, const CommandRunner& run,
                             const std::function<void(const std::string&)>& notice) const {
     std::error_code ec;
     fs::create_directories(root_, ec);

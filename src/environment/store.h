@@ -26,7 +26,7 @@
 
 #include "core/result.h"
 #include "environment/spec.h"
-#include "proc/spawn.h"
+#include "proc/command_runner.h"
 
 namespace cocode::environment {
 
@@ -63,34 +63,9 @@ struct Entry {
     std::filesystem::path tree() const { return dir / "tree"; }
 };
 
-// A setup command, as a runner is asked to run it.
-struct SetupCommand {
-    std::string command;  // for `sh -c`
-    std::filesystem::path cwd;
-    std::vector<std::string> environment;  // the whole environment
-    std::chrono::steady_clock::time_point deadline;
-    std::filesystem::path log;     // stdout and stderr, appended
-    std::filesystem::path record;  // where its connections are recorded (an enclosed network)
-    std::vector<OverlayMount> overlays;
-};
-struct SetupOutcome {
-    int exit_code = 0;
-    bool timed_out = false;
-    std::vector<std::string> blocked;  // hosts its network refused ("host:port")
-};
-using SetupRunner = std::function<Result<SetupOutcome>(const SetupCommand&)>;
-
-// Runs `argv` (the command, or what wraps it) for `c`: its folder, overlays and log, in a
-// session of its own, ended with its group at the deadline.
-Result<SetupOutcome> run_setup(const SetupCommand& c, const std::vector<std::string>& argv,
-                               const std::vector<std::string>& environment);
-
-// The runner with nothing around the command.
-SetupRunner plain_runner();
-
 // The one line a failed setup command is: "`npm ci` exited with 1 (log: …)", "timed out after
 // 20m", the hosts refused.
-std::string setup_failure(const SetupCommand& command, const SetupOutcome& outcome,
+std::string setup_failure(const CommandRequest& command, const CommandOutcome& outcome,
                           const std::string& timeout_text);
 
 struct BuildRequest {
@@ -141,7 +116,7 @@ class Store {
     // The environment of the request's key: taken when finished and whole; else built, once
     // (builders of one key wait for one build), and said through `notice`. A setup that fails
     // or times out leaves nothing behind but its log; its error is the one line.
-    Result<Entry> ensure(const BuildRequest& request, const SetupRunner& run,
+    Result<Entry> ensure(const BuildRequest& request, const CommandRunner& run,
                          const std::function<void(const std::string&)>& notice = {}) const;
 
     // The paths of a finished environment (its manifest's), without checking it; empty when
@@ -161,13 +136,9 @@ class Store {
     Result<Pruned> prune(std::size_t keep, std::optional<std::uint64_t> max_size) const;
 
   private:
-    Result<Entry> build(const BuildRequest& request, const SetupRunner& run) const;
+    Result<Entry> build(const BuildRequest& request, const CommandRunner& run) const;
     std::filesystem::path root_;
 };
-
-// Removes a folder and everything in it, also where it was made read-only or overlayfs left a
-// folder no one may read.
-Result<void> remove_tree(const std::filesystem::path& path);
 
 // A checkout of `commit`, detached, at `dest`: a clone sharing the objects of the repository
 // at `repo_dir` (none copied), a repository of its own (what runs there may use git), nothing

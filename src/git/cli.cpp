@@ -16,16 +16,52 @@ std::string where(const std::filesystem::path& dir) {
     return dir.empty() ? std::string() : " (in " + dir.string() + ")";
 }
 
+// The git subcommand `args` runs, past the options before it.
+std::string subcommand_of(const std::vector<std::string>& args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "-c" || args[i] == "-C") {
+            ++i;
+            continue;
+        }
+        if (args[i].rfind("-", 0) != 0) return args[i];
+    }
+    return "";
+}
+
+// The credential helper of a push: it answers `get` with what it reads from descriptor 3 (a
+// pipe run_command fills), once per ask, and ignores `store` and `erase`.
+constexpr char kPipeHelper[] =
+    "!f() { test \"$1\" = get || exit 0; cat >/dev/null; "
+    "IFS= read -r u <&3 && IFS= read -r p <&3 && printf 'username=%s\\npassword=%s\\n' \"$u\" "
+    "\"$p\"; }; f";
+
 }  // namespace
 
 Result<CommandResult> run_git(const std::filesystem::path& dir,
                               const std::vector<std::string>& args, const GitOptions& options) {
     std::vector<std::string> argv = {"git"};
     if (!dir.empty()) argv.insert(argv.end(), {"-C", dir.string()});
-    argv.insert(argv.end(), args.begin(), args.end());
+    // What a repository's or a user's configuration says to run, git runs as us: an agent's
+    // fsmonitor or hooks never. `config` and `rev-parse` read those settings as data (where
+    // the hooks folder is), and run nothing.
+    const std::string verb = subcommand_of(args);
+    if (!options.hooks && verb != "config" && verb != "rev-parse")
+        argv.insert(argv.end(), {"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"});
     CommandOptions command;
+    if (options.credential) {
+        // Only this origin's: every other helper is off, and ours answers for it alone.
+        argv.insert(argv.end(),
+                    {"-c", "credential.helper=", "-c",
+                     "credential." + options.credential->url + ".helper=" + kPipeHelper});
+        std::string record;
+        for (int ask = 0; ask < 4; ++ask)
+            record += options.credential->username + "\n" + options.credential->password + "\n";
+        command.fd3_input = record;
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
     // cocode runs unattended: git never stops to ask for a password on the terminal.
-    command.environment = options.environment ? *options.environment : current_environment();
+    command.environment =
+        without_secrets(options.environment ? *options.environment : current_environment());
     command.environment->push_back("GIT_TERMINAL_PROMPT=0");
     command.input = options.input;
     command.deadline = options.deadline;

@@ -18,18 +18,33 @@
 
 namespace cocode::git {
 
+// A credential for one origin, handed to git by a credential helper of ours that reads it from
+// a pipe (never from an environment, a command line or a file).
+struct GitCredential {
+    std::string url;  // "https://github.com": the only origin it is given to
+    std::string username;
+    std::string password;
+};
+
 struct GitOptions {
     std::string input;  // written to git's stdin
-    // git's whole environment ("NAME=value" entries); else ours.
+    // git's whole environment ("NAME=value" entries); else ours. cocode's secrets are taken
+    // out of either (proc/environment.h): a git child never holds the GitHub token.
     std::optional<std::vector<std::string>> environment;
+    // Whether git may run hooks and the file system monitor its configuration names: only for
+    // an agent's own git (a built-in agent's commit, in its sandbox). cocode's git on the host
+    // runs none: a hook or fsmonitor setting an agent left would run as the user.
+    bool hooks = false;
+    std::optional<GitCredential> credential;  // a push's
     // Generous: a fetch or a push of a large repository over a slow link.
     std::chrono::milliseconds deadline = std::chrono::minutes(10);
 };
 
 // `git -C dir args…` (`dir` empty: where we are), run to its end or its deadline, with
-// GIT_TERMINAL_PROMPT=0 (it never waits for a password on a terminal): what it
-// printed and its exit code, whatever that is. An error only when git cannot be started or
-// ran past its deadline.
+// GIT_TERMINAL_PROMPT=0 (it never waits for a password on a terminal), no hooks and no
+// fsmonitor (unless `hooks`), and none of cocode's secrets in its environment: what it printed
+// and its exit code, whatever that is. An error only when git cannot be started or ran past
+// its deadline.
 Result<CommandResult> run_git(const std::filesystem::path& dir,
                               const std::vector<std::string>& args, const GitOptions& options = {});
 

@@ -158,6 +158,20 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     child.in = ChildStream::descriptor(in->read.get());
     child.out = ChildStream::descriptor(out->write.get());
     child.err = ChildStream::descriptor(err->write.get());
+    // Written before the child starts, then only its end is left: a pipe holds 64 KiB.
+    std::optional<Pipe> fd3;
+    if (options.fd3_input) {
+        if (options.fd3_input->size() > 4096)
+            return Error::usage("run_command: descriptor 3's input is over 4 KiB");
+        auto made = Pipe::make();
+        if (!made) return std::move(made).error();
+        fd3 = std::move(*made);
+        if (::write(fd3->write.get(), options.fd3_input->data(), options.fd3_input->size()) !=
+            static_cast<ssize_t>(options.fd3_input->size()))
+            return Error::from_errno("cannot fill a pipe", errno);
+        fd3->write = UniqueFd();
+        child.fd3 = fd3->read.get();
+    }
     // With a deadline it has a group of its own, so that what it started ends with it.
     if (options.deadline) child.group = ChildOptions::Group::own_group;
     const auto started = Clock::now();
@@ -166,6 +180,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv,
     in->read = UniqueFd();
     out->write = UniqueFd();
     err->write = UniqueFd();
+    fd3.reset();
 
     // SIGPIPE from a child that stops reading early must not kill us.
     struct sigaction ignore {

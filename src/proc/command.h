@@ -26,6 +26,10 @@ struct CommandOptions {
     // When set, the child's whole environment ("NAME=value" entries); else ours.
     std::optional<std::vector<std::string>> environment;
     std::string input;  // written to the child's stdin, then closed
+    // When set, readable by the child on its descriptor 3, a pipe holding it (and nothing
+    // else): what must reach a child and its own children but no environment, command line
+    // or file (a credential for git's credential helper).
+    std::optional<std::string> fd3_input;
     // When set, the child runs in a group of its own and is ended with it (SIGTERM, then
     // SIGKILL) once this much time has passed since it started.
     std::optional<std::chrono::milliseconds> deadline;

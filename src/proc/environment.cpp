@@ -21,6 +21,21 @@ void hold_secrets(const std::vector<const char*>& names) {
     }
 }
 
+const std::vector<const char*>& secret_variables() {
+    static const std::vector<const char*> names = {"GITHUB_TOKEN", "GH_TOKEN",
+                                                   "COCODE_WEBHOOK_SECRET", "COCODE_UI_TOKEN"};
+    return names;
+}
+
+std::vector<std::string> without_secrets(std::vector<std::string> environment) {
+    std::erase_if(environment, [](const std::string& entry) {
+        const std::string name = entry.substr(0, entry.find('='));
+        return std::any_of(secret_variables().begin(), secret_variables().end(),
+                           [&](const char* secret) { return name == secret; });
+    });
+    return environment;
+}
+
 std::vector<std::string> current_environment() {
     std::vector<std::string> out;
     for (char** e = environ; e && *e; ++e) out.emplace_back(*e);

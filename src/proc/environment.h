@@ -14,6 +14,13 @@ namespace cocode {
 // kept in a copy of its own for getenv and for the children it starts. Called first in main.
 void hold_secrets(const std::vector<const char*>& names);
 
+// The variables that hold cocode's own secrets (the GitHub token, the webhook secret, the
+// dashboard's token): held by hold_secrets, and given to no child (git included).
+const std::vector<const char*>& secret_variables();
+
+// `environment` without secret_variables().
+std::vector<std::string> without_secrets(std::vector<std::string> environment);
+
 // Our own environment as "NAME=value" entries.
 std::vector<std::string> current_environment();
 

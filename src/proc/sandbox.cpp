@@ -1,5 +1,9 @@
 #include "proc/sandbox.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
 #include "core/files.h"
 #include "proc/command.h"
 
@@ -27,40 +31,87 @@ std::string userns_advice() {
     return "";
 }
 
+// Whether `path` is `folder` or lies below it (both absolute and normal).
+bool within(const fs::path& path, const fs::path& folder) {
+    const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
+    return !rel.empty() && *rel.begin() != "..";
+}
+
+bool within_any(const fs::path& path, const std::vector<fs::path>& folders) {
+    return std::any_of(folders.begin(), folders.end(),
+                       [&](const fs::path& folder) { return within(path, folder); });
+}
+
+// The folders the child writes: the plan's, its HOME and its /tmp (where the host has it).
+std::vector<fs::path> writable_folders(const SandboxPlan& plan) {
+    std::vector<fs::path> out = plan.writable;
+    if (!plan.home.empty()) out.push_back(plan.home);
+    if (!plan.tmp.empty()) out.push_back(plan.tmp);
+    return out;
+}
+
+const fs::path kTmp = "/tmp";
+
+// The fixed part of every sandbox: the host read-only, devices and processes of its own.
+std::vector<std::string> base_argv(const fs::path& bwrap, bool own_network) {
+    std::vector<std::string> out = {bwrap.string(),
+                                    "--die-with-parent",
+                                    "--unshare-pid",
+                                    "--unshare-ipc",
+                                    "--cap-drop",
+                                    "ALL",
+                                    "--ro-bind",
+                                    "/",
+                                    "/",
+                                    "--dev",
+                                    "/dev",
+                                    "--proc",
+                                    "/proc"};
+    if (own_network) out.push_back("--unshare-net");
+    return out;
+}
+
 }  // namespace
 
-SandboxProbe probe_sandbox() {
-    SandboxProbe probe;
-    auto bwrap = find_in_path("bwrap");
-    if (!bwrap) {
-        probe.why_not =
-            "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
+const SandboxProbe& probe_sandbox() {
+    static const SandboxProbe probed = [] {
+        SandboxProbe probe;
+        auto bwrap = find_in_path("bwrap");
+        if (!bwrap) {
+            probe.why_not =
+                "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
+            return probe;
+        }
+        probe.bwrap = *bwrap;
+        if (auto version = run_command({bwrap->string(), "--version"});
+            version && version->exit_code == 0)
+            probe.version = first_line_of(version->out);
+        // What it starts inside is bwrap itself (`--version`): a program surely there, whatever
+        // PATH holds.
+        std::vector<std::string> argv = base_argv(*bwrap, false);
+        argv.insert(argv.end(), {"--", bwrap->string(), "--version"});
+        auto tried = run_command(argv);
+        if (!tried) {
+            probe.why_not = tried.error().message;
+            return probe;
+        }
+        if (tried->exit_code != 0) {
+            probe.why_not = "bwrap cannot make a sandbox here (" + first_line_of(tried->err) + ")" +
+                            userns_advice();
+            return probe;
+        }
+        probe.available = true;
+        probe.network_why_not = network_namespace_refused(*bwrap);
+        probe.network = probe.network_why_not.empty();
         return probe;
-    }
-    probe.bwrap = *bwrap;
-    if (auto version = run_command({bwrap->string(), "--version"});
-        version && version->exit_code == 0)
-        probe.version = first_line_of(version->out);
-    auto tried = run_command({bwrap->string(), "--die-with-parent", "--unshare-pid", "--ro-bind",
-                              "/", "/", "--proc", "/proc", "true"});
-    if (!tried) {
-        probe.why_not = tried.error().message;
-        return probe;
-    }
-    if (tried->exit_code != 0) {
-        probe.why_not = "bwrap cannot make a PID namespace here (" + first_line_of(tried->err) +
-                        ")" + userns_advice();
-        return probe;
-    }
-    probe.available = true;
-    probe.network_why_not = network_namespace_refused(*bwrap);
-    probe.network = probe.network_why_not.empty();
-    return probe;
+    }();
+    return probed;
 }
 
 std::string network_namespace_refused(const fs::path& bwrap) {
-    auto tried = run_command({bwrap.string(), "--die-with-parent", "--unshare-pid", "--unshare-net",
-                              "--ro-bind", "/", "/", "--proc", "/proc", "true"});
+    std::vector<std::string> argv = base_argv(bwrap, true);
+    argv.insert(argv.end(), {"--", bwrap.string(), "--version"});
+    auto tried = run_command(argv);
     if (!tried) return tried.error().message;
     if (tried->exit_code != 0)
         return "bwrap cannot make a network namespace here (" + first_line_of(tried->err) + ")" +
@@ -68,39 +119,142 @@ std::string network_namespace_refused(const fs::path& bwrap) {
     return "";
 }
 
+std::string plan_refused(const SandboxPlan& plan) {
+    // A writable path missing when the child starts (a worktree is made after its command
+    // line) is refused then, by bubblewrap's --bind: it is never left out.
+    for (const auto& path : writable_folders(plan))
+        if (!path.is_absolute()) return "a writable path is not absolute: " + path.string();
+    const std::vector<fs::path> writable = writable_folders(plan);
+    for (const auto& path : plan.read_only) {
+        const bool direct = std::any_of(writable.begin(), writable.end(), [&](const fs::path& w) {
+            return path.lexically_normal().parent_path() == w.lexically_normal();
+        });
+        if (!direct)
+            return "a read-only path is not directly inside a writable folder: " + path.string();
+    }
+    for (const auto& path : plan.hidden)
+        if (within_any(path, writable))
+            return "a hidden path lies inside a writable folder: " + path.string();
+    for (const auto& path : plan.protected_paths)
+        if (within_any(path, writable))
+            return "a protected path lies inside a writable folder: " + path.string();
+    return "";
+}
+
 std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan& plan,
                                         const std::vector<std::string>& argv) {
-    std::vector<std::string> out = {bwrap.string(),
-                                    "--die-with-parent",
-                                    "--unshare-pid",
-                                    "--bind",
-                                    "/",
-                                    "/",
-                                    "--dev-bind",
-                                    "/dev",
-                                    "/dev",
-                                    "--proc",
-                                    "/proc"};
-    if (plan.own_network) out.push_back("--unshare-net");
+    std::vector<std::string> out = base_argv(bwrap, plan.own_network);
     std::error_code ec;
+    std::vector<fs::path> covered;  // folders of the host replaced by folders of its own
     for (const auto& path : plan.hidden_first)
-        if (fs::is_directory(path, ec)) out.insert(out.end(), {"--tmpfs", path.string()});
-    // The -try forms skip a path missing when the sandbox starts (a run's worktree is made
-    // after its command line, and must exist by then).
+        if (fs::is_directory(path, ec)) {
+            out.insert(out.end(), {"--tmpfs", path.string()});
+            covered.push_back(path);
+        }
+    if (!plan.tmp.empty()) {
+        out.insert(out.end(), {"--bind", plan.tmp.string(), kTmp.string()});
+        covered.push_back(kTmp);
+    }
+    // What it must read comes back, then what it writes: the writable folders may lie inside.
+    for (const auto& path : plan.visible)
+        if (within_any(path, covered) && fs::exists(path, ec))
+            out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
+    for (const auto& path : plan.writable)
+        out.insert(out.end(), {"--bind", path.string(), path.string()});
+    if (!plan.home.empty())
+        out.insert(out.end(), {"--bind", plan.home.string(), plan.home.string()});
     for (const auto& path : plan.read_only)
-        out.insert(out.end(), {"--ro-bind-try", path.string(), path.string()});
-    for (const auto& path : plan.read_write)
-        out.insert(out.end(), {"--bind-try", path.string(), path.string()});
+        out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
+    std::vector<fs::path> seen = plan.visible;
+    seen.insert(seen.end(), plan.writable.begin(), plan.writable.end());
     for (const auto& path : plan.hidden) {
+        // A folder of its own covers the host's files already, unless one came back.
+        if (within_any(path, covered) && !within_any(path, seen)) continue;
         if (fs::is_directory(path, ec))
             out.insert(out.end(), {"--tmpfs", path.string()});
         else if (fs::exists(path, ec))
             out.insert(out.end(), {"--ro-bind", "/dev/null", path.string()});
     }
-    for (const auto& path : plan.read_only_last)
-        out.insert(out.end(), {"--ro-bind-try", path.string(), path.string()});
     out.push_back("--");
     out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+}
+
+std::vector<std::string> sandbox_environment(std::vector<std::string> environment,
+                                             const SandboxPlan& plan, const fs::path& user_home) {
+    auto value_of = [&](const std::string& name) -> std::optional<std::string> {
+        for (auto it = environment.rbegin(); it != environment.rend(); ++it)
+            if (it->size() > name.size() && it->compare(0, name.size(), name) == 0 &&
+                (*it)[name.size()] == '=')
+                return it->substr(name.size() + 1);
+        return std::nullopt;
+    };
+    auto set = [&](const std::string& name, const std::string& value) {
+        const std::string prefix = name + "=";
+        std::erase_if(environment, [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+        environment.push_back(prefix + value);
+    };
+    std::error_code ec;
+    // Toolchains that find their versions from HOME, found from PATH (where the user runs them
+    // from) and kept where they are: pyenv's shims, rustup's proxies.
+    const std::string path = value_of("PATH").value_or("");
+    for (std::size_t at = 0; at <= path.size();) {
+        std::size_t end = path.find(':', at);
+        if (end == std::string::npos) end = path.size();
+        const fs::path dir = path.substr(at, end - at);
+        at = end + 1;
+        if (dir.filename() == "shims" && dir.parent_path().filename() == ".pyenv" &&
+            !value_of("PYENV_ROOT"))
+            set("PYENV_ROOT", dir.parent_path().string());
+        if (dir.filename() == "bin" && dir.parent_path().filename() == ".cargo" &&
+            !value_of("RUSTUP_HOME") &&
+            fs::is_directory(dir.parent_path().parent_path() / ".rustup", ec))
+            set("RUSTUP_HOME", (dir.parent_path().parent_path() / ".rustup").string());
+    }
+    if (!user_home.empty() && !value_of("PYENV_ROOT") && fs::is_directory(user_home / ".pyenv", ec))
+        set("PYENV_ROOT", (user_home / ".pyenv").string());
+    if (!plan.home.empty()) set("HOME", plan.home.string());
+    if (!plan.tmp.empty()) set("TMPDIR", kTmp.string());
+    return environment;
+}
+
+std::vector<fs::path> host_secrets(const fs::path& user_home) {
+    std::vector<fs::path> out;
+    if (!user_home.empty() && user_home != "/")
+        for (const char* secret : {".ssh",
+                                   ".gnupg",
+                                   ".git-credentials",
+                                   ".config/git/credentials",
+                                   ".config/gh",
+                                   ".config/hub",
+                                   ".netrc",
+                                   ".aws",
+                                   ".azure",
+                                   ".config/gcloud",
+                                   ".docker",
+                                   ".kube",
+                                   ".npmrc",
+                                   ".yarnrc.yml",
+                                   ".pypirc",
+                                   ".config/pip",
+                                   ".cargo/credentials",
+                                   ".cargo/credentials.toml",
+                                   ".gem/credentials",
+                                   ".m2/settings.xml",
+                                   ".gradle/gradle.properties",
+                                   ".composer/auth.json",
+                                   ".config/composer/auth.json",
+                                   ".terraform.d/credentials.tfrc.json",
+                                   ".password-store",
+                                   ".local/share/keyrings"})
+            out.push_back(user_home / secret);
+    // The host's services a child could ask to run something outside: the user's systemd and
+    // D-Bus (systemd-run --user), the system bus, container engines.
+    for (const char* socket : {"/run/user", "/run/dbus", "/run/docker.sock", "/run/docker",
+                               "/run/containerd", "/run/podman", "/run/snapd.socket"})
+        out.emplace_back(socket);
+    if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime == '/')
+        out.emplace_back(runtime);
     return out;
 }
 

@@ -1,11 +1,13 @@
-// The sandbox an agent runs in: bubblewrap (`bwrap`), with a PID namespace of its own so that
-// when the run ends — or the dispatcher dies — every process it started is gone, whatever it
-// did (setsid, double fork, `env -i`, ignoring SIGTERM). The file system is the host's, with
-// what the plan says made read-only or hidden; the network is shared (agents need their
-// model, unless the run's network is enclosed: then it has a namespace of its own, see
-// agent/egress.h). Without bubblewrap (not installed, or user namespaces restricted, as
-// Ubuntu 24.04's AppArmor does) cocode falls back to process-group tracking and says so
-// (docs/security.md).
+// The sandbox everything runs in that runs what an agent wrote — the agent itself, verify,
+// setup and key commands, environment builds, the critic, replay — described as data
+// (SandboxPlan), then made by bubblewrap (`bwrap`). It denies by default: the host's files are
+// read-only; the child writes what the plan lists as writable, a HOME of its own and a /tmp of
+// its own, and nothing else; what the plan hides (credentials, other CLIs' logins, the host's
+// service sockets) is out of its sight. It gets a PID namespace of its own (the host's
+// processes are out of sight, and every process it starts is gone when it ends or the
+// dispatcher dies: setsid, double forks and `env -i` included), an IPC namespace of its own,
+// no capability, and, when asked, a network namespace of its own (agent/egress.h). A plan that
+// cannot be made as written is refused, never made weaker (docs/security.md, "The sandbox").
 #pragma once
 
 #include <filesystem>
@@ -25,33 +27,67 @@ struct SandboxProbe {
     std::string network_why_not;
 };
 
-// Whether a PID-namespace sandbox can be made here: bwrap is on PATH and starts `true` in one;
-// then whether a network namespace can be made too.
-SandboxProbe probe_sandbox();
+// Whether the sandbox can be made here: bwrap is on PATH and starts `true` in one as
+// sandboxed_argv makes it (read-only root, PID and IPC namespaces, no capability); then
+// whether a network namespace can be made too. Probed once per process.
+const SandboxProbe& probe_sandbox();
 
-// Whether bwrap can also give a network namespace here (an agent's enclosed network,
-// agent/egress.h): "" when it can, else what failed and what would fix it.
-std::string network_namespace_refused(const std::filesystem::path& bwrap);
-
-// What the agent sees of the file system. Applied in this order: everything read-write as on
-// the host; `read_only` made read-only; `read_write` made writable again inside those;
-// `hidden` replaced by an empty folder (or, for a file, by an empty file). Paths that do not
-// exist when the sandbox starts are skipped (hidden ones: when the command line is made).
+// What a sandboxed child may write and see. Everything not listed is the host's, read-only.
 struct SandboxPlan {
-    // Hidden before anything is bound (an empty folder over each): what is bound below comes
-    // back, the rest of it stays out of sight (a replay's main repository around its own).
-    std::vector<std::filesystem::path> hidden_first;
+    // Bound read-write where they are. Each must exist when the child starts (else bubblewrap
+    // refuses to start it).
+    std::vector<std::filesystem::path> writable;
+    // Read-only, as the whole host is, and bound back where the child's own /tmp or
+    // `hidden_first` would cover them: what it must read (its repository, the environments'
+    // store, cocode's own programs), wherever they are (a repository made under /tmp).
+    std::vector<std::filesystem::path> visible;
+    // Bound read-only again: each must exist when the child starts and lie directly in a
+    // writable folder (a mount point cannot be renamed or replaced; a deeper one could be moved
+    // with its parent).
     std::vector<std::filesystem::path> read_only;
-    std::vector<std::filesystem::path> read_write;
+    // Out of sight: an empty folder over a folder, an empty file over a file; one that does not
+    // exist stays so (the root is read-only). Never inside a writable folder.
     std::vector<std::filesystem::path> hidden;
-    // Made read-only last, inside a writable folder (the run's record of its network).
-    std::vector<std::filesystem::path> read_only_last;
+    // Hidden before anything is bound: what the plan binds below them comes back, the rest of
+    // them stays out of sight (a replay's main repository around its own).
+    std::vector<std::filesystem::path> hidden_first;
+    // What must never be writable, whether or not it exists yet (the environments' store, the
+    // seals): none may lie inside a writable folder, where a missing one could be made.
+    std::vector<std::filesystem::path> protected_paths;
+    // The child's own HOME and /tmp: folders of ours, writable, made beforehand. `home` is
+    // bound where it is (HOME names it: sandbox_environment), `tmp` at /tmp.
+    std::filesystem::path home;
+    std::filesystem::path tmp;
     // A network namespace of its own: its loopback, nothing else (agent/egress.h).
     bool own_network = false;
 };
 
-// The command line that runs `argv` inside the sandbox.
+// Why `plan` cannot be made as written ("" when it can): a writable path that is not absolute,
+// a read-only path not directly inside a writable folder, a hidden or protected path inside a
+// writable one.
+std::string plan_refused(const SandboxPlan& plan);
+
+// The command line that runs `argv` inside the sandbox `plan` describes (plan_refused says ""
+// of it).
 std::vector<std::string> sandboxed_argv(const std::filesystem::path& bwrap, const SandboxPlan& plan,
                                         const std::vector<std::string>& argv);
+
+// The environment a child gets inside: `environment` with HOME its own, TMPDIR /tmp, and the
+// toolchains that find themselves from HOME (pyenv's shims, rustup's proxies) pointed at the
+// user's (`user_home`), which stay readable.
+std::vector<std::string> sandbox_environment(std::vector<std::string> environment,
+                                             const SandboxPlan& plan,
+                                             const std::filesystem::path& user_home);
+
+// What of the host no sandboxed child may see (besides what a plan hides for its own reasons):
+// the user's credentials (ssh, gpg, git, gh, cloud CLIs, package registries' tokens) under
+// `user_home`, and the sockets of the host's services a child could ask to run a command
+// outside (the user's systemd and D-Bus, container engines). A socket on a read-only mount can
+// still be connected to, so these are hidden, not made read-only.
+std::vector<std::filesystem::path> host_secrets(const std::filesystem::path& user_home);
+
+// Whether bwrap can also give a network namespace here (an agent's enclosed network,
+// agent/egress.h): "" when it can, else what failed and what would fix it.
+std::string network_namespace_refused(const std::filesystem::path& bwrap);
 
 }  // namespace cocode

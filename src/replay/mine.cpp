@@ -44,8 +44,7 @@ class TreeAt {
             auto rules = check::tree_rules_for(*o_.config, o_.repo_root, o_.repo_root, commit_, "");
             if (!rules.ok()) return std::move(rules).error();
             auto tree = check::CleanTree::make(
-                o_.repo_root, commit_, *rules,
-                o_.setup_runner ? o_.setup_runner : environment::plain_runner(),
+                o_.repo_root, commit_, *rules, o_.runner,
                 allowlisted_environment(current_environment(), o_.config->check.verify_env),
                 log_dir_);
             if (!tree.ok()) return std::move(tree).error();
@@ -56,11 +55,11 @@ class TreeAt {
                 "its environment does not set up at the " + side_ + ": " + tree_->setup().failure;
             return std::optional<bool>{};
         }
-        auto ran = check::run_verify(command.run, tree_->path(), tree_->environment(),
+        auto ran = check::run_verify(o_.runner, command.run, tree_->path(), tree_->environment(),
                                      command.timeout.value_or(o_.config->check.verify_timeout),
                                      log_dir_ / (side_ + "-" + std::to_string(index + 1) + "-" +
                                                  std::to_string(attempt + 1) + ".log"),
-                                     tree_->overlays());
+                                     tree_->overlays(), log_dir_ / "egress.jsonl");
         if (!ran.ok()) return std::move(ran).error();
         return std::optional<bool>(!ran->timed_out && ran->exit_code == 0);
     }

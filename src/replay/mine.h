@@ -28,7 +28,8 @@ struct MineOptions {
     MineLimits limits;
     const config::Config* config = nullptr;  // its verify commands judge the tasks
     issues::IssueSource* source = nullptr;   // the issues changes close; may be null
-    environment::SetupRunner setup_runner;
+    // What runs the trees' setup and the verify commands (agent::confined_runner).
+    CommandRunner runner;
     int repeats = 3;
     std::function<void(const std::string&)> progress;  // a line per change
 };

@@ -295,4 +295,9 @@ Result<bool> reconcile(RunRecord& record) {
     return true;
 }
 
+PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, long issue,
+                         const std::string& agent) {
+    return {runs_dir.parent_path() / "sandboxes" / (std::to_string(issue) + "-" + agent)};
+}
+
 }  // namespace cocode::run

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "agent/setup_runner.h"
+#include "agent/confined.h"
 #include "check/run_check.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -678,7 +678,7 @@ Result<bool> Watcher::answer(WatchEntry& e) {
     if (!unjudged.empty()) {
         for (const auto& c :
              check::check_batch(unjudged, *options_.config, 2, options_.source,
-                                agent::setup_runner(*options_.config, options_.repo_root))) {
+                                agent::confined_runner(*options_.config, options_.repo_root))) {
             if (c.verdict)
                 verdicts.push_back(*c.verdict);
             else

@@ -470,12 +470,14 @@ TEST_P(CliRounds, TheSecondRoundResumesTheFirstRoundsSession) {
 
     // A session no longer on this machine is not resumed: round 3 starts a new one. (opencode
     // keeps its sessions in a database: its preset says nowhere to look, and it is trusted.)
+    // The CLI kept them in the run's own HOME (its sandbox's), where the next round goes on.
     if (name == "opencode") return;
-    fs::remove_all(home_ / ".claude/projects");
-    fs::remove_all(home_ / ".codex/sessions");
+    const fs::path kept = run::pair_sandbox(repo_ / run::kRunsDir, 1, name).home();
+    fs::remove_all(kept / ".claude/projects");
+    fs::remove_all(kept / ".codex/sessions");
     fs::remove_all(runs[1].folder / "gemini-home/.gemini/tmp");
-    fs::remove_all(home_ / ".copilot/session-state");
-    fs::remove_all(home_ / ".qwen/projects");
+    fs::remove_all(kept / ".copilot/session-state");
+    fs::remove_all(kept / ".qwen/projects");
     Shell third = dispatch("continue 1 --agent " + name + " --timeout 3m --json -m 'Once more.'");
     ASSERT_EQ(third.exit_code, 0) << third.out << third.err;
     const auto all = run::list_runs(repo_ / ".cocode/runs").runs;

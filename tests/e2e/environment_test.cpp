@@ -38,7 +38,12 @@ class Environments : public DispatchRun {
     }
 
     std::string env() const { return "COCODE_ENV_STORE=" + quote(store_.string()) + " "; }
-    Shell in_store(const std::string& args) { return dispatch(args, env()); }
+    // What it said is kept: the builds are counted from it.
+    Shell in_store(const std::string& args) {
+        Shell shell = dispatch(args, env());
+        said_ += shell.out + shell.err;
+        return shell;
+    }
 
     json check_of(const run::RunRecord& r) {
         return json::parse(read_text(r.folder / "check.json"));
@@ -63,15 +68,23 @@ class Environments : public DispatchRun {
         std::sort(out.begin(), out.end());
         return out;
     }
-    int builds() { return static_cast<int>(read_lines(dir_ / "builds.txt").size()); }
-    // A setup that counts its builds and makes `files` files under deps/ (and deps/shared.txt).
+    // The builds cocode said it made ("environment KEY: building (…)"). A setup in the sandbox
+    // writes nothing but its tree: it cannot count itself on the host.
+    int builds() const {
+        int n = 0;
+        for (std::size_t at = said_.find(": building ("); at != std::string::npos;
+             at = said_.find(": building (", at + 1))
+            ++n;
+        return n;
+    }
+    // A setup that makes `files` files under deps/ (and deps/shared.txt).
     std::string counted_setup(int files) {
-        return "echo built >> " + quote((dir_ / "builds.txt").string()) +
-               " && mkdir -p deps && i=0 && while [ $i -lt " + std::to_string(files) +
+        return "mkdir -p deps && i=0 && while [ $i -lt " + std::to_string(files) +
                " ]; do i=$((i+1)); echo $i > deps/f$i; done && echo original > deps/shared.txt";
     }
 
     fs::path store_;
+    std::string said_;
 };
 
 // Three agents commit a broken add() with the marker and leave their worktree so that the
@@ -164,6 +177,7 @@ TEST_F(Environments, BuiltOnceForTenRunsAndNoAgentWritesIntoTheStoreOrItsNeighbo
                               quote(tool_path("cocode-dispatch").string()) +
                               " run $n --agent plain > out-$n.txt 2>&1 & done; wait";
     sh_ok(script_text, repo_);
+    for (int n = 1; n <= 10; ++n) said_ += read_text(repo_ / ("out-" + std::to_string(n) + ".txt"));
     EXPECT_EQ(builds(), 1);
     ASSERT_EQ(keys().size(), 1u);
     for (const auto& r : runs()) {
@@ -214,16 +228,25 @@ TEST_F(Environments, BuiltOnceForTenRunsAndNoAgentWritesIntoTheStoreOrItsNeighbo
 // A build killed with -9 while its setup runs, and at several points after it: nothing is
 // taken for finished unless its manifest says so and its files agree; the next build makes it.
 TEST_F(Environments, ABuildKilledAnywhereLeavesNothingTakenForFinished) {
-    const std::string started = (dir_ / "started").string(), block = (dir_ / "block").string(),
-                      fifo = (dir_ / "fifo").string();
+    const std::string block = (dir_ / "block").string(), fifo = (dir_ / "fifo").string();
+    // The setup says it started in its build's log (<store>/<key>.log), the one file of the
+    // host it writes, through the descriptor cocode gave it (the log's "$ command" line holds
+    // the quotes, not the word).
+    auto started = [&] {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(store_, ec))
+            if (entry.path().extension() == ".log" &&
+                read_text(entry.path()).find("setup-started") != std::string::npos)
+                return true;
+        return false;
+    };
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     write_text(block, "");
-    configure(
-        {{"environment",
-          {{"setup",
-            {counted_setup(1000) + " && : > " + quote(started) + " && if [ -e " + quote(block) +
-             " ]; then cat " + quote(fifo) + " > /dev/null; fi && echo done > deps/last"}}}},
-         {"agents", {{"plain", script("plain", "true")}}}});
+    configure({{"environment",
+                {{"setup",
+                  {counted_setup(1000) + " && echo setup-'started' && if [ -e " + quote(block) +
+                   " ]; then cat " + quote(fifo) + " > /dev/null; fi && echo done > deps/last"}}}},
+               {"agents", {{"plain", script("plain", "true")}}}});
     // The builder in a session of its own: its whole group is killed at once.
     write_text(dir_ / "build.sh", "#!/bin/sh\nexec env " + env() +
                                       quote(tool_path("cocode-dispatch").string()) +
@@ -242,7 +265,7 @@ TEST_F(Environments, ABuildKilledAnywhereLeavesNothingTakenForFinished) {
     };
     // While its setup runs.
     std::string pid = start_build();
-    ASSERT_TRUE(wait_until([&] { return fs::exists(started); }));
+    ASSERT_TRUE(wait_until(started));
     kill_group(pid);
     Shell listed = in_store("env list --json");
     EXPECT_EQ(json::parse(listed.out), json::array()) << listed.out;
@@ -253,9 +276,10 @@ TEST_F(Environments, ABuildKilledAnywhereLeavesNothingTakenForFinished) {
     fs::remove(block);
     for (int delay_ms : {0, 40, 200}) {
         SCOPED_TRACE(delay_ms);
-        fs::remove(started);
+        for (const auto& entry : fs::directory_iterator(store_))
+            if (entry.path().extension() == ".log") fs::remove(entry.path());
         pid = start_build();
-        ASSERT_TRUE(wait_until([&] { return fs::exists(started); }));
+        ASSERT_TRUE(wait_until(started));
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));  // where it lands
         kill_group(pid);
         const json finished = json::parse(in_store("env list --json").out);
@@ -305,12 +329,13 @@ TEST_F(Environments, AChangedOrTruncatedStoreIsNotUsed) {
 // A setup that fails: the run fails with reason setup and one line naming the command and the
 // log; nothing is left in the store; the next run tries again.
 TEST_F(Environments, AFailingSetupIsOneLineWithReasonSetupAndTheNextRunTriesAgain) {
-    const std::string fixed = (dir_ / "fixed").string();
+    // What the setup looks for is in the repository's folder, which it may read (the host's
+    // /tmp, where the test's own folder is, it may not).
+    const std::string fixed = (repo_ / "fixed").string();
     configure(
         {{"environment",
           {{"setup",
-            {"echo trying >> " + quote((dir_ / "builds.txt").string()) + " && test -e " +
-                 quote(fixed) + " || { echo 'no such package' >&2; exit 3; }",
+            {"test -e " + quote(fixed) + " || { echo 'no such package' >&2; exit 3; }",
              "mkdir -p deps && : > deps/ok"}}}},
          {"agents",
           {{"plain",

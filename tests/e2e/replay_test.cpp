@@ -20,7 +20,9 @@ class Replay : public DispatchRun {
     }
 
     void make_history() {
-        const std::string counter = (dir_ / "flaky-counter").string();
+        // The flaky command's count is in the tree it runs in (a command writes nothing else: it
+        // runs in the sandbox), which each side's repeats share.
+        const std::string counter = ".flaky-counter";
         configure({{"agents", {{"none", {{"command", "true"}}}}},
                    {"check",
                     {{"verify",
@@ -155,16 +157,18 @@ TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
     sh_ok("git show " + sub_ + ":src/calc.sh > " + quote((answers / "sub.sh").string()) +
               " && git show " + add_ + ":src/calc.sh > " + quote((answers / "add.sh").string()),
           repo_);
-    const fs::path found = dir_ / "found";
-    fs::create_directories(found);
+    // The agents' own data reaches them through a variable their configuration names (the
+    // sandbox shows what the environment names); the snoop writes what it finds in its run
+    // folder, the one place of the host it may write.
+    const json answers_env = {{"ANSWERS", answers.string()}};
     // Which task: the subtraction's statement is issue 3's ("Do thing 3.").
     const std::string which =
         "if grep -q 'thing 3' \"$COCODE_ISSUE_BODY_FILE\"; then t=sub; else t=add; fi; ";
     const std::string commit =
         " && git add -A && git commit -q -m answer -m \"$COCODE_READY_MARKER\"";
     const std::string snoop =
-        which + "out=" + quote(found.string()) +
-        "/$t; "
+        which +
+        "out=\"$JRUN_RUN_FOLDER/found-$t\"; "
         "git rev-list --all > $out.commits; "
         "git cat-file --batch-all-objects --batch-check > $out.objects; "
         "git fsck --lost-found > $out.fsck 2>&1; "
@@ -177,21 +181,33 @@ TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
         " > $out.folders 2>&1; "
         // The hidden test's line, put together here so that no configuration holds it whole.
         "p='sub 5'; grep -rlF \"$p 3\" " +
-        quote(repo_.string()) + " > $out.grep 2>/dev/null; true";
+        quote(repo_.string()) +
+        " > $out.grep 2>/dev/null; "
+        // And its code looks again when the verify commands run it.
+        "cp \"$ANSWERS/snoop.sh\" src/calc.sh" +
+        commit + "; true";
+    // The verify commands show it its own task's hidden tests (they run it with them); the
+    // answer, in the main repository, stays out of its sight.
+    write_text(answers / "snoop.sh", "echo \"verify saw: $(cat " +
+                                         quote((repo_ / "src/calc.sh").string()) + " " +
+                                         quote((repo_ / ".git/HEAD").string()) +
+                                         " 2>/dev/null | head -c 300)|\"\ncalc() { :; }\n");
     configure(
         {{"agents",
           {{"truth",
             {{"command", "sh"},
-             {"args",
-              {"-c", which + "cp " + quote(answers.string()) + "/$t.sh src/calc.sh" + commit}}}},
+             {"env", answers_env},
+             {"args", {"-c", which + "cp \"$ANSWERS/$t.sh\" src/calc.sh" + commit}}}},
            {"idle", {{"command", "sh"}, {"args", {"-c", "true"}}}},
            {"half",
             {{"command", "sh"},
+             {"env", answers_env},
              {"args",
-              {"-c", which + "if [ $t = add ]; then cp " + quote(answers.string()) +
-                         "/add.sh src/calc.sh; else echo 'sub() { echo 0; }' >> src/calc.sh; fi" +
+              {"-c", which +
+                         "if [ $t = add ]; then cp \"$ANSWERS/add.sh\" src/calc.sh; else echo "
+                         "'sub() { echo 0; }' >> src/calc.sh; fi" +
                          commit}}}},
-           {"snoop", {{"command", "sh"}, {"args", {"-c", snoop}}}}}},
+           {"snoop", {{"command", "sh"}, {"env", answers_env}, {"args", {"-c", snoop}}}}}},
          {"check", {{"verify", {{{"name", "unit"}, {"run", "sh tests/run.sh"}}}}}}});
 
     Shell ran = dispatch("replay run --json");
@@ -212,19 +228,35 @@ TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
         << ran.err;
 
     // What the snoop saw of the subtraction's answer: nothing after its base, anywhere.
+    fs::path found;
+    for (const auto& entry : fs::recursive_directory_iterator(repo_ / ".git/cocode/replay"))
+        if (entry.path().filename() == "found-sub.commits") found = entry.path().parent_path();
+    ASSERT_FALSE(found.empty()) << "the snoop wrote what it found in its run folder";
     // The base's history: the commits up to the base, none after (the subtraction is fourth).
-    const std::string commits = read_text(found / "sub.commits");
+    const std::string commits = read_text(found / "found-sub.commits");
     EXPECT_EQ(commits.find(sub_), std::string::npos) << commits;
     EXPECT_NE(commits.find(add_), std::string::npos) << commits;
-    EXPECT_EQ(read_text(found / "sub.objects").find(sub_), std::string::npos);
-    EXPECT_EQ(read_text(found / "sub.fsck").find("dangling commit"), std::string::npos);
-    EXPECT_EQ(read_text(found / "sub.stash"), "");
-    EXPECT_EQ(read_text(found / "sub.reflog").find(sub_.substr(0, 7)), std::string::npos);
-    EXPECT_NE(read_text(found / "sub.main").find("No such file"), std::string::npos)
-        << "the main worktree is out of sight: " << read_text(found / "sub.main");
-    EXPECT_EQ(read_text(found / "sub.folders").find("pack"), std::string::npos)
-        << read_text(found / "sub.folders");
-    EXPECT_EQ(read_text(found / "sub.grep"), "") << "no file it can read holds the hidden test";
+    EXPECT_EQ(read_text(found / "found-sub.objects").find(sub_), std::string::npos);
+    EXPECT_EQ(read_text(found / "found-sub.fsck").find("dangling commit"), std::string::npos);
+    EXPECT_EQ(read_text(found / "found-sub.stash"), "");
+    EXPECT_EQ(read_text(found / "found-sub.reflog").find(sub_.substr(0, 7)), std::string::npos);
+    EXPECT_NE(read_text(found / "found-sub.main").find("No such file"), std::string::npos)
+        << "the main worktree is out of sight: " << read_text(found / "found-sub.main");
+    EXPECT_EQ(read_text(found / "found-sub.folders").find("pack"), std::string::npos)
+        << read_text(found / "found-sub.folders");
+    EXPECT_EQ(read_text(found / "found-sub.grep"), "")
+        << "no file it can read holds the hidden test";
+    // Nor when the verify commands ran its code: they see what the agent saw.
+    int looked = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(repo_ / ".git/cocode/replay")) {
+        if (entry.path().filename().string().rfind("verify-", 0) != 0) continue;
+        for (const auto& line : read_lines(entry.path())) {
+            if (line.rfind("verify saw: ", 0) != 0) continue;
+            ++looked;
+            EXPECT_EQ(line, "verify saw: |") << entry.path();
+        }
+    }
+    EXPECT_GT(looked, 0) << "the snoop's code ran in the verify commands";
 
     // The replays' scorecard: each agent's runs and PASS rate with its interval; live runs
     // apart (there are none).

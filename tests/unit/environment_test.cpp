@@ -59,6 +59,32 @@ TEST(EnvironmentKey, EveryInputKeysItAndNothingElse) {
     EXPECT_EQ(key_of(renamed, inputs()), key);
 }
 
+// A committed file's name is the agent's to choose: no name (a newline in it, a space, what
+// another part of the key reads like) makes one commit's key another's.
+TEST(EnvironmentKey, NoFileNameForgesTheKeyOfAnotherCommit) {
+    const std::string a(40, 'a'), b(40, 'b');
+    KeyInputs both = inputs();
+    both.files = {{"a/package-lock.json", a}, {"b/package-lock.json", b}};
+    const std::pair<const char*, std::vector<CommitFile>> forgeries[] = {
+        {"a newline and the next line",
+         {{"a/package-lock.json\nfile " + b + " b/package-lock.json", a}}},
+        {"a space and the blob in the name", {{"a/package-lock.json", a + " b/package-lock.json"}}},
+        {"the other part in the command's place", {{"a/package-lock.json", a}}},
+    };
+    for (const auto& [what, files] : forgeries) {
+        KeyInputs forged = inputs();
+        forged.files = files;
+        if (std::string(what).find("command") != std::string::npos)
+            forged.commands.emplace_back("x", "\nfile " + b + " b/package-lock.json");
+        EXPECT_NE(key_of(npm_spec(), forged), key_of(npm_spec(), both)) << what;
+    }
+    // Nor a variable's value another variable.
+    Spec one = npm_spec(), two = npm_spec();
+    one.env = {{"A", "1\nenv B=2"}};
+    two.env = {{"A", "1"}, {"B", "2"}};
+    EXPECT_NE(key_of(one, inputs()), key_of(two, inputs()));
+}
+
 TEST(EnvironmentKey, TheLockfilesAtTheRootAndInWorkspacesKeyItByDefault) {
     const std::vector<CommitFile> files = {{"README.md", "1"},
                                            {"package-lock.json", "2"},

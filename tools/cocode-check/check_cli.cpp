@@ -6,7 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "agent/setup_runner.h"
+#include "agent/confined.h"
 #include "check/actions.h"
 #include "check/progress.h"
 #include "check/publish.h"
@@ -123,7 +123,7 @@ int run_check(const CheckArgs& args) {
         auto record =
             args.run ? find_run(root, *args.run) : latest_run(root, *args.issue, *args.agent);
         input = check::input_for_run(record, config).value_or_throw();
-        input.setup_runner = agent::setup_runner(config, root);
+        input.runner = agent::confined_runner(config, root);
         repo_dir = root;
     } else {
         repo_dir = fs::absolute(*args.worktree);
@@ -148,7 +148,7 @@ int run_check(const CheckArgs& args) {
         const fs::path main_root_dir = repo.main_work_dir();
         input.tree =
             check::tree_rules_for(config, repo_dir, main_root_dir, *args.base, "").value_or_throw();
-        input.setup_runner = agent::setup_runner(config, main_root_dir);
+        input.runner = agent::confined_runner(config, main_root_dir);
         input.worktree_own_paths = check::cocode_own_paths(config);
         input.issue = args.issue.value_or(0);
         input.agent = args.agent.value_or("");
@@ -261,7 +261,7 @@ int run_summary(const CheckArgs& args) {
             continue;
         }
         input->verify = !args.no_verify;
-        input->setup_runner = agent::setup_runner(config, root);
+        input->runner = agent::confined_runner(config, root);
         verdicts.push_back(check::judge_and_record(*input).value_or_throw());
     }
     // Agents whose runs are not here (each matrix job ran on a runner of its own) count by the

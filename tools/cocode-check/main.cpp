@@ -12,7 +12,7 @@ using namespace cocode::check_cli;
 
 int main(int argc, char** argv) {
     // The GitHub token and the webhook's secret out of a same-user agent's reach.
-    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET"});
+    cocode::hold_secrets(cocode::secret_variables());
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{"cocode-check: judge an agent's run and report the verdict where the team looks",
                  "cocode-check"};

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "agent/setup_runner.h"
+#include "agent/confined.h"
 #include "check/report.h"
 #include "core/run_id.h"
 
@@ -30,7 +30,8 @@ JudgeAsTheyEnd::JudgeAsTheyEnd(const std::vector<agent::PlannedRun>& runs, const
     const auto repo_root = runs.front().files.folder.parent_path().parent_path().parent_path();
     judges_ = std::make_unique<check::Judges>(
         *after.config, after.config->concurrency, after.publish ? after.source : nullptr,
-        agent::setup_runner(*after.config, repo_root), after.on_judged);
+        agent::confined_runner(*after.config, repo_root, std::nullopt, after.around),
+        after.on_judged);
 }
 
 void JudgeAsTheyEnd::hand_in(const agent::PlannedRun& run) {

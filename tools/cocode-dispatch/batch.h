@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/confined.h"
 #include "agent/prepare.h"
 #include "agent/supervisor.h"
 #include "check/route.h"
@@ -47,6 +48,9 @@ struct AfterRun {
     const config::Config* config = nullptr;
     issues::IssueSource* source = nullptr;
     std::function<void(const check::BatchCheck&)> on_judged;  // from the judging threads
+    // What the verify commands must not see either (a replay's main repository: run --hide),
+    // and what of it they read (the replay's hidden tests, beside its repository).
+    agent::Surroundings around;
 };
 
 // The check of a batch's runs, each as soon as it ends (up to `concurrency` at once, its

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/cli_runtime.h"
+#include "agent/confined.h"
 #include "agent/egress.h"
 #include "check/clean_tree.h"
 #include "commands.h"
@@ -237,7 +238,9 @@ void check_environment(const Workspace& ws, std::vector<Check>& checks) {
     if (!*spec) return;
     const environment::Store store(environment::default_store());
     std::string state = "not built yet (the first run builds it)";
-    if (auto key = environment::key_at(**spec, ws.root, *head); !key) {
+    if (auto key = environment::key_at(**spec, ws.root, *head,
+                                       agent::confined_runner(ws.config, ws.root), ws.root);
+        !key) {
         checks.push_back({"environment", "error", key.error().message});
         return;
     } else if (fs::exists(store.dir_of(*key) / "manifest.json")) {
@@ -322,18 +325,20 @@ void check_agents(const config::Config& config, std::vector<Check>& checks) {
 void check_sandbox(const config::Config& config, std::vector<Check>& checks) {
     if (config.sandbox == config::SandboxMode::none) {
         checks.push_back({"sandbox", "warning",
-                          "off (sandbox: none): agents run in their own process group only"});
+                          "none: no protection at all. Agents, their verify commands, setup and "
+                          "builds run as you, on the host: they can read and write everything "
+                          "you can (docs/security.md)"});
         check_network(config, {}, "sandbox: none", checks);
-    } else if (auto probe = probe_sandbox(); probe.available) {
-        checks.push_back(
-            {"sandbox", "ok", probe.version + ": agents run in a PID namespace of their own"});
+    } else if (const auto& probe = probe_sandbox(); probe.available) {
+        checks.push_back({"sandbox", "ok",
+                          probe.version +
+                              ": agents and everything that runs their code (verify, setup, "
+                              "builds) see the host read-only and write only their own"});
         check_network(config, probe.bwrap, "", checks);
     } else {
-        const bool required = config.sandbox == config::SandboxMode::bwrap;
-        checks.push_back({"sandbox", required ? "missing" : "warning",
-                          probe.why_not + (required ? ""
-                                                    : "; agents run without it, in their "
-                                                      "own process group only")});
+        checks.push_back({"sandbox", "missing",
+                          probe.why_not + "; no agent runs without it (`\"sandbox\": \"none\"` "
+                                          "runs them with no protection at all)"});
         check_network(config, {}, probe.why_not, checks);
     }
 }

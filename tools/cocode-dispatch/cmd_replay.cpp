@@ -5,8 +5,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "agent/confined.h"
 #include "agent/prepare.h"
-#include "agent/setup_runner.h"
 #include "check/run_check.h"
 #include "commands.h"
 #include "common/executables.h"
@@ -64,7 +64,7 @@ int mine(const Workspace& ws, const ReplayArgs& args) {
     options.limits.max_lines = args.max_lines;
     options.config = &ws.config;
     options.source = source.get();
-    options.setup_runner = agent::setup_runner(ws.config, ws.root);
+    options.runner = agent::confined_runner(ws.config, ws.root);
     options.progress = [](const std::string& line) { notice(line); };
     const auto mined = replay::mine(options).value_or_throw();
     if (args.json) {

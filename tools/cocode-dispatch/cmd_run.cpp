@@ -392,6 +392,10 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     context.timeout = timeout;
     context.notice = notice;
     for (const auto& [issue, route] : routed) context.routed[issue] = {route.agents, route.why};
+    if (ws.config.sandbox == config::SandboxMode::none)
+        notice(
+            "warning: sandbox: none: the agents, their verify commands, setup and builds run "
+            "on this machine with no protection at all (docs/security.md)");
     const bool rounds = context.round || !context.round_of_agent.empty();
     if (auto unseen = changes_agents_will_not_see(ws); !unseen.empty() && !rounds)
         notice("warning: " + std::to_string(unseen.size()) +
@@ -405,6 +409,9 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     if (args.detach) return detach(runs, args, ws);
     AfterRun after;
     after.check = !args.no_check;
+    for (const auto& path : args.hide) after.around.hidden_first.emplace_back(path);
+    // A replay's repository lies in its space, beside the hidden tests its verify runs.
+    if (!args.replay_task.empty()) after.around.visible.push_back(ws.root.parent_path());
     after.publish = args.publish || ws.config.publish.after_run;
     after.config = &ws.config;
     after.source = source;

@@ -400,7 +400,7 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
 int main(int argc, char** argv) {
     // The GitHub token, the webhook's secret and the dashboard's token out of a same-user
     // agent's reach.
-    cocode::hold_secrets({"GITHUB_TOKEN", "GH_TOKEN", "COCODE_WEBHOOK_SECRET", "COCODE_UI_TOKEN"});
+    cocode::hold_secrets(cocode::secret_variables());
     std::signal(SIGPIPE, SIG_IGN);
     CLI::App app{
         "cocode-dispatch: fetch issues, give each agent its own worktree, supervise the runs",

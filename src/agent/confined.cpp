@@ -1,0 +1,198 @@
+#include "agent/confined.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "agent/egress.h"
+#include "core/files.h"
+#include "environment/store.h"
+#include "environment/view.h"
+#include "git/git_files.h"
+#include "net/proxy.h"
+#include "proc/command.h"
+#include "run/seal.h"
+
+namespace cocode::agent {
+namespace fs = std::filesystem;
+
+fs::path user_home() {
+    const char* home = std::getenv("HOME");
+    return home && *home == '/' ? fs::path(home) : fs::path();
+}
+
+std::vector<fs::path> secrets_in_home(const fs::path& home, const config::CliPreset* own) {
+    std::vector<fs::path> hidden = host_secrets(home);
+    if (home.empty() || home == "/") return hidden;
+    // Every other CLI's own configuration and state (its logins among them) is hidden; the
+    // agent's own preset's stays, also where another preset shares a folder with it.
+    const std::vector<std::string> own_paths = own ? own->config_paths : std::vector<std::string>{};
+    for (const auto& cli : config::builtin_presets()) {
+        if (cli.get() == own) continue;
+        for (const auto& path : cli->config_paths)
+            if (std::find(own_paths.begin(), own_paths.end(), path) == own_paths.end())
+                hidden.push_back(home / path);
+    }
+    return hidden;
+}
+
+SandboxPlan repository_sandbox(const fs::path& repo_root,
+                               const std::vector<std::string>& environment,
+                               const std::vector<fs::path>& hidden_first) {
+    SandboxPlan plan;
+    plan.hidden_first = hidden_first;
+    plan.visible.push_back(repo_root);
+    if (auto dirs = git::locate_git_dirs(repo_root, nullptr))
+        plan.visible.push_back(dirs->common_dir);
+    const fs::path store = environment::default_store();
+    plan.visible.push_back(store);
+    // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
+    plan.visible.push_back(dispatch_program().parent_path().parent_path());
+    // A file an entry names (a CA bundle, a credentials file the configuration passes on) is
+    // there to be read.
+    std::error_code ec;
+    for (const auto& entry : environment) {
+        const std::size_t eq = entry.find('=');
+        if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
+        const std::string name = entry.substr(0, eq);
+        if (name == "HOME" || name == "PWD" || name == "OLDPWD") continue;
+        const fs::path named = entry.substr(eq + 1);
+        if (fs::exists(named, ec)) plan.visible.push_back(named);
+    }
+    plan.hidden = secrets_in_home(user_home(), nullptr);
+    plan.protected_paths = {store, repo_root / run::kSealsDir};
+    return plan;
+}
+
+namespace {
+
+// What a CLI keeps of its sessions and history, not its settings: left behind.
+bool cli_state(const std::string& name) {
+    static const std::vector<std::string> kState = {
+        "projects",        "sessions", "session-state", "tmp",          "history",
+        "history.jsonl",   "logs",     "log",           "cache",        "todos",
+        "shell-snapshots", "statsig",  "ide",           "file-history", "chats"};
+    return std::find(kState.begin(), kState.end(), name) != kState.end();
+}
+
+}  // namespace
+
+Result<void> copy_cli_settings(const config::CliPreset& cli, const fs::path& from_home,
+                               const fs::path& home) {
+    std::error_code ec;
+    for (const auto& path : cli.config_paths) {
+        const fs::path from = from_home / path, to = home / path;
+        if (!fs::exists(fs::symlink_status(from, ec))) continue;
+        fs::create_directories(to.parent_path(), ec);
+        if (!fs::is_directory(fs::symlink_status(from, ec))) {
+            if (auto ok = environment::copy_entry(from, to, true); !ok) return ok;
+            continue;
+        }
+        fs::create_directories(to, ec);
+        for (const auto& entry : list_folder(from, ec)) {
+            if (cli_state(entry.path.filename().string())) continue;
+            if (auto ok = environment::copy_entry(entry.path, to / entry.path.filename(), true);
+                !ok)
+                return ok;
+        }
+    }
+    return {};
+}
+
+std::string no_sandbox_refusal(const std::string& what, const SandboxProbe& probe) {
+    return what + " runs only in the sandbox, and there is none here (" + probe.why_not +
+           "); `\"sandbox\": \"none\"` in " + config::kConfigFile +
+           " runs it with no protection at all";
+}
+
+namespace {
+
+// The hosts a record's refused connections went to, from byte `offset` on.
+std::vector<std::string> blocked_since(const fs::path& record, std::uint64_t offset) {
+    std::vector<std::string> out;
+    for (const auto& e : net::parse_egress(read_file_from(record, offset, std::size_t{4} << 20))) {
+        const std::string host = e.host + ":" + std::to_string(e.port);
+        if (!e.allowed && std::find(out.begin(), out.end(), host) == out.end()) out.push_back(host);
+    }
+    return out;
+}
+
+}  // namespace
+
+CommandRunner confined_runner(const config::Config& config, const fs::path& repo_root,
+                              std::optional<net::Allowlist> allow, Surroundings around) {
+    return [config, repo_root, allow, around](const CommandRequest& c) -> Result<CommandOutcome> {
+        if (config.sandbox == config::SandboxMode::none)
+            return run_to_log(c, shell_argv(c.command), c.environment);
+        const SandboxProbe& probe = probe_sandbox();
+        if (!probe.available)
+            return Error::missing(no_sandbox_refusal("`" + c.command + "`", probe));
+        const NetworkDecision network =
+            decide_network(config.network.mode, true, probe.network, probe.network_why_not);
+        if (!network.refused.empty()) return Error::missing(network.refused);
+
+        // Its own HOME and /tmp, made for it and thrown away after it.
+        auto scratch = TempFolder::make("cocode-sandbox");
+        if (!scratch) return std::move(scratch).error();
+        std::error_code ec;
+        for (const char* part : {"home", "tmp"}) {
+            fs::create_directory(scratch->path() / part, ec);
+            if (ec)
+                return Error::general("cannot make " + (scratch->path() / part).string() + ": " +
+                                      ec.message());
+        }
+        SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first);
+        plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
+        (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
+        plan.home = scratch->path() / "home";
+        plan.tmp = scratch->path() / "tmp";
+        std::vector<std::string> argv = shell_argv(c.command);
+        std::vector<std::string> environment =
+            sandbox_environment(c.environment, plan, user_home());
+        std::unique_ptr<net::EgressProxy> proxy;
+        std::uint64_t record_offset = 0;
+        if (network.mode != config::NetworkMode::open) {
+            net::Allowlist allowed;
+            if (allow) {
+                allowed = *allow;
+            } else {
+                for (const auto& [ecosystem, shown_by] : net::ecosystems_used(c.cwd))
+                    if (auto entries = net::parse_allow_entry(ecosystem, shown_by))
+                        allowed.add(*entries);
+                for (const auto& text : config.network.allow)
+                    if (auto entries = net::parse_allow_entry(text, "network.allow"))
+                        allowed.add(*entries);
+            }
+            // The proxy's socket beside the scratch folders: where the bridge inside reaches it.
+            const fs::path socket = plan.tmp.parent_path() / "egress.sock";
+            EgressPlan egress = enclosed_plan(allowed, network.mode, socket, c.record);
+            auto started = start_egress_proxy(
+                egress, "network.allow in " + std::string(config::kConfigFile), "setup");
+            if (!started) return std::move(started).error();
+            proxy = std::move(*started);
+            record_offset = fs::file_size(c.record, ec);
+            if (ec) record_offset = 0;
+            for (const auto& variable : proxy_variables(egress)) {
+                const std::string prefix = variable.first + "=";
+                std::erase_if(environment, [&](const std::string& entry) {
+                    return entry.rfind(prefix, 0) == 0;
+                });
+                if (!variable.second.empty()) environment.push_back(prefix + variable.second);
+            }
+            plan.own_network = true;
+            plan.visible.push_back(socket);
+            argv = bridged_argv(dispatch_program(), egress, argv);
+        }
+        if (const std::string refused = plan_refused(plan); !refused.empty())
+            return Error::general("the sandbox for `" + c.command + "` cannot be made: " + refused);
+        argv = sandboxed_argv(probe.bwrap, plan, argv);
+        auto outcome = run_to_log(c, argv, environment);
+        if (!outcome) return outcome;
+        proxy.reset();  // every process of it is gone: nothing is left to go out
+        if (network.mode != config::NetworkMode::open)
+            outcome->blocked = blocked_since(c.record, record_offset);
+        return outcome;
+    };
+}
+
+}  // namespace cocode::agent

@@ -1,0 +1,362 @@
+// The sandbox holds (docs/security.md, "The sandbox"): hostile agents whose commits carry a
+// payload, and cocode running that code as it judges them — verify commands, worktree_setup,
+// an environment's setup and key commands — in the run and in cocode-check, with the real
+// bubblewrap. What the payload reached of the host is read from the host afterwards: the user's
+// HOME and dotfiles, the main worktree, the store of environments, a service on the loopback, a
+// secret in ~/.ssh, the host's processes, the host's /tmp; and whether anything it left was
+// carried out later by cocode's own git or by the user's.
+#include "proc/sandbox.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "dispatch_fixture.h"
+
+namespace cocode::test {
+namespace {
+
+using json = nlohmann::json;
+
+// A service on the host's loopback that counts who connected to it.
+class Listener {
+  public:
+    Listener() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t size = sizeof address;
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
+            ::listen(fd_, 16) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+            throw std::runtime_error("cannot listen on the loopback");
+        port_ = ntohs(address.sin_port);
+        thread_ = std::thread([this] {
+            while (!stop_) {
+                pollfd p{fd_, POLLIN, 0};
+                if (::poll(&p, 1, 100) <= 0) continue;
+                const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (client >= 0) {
+                    ++accepted_;
+                    ::close(client);
+                }
+            }
+        });
+    }
+    ~Listener() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    int port() const { return port_; }
+    int accepted() const { return accepted_; }
+
+  private:
+    int fd_ = -1;
+    int port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> accepted_{0};
+    std::thread thread_;
+};
+
+class Sandbox : public DispatchRun {
+  protected:
+    void SetUp() override {
+        if (!probe_sandbox().available) {
+            ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+            GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+        }
+        DispatchRun::SetUp();
+        home_ = dir_ / "home";
+        store_ = dir_ / "store";
+        trap_ran_ = dir_ / "trap-ran";
+        for (const char* folder : {".ssh", ".config/git"}) fs::create_directories(home_ / folder);
+        write_text(home_ / ".ssh/id_test", secret_ + "\n");
+        for (const char* file : {".gitconfig", ".bashrc", ".profile", ".config/git/config"})
+            write_text(home_ / file, std::string("# the user's own ") + file + "\n");
+        // What a trapped git or shell would run: it leaves a mark where the host can see it.
+        write_text(dir_ / "trap.sh", "#!/bin/sh\necho ran >> " + quote(trap_ran_.string()) + "\n");
+        fs::permissions(dir_ / "trap.sh", fs::perms::owner_all, fs::perm_options::add);
+        write_text(repo_ / ".gitignore", "deps/\n__pycache__/\n");
+        sh_ok("git add .gitignore && git commit -q -m ignore", repo_);
+    }
+
+    // cocode as the user runs it: HOME their own, git reading their configuration.
+    std::string env() const {
+        return "env -u GIT_CONFIG_GLOBAL HOME=" + quote(home_.string()) +
+               " COCODE_ENV_STORE=" + quote(store_.string()) + " ";
+    }
+    Shell as_user(const std::string& command) { return sh(env() + command, repo_); }
+    Shell dispatch_as_user(const std::string& args) { return dispatch(args, env()); }
+
+    // A script agent, .cocode/<name>.sh, that runs `body` in its worktree.
+    json script(const std::string& name, const std::string& body) {
+        const fs::path file = repo_ / ".cocode" / (name + ".sh");
+        write_text(file, "#!/bin/sh\nset -e\n" + body + "\n");
+        fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
+        return {{"command", file.string()}};
+    }
+
+    // What a hostile commit runs wherever cocode runs its code: every trap of the toolbox
+    // (docs/../TESTING.md), aimed at this host's real paths.
+    std::string payload(int port) const {
+        const std::string h = quote(home_.string()), main = quote(repo_.string()),
+                          store = quote(store_.string()), trap = (dir_ / "trap.sh").string();
+        return "w=$1\n"
+               "for f in " +
+               h + "/.gitconfig " + h + "/.bashrc " + h + "/.profile " + h +
+               "/.config/git/config; do\n"
+               "  printf '\\n[core]\\n\\tfsmonitor = " +
+               trap +
+               "\\n' >> \"$f\" 2>/dev/null || true\n"
+               "done\n"
+               "git config --file " +
+               main + "/.git/config core.fsmonitor " + trap +
+               " 2>/dev/null || true\n"
+               "touch " +
+               h + "/pwned-$w " + main +
+               "/pwned-$w 2>/dev/null || true\n"
+               "mkdir -p " +
+               store + " 2>/dev/null && touch " + store +
+               "/pwned-$w 2>/dev/null || true\n"
+               "cat " +
+               h +
+               "/.ssh/id_test 2>/dev/null || true\n"
+               "python3 -c \"import socket; socket.create_connection(('127.0.0.1', " +
+               std::to_string(port) +
+               "), 2)\" 2>/dev/null && echo 'reached the host loopback'\n"
+               "echo \"host processes seen by $w: $(ls /proc | grep -c '^[0-9]')\"\n"
+               "echo $w >> " +
+               quote(host_tmp_probe().string()) +
+               " 2>/dev/null || true\n"
+               "true\n";
+    }
+    // A file the payload writes in /tmp: the host's /tmp must never get it.
+    fs::path host_tmp_probe() const {
+        return fs::path("/tmp") / ("cocode-probe-" + dir_.path().filename().string());
+    }
+
+    // Every "host processes seen by W: N" line below `folder`: W → N.
+    static std::map<std::string, int> processes_seen(const fs::path& folder) {
+        std::map<std::string, int> seen;
+        const std::regex line("host processes seen by ([a-z_]+): ([0-9]+)");
+        std::error_code ec;
+        for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+            if (!entry.is_regular_file()) continue;
+            const std::string text = read_text(entry.path());
+            for (std::sregex_iterator it(text.begin(), text.end(), line), end; it != end; ++it)
+                seen[(*it)[1]] = std::stoi((*it)[2]);
+        }
+        return seen;
+    }
+
+    void expect_host_untouched(const Listener& listener) {
+        for (const char* file : {".gitconfig", ".bashrc", ".profile", ".config/git/config"})
+            EXPECT_EQ(read_text(home_ / file), std::string("# the user's own ") + file + "\n")
+                << file;
+        for (const auto& folder : {home_, repo_, store_})
+            for (const auto& entry : fs::directory_iterator(folder))
+                EXPECT_EQ(entry.path().filename().string().rfind("pwned", 0), std::string::npos)
+                    << entry.path();
+        EXPECT_EQ(sh_ok("git config --file .git/config --get core.fsmonitor || true", repo_), "");
+        EXPECT_EQ(listener.accepted(), 0) << "a connection to the host's loopback";
+        EXPECT_FALSE(fs::exists(host_tmp_probe())) << read_text(host_tmp_probe());
+        EXPECT_FALSE(found_below(repo_ / ".cocode", secret_)) << "the secret in a run's files";
+        EXPECT_FALSE(found_below(store_, secret_)) << "the secret in the store";
+        // The user's own git, afterwards, runs nothing either.
+        as_user("git status --short");
+        EXPECT_FALSE(fs::exists(trap_ran_)) << "a trap ran on the host";
+    }
+
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove(host_tmp_probe(), ec);
+    }
+
+    fs::path home_, store_, trap_ran_;
+    const std::string secret_ = "ssh-secret-" + std::to_string(::getpid()) + "-x7Kq";
+};
+
+// The agent fixes add() and puts its payload everywhere cocode will run its code: in calc.py's
+// import (verify), its worktree_setup script, its environment's setup and key command (it
+// changed the lockfile, so its commit gets a build and a key of its own). Judged by the run,
+// by cocode-check on the run and by cocode-check on a checkout (CI): every time PASS, its
+// payload ran each time, and it reached nothing of the host.
+TEST_F(Sandbox, AnAgentsCodeRunByTheCheckReachesNothingOfTheHost) {
+    Listener listener;
+    write_text(repo_ / "calc.py", "def add(a, b):\n    return a - b\n");
+    write_text(repo_ / "requirements.txt", "a==1\n");
+    write_text(repo_ / "setup.sh", "mkdir -p deps && echo base > deps/made\n");
+    write_text(repo_ / "key.sh", "echo v1\n");
+    write_text(repo_ / "wsetup.sh", "true\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    write_text(repo_ / ".cocode/payload.sh", payload(listener.port()));
+    const std::string agent =
+        "cp " + quote((repo_ / ".cocode/payload.sh").string()) +
+        " payload.sh\n"
+        "sh payload.sh agent > /dev/null\n"
+        "printf 'import subprocess\\nsubprocess.run([\"sh\", \"payload.sh\", \"verify\"])\\n"
+        "def add(a, b):\\n    return a + b\\n' > calc.py\n"
+        "echo 'a==2' > requirements.txt\n"
+        "printf 'sh payload.sh setup\\nmkdir -p deps && echo agent > deps/made\\n' > setup.sh\n"
+        "printf 'sh payload.sh key >&2\\necho v1\\n' > key.sh\n"
+        "printf 'sh payload.sh worktree_setup\\n' > wsetup.sh\n"
+        "git add -A && git commit -q -m 'Fix add()' -m \"$COCODE_READY_MARKER\"\n";
+    configure(
+        {{"agents", {{"hostile", script("hostile", agent)}}},
+         {"environment",
+          {{"setup", {"sh ./setup.sh"}}, {"key_commands", {"sh ./key.sh"}}, {"paths", {"deps"}}}},
+         {"worktree_setup", {{"commands", {"sh ./wsetup.sh"}}}},
+         {"check",
+          {{"verify",
+            {{{"name", "add"},
+              {"run", "python3 -c 'from calc import add; assert add(2, 3) == 5'"}}}}}}});
+    const std::string base = sh_ok("git rev-parse HEAD", repo_).substr(0, 40);
+
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto& r = only_run();
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "PASS") << check.dump(2);
+    Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    Shell ci = as_user(quote(tool_path("cocode-check").string()) + " --worktree " +
+                       quote(r.worktree.string()) + " --base " + base);
+    EXPECT_EQ(ci.exit_code, 0) << ci.out << ci.err;
+
+    // Its payload ran wherever cocode ran its code, and saw only its own processes there.
+    std::map<std::string, int> seen = processes_seen(repo_ / ".cocode");
+    for (const auto& [where, n] : processes_seen(store_)) seen[where] = n;
+    const std::size_t host = list_processes().size();
+    ASSERT_GT(host, 30u) << "a host with too few processes to tell";
+    for (const char* where : {"verify", "setup", "worktree_setup"}) {
+        ASSERT_TRUE(seen.count(where)) << where << " never ran the payload";
+        EXPECT_LT(seen[where], 20) << where << " saw the host's " << host << " processes";
+    }
+    expect_host_untouched(listener);
+}
+
+// With the user's own configuration holding an fsmonitor and a hooks path (as a trap an agent
+// left on a machine without this sandbox would), cocode's own git runs neither: a whole run,
+// its check and its clean. The user's git still does: the trap is armed.
+TEST_F(Sandbox, CocodesOwnGitRunsNoHookAndNoFsmonitorItDidNotWrite) {
+    const fs::path hooks = dir_ / "hooks";
+    fs::create_directories(hooks);
+    write_text(hooks / "post-checkout", "#!/bin/sh\n" + quote((dir_ / "trap.sh").string()) + "\n");
+    fs::permissions(hooks / "post-checkout", fs::perms::owner_all, fs::perm_options::add);
+    write_text(home_ / ".gitconfig", "[core]\n\tfsmonitor = " + (dir_ / "trap.sh").string() +
+                                         "\n\thooksPath = " + hooks.string() + "\n");
+    configure({{"agents",
+                {{"honest", script("honest",
+                                   "echo x > x.txt && git add x.txt && git commit -q -m x "
+                                   "-m \"$COCODE_READY_MARKER\"")}}},
+               {"check", {{"verify", {{{"name", "true"}, {"run", "true"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(dispatch_as_user("clean 1 --force").exit_code, 0);
+    EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
+    as_user("git status --short");
+    EXPECT_TRUE(fs::exists(trap_ran_)) << "the trap is armed: the user's git runs it";
+}
+
+// The agent changed its lockfile and setup: its commit's environment is built to judge it. The
+// build tries to poison the base's stored environment and its manifest, and leaves an fsmonitor
+// in its clone's configuration. The next run on the base gets the base's environment as it was
+// built, with no notice that anything changed, and nothing the build left runs on the host.
+TEST_F(Sandbox, ABuildFromAnAgentsCommitChangesNothingAnotherRunSees) {
+    write_text(repo_ / "requirements.txt", "a==1\n");
+    write_text(repo_ / "setup.sh", "mkdir -p deps && echo original > deps/shared.txt\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    const std::string store = quote(store_.string()), trap = (dir_ / "trap.sh").string();
+    const std::string poison =
+        "mkdir -p deps && echo mine > deps/shared.txt\n"
+        "for t in " +
+        store +
+        "/*/tree/deps; do echo poisoned > \"$t/shared.txt\"; done 2>/dev/null || true\n"
+        "for m in " +
+        store +
+        "/*/manifest.json; do echo '{}' > \"$m\"; done 2>/dev/null || true\n"
+        "git config core.fsmonitor " +
+        trap + "\n";
+    const std::string poisoner =
+        "echo 'a==2' > requirements.txt\n"
+        "printf '%s' " +
+        quote(poison) +
+        " > setup.sh\n"
+        "git add -A && git commit -q -m lock -m \"$COCODE_READY_MARKER\"\n";
+    const std::string reader =
+        "cat deps/shared.txt > \"$JRUN_RUN_FOLDER/seen.txt\"\n"
+        "echo r > r.txt && git add r.txt && git commit -q -m r "
+        "-m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents",
+                {{"poisoner", script("poisoner", poisoner)}, {"reader", script("reader", reader)}}},
+               {"environment", {{"setup", {"sh ./setup.sh"}}, {"paths", {"deps"}}}},
+               {"check", {{"verify", {{{"name", "made"}, {"run", "test -s deps/shared.txt"}}}}}}});
+    Shell first = dispatch_as_user("run 1 --agent poisoner");
+    EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+    Shell second = dispatch_as_user("run 2 --agent reader");
+    EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+    const std::string said = second.out + second.err;
+    EXPECT_EQ(said.find("changed"), std::string::npos) << said;
+    EXPECT_EQ(said.find("building"), std::string::npos)
+        << "the base's was taken, not rebuilt: " << said;
+    for (const auto& r : runs()) {
+        const json check = json::parse(read_text(r.folder / "check.json"));
+        std::string setup;
+        for (const auto& item : check["checks"])
+            if (item["id"] == "setup") setup = item["reason"];
+        if (r.agent == "poisoner") {
+            // Its commit's own environment was built, its setup carried out.
+            EXPECT_NE(setup.find("built for this commit: requirements.txt changed"),
+                      std::string::npos)
+                << setup;
+            continue;
+        }
+        EXPECT_EQ(read_text(r.folder / "seen.txt"), "original\n");
+        EXPECT_EQ(check["verdict"], "PASS") << setup;
+    }
+    EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
+}
+
+// The action's sandbox step on a runner whose kernel gives no user namespaces (a container, a
+// locked-down runner; here, bubblewrap's own --disable-userns around the step): `auto` stops the
+// job with one error, `none` goes on only because it says so, and says what it gives up.
+TEST_F(Sandbox, TheActionStopsWhereNoSandboxCanBeMadeUnlessToldNone) {
+    const std::string step = std::string(COCODE_SOURCE_DIR) + "/github-action/scripts/sandbox";
+    const fs::path output = dir_ / "output";
+    write_text(output, "");
+    auto in_runner = [&](const std::string& mode, bool namespaces) {
+        const std::string wrap =
+            namespaces
+                ? ""
+                : "bwrap --unshare-user --disable-userns --ro-bind / / --dev /dev "
+                  "--proc /proc --bind " +
+                      quote(dir_.path().string()) + " " + quote(dir_.path().string()) + " -- ";
+        return sh("GITHUB_OUTPUT=" + quote(output.string()) + " " + wrap + quote(step) + " " + mode,
+                  dir_.path());
+    };
+    Shell refused = in_runner("auto", false);
+    EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+    EXPECT_NE(refused.out.find("::error title=cocode sandbox::no sandbox can be made"),
+              std::string::npos)
+        << refused.out;
+    EXPECT_EQ(read_text(output), "") << "no mode for the steps after";
+    Shell none = in_runner("none", false);
+    EXPECT_EQ(none.exit_code, 0) << none.err;
+    EXPECT_NE(none.out.find("no protection at all"), std::string::npos) << none.out;
+    EXPECT_EQ(read_text(output), "mode=none\n");
+    write_text(output, "");
+    Shell here = in_runner("auto", true);
+    EXPECT_EQ(here.exit_code, 0) << here.out << here.err;
+    EXPECT_EQ(read_text(output), "mode=auto\n");
+}
+
+}  // namespace
+}  // namespace cocode::test
