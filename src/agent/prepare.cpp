@@ -314,6 +314,9 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
     for (const auto& setting : run.launch.env) settings.push_back(setting);
     for (const auto& setting : agent.env_values) settings.push_back(setting);
     settings.emplace_back("COCODE_REPO_PATH", run.worktree.string());
+    // A built-in agent's critic copies the run's environment from the store (read-only to it).
+    if (config::is_builtin(agent.type))
+        settings.emplace_back("COCODE_ENV_STORE", environment::default_store().string());
     settings.emplace_back("COCODE_ISSUE_NUMBER", std::to_string(run.issue));
     settings.emplace_back("COCODE_ISSUE_URL", run.issue_url);
     settings.emplace_back("COCODE_ISSUE_BODY_FILE", run.files.issue_body().string());

@@ -62,9 +62,12 @@ Result<std::unique_ptr<CleanTree>> CleanTree::make(const fs::path& repo_dir,
                                                    const CommandRunner& runner,
                                                    const std::vector<std::string>& environment,
                                                    const fs::path& log_dir) {
-    auto own = cocode_git_dir(repo_dir);
-    if (!own) return std::move(own).error();
-    const fs::path trees = *own / "trees";
+    fs::path trees = rules.trees;
+    if (trees.empty()) {
+        auto own = cocode_git_dir(repo_dir);
+        if (!own) return std::move(own).error();
+        trees = *own / "trees";
+    }
     std::error_code ec;
     fs::create_directories(trees, ec);
     if (ec) return Error::general("cannot create " + trees.string() + ": " + ec.message());
@@ -92,7 +95,21 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
     const auto deadline_of = [](config::Duration timeout) {
         return std::chrono::steady_clock::now() + timeout;
     };
-    if (rules.environment) {
+    if (rules.environment && !rules.trees.empty()) {
+        // Inside an agent's sandbox: its sealed environment, copied in as it is.
+        setup_.source = rules.environment->source;
+        setup_.key = rules.environment_key;
+        auto entry = environment::Store(rules.store).as_recorded(setup_.key);
+        if (!entry) {
+            setup_.failure = "environment " + setup_.key + ": " + entry.error().message;
+            return {};
+        }
+        setup_.mode = environment::Mode::reflink;
+        auto view = environment::attach(*entry, path_, scratch_, setup_.mode);
+        if (!view) return std::move(view).error();
+        view_ = std::move(*view);
+        environment_ = environment::with_env(environment_, entry->manifest.env, path_);
+    } else if (rules.environment) {
         const environment::Spec& spec = *rules.environment;
         setup_.source = spec.source;
         std::string key = rules.environment_key, from = rules.base;

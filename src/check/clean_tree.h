@@ -32,6 +32,11 @@ struct TreeRules {
     std::string base;                 // the commit that key is of
     std::filesystem::path repo_root;  // the main worktree: worktree_setup.copy copies from it
     std::filesystem::path store;      // the environments' store (environment::default_store)
+    // Made inside an agent's sandbox (its critic), where the store and the repository's git
+    // folder are read-only: the tree goes under `trees` (the agent's own /tmp), and the sealed
+    // environment is copied in as it is, without building, keying or recording a use (the run
+    // holds one). Empty: a check's own tree, in <git common dir>/cocode/trees.
+    std::filesystem::path trees;
 };
 
 // What the tree got, for the check's `setup` item.

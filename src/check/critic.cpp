@@ -1,5 +1,7 @@
 #include "check/critic.h"
 
+#include <cstdlib>
+
 #include "check/judge.h"
 #include "git/repository.h"
 
@@ -31,8 +33,12 @@ Result<Critique> critique_worktree(const CritiqueInput& input) {
     judge_input.marker = input.marker;
     judge_input.rules = input.rules;
     judge_input.report_dir = input.report_dir;
-    judge_input.clean_tree = false;  // the agent's work in progress, where it works
-    // The critic runs inside the agent's own sandbox: its commands are confined by it.
+    // A clean tree of it, in the agent's own /tmp: the critic runs inside the agent's own
+    // sandbox, which confines its commands (and where the repository's folders are read-only).
+    judge_input.tree = input.tree;
+    const char* tmp = std::getenv("TMPDIR");
+    judge_input.tree.trees =
+        std::filesystem::path(tmp && *tmp == '/' ? tmp : "/tmp") / "cocode-critic";
     judge_input.runner = unconfined_runner();
     auto verdict = judge(judge_input);
     if (!verdict) return std::move(verdict).error();

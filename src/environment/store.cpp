@@ -478,6 +478,14 @@ Result<Entry> Store::ensure(const BuildRequest& request, const CommandRunner& ru
     return build(request, run);
 }
 
+Result<Entry> Store::as_recorded(const std::string& key) const {
+    auto manifest = read_manifest(dir_of(key) / kManifest);
+    if (!manifest) return std::move(manifest).error();
+    if (manifest->key != key)
+        return Error::general(dir_of(key).string() + ": another key's manifest");
+    return Entry{dir_of(key), std::move(*manifest)};
+}
+
 std::vector<std::string> Store::paths_of(const std::string& key) const {
     auto manifest = read_manifest(dir_of(key) / kManifest);
     return manifest ? manifest->paths : std::vector<std::string>{};

@@ -119,6 +119,11 @@ class Store {
     Result<Entry> ensure(const BuildRequest& request, const CommandRunner& run,
                          const std::function<void(const std::string&)>& notice = {}) const;
 
+    // The finished environment of `key` as its manifest says, without checking its files
+    // against it: for a reader that may not write the store (inside an agent's sandbox, whose
+    // run checked it when it started). An error when it has no manifest.
+    Result<Entry> as_recorded(const std::string& key) const;
+
     // The paths of a finished environment (its manifest's), without checking it; empty when
     // there is none.
     std::vector<std::string> paths_of(const std::string& key) const;

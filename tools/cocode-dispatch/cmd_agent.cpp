@@ -4,6 +4,7 @@
 // agent cannot rewrite it; the run itself comes from the environment the dispatcher gave it.
 #include "agent/builtin.h"
 #include "check/critic.h"
+#include "check/run_check.h"
 #include "commands.h"
 #include "proc/environment.h"
 #include "proc/process_tree.h"
@@ -33,10 +34,14 @@ int run_agent(const AgentArgs& args) {
         input.base = seal->base_commit;
         input.marker = context.ready_marker;
         input.rules = config.check;
-        critic = [input, folder = context.run_folder](
+        critic = [input, config, repo = args.repo, key = seal->environment_key,
+                  folder = context.run_folder](
                      const std::filesystem::path& worktree,
                      int round) mutable -> Result<protocol::CriticResult> {
             input.worktree = worktree;
+            auto tree = check::tree_rules_for(config, worktree, repo, input.base, key);
+            if (!tree) return std::move(tree).error();
+            input.tree = std::move(*tree);
             input.report_dir = folder / "critic" / ("round-" + std::to_string(round));
             std::error_code ec;
             std::filesystem::create_directories(input.report_dir, ec);
