@@ -1,6 +1,6 @@
 // bench/run egress: what an agent's enclosed network costs (docs/security.md). The same client
 // talks to the same server on 127.0.0.1, once directly and once from inside a network
-// namespace of its own, through cocode's bridge (the hidden `cocode-dispatch egress-bridge`)
+// namespace of its own, through cocode's bridge (`cocode-egress-bridge`, beside cocode-dispatch)
 // and the run's egress proxy (net/proxy.h) — the path every connection of an agent takes under
 // `network.mode: allowlist`. Three figures, medians: the time to connect and get a first byte
 // back, the throughput of a 1 GiB download, short connections a second.
@@ -158,9 +158,10 @@ int main(int argc, char** argv) {
     const std::string inside =
         "bwrap --die-with-parent --unshare-net --unshare-pid --bind / / --dev-bind /dev /dev "
         "--proc /proc -- " +
-        bench::quote(dispatch) + " egress-bridge --socket " + bench::quote(options.socket) +
-        " --proxy-port 3128 --forward 127.0.0.1," + std::to_string(port) + ",127.0.0.1 -- " +
-        bench::quote(self) + " client " + std::to_string(port) + " " + std::to_string(runs);
+        bench::quote((fs::path(dispatch).parent_path() / "cocode-egress-bridge").string()) +
+        " --socket " + bench::quote(options.socket) + " --proxy-port 3128 --forward 127.0.0.1," +
+        std::to_string(port) + ",127.0.0.1 -- " + bench::quote(self) + " client " +
+        std::to_string(port) + " " + std::to_string(runs);
     FILE* pipe = ::popen(inside.c_str(), "r");
     char line[256] = {0};
     if (!pipe || !std::fgets(line, sizeof line, pipe) || ::pclose(pipe) != 0) {

@@ -10,10 +10,14 @@ try() {  # NAME COMMAND...
 try "write the main config" sh -c "echo '{}' > '$main_repo/.cocode/config.json'"
 try "write beside the runs" sh -c "echo x > '$JRUN_RUNS_DIR/intruder'"
 try "write the main worktree" sh -c "echo x > '$main_repo/README.md'"
-try "read ~/.ssh" test -s "$HOME/.ssh/id_test"
-try "read ~/.config/gh" test -s "$HOME/.config/gh/hosts.yml"
+# The user's HOME is PROBE_USER_HOME when the test names it (its own HOME is another).
+user_home=${PROBE_USER_HOME:-$HOME}
+try "write the user's HOME" sh -c "echo x >> '$user_home/.bashrc'"
+try "write its own /tmp" sh -c "echo x > /tmp/cocode-probe-$JRUN_ID"
+try "read ~/.ssh" test -s "$user_home/.ssh/id_test"
+try "read ~/.config/gh" test -s "$user_home/.config/gh/hosts.yml"
 try "read its own ~/.claude" test -s "$HOME/.claude/settings.json"
-try "read ~/.codex" test -s "$HOME/.codex/config.toml"
+try "read ~/.codex" test -s "$user_home/.codex/config.toml"
 try "see host processes" sh -c "[ \$(ls /proc | grep -c '^[0-9]') -gt 20 ]"
 echo "fixed" > sandboxed.txt
 git add sandboxed.txt

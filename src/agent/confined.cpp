@@ -181,7 +181,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
             }
             plan.own_network = true;
             plan.visible.push_back(socket);
-            argv = bridged_argv(dispatch_program(), egress, argv);
+            argv = bridged_argv(egress, argv);
         }
         if (const std::string refused = plan_refused(plan); !refused.empty())
             return Error::general("the sandbox for `" + c.command + "` cannot be made: " + refused);

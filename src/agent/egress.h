@@ -86,15 +86,14 @@ Result<std::unique_ptr<net::EgressProxy>> start_egress_proxy(const EgressPlan& p
 // ALL_PROXY emptied (an agent's own would skip the proxy for hosts it lists).
 std::vector<std::pair<std::string, std::string>> proxy_variables(const EgressPlan& plan);
 
-// The command line that starts `argv` behind the bridge (the hidden `cocode-dispatch
-// egress-bridge`), given the program to run it.
-std::vector<std::string> bridged_argv(const std::filesystem::path& program, const EgressPlan& plan,
-                                      const std::vector<std::string>& argv);
+// The bridge (tools/cocode-egress-bridge): beside this program (the build tree) or in
+// ../libexec/cocode/ (installed), else on PATH. A small program of its own, started first in
+// every enclosed network: it loads none of cocode-dispatch's libraries.
+std::filesystem::path bridge_program();
 
-// `cocode-dispatch egress-bridge --socket S --proxy-port P [--forward ADDR,PORT,HOST]... --
-// ARGV`:
-// listens, starts ARGV, relays until it ends; its exit code. Errors before the agent starts
-// are exit 3 (the namespace cannot be set up).
-int run_bridge(const std::vector<std::string>& args);
+// The command line that starts `argv` behind the bridge: `cocode-egress-bridge --socket S
+// --proxy-port P [--forward ADDR,PORT,HOST]... -- ARGV`, which listens, starts ARGV, relays
+// until it ends and exits with its exit code (3 when the namespace cannot be set up).
+std::vector<std::string> bridged_argv(const EgressPlan& plan, const std::vector<std::string>& argv);
 
 }  // namespace cocode::agent

@@ -452,7 +452,7 @@ void enclose_network(PlannedRun& run, SandboxPlan& plan) {
                       [&](const std::string& entry) { return entry.rfind(prefix, 0) == 0; });
         if (!value.empty()) run.environment.push_back(prefix + value);
     }
-    run.argv = bridged_argv(dispatch_program(), run.egress, run.argv);
+    run.argv = bridged_argv(run.egress, run.argv);
 }
 
 // A CLI that reads no stdin gets its prompt as the last argument: the agent's command line is

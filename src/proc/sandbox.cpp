@@ -156,9 +156,19 @@ std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan
         covered.push_back(kTmp);
     }
     // What it must read comes back, then what it writes: the writable folders may lie inside.
+    // One bind each: none inside another that comes back, or inside a writable folder.
+    std::vector<fs::path> back;
     for (const auto& path : plan.visible)
-        if (within_any(path, covered) && fs::exists(path, ec))
-            out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
+        if (within_any(path, covered) && !within_any(path, plan.writable) && fs::exists(path, ec))
+            back.push_back(path.lexically_normal());
+    std::sort(back.begin(), back.end());
+    for (std::size_t i = 0; i < back.size(); ++i) {
+        const bool inside_another =
+            std::any_of(back.begin(), back.begin() + i,
+                        [&](const fs::path& up) { return within(back[i], up); });
+        if (!inside_another)
+            out.insert(out.end(), {"--ro-bind", back[i].string(), back[i].string()});
+    }
     for (const auto& path : plan.writable)
         out.insert(out.end(), {"--bind", path.string(), path.string()});
     if (!plan.home.empty())

@@ -439,11 +439,13 @@ TEST_F(DispatchRun, TheSandboxLetsTheAgentCommitAndNothingMore) {
         write_text(home / file, "secret\n");
     }
     // A claude agent (its command stands in for the CLI): ~/.claude is its own.
+    write_text(home / ".bashrc", "# the user's\n");
     configure({{"sandbox", "bwrap"},
                {"agents",
                 {{"claude",
                   {{"type", "claude"},
                    {"command", agent_path("sandbox-probe-agent.sh")},
+                   {"env", {{"PROBE_USER_HOME", home.string()}}},
                    {"args", json::array()}}}}}});
     const std::string config_before = read_text(repo_ / ".cocode/config.json");
     Shell run = dispatch("run 1 --no-check", "HOME=" + quote(home.string()) + " ");
@@ -453,11 +455,20 @@ TEST_F(DispatchRun, TheSandboxLetsTheAgentCommitAndNothingMore) {
               "write the main config: no\n"
               "write beside the runs: no\n"
               "write the main worktree: no\n"
+              "write the user's HOME: no\n"
+              "write its own /tmp: yes\n"
               "read ~/.ssh: no\n"
               "read ~/.config/gh: no\n"
               "read its own ~/.claude: yes\n"
               "read ~/.codex: no\n"
               "see host processes: no\n");
+    EXPECT_EQ(read_text(home / ".bashrc"), "# the user's\n");
+    EXPECT_FALSE(fs::exists("/tmp/cocode-probe-" + r.run_id)) << "the host's /tmp is not its own";
+    // Its HOME is its own, beside the runs: its CLI's settings copied there, nothing else of
+    // the user's.
+    const fs::path own = run::pair_sandbox(repo_ / run::kRunsDir, 1, "claude").home();
+    EXPECT_EQ(read_text(own / ".claude/settings.json"), "secret\n");
+    EXPECT_FALSE(fs::exists(own / ".ssh")) << "the user's credentials are not copied";
     EXPECT_EQ(read_text(repo_ / ".cocode/config.json"), config_before);
     EXPECT_EQ(r.status, run::RunStatus::completed) << r.error_summary;
     EXPECT_EQ(r.ready_commit, sh_ok("git rev-parse cocode/1-claude", repo_).substr(0, 40));

@@ -301,6 +301,19 @@ TEST_F(Sandbox, ABuildFromAnAgentsCommitChangesNothingAnotherRunSees) {
                {"check", {{"verify", {{{"name", "made"}, {"run", "test -s deps/shared.txt"}}}}}}});
     Shell first = dispatch_as_user("run 1 --agent poisoner");
     EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+    // The base's stored environment is as its build left it, and no manifest is the
+    // build's (it wrote its own tree, and nothing else).
+    const std::string base_key =
+        run::read_run_info(only_run().folder)->get("environment_key").value_or("");
+    ASSERT_EQ(base_key.size(), 24u);
+    EXPECT_EQ(read_text(store_ / base_key / "tree/deps/shared.txt"), "original\n");
+    int stored = 0;
+    for (const auto& entry : fs::directory_iterator(store_)) {
+        if (!fs::exists(entry.path() / "manifest.json")) continue;
+        ++stored;
+        EXPECT_NE(read_text(entry.path() / "manifest.json"), "{}\n") << entry.path();
+    }
+    EXPECT_EQ(stored, 2) << "the base's and the poisoner's commit's";
     Shell second = dispatch_as_user("run 2 --agent reader");
     EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
     const std::string said = second.out + second.err;

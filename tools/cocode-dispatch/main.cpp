@@ -426,10 +426,6 @@ int main(int argc, char** argv) {
     add_inspection_commands(app, a, commands);
     add_setup_commands(app, a, commands);
 
-    // Hidden, and parsed by itself: the first program in an agent's network namespace
-    // (agent/egress.h), whose arguments after `--` are the agent's own.
-    if (argc > 1 && std::string_view(argv[1]) == "egress-bridge")
-        return cocode::agent::run_bridge(std::vector<std::string>(argv + 2, argv + argc));
     // `__complete WORD…`: what the completion scripts ask; never an error, only candidates.
     if (argc > 1 && std::string_view(argv[1]) == "__complete") {
         const std::vector<std::string> words(argv + 2, argv + argc);
