@@ -3,8 +3,14 @@
 #   1. 20 worktrees of a generated 20,000-file repository: `cocode-dispatch run 1..20` with a
 #      trivial agent (worktrees made in parallel, plus the 20 runs) vs `git worktree add` x20.
 #   2. Trivial agents started per second: 100 runs of `true` on a small repository, the
-#      supervisor's rate from the first RUN_START to the last (worktrees are made before);
-#      and the same 100 runs end to end against `git worktree add` x100 alone.
+#      supervisor's rate from the first RUN_START to the last (worktrees are made before),
+#      in the sandbox (the default) and with `--sandbox none`; the same 100 runs end to end
+#      against `git worktree add` x100 alone and against themselves without the sandbox; and
+#      what bubblewrap alone does here, 20 at once, with no bind and with the binds of an
+#      agent's sandbox (the kernel's mount work is most of a sandbox's start).
+#   2b. A verify command's cost in the sandbox: 20 commands `true`, judged by cocode-check,
+#      beside the same check with `sandbox: none`.
+#      (BIG=0 leaves it out: it takes minutes on a slow disk.)
 #   3. The supervisor's own CPU (`run --json`) while 20 agents write 50 MB each, and bytes lost.
 # Runs are started with --no-check: this measures the dispatcher, not the project's tests.
 # Usage: bench/dispatch.sh BUILD_DIR RUNS
@@ -39,7 +45,7 @@ PY
 
 reset_repo() {  # DIR: drop every worktree, branch and run
   (cd "$1"
-   rm -rf .cocode/runs .cocode/worktrees wt
+   rm -rf .cocode/runs .cocode/worktrees .cocode/sandboxes wt
    git worktree prune
    git for-each-ref --format='%(refname:short)' refs/heads/cocode refs/heads/wt | xargs -r git branch -q -D)
 }
@@ -47,21 +53,23 @@ reset_repo() {  # DIR: drop every worktree, branch and run
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 now() { date +%s.%N; }
 
-echo "generating a 20,000-file repository ..."
-make_repo "$work/big" 20000 20
-issues=$(seq -s ' ' 1 20)
-
-cocode_times=() git_times=()
-for _ in $(seq 1 "$runs"); do
-  reset_repo "$work/big"; sync
-  t0=$(now); (cd "$work/big" && "$bin/cocode-dispatch" run $issues --no-check >/dev/null 2>&1); t1=$(now)
-  cocode_times+=("$(echo "$t1 - $t0" | bc)")
-  reset_repo "$work/big"; sync
-  t0=$(now); (cd "$work/big" && for i in $issues; do git worktree add -q -b "wt/$i" "wt/$i"; done); t1=$(now)
-  git_times+=("$(echo "$t1 - $t0" | bc)")
-done
-c=$(printf '%s\n' "${cocode_times[@]}" | median)
-g=$(printf '%s\n' "${git_times[@]}" | median)
+c=0 g=1
+if [ "${BIG:-1}" = 1 ]; then  # BIG=0 leaves the 20k-file part out
+  echo "generating a 20,000-file repository ..."
+  make_repo "$work/big" 20000 20
+  issues=$(seq -s ' ' 1 20)
+  cocode_times=() git_times=()
+  for _ in $(seq 1 "$runs"); do
+    reset_repo "$work/big"; sync
+    t0=$(now); (cd "$work/big" && "$bin/cocode-dispatch" run $issues --no-check >/dev/null 2>&1); t1=$(now)
+    cocode_times+=("$(echo "$t1 - $t0" | bc)")
+    reset_repo "$work/big"; sync
+    t0=$(now); (cd "$work/big" && for i in $issues; do git worktree add -q -b "wt/$i" "wt/$i"; done); t1=$(now)
+    git_times+=("$(echo "$t1 - $t0" | bc)")
+  done
+  c=$(printf '%s\n' "${cocode_times[@]}" | median)
+  g=$(printf '%s\n' "${git_times[@]}" | median)
+fi
 
 # Seconds from the first RUN_START to the last, and their count, from the bus.
 start_span() {
@@ -76,23 +84,82 @@ print(len(starts), max(starts) - min(starts))
 PY
 }
 
-echo "100 trivial runs on a small repository ..."
+echo "100 trivial runs on a small repository, in the sandbox and without ..."
 make_repo "$work/small" 10 100
-rates=() e2e=() peer=()
-for _ in $(seq 1 "$runs"); do
+rates=() e2e=() peer=() rates_none=() e2e_none=()
+trivial() {  # SANDBOX: the runs' start rate and their wall time, appended to the named arrays
   reset_repo "$work/small"; sync
-  t0=$(now); (cd "$work/small" && "$bin/cocode-dispatch" run $(seq -s ' ' 1 100) --concurrency 20 --no-check >/dev/null 2>&1); t1=$(now)
+  t0=$(now); (cd "$work/small" && "$bin/cocode-dispatch" run $(seq -s ' ' 1 100) --concurrency 20 --no-check --sandbox "$1" >/dev/null 2>&1); t1=$(now)
   read -r started span < <(start_span "$work/small/.cocode/runs/events.jsonl")
   [ "$started" = 100 ] || { echo "bench: $started of 100 runs started" >&2; exit 1; }
-  rates+=("$(echo "99 / $span" | bc -l)")
-  e2e+=("$(echo "$t1 - $t0" | bc)")
+  echo "$(echo "99 / $span" | bc -l) $(echo "$t1 - $t0" | bc)"
+}
+for _ in $(seq 1 "$runs"); do
+  read -r r w < <(trivial auto); rates+=("$r"); e2e+=("$w")
+  read -r r w < <(trivial none); rates_none+=("$r"); e2e_none+=("$w")
   reset_repo "$work/small"; sync
   t0=$(now); (cd "$work/small" && for i in $(seq 1 100); do git worktree add -q -b "wt/$i" "wt/$i"; done); t1=$(now)
   peer+=("$(echo "$t1 - $t0" | bc)")
 done
 rate=$(printf '%s\n' "${rates[@]}" | median)
+rate_none=$(printf '%s\n' "${rates_none[@]}" | median)
 e=$(printf '%s\n' "${e2e[@]}" | median)
+e_none=$(printf '%s\n' "${e2e_none[@]}" | median)
 p=$(printf '%s\n' "${peer[@]}" | median)
+
+# bubblewrap alone, 20 at once, 200 starts of `true`: with no bind, and with the binds the last
+# sandboxed run of the batch above had (its command line, from its run-info).
+bwrap_rate() {  # ARGS...: starts a second
+  python3 - "$@" <<'PY'
+import subprocess, sys, time
+cmd, running, done, started, n = sys.argv[1:], [], 0, 0, 200
+t = time.time()
+while done < n:
+    while len(running) < 20 and started < n:
+        running.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)); started += 1
+    running.pop(0).wait(); done += 1
+print(n / (time.time() - t))
+PY
+}
+bare=$(bwrap_rate bwrap --die-with-parent --unshare-pid --unshare-ipc --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --unshare-net -- /usr/bin/true)
+reset_repo "$work/small"
+(cd "$work/small" && "$bin/cocode-dispatch" run 1 --no-check >/dev/null 2>&1)
+agent_line=$(python3 - "$work/small/.cocode/runs" <<'PY'
+import glob, shlex, sys
+for info in glob.glob(sys.argv[1] + "/*/run-info.yaml"):
+    for line in open(info):
+        if line.startswith("commandline: "):
+            words = shlex.split(line[len("commandline: "):])
+            print(shlex.join(words[:words.index("--") + 1] + ["/usr/bin/true"]))
+PY
+)
+mkdir -p "$work/small/.cocode/worktrees/1-noop"
+binds=$(echo "$agent_line" | grep -o -- ' --\(ro-\)\?bind \| --tmpfs ' | wc -l)
+agent_sandbox=$(eval "bwrap_rate $agent_line")
+
+echo "a verify command in the sandbox and without ..."
+reset_repo "$work/small"
+(cd "$work/small"
+ python3 - <<'PY'
+import json
+json.dump({"agents": {"committer": {"command": "sh", "args": ["-c", "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\""]}},
+           "check": {"verify": [{"name": "true %d" % i, "run": "true"} for i in range(20)]}},
+          open(".cocode/config.json", "w"))
+PY
+ git commit -qam verify && "$bin/cocode-dispatch" run 1 --no-check >/dev/null 2>&1)
+verify_seconds() {  # SANDBOX: the median seconds of a verify command
+  # The check's commands run as the configuration says now (the run's rules are its seal's).
+  python3 - "$work/small/.cocode/config.json" "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["sandbox"] = sys.argv[2]; json.dump(c, open(sys.argv[1], "w"))
+PY
+  for _ in $(seq 1 "$runs"); do
+    (cd "$work/small" && "$bin/cocode-check" --issue 1 --agent committer --json 2>/dev/null) |
+      python3 -c 'import json,sys; print("\n".join(str(c["seconds"]) for c in json.load(sys.stdin)["checks"] if c["id"] == "verify"))'
+  done | median
+}
+v_in=$(verify_seconds auto)
+v_out=$(verify_seconds none)
 
 echo "20 agents writing 50 MB each ..."
 reset_repo "$work/small"
@@ -119,8 +186,11 @@ done
 
 printf '\n%-58s %12s %12s %8s\n' "benchmark (median of $runs)" "cocode" "peer" "ratio"
 printf '%-58s %11.2fs %11.2fs %7.2fx\n' "20 worktrees, 20k files (peer: git worktree add x20)" "$c" "$g" "$(echo "$c / $g" | bc -l)"
-printf '%-58s %10.0f/s %12s\n' "trivial agents started per second (supervisor)" "$rate" "target 300/s"
+printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "trivial agents started per second (peer: sandbox none)" "$rate" "$rate_none" "$(echo "$rate / $rate_none" | bc -l)"
+printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "bwrap alone, 20 at once: an agent's $binds binds (peer: none)" "$agent_sandbox" "$bare" "$(echo "$agent_sandbox / $bare" | bc -l)"
 printf '%-58s %11.2fs %11.2fs %7.2fx\n' "100 trivial runs end to end (peer: git worktree add x100)" "$e" "$p" "$(echo "$e / $p" | bc -l)"
+printf '%-58s %11.2fs %11.2fs %7.2fx\n' "100 trivial runs end to end (peer: sandbox none)" "$e" "$e_none" "$(echo "$e / $e_none" | bc -l)"
+printf '%-58s %10.1fms %10.1fms %+7.1fms\n' "a verify command, p50 (peer: sandbox none)" "$(echo "1000 * $v_in" | bc -l)" "$(echo "1000 * $v_out" | bc -l)" "$(echo "1000 * ($v_in - $v_out)" | bc -l)"
 printf '%-58s %10.1fms %10.0fms %7.3f%%\n' "supervisor CPU vs batch wall, 20 agents x 50 MB" "$cpu_ms" "$wall_ms" "$(echo "100 * $cpu_ms / $wall_ms" | bc -l)"
 printf '%-58s %10.1fms %10.0fms %7.3f%%\n' "supervisor CPU vs the agents' summed wall time" "$cpu_ms" "$agents_ms" "$(echo "100 * $cpu_ms / $agents_ms" | bc -l)"
 printf '%-58s %12d\n' "bytes lost of 20 x 50 MB" "$lost"

@@ -36,11 +36,72 @@ std::vector<fs::path> secrets_in_home(const fs::path& home, const config::CliPre
     return hidden;
 }
 
+namespace {
+
+// The value of `name` in `environment` ("NAME=value" entries), "" when unset.
+std::string value_in(const std::vector<std::string>& environment, const std::string& name) {
+    for (auto it = environment.rbegin(); it != environment.rend(); ++it)
+        if (it->size() > name.size() && it->compare(0, name.size(), name) == 0 &&
+            (*it)[name.size()] == '=')
+            return it->substr(name.size() + 1);
+    return {};
+}
+
+bool lies_in(const fs::path& path, const fs::path& folder) {
+    const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
+    return !rel.empty() && *rel.begin() != "..";
+}
+
+// What a child runs programs from, as PATH names it, where a folder of its own would hide it
+// (HOME, /tmp): in the user's HOME a `bin` folder's whole prefix (~/.local, a Node.js version
+// of nvm's, ~/.cargo), another folder itself (pyenv's shims, with pyenv's root), and rustup's
+// toolchains when its proxies are there; elsewhere the folder itself.
+std::vector<fs::path> program_folders(const fs::path& home, const std::string& path) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (std::size_t at = 0; at <= path.size();) {
+        std::size_t end = path.find(':', at);
+        if (end == std::string::npos) end = path.size();
+        const fs::path dir = fs::path(path.substr(at, end - at)).lexically_normal();
+        at = end + 1;
+        if (!dir.is_absolute() || dir == home || !fs::is_directory(dir, ec)) continue;
+        if (!lies_in(dir, home)) {  // elsewhere: the folder itself (one under /tmp comes back)
+            out.push_back(dir);
+            continue;
+        }
+        const fs::path rel = dir.lexically_relative(home);
+        if (*rel.begin() == ".pyenv") {
+            out.push_back(home / ".pyenv");
+        } else if (dir.filename() == "bin" && dir.parent_path() != home) {
+            out.push_back(dir.parent_path());
+            if (dir.parent_path() == home / ".cargo" && fs::is_directory(home / ".rustup", ec))
+                out.push_back(home / ".rustup");
+        } else {
+            out.push_back(dir);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 SandboxPlan repository_sandbox(const fs::path& repo_root,
                                const std::vector<std::string>& environment,
                                const std::vector<fs::path>& hidden_first) {
     SandboxPlan plan;
     plan.hidden_first = hidden_first;
+    std::error_code ec;
+    // Deny by default: the user's HOME and /run (its sockets: systemd's, D-Bus's, container
+    // engines') are out of sight; what a child needs of them comes back below, read-only.
+    const fs::path home = user_home();
+    if (!home.empty() && home != "/") plan.hidden_first.push_back(home);
+    plan.hidden_first.emplace_back("/run");
+    for (const auto& toolchain : program_folders(home, value_in(environment, "PATH")))
+        plan.visible.push_back(toolchain);
+    // The resolver's file, where the host keeps it under /run (systemd-resolved's stub).
+    if (const fs::path resolv = fs::canonical("/etc/resolv.conf", ec);
+        !ec && lies_in(resolv, "/run"))
+        plan.visible.push_back(resolv.parent_path());
     plan.visible.push_back(repo_root);
     if (auto dirs = git::locate_git_dirs(repo_root, nullptr))
         plan.visible.push_back(dirs->common_dir);
@@ -49,17 +110,19 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
     plan.visible.push_back(dispatch_program().parent_path().parent_path());
     // A file an entry names (a CA bundle, a credentials file the configuration passes on) is
-    // there to be read.
-    std::error_code ec;
+    // there to be read; not the folders a variable of the user's session names.
     for (const auto& entry : environment) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
         const std::string name = entry.substr(0, eq);
-        if (name == "HOME" || name == "PWD" || name == "OLDPWD") continue;
+        if (name == "HOME" || name == "PWD" || name == "OLDPWD" || name == "TMPDIR" ||
+            name.rfind("XDG_", 0) == 0 || name == "SSH_AUTH_SOCK" || name == "PATH")
+            continue;
         const fs::path named = entry.substr(eq + 1);
         if (fs::exists(named, ec)) plan.visible.push_back(named);
     }
-    plan.hidden = secrets_in_home(user_home(), nullptr);
+    // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
+    plan.hidden = secrets_in_home(home, nullptr);
     plan.protected_paths = {store, repo_root / run::kSealsDir};
     return plan;
 }
@@ -81,19 +144,19 @@ Result<void> copy_cli_settings(const config::CliPreset& cli, const fs::path& fro
                                const fs::path& home) {
     std::error_code ec;
     for (const auto& path : cli.config_paths) {
-        const fs::path from = from_home / path, to = home / path;
+        const fs::path from = from_home / path;
         if (!fs::exists(fs::symlink_status(from, ec))) continue;
-        fs::create_directories(to.parent_path(), ec);
         if (!fs::is_directory(fs::symlink_status(from, ec))) {
-            if (auto ok = environment::copy_entry(from, to, true); !ok) return ok;
+            if (auto ok = environment::copy_beneath(from, home, path, true); !ok)
+                return std::move(ok).error();
             continue;
         }
-        fs::create_directories(to, ec);
         for (const auto& entry : list_folder(from, ec)) {
             if (cli_state(entry.path.filename().string())) continue;
-            if (auto ok = environment::copy_entry(entry.path, to / entry.path.filename(), true);
+            if (auto ok = environment::copy_beneath(entry.path, home,
+                                                    fs::path(path) / entry.path.filename(), true);
                 !ok)
-                return ok;
+                return std::move(ok).error();
         }
     }
     return {};
@@ -144,6 +207,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
         SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first);
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
+        plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());
         plan.home = scratch->path() / "home";
         plan.tmp = scratch->path() / "tmp";
         std::vector<std::string> argv = shell_argv(c.command);

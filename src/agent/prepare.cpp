@@ -52,18 +52,21 @@ std::optional<run::RunRecord> latest_run(const std::vector<run::RunRecord>& runs
 
 Result<void> copy_setup_files(const DispatchContext& context, const PlannedRun& run) {
     for (const auto& name : context.config.setup.copy) {
-        fs::path from = context.repo_root / name;
-        fs::path to = run.worktree / name;
+        const fs::path from = context.repo_root / name;
         std::error_code ec;
         if (!fs::exists(from, ec)) {
             if (context.notice)
                 context.notice("worktree_setup.copy: " + name + " does not exist; not copied");
             continue;
         }
-        fs::create_directories(to.parent_path(), ec);
-        fs::copy(from, to, fs::copy_options::overwrite_existing | fs::copy_options::recursive, ec);
-        if (ec)
-            return Error::general("worktree_setup.copy: cannot copy " + name + ": " + ec.message());
+        // Never through a link the branch holds (a round's worktree is the agent's commit).
+        auto copied = environment::copy_beneath(from, run.worktree, name, true);
+        if (!copied)
+            return Error::general("worktree_setup.copy: cannot copy " + name + ": " +
+                                  copied.error().message);
+        if (!*copied && context.notice)
+            context.notice("worktree_setup.copy: " + name +
+                           " is not copied whole: the worktree has a link where it goes");
     }
     return {};
 }
@@ -587,12 +590,13 @@ Result<void> clear_half_made_worktree(const git::Repository& repo, const Planned
 // The locks a killed agent's git held in its own worktree and on its own branch. Called only
 // when nothing of the run that held them is alive.
 Result<void> drop_stale_locks(const git::Repository& repo, const PlannedRun& run) {
-    auto wt = git::Repository::open(run.worktree);
-    if (!wt) return {};
+    // The worktree's git folder as cocode made it, not as its `.git` file (the agent's) says.
     std::error_code ec;
-    for (const fs::path& lock : {wt->git_dir() / "index.lock", wt->git_dir() / "HEAD.lock",
-                                 repo.common_dir() / ("refs/heads/" + run.branch + ".lock")}) {
-        if (!fs::exists(lock, ec)) continue;
+    for (const fs::path& lock :
+         {repo.common_dir() / "worktrees" / run.worktree.filename() / "index.lock",
+          repo.common_dir() / "worktrees" / run.worktree.filename() / "HEAD.lock",
+          repo.common_dir() / ("refs/heads/" + run.branch + ".lock")}) {
+        if (!fs::exists(fs::symlink_status(lock, ec))) continue;
         if (!fs::remove(lock, ec) && ec)
             return Error::general("cannot remove " + lock.string() +
                                   ", left by a killed agent: " + ec.message());
@@ -663,7 +667,38 @@ struct Pair {
 // moved (commits here that were never pushed), origin's branch is merged into the worktree's
 // — nobody's commits are rewritten — and a merge that conflicts is undone and the round
 // refused. The branch's head after.
-Result<std::string> catch_up_with_origin(const git::Repository& repo, const std::string& branch,
+// A git command in a worktree an agent worked in, as its agent's own git would run: in the
+// sandbox, writing the worktree, its git folder and what a commit needs; never cocode's git
+// on the host, which would take the settings the agent left there. What git said, or why not.
+Result<void> git_in_worktree(const DispatchContext& context, const git::Repository& repo,
+                             const fs::path& worktree, const std::string& command) {
+    const fs::path common = repo.common_dir();
+    auto scratch = TempFolder::make("cocode-merge");
+    if (!scratch) return std::move(scratch).error();
+    CommandRequest request;
+    request.command = command;
+    request.cwd = worktree;
+    request.environment = allowlisted_environment(current_environment(), {});
+    for (const auto& [name, value] : commit_identity(repo))
+        request.environment.push_back(name + "=" + value);
+    request.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    request.log = scratch->path() / "log";
+    request.record = scratch->path() / "egress.jsonl";
+    request.writable = {common / "objects", common / "refs", common / "logs",
+                        common / "worktrees" / worktree.filename()};
+    auto ran = confined_runner(context.config, context.repo_root)(request);
+    if (!ran) return std::move(ran).error();
+    if (ran->exit_code == 0 && !ran->timed_out) return {};
+    auto said = read_file_no_follow(request.log, 1 << 20);
+    const std::string line = said ? first_line(*said) : std::string();
+    return Error::general("`" + command + "` " +
+                          (ran->timed_out ? std::string("did not end")
+                                          : "exited with " + std::to_string(ran->exit_code)) +
+                          (line.empty() ? "" : ": " + line));
+}
+
+Result<std::string> catch_up_with_origin(const DispatchContext& context,
+                                         const git::Repository& repo, const std::string& branch,
                                          const fs::path& worktree) {
     const std::string local = "refs/heads/" + branch, tracking = "refs/remotes/origin/" + branch;
     const fs::path root = repo.main_work_dir();
@@ -679,27 +714,35 @@ Result<std::string> catch_up_with_origin(const git::Repository& repo, const std:
         if (!ahead) return std::move(ahead).error();
         std::error_code ec;
         const bool has_worktree = !worktree.empty() && fs::exists(worktree / ".git", ec);
+        // The commit origin's branch is at, by its id: nothing in the worktree names it.
+        auto theirs = repo.lookup(tracking);
+        if (!theirs) return std::move(theirs).error();
         if (behind->exit_code != 0 && ahead->exit_code != 0) {
             const std::string both = "branch " + branch +
                                      " has commits on origin that are not here and commits here "
                                      "that are not on origin";
             if (!has_worktree) return Error::usage(both + "; merge them, then continue");
-            // The user's hooks are theirs to run, not cocode's merge.
-            auto merged = git::git_output(
-                worktree,
-                {"-c", "core.hooksPath=/dev/null", "merge", "--quiet", "--no-edit", "--no-ff", "-m",
-                 "Merge origin's " + branch + " into the next round", tracking});
+            auto merged = git_in_worktree(
+                context, repo, worktree,
+                "git merge --quiet --no-edit --no-ff -m " +
+                    shell_quote("Merge origin's " + branch + " into the next round") + " " +
+                    theirs->id);
             if (!merged) {
-                (void)git::run_git(worktree, {"merge", "--abort"});
+                (void)git_in_worktree(context, repo, worktree, "git merge --abort");
                 return Error::usage(both + ", and they do not merge cleanly (" +
                                     merged.error().message + "); merge them, then continue");
             }
         }
         if (behind->exit_code == 0 && ahead->exit_code != 0) {
-            auto moved = has_worktree ? git::git_output(worktree,
-                                                        {"merge", "--quiet", "--ff-only", tracking})
-                                      : git::git_output(root, {"update-ref", local, tracking});
-            if (!moved) return std::move(moved).error();
+            if (has_worktree) {
+                if (auto moved = git_in_worktree(context, repo, worktree,
+                                                 "git merge --quiet --ff-only " + theirs->id);
+                    !moved)
+                    return std::move(moved).error();
+            } else if (auto moved = git::git_output(root, {"update-ref", local, tracking});
+                       !moved) {
+                return std::move(moved).error();
+            }
         }
     }
     auto head = repo.lookup(local);
@@ -771,7 +814,7 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     }
     // Only now, with nothing of the last run alive in the worktree, does a round touch it.
     if (round) {
-        auto from = catch_up_with_origin(repo, branch, usable ? path : fs::path());
+        auto from = catch_up_with_origin(context, repo, branch, usable ? path : fs::path());
         if (!from) return Error{from.error().code, pair_text + ": " + from.error().message};
         pair.round_from = *from;
     }
@@ -959,7 +1002,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
         run.round_from = pair.previous->round_from;
         if (pair.resume) run.plan_round = pair.previous->plan_round;
         if (resumed_round)
-            if (auto said = read_file(run::RunFiles{pair.previous->folder}.feedback()))
+            if (auto said = read_file_no_follow(run::RunFiles{pair.previous->folder}.feedback(),
+                                                std::size_t{1} << 20))
                 feedback = std::move(*said);
     }
     if (round || resumed_round) {
@@ -1007,12 +1051,13 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
         fs::is_directory(config::preset_home(*cli, pair.previous->folder), ec)) {
         // The session resumed may be in the last run's own home of the CLI (gemini's with a
         // base_url): this run's starts as a copy of it (its files are written again below).
-        fs::copy(config::preset_home(*cli, pair.previous->folder),
-                 config::preset_home(*cli, making.folder),
-                 fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-        if (ec)
+        // The last run's folder was the agent's to write: copied as data, no link followed.
+        auto copied = environment::copy_beneath(
+            config::preset_home(*cli, pair.previous->folder), making.folder,
+            config::preset_home(*cli, making.folder).filename(), true);
+        if (!copied)
             return Error::general("cannot copy " + cli->name + "'s session of run " +
-                                  pair.previous->run_id + ": " + ec.message());
+                                  pair.previous->run_id + ": " + copied.error().message);
     }
     for (const auto& [path, content] : run.launch.files) {
         // Files the agent's launch needs inside its run folder are made with the rest.
@@ -1130,12 +1175,11 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
                     continue;
                 }
             }
-            auto wt = git::Repository::open(run.worktree);
-            if (!wt) {
-                fail(std::move(wt).error());
-                continue;
-            }
-            if (auto ok = hook::write_run_pointer(wt->git_dir(), run.files.folder); !ok) {
+            // The pointer goes where cocode made the worktree's git folder, never where its
+            // `.git` file (the agent's, in a round) says.
+            if (auto ok = hook::write_run_pointer(
+                    repo.common_dir() / "worktrees" / run.worktree.filename(), run.files.folder);
+                !ok) {
                 fail(std::move(ok).error());
                 continue;
             }
@@ -1283,7 +1327,7 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     run.base_commit = record.base_commit;
     run.ready_marker =
         record.ready_marker.empty() ? context.config.ready_marker : record.ready_marker;
-    auto prompt = read_file(run.files.prompt());
+    auto prompt = read_file_no_follow(run.files.prompt());
     if (!prompt) return std::move(prompt).error();
     run.prompt = std::move(*prompt);
     run.parent_run_id = record.parent_run_id;

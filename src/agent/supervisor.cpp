@@ -257,21 +257,36 @@ class Supervisor {
         return static_cast<std::size_t>(&slot - slots_.data());
     }
 
-    // Opened once, for reading commits of every run: worktrees share one object store.
+    // The main repository of a run (<repo>/.cocode/runs/<id>): where cocode's own git reads.
+    static fs::path main_root(const PlannedRun& run) {
+        return run.files.folder.parent_path().parent_path().parent_path();
+    }
+
+    // Opened once, for reading commits of every run: worktrees share one object store. The
+    // main repository, never a worktree's git folder (its `.git` file is the agent's).
     const git::Repository* repository() {
         if (!repo_opened_) {
             repo_opened_ = true;
             if (!slots_.empty())
-                if (auto repo = git::Repository::open(slots_.front().run->worktree))
+                if (auto repo = git::Repository::open(main_root(*slots_.front().run)))
                     repo_.emplace(std::move(*repo));
         }
         return repo_ ? &*repo_ : nullptr;
     }
 
+    // A run's worktree's git folders as cocode made them (<common>/worktrees/<pair>), never as
+    // the worktree's `.git` file says.
+    static std::optional<git::GitDirs> made_git_dirs(const PlannedRun& run) {
+        auto main = git::locate_git_dirs(main_root(run), nullptr);
+        if (!main) return std::nullopt;
+        return git::GitDirs{main->common_dir / "worktrees" / run.worktree.filename(),
+                            main->common_dir};
+    }
+
     // Arms the ready watch before the agent first starts, so that no commit can slip by.
     void watch_commits(Slot& slot) {
         PlannedRun& run = *slot.run;
-        slot.dirs = git::locate_git_dirs(run.worktree, nullptr);
+        slot.dirs = made_git_dirs(run);
         if (!slot.dirs) return;
         if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
         auto head = git::read_head_id(*slot.dirs);
@@ -799,14 +814,19 @@ class Supervisor {
     // hundreds of megabytes; a file system without links gets a real copy.
     static void write_output_md(const PlannedRun& run) {
         std::error_code ec;
-        if (fs::exists(run.files.output(), ec)) return;
+        if (fs::exists(fs::symlink_status(run.files.output(), ec))) return;
         if (auto answer = final_answer(read_file_tail(run.files.stdout_file(), kAnswerTail),
                                        declared_stream(run.agent))) {
             if (!answer->empty() && answer->back() != '\n') *answer += '\n';
             if (write_file_atomic(run.files.output(), *answer, 0644, Durability::content)) return;
         }
         fs::create_hard_link(run.files.stdout_file(), run.files.output(), ec);
-        if (ec) fs::copy_file(run.files.stdout_file(), run.files.output(), ec);
+        // A file system without links: a copy of its last 64 MiB, read as data (the agent
+        // could have made its stdout file a link).
+        if (ec)
+            (void)write_file_atomic(run.files.output(),
+                                    read_file_tail(run.files.stdout_file(), std::size_t{64} << 20),
+                                    0644, Durability::content);
     }
 
     const SupervisorOptions& options_;

@@ -112,22 +112,33 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
     } else if (rules.environment) {
         const environment::Spec& spec = *rules.environment;
         setup_.source = spec.source;
+        // The base is trusted (the seal's, or the base a CI check names); the judged commit is
+        // not. Its environment is the base's, built from the base, unless it changed a key file
+        // (a lockfile): then one built from the commit, under a key that is that commit's
+        // alone — a build of an agent's commit is never taken for another commit's (its setup
+        // ran its files, which the key does not cover).
         std::string key = rules.environment_key, from = rules.base;
-        if (!key.empty() && !rules.base.empty()) {
+        if (!rules.base.empty() && rules.base != commit) {
             auto at_commit = environment::key_files_at(spec, repo_dir_, commit);
             auto at_base = environment::key_files_at(spec, repo_dir_, rules.base);
             if (!at_commit) return std::move(at_commit).error();
             if (!at_base) return std::move(at_base).error();
             setup_.changed = environment::changed_key_files(*at_base, *at_commit);
         }
-        // A commit that changed its lockfile is judged with what that lockfile installs.
-        if (key.empty() || !setup_.changed.empty()) {
+        if (rules.base.empty() || !setup_.changed.empty()) {
             // Its key commands read the tree of the commit, in the sandbox: an agent's commit
             // is code.
             auto own = environment::key_at(spec, repo_dir_, commit, runner, path_);
             if (!own) return std::move(own).error();
-            key = *own;
+            key = environment::commit_scoped_key(*own, commit);
             from = commit;
+        } else if (key.empty()) {
+            // No sealed key (a CI check): the base's, its key commands reading the main
+            // worktree as a run's do.
+            auto at_base = environment::key_at(spec, repo_dir_, rules.base, runner,
+                                               rules.repo_root.empty() ? path_ : rules.repo_root);
+            if (!at_base) return std::move(at_base).error();
+            key = *at_base;
         }
         setup_.key = key;
         const environment::Store store(rules.store);
@@ -154,8 +165,8 @@ Result<void> CleanTree::prepare(const std::string& commit, const TreeRules& rule
     for (const auto& name : rules.setup.copy) {
         const fs::path from = rules.repo_root / name;
         if (!fs::exists(from, ec)) continue;
-        fs::create_directories((path_ / name).parent_path(), ec);
-        if (auto ok = environment::copy_entry(from, path_ / name, false); !ok)
+        // The tree is the judged commit's: nothing is copied through a link it holds.
+        if (auto ok = environment::copy_beneath(from, path_, name, false); !ok)
             return std::move(ok).error();
     }
     const fs::path log = log_dir / "check-setup.log";

@@ -4,6 +4,7 @@
 
 #include "check/report.h"
 #include "check/verify.h"
+#include "core/files.h"
 #include "core/glob.h"
 #include "git/cli.h"
 #include "proc/command.h"
@@ -349,14 +350,31 @@ std::optional<CheckItem> setup_check(const TreeSetup& setup) {
 
 namespace {
 
-// What the agent's worktree holds beyond the judged commit: git's word on it.
+// What the agent's worktree holds beyond the judged commit: git's word on it, asked in the
+// sandbox (the runner's): the worktree's git folder and its settings are the agent's.
 std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::string& judged) {
-    auto status = git::run_git(
-        input.worktree,
-        {"status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=normal"});
-    auto head = git::run_git(input.worktree, {"rev-parse", "--verify", "--quiet", "HEAD"});
-    if (!status || status->exit_code != 0 || !head || head->exit_code != 0) return std::nullopt;
-    return worktree_check(status->out, first_line(head->out), judged, input.worktree_own_paths);
+    if (!input.runner) return std::nullopt;
+    auto scratch = TempFolder::make("cocode-status");
+    if (!scratch) return std::nullopt;
+    CommandRequest request;
+    request.command =
+        "git status --porcelain=v1 -z --ignored=traditional --untracked-files=normal && "
+        "printf '\\0HEAD ' && git rev-parse --verify --quiet HEAD";
+    request.cwd = input.worktree;
+    request.environment = allowlisted_environment(current_environment(), {});
+    request.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    request.log = scratch->path() / "err";
+    request.out = scratch->path() / "out";
+    request.record = scratch->path() / "egress.jsonl";
+    request.writes_cwd = false;
+    auto ran = input.runner(request);
+    if (!ran || ran->exit_code != 0 || ran->timed_out) return std::nullopt;
+    auto said = read_file_no_follow(request.out, std::size_t{64} << 20);
+    if (!said) return std::nullopt;
+    const std::size_t split = said->rfind(std::string("\0HEAD ", 6));
+    if (split == std::string::npos) return std::nullopt;
+    return worktree_check(said->substr(0, split), first_line(said->substr(split + 6)), judged,
+                          input.worktree_own_paths);
 }
 
 // A plan round: nothing written since it began, and a plan in its answer.
@@ -364,7 +382,11 @@ Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo,
     const std::string from = input.round_from.empty() ? v.base : input.round_from;
     auto commits = repo.commits_between(from, v.head);
     if (!commits) return std::move(commits).error();
-    auto uncommitted = repo.uncommitted_paths();
+    // What the worktree holds uncommitted, read by libgit2 (which runs nothing a repository's
+    // settings name): the worktree was read-only to the agent in its sandbox.
+    auto in_worktree = git::Repository::open(input.worktree);
+    if (!in_worktree) return std::move(in_worktree).error();
+    auto uncommitted = in_worktree->uncommitted_paths();
     if (!uncommitted) return std::move(uncommitted).error();
     const PlanRead read = read_work_plan(input.plan_answer);
     v.plan_round = true;
@@ -380,9 +402,11 @@ Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo,
 
 Result<Verdict> judge(const JudgeInput& input) {
     const auto started = std::chrono::steady_clock::now();
-    auto repo = git::Repository::open(input.worktree);
+    const std::filesystem::path where =
+        input.repository.empty() ? input.worktree : input.repository;
+    auto repo = git::Repository::open(where);
     // The tools check what the user named before; what fails here is the repository's state.
-    if (!repo) return Error::general(input.worktree.string() + ": " + repo.error().message);
+    if (!repo) return Error::general(where.string() + ": " + repo.error().message);
     auto base = repo->lookup(input.base);
     if (!base) return Error::general("the base " + input.base + ": " + base.error().message);
     auto head = repo->lookup(input.head);

@@ -37,7 +37,11 @@ struct NetworkRecord {
 };
 
 struct JudgeInput {
+    // The agent's worktree: what it holds beyond the judged commit is reported (read in the
+    // sandbox: its git folder is the agent's). `repository`: where cocode's own git reads the
+    // commits, the main worktree for a run; empty: the worktree itself (a CI checkout).
     std::filesystem::path worktree;
+    std::filesystem::path repository;
     std::string base;  // a commit (any rev-parse spelling)
     std::string head = "HEAD";
     std::optional<int> exit_code;  // the agent's; unknown (pre-push, CI without a run): skipped

@@ -98,24 +98,32 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         return Error::general(record.folder.string() +
                               "/run-info.yaml: field 'base_commit' is empty");
     std::error_code ec;
-    if (!fs::is_directory(record.worktree, ec))
-        return Error::general("run " + record.run_id + ": its worktree " +
-                              record.worktree.string() + " is gone (cleaned?); nothing to check");
     JudgeInput input;
     bool network_fails = false;
     std::optional<config::Config> rules;  // what the run is judged by, for its clean tree
     std::string sealed_key;
-    input.worktree = record.worktree;
     input.exit_code = record.exit_code;
     input.run_summary = record.error_summary;
     if (auto why = endpoint_diagnosis(record, config); !why.empty())
         input.run_summary += (input.run_summary.empty() ? "" : "; ") + why;
     // What the run is judged by comes from its seal, which the agent could not write: never
-    // from run-info.yaml or the live configuration, which it could.
+    // from run-info.yaml or the live configuration, which it could. The run is the one its
+    // folder's name says (cocode named it), whatever run-info.yaml claims; a run without a
+    // seal is not judged (its run-info would choose its own base and rules).
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
-    auto seal = run::read_seal(repo_root, record.run_id);
+    const std::string run_id = record.folder.filename().string();
+    if (record.run_id != run_id)
+        return Error::general(record.folder.string() + "/run-info.yaml names run '" +
+                              record.run_id + "', not its folder's");
+    auto seal = run::read_seal(repo_root, run_id);
     if (!seal) return std::move(seal).error();
-    if (*seal) {
+    if (!*seal)
+        return Error::general("run " + run_id + " has no seal (" +
+                              run::seal_path(repo_root, run_id).string() +
+                              "): nothing says what it is judged by; cocode-check --worktree "
+                              "DIR --base SHA judges a checkout by its base commit's rules");
+    input.repository = repo_root;
+    {
         const run::Seal& s = **seal;
         input.base = s.base_commit;
         input.head = "refs/heads/" + s.branch;
@@ -140,20 +148,22 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         if (s.plan_round)  // the plan is the agent's answer (its final message, or stdout)
             input.plan_answer =
                 read_file_tail(run::RunFiles{record.folder}.output(), kPlanAnswerCap);
-    } else {
-        // A run from before seals were kept: the base commit's configuration.
-        input.base = record.base_commit;
-        input.head = record.branch.empty() ? "HEAD" : "refs/heads/" + record.branch;
-        input.marker = record.ready_marker.empty() ? config.ready_marker : record.ready_marker;
-        auto at_base = config_at_commit(record.worktree, record.base_commit);
-        if (!at_base) return std::move(at_base).error();
-        input.rules = at_base->check;
-        input.rules_source = "the base commit's";
-        network_fails = at_base->network.fail_on_blocked;
-        rules = std::move(*at_base);
     }
-    const fs::path repo_root_dir = record.folder.parent_path().parent_path().parent_path();
-    auto tree = tree_rules_for(*rules, record.worktree, repo_root_dir, input.base, sealed_key);
+    // The worktree is where cocode made it — the sealed configuration's worktree_root and the
+    // pair's name, the sealed branch without its prefix — never the path run-info.yaml holds.
+    const fs::path root_of_worktrees = fs::path(rules->worktree_root).is_absolute()
+                                           ? fs::path(rules->worktree_root)
+                                           : (repo_root / rules->worktree_root).lexically_normal();
+    const std::string branch = input.head.substr(std::string_view("refs/heads/").size());
+    if (branch.rfind(rules->branch_prefix, 0) != 0 || branch.size() == rules->branch_prefix.size())
+        return Error::general("run " + run_id + ": its sealed branch " + branch +
+                              " is not one of cocode's (" + rules->branch_prefix + "…)");
+    input.worktree = root_of_worktrees / branch.substr(rules->branch_prefix.size());
+    if (!fs::is_directory(input.worktree, ec))
+        return Error::general("run " + run_id + ": its worktree " + input.worktree.string() +
+                              " is gone (cleaned?); nothing to check");
+    // cocode's git reads the main repository, never the worktree's git folder (the agent's).
+    auto tree = tree_rules_for(*rules, repo_root, repo_root, input.base, sealed_key);
     if (!tree) return std::move(tree).error();
     input.tree = std::move(*tree);
     input.worktree_own_paths = cocode_own_paths(*rules);
@@ -270,7 +280,10 @@ void add_run_parts(PublishRequest& request, const Verdict& verdict, const fs::pa
 
 Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const config::Config& config,
                                           const run::RunRecord& record, const Verdict& verdict) {
-    auto request = configured_request(config, record.worktree, verdict);
+    // Published from the main repository: cocode's git never runs in the worktree's git folder,
+    // which is the agent's (its remote, its credential helper would be the agent's choice).
+    auto request = configured_request(
+        config, record.folder.parent_path().parent_path().parent_path(), verdict);
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
     add_run_parts(request, verdict, repo_root);
     auto published = publish(source, verdict, request);

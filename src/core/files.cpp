@@ -61,7 +61,43 @@ void fsync_parent(const fs::path& path) {
     if (fd.valid()) ::fsync(fd.get());
 }
 
+// Opens a file of the run's (or anything an agent's folder may hold) as data: the last
+// component never followed when it is a link, a FIFO never waited on, anything but a regular
+// file refused. Invalid when it cannot (errno says why: ELOOP for a link).
+UniqueFd open_regular(const fs::path& path, int flags, mode_t mode = 0) {
+    UniqueFd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode));
+    struct stat st {};
+    if (!fd.valid()) return fd;
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return UniqueFd();
+    }
+    // Back to blocking I/O for what follows (a regular file never blocks anyway).
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 }  // namespace
+
+Result<std::string> read_file_no_follow(const fs::path& path, std::size_t limit) {
+    UniqueFd fd = open_regular(path, O_RDONLY);
+    if (!fd.valid()) return Error::from_errno(describe("cannot read", path), errno);
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return Error::from_errno(describe("cannot read", path), errno);
+        }
+        if (n == 0) break;
+        if (out.size() + static_cast<std::size_t>(n) > limit)
+            return Error::general(path.string() + ": larger than " + std::to_string(limit) +
+                                  " bytes");
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+}
 
 Result<std::string> read_file(const fs::path& path, std::size_t limit) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -85,7 +121,7 @@ Result<std::string> read_file(const fs::path& path, std::size_t limit) {
 }
 
 std::string read_file_tail(const fs::path& path, std::size_t bytes) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd = open_regular(path, O_RDONLY);
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return "";
     const auto size = static_cast<std::size_t>(st.st_size);
@@ -97,7 +133,7 @@ std::string read_file_tail(const fs::path& path, std::size_t bytes) {
 }
 
 std::string read_file_from(const fs::path& path, std::uint64_t offset, std::size_t bytes) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd = open_regular(path, O_RDONLY);
     if (!fd.valid()) return "";
     std::string out(bytes, '\0');
     ssize_t n = ::pread(fd.get(), out.data(), bytes, static_cast<off_t>(offset));
@@ -107,7 +143,7 @@ std::string read_file_from(const fs::path& path, std::uint64_t offset, std::size
 
 std::uint64_t scan_file_from(const fs::path& path, std::uint64_t offset, std::uint64_t bytes,
                              const std::function<void(std::string_view)>& see) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd = open_regular(path, O_RDONLY);
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return 0;
     const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -156,7 +192,7 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data, mode
 }
 
 Result<void> create_file(const fs::path& path, mode_t mode) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, mode));
+    UniqueFd fd = open_regular(path, O_WRONLY | O_CREAT, mode);
     if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
     return {};
 }
@@ -174,7 +210,7 @@ std::vector<FolderEntry> list_folder(const fs::path& folder, std::error_code& ec
 }
 
 Result<void> reserve_file(const fs::path& path, std::size_t size) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd fd = open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot create", path), errno);
     if (auto ok = write_all(fd.get(), std::string(size, ' '), path); !ok) return ok;
     if (::fsync(fd.get()) != 0) return Error::from_errno(describe("cannot flush", path), errno);
@@ -182,7 +218,7 @@ Result<void> reserve_file(const fs::path& path, std::size_t size) {
 }
 
 Result<void> overwrite_reserved(const fs::path& path, std::string_view data) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    UniqueFd fd = open_regular(path, O_WRONLY);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return Error::from_errno(describe("cannot stat", path), errno);
@@ -199,7 +235,7 @@ Result<void> overwrite_reserved(const fs::path& path, std::string_view data) {
 
 Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::uint64_t tail,
                                 std::string_view marker) {
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    UniqueFd fd = open_regular(path, O_RDWR);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return Error::from_errno(describe("cannot stat", path), errno);
@@ -229,7 +265,8 @@ Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::u
 
 Result<void> append_line_locked(const fs::path& path, std::string_view line) {
     // Read and write: the last byte is read through the same descriptor (one open, not two).
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    // Never through a link: a run folder's files are the agent's to replace.
+    UniqueFd fd = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
     while (::flock(fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) return Error::from_errno(describe("cannot lock", path), errno);
@@ -246,7 +283,7 @@ Result<void> append_line_locked(const fs::path& path, std::string_view line) {
 }
 
 Result<FileLock> FileLock::acquire(const fs::path& lock_path) {
-    UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    UniqueFd fd = open_regular(lock_path, O_RDWR | O_CREAT, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", lock_path), errno);
     while (::flock(fd.get(), LOCK_EX) != 0) {
         if (errno != EINTR) return Error::from_errno(describe("cannot lock", lock_path), errno);
@@ -255,7 +292,7 @@ Result<FileLock> FileLock::acquire(const fs::path& lock_path) {
 }
 
 Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& lock_path) {
-    UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    UniqueFd fd = open_regular(lock_path, O_RDWR | O_CREAT, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", lock_path), errno);
     while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK) return std::optional<FileLock>();
@@ -281,6 +318,32 @@ Result<void> update_file_locked(
     auto next = edit(current);
     if (!next) return std::move(next).error();
     return write_file_atomic(path, *next, mode, durability);
+}
+
+Result<std::optional<UniqueFd>> open_folder_beneath(const fs::path& root, const fs::path& rel,
+                                                    bool create) {
+    UniqueFd at(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!at.valid()) return Error::from_errno(describe("cannot open", root), errno);
+    fs::path walked = root;
+    for (const auto& part : rel.lexically_normal()) {
+        const std::string name = part.string();
+        if (name.empty() || name == ".") continue;
+        if (name == ".." || part.is_absolute())
+            return Error::usage(describe("not beneath", root) + ": " + rel.string());
+        walked /= name;
+        UniqueFd next(
+            ::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!next.valid() && errno == ENOENT && create) {
+            if (::mkdirat(at.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
+                return Error::from_errno(describe("cannot create", walked), errno);
+            next = UniqueFd(
+                ::openat(at.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        }
+        if (!next.valid() && (errno == ELOOP || errno == ENOTDIR)) return std::optional<UniqueFd>();
+        if (!next.valid()) return Error::from_errno(describe("cannot open", walked), errno);
+        at = std::move(next);
+    }
+    return std::optional<UniqueFd>(std::move(at));
 }
 
 Result<void> remove_tree(const fs::path& path) {

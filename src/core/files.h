@@ -48,6 +48,12 @@ std::vector<FolderEntry> list_folder(const std::filesystem::path& folder, std::e
 Result<std::string> read_file(const std::filesystem::path& path,
                               std::size_t limit = std::size_t{64} << 20);
 
+// A file an agent could have written (its output.md, its logs), read as data: never through
+// a link, never a FIFO or a device, at most `limit` bytes (more is an error). The readers and
+// writers below (tails, appends, locks, reserved files) hold to the same rules.
+Result<std::string> read_file_no_follow(const std::filesystem::path& path,
+                                        std::size_t limit = std::size_t{64} << 20);
+
 // The last `bytes` bytes of a file (all of it when shorter): the tail of a log that may be
 // hundreds of megabytes. Empty when it cannot be read.
 std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes);
@@ -97,6 +103,13 @@ Result<void> keep_head_and_tail(const std::filesystem::path& path, std::uint64_t
 // exclusive flock on the file. If a crashed writer left a torn last line, a newline is
 // written first so that our line stays whole.
 Result<void> append_line_locked(const std::filesystem::path& path, std::string_view line);
+
+// The folder `rel` (relative, without `..`) beneath the folder `root` — a folder cocode made —
+// opened one component at a time without following a link, each made when missing and
+// `create`: nothing an agent put on the way (a link to its HOME) leads out of `root`. nullopt
+// when a link or a file stands on the way.
+Result<std::optional<UniqueFd>> open_folder_beneath(const std::filesystem::path& root,
+                                                    const std::filesystem::path& rel, bool create);
 
 // Removes a folder and everything in it, links as links (never followed), also where it was
 // made read-only or overlayfs left a folder no one may read.

@@ -126,12 +126,20 @@ std::string key_of(const Spec& spec, const KeyInputs& inputs) {
     add("identity", {inputs.identity});
     add("platform", {inputs.platform});
     for (const auto& command : spec.setup) add("setup", {command});
-    if (spec.paths)
+    if (spec.paths) {
+        add("paths", {std::to_string(spec.paths->size())});
         for (const auto& path : *spec.paths) add("path", {path});
+    }
     for (const auto& [name, value] : spec.env) add("env", {name, value});
     for (const auto& file : inputs.files) add("file", {file.blob, file.path});
     for (const auto& [command, output] : inputs.commands) add("command", {command, output});
     return sha256_hex(text).substr(0, 24);
+}
+
+std::string commit_scoped_key(const std::string& key, const std::string& commit) {
+    return sha256_hex("cocode environment of one commit\n" + std::to_string(key.size()) + ":" +
+                      key + " " + std::to_string(commit.size()) + ":" + commit)
+        .substr(0, 24);
 }
 
 Result<KeyInputs> key_inputs(const Spec& spec, const fs::path& repo_dir, const std::string& commit,

@@ -40,6 +40,11 @@ struct KeyInputs {
 // The key (24 hex digits of a SHA-256 over all of it): a pure function, tabled in the tests.
 std::string key_of(const Spec& spec, const KeyInputs& inputs);
 
+// The key of an environment built from `commit` when that commit is not trusted (an agent's
+// that changed a key file): `key` made that commit's alone, so that its build is never taken
+// for another commit's environment with the same key files.
+std::string commit_scoped_key(const std::string& key, const std::string& commit);
+
 // The inputs for `commit` of the repository at `repo_dir`: its files (git ls-tree), its
 // identity, this machine's platform, and the key commands' output, each run by `runner` (the
 // sandbox: agent::confined_runner) reading `cwd` — the repository's main worktree, or a clean

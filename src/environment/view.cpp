@@ -17,13 +17,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result<void> copy_file(const fs::path& from, const fs::path& to, mode_t mode, bool reflink) {
+// `name` in the folder `at`, made from the file `from` (opened without following a link).
+Result<void> copy_file(const fs::path& from, int at, const std::string& name, mode_t mode,
+                       bool reflink) {
     UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!in.valid()) return Error::from_errno("cannot read " + from.string(), errno);
-    UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode | 0200));
+    UniqueFd out(::openat(at, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          mode | 0200));
     if (!out.valid()) {
         if (errno == EEXIST) return {};  // the tree's own stays
-        return Error::from_errno("cannot create " + to.string(), errno);
+        return Error::from_errno("cannot create " + name, errno);
     }
     if (reflink && ::ioctl(out.get(), FICLONE, in.get()) == 0) return {};
     for (;;) {
@@ -45,11 +48,61 @@ Result<void> copy_file(const fs::path& from, const fs::path& to, mode_t mode, bo
             const ssize_t put =
                 ::write(out.get(), buffer.data() + done, static_cast<std::size_t>(got - done));
             if (put < 0 && errno == EINTR) continue;
-            if (put < 0) return Error::from_errno("cannot write " + to.string(), errno);
+            if (put < 0) return Error::from_errno("cannot write " + name, errno);
             done += put;
         }
     }
 }
+
+// `from` copied as `name` into the folder `at`; false when something not a folder (a link)
+// stood where a folder goes, and was left.
+Result<bool> copy_into(const fs::path& from, int at, const std::string& name, bool reflink) {
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) != 0)
+        return Error::from_errno("cannot read " + from.string(), errno);
+    if (S_ISLNK(st.st_mode)) {
+        std::error_code ec;
+        const fs::path target = fs::read_symlink(from, ec);
+        if (ec) return Error::general("cannot read " + from.string() + ": " + ec.message());
+        if (::symlinkat(target.c_str(), at, name.c_str()) != 0 && errno != EEXIST)
+            return Error::from_errno("cannot create " + name, errno);
+        return true;
+    }
+    if (S_ISREG(st.st_mode)) {
+        if (auto ok = copy_file(from, at, name, st.st_mode & 07777, reflink); !ok)
+            return std::move(ok).error();
+        return true;
+    }
+    if (!S_ISDIR(st.st_mode)) return true;
+    if (::mkdirat(at, name.c_str(), (st.st_mode & 07777) | 0700) != 0 && errno != EEXIST)
+        return Error::from_errno("cannot create " + name, errno);
+    UniqueFd folder(::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!folder.valid()) {
+        if (errno == ELOOP || errno == ENOTDIR) return false;  // a link or a file: left
+        return Error::from_errno("cannot open " + name, errno);
+    }
+    bool whole = true;
+    std::error_code ec;
+    for (const auto& entry : list_folder(from, ec)) {
+        auto copied = copy_into(entry.path, folder.get(), entry.path.filename().string(), reflink);
+        if (!copied) return copied;
+        whole = whole && *copied;
+    }
+    if (ec) return Error::general("cannot read " + from.string() + ": " + ec.message());
+    return whole;
+}
+
+}  // namespace
+
+Result<bool> copy_beneath(const fs::path& from, const fs::path& root, const fs::path& rel,
+                          bool reflink) {
+    auto parent = open_folder_beneath(root, rel.parent_path(), true);
+    if (!parent) return std::move(parent).error();
+    if (!*parent) return false;  // a link or a file on the way: left
+    return copy_into(from, (*parent)->get(), rel.filename().string(), reflink);
+}
+
+namespace {
 
 bool reflinks_between(const fs::path& store, const fs::path& tree_dir) {
     struct stat a {
@@ -127,29 +180,6 @@ ModeChoice choose_mode(bool overlay_wanted, const fs::path& scratch, const fs::p
     return choice;
 }
 
-Result<void> copy_entry(const fs::path& from, const fs::path& to, bool reflink) {
-    struct stat st {};
-    if (::lstat(from.c_str(), &st) != 0)
-        return Error::from_errno("cannot read " + from.string(), errno);
-    if (S_ISLNK(st.st_mode)) {
-        std::error_code ec;
-        const fs::path target = fs::read_symlink(from, ec);
-        if (ec) return Error::general("cannot read " + from.string() + ": " + ec.message());
-        if (::symlink(target.c_str(), to.c_str()) != 0 && errno != EEXIST)
-            return Error::from_errno("cannot create " + to.string(), errno);
-        return {};
-    }
-    if (S_ISREG(st.st_mode)) return copy_file(from, to, st.st_mode & 07777, reflink);
-    if (!S_ISDIR(st.st_mode)) return {};
-    if (::mkdir(to.c_str(), (st.st_mode & 07777) | 0700) != 0 && errno != EEXIST)
-        return Error::from_errno("cannot create " + to.string(), errno);
-    std::error_code ec;
-    for (const auto& entry : list_folder(from, ec))
-        if (auto ok = copy_entry(entry.path, to / entry.path.filename(), reflink); !ok) return ok;
-    if (ec) return Error::general("cannot read " + from.string() + ": " + ec.message());
-    return {};
-}
-
 Result<View> attach(const Entry& entry, const fs::path& tree, const fs::path& scratch, Mode mode) {
     View view;
     view.mode = mode;
@@ -157,20 +187,27 @@ Result<View> attach(const Entry& entry, const fs::path& tree, const fs::path& sc
     for (const auto& path : entry.manifest.paths) {
         const fs::path lower = entry.tree() / path, target = tree / path;
         std::error_code ec;
-        fs::create_directories(target.parent_path(), ec);
         const bool folder = fs::is_directory(fs::symlink_status(lower, ec));
+        // The tree is a commit's (an agent's): nothing on the way to the path may be a link.
+        auto opened = open_folder_beneath(tree, fs::path(path).parent_path(), true);
+        if (!opened) return std::move(opened).error();
+        if (!*opened) continue;  // a link on the way: this path of the environment is not there
+        const int parent = (*opened)->get();
+        const std::string name = target.filename().string();
+        struct stat there {};
+        const bool absent = ::fstatat(parent, name.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0;
         if (mode == Mode::overlay && folder &&
-            (!fs::exists(fs::symlink_status(target, ec)) || empty_folder(target))) {
+            (absent || (S_ISDIR(there.st_mode) && empty_folder(target)))) {
             const std::string n = std::to_string(index++);
             const fs::path upper = scratch / "upper" / n, work = scratch / "work" / n;
             for (const auto& own : {upper, work})
                 if (auto ok = own_folder(own); !ok) return std::move(ok).error();
-            fs::create_directories(target, ec);
-            if (ec) return Error::general("cannot create " + target.string() + ": " + ec.message());
+            if (::mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST)
+                return Error::from_errno("cannot create " + target.string(), errno);
             view.overlays.push_back({lower, upper, work, target});
             continue;
         }
-        if (auto ok = copy_entry(lower, target, mode != Mode::copy); !ok)
+        if (auto ok = copy_into(lower, parent, name, mode != Mode::copy); !ok)
             return std::move(ok).error();
     }
     return view;

@@ -44,9 +44,12 @@ struct View {
 Result<View> attach(const Entry& entry, const std::filesystem::path& tree,
                     const std::filesystem::path& scratch, Mode mode);
 
-// Copies `from` (a file, a link or a folder, recursively) to `to`, sharing blocks when
-// `reflink` and the file system can; modes kept, owner-writable; what `to` has stays.
-Result<void> copy_entry(const std::filesystem::path& from, const std::filesystem::path& to,
-                        bool reflink);
+// Copies `from` (a file, a link or a folder, recursively; a link copied as a link, never
+// followed) to `rel` beneath the folder `root`, sharing blocks when `reflink` and the file
+// system can; modes kept, owner-writable; what is there already stays. Nothing is written
+// through a link on the way or at the end (the tree may be an agent's commit): such a path is
+// left as it is, and said in the answer (false).
+Result<bool> copy_beneath(const std::filesystem::path& from, const std::filesystem::path& root,
+                          const std::filesystem::path& rel, bool reflink);
 
 }  // namespace cocode::environment

@@ -26,6 +26,9 @@ struct CommandRequest {
     std::filesystem::path record;  // where its connections are recorded (an enclosed network)
     std::vector<OverlayMount> overlays;
     bool writes_cwd = true;  // false: it only reads its folder (a key command)
+    // What else it writes (a merge in an agent's worktree: the worktree's git folder, the
+    // objects and refs a commit needs).
+    std::vector<std::filesystem::path> writable;
 };
 
 struct CommandOutcome {

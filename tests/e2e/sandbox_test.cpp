@@ -158,21 +158,33 @@ class Sandbox : public DispatchRun {
     }
 
     void expect_host_untouched(const Listener& listener) {
+        std::error_code ec;
         for (const char* file : {".gitconfig", ".bashrc", ".profile", ".config/git/config"})
             EXPECT_EQ(read_text(home_ / file), std::string("# the user's own ") + file + "\n")
                 << file;
         for (const auto& folder : {home_, repo_, store_})
-            for (const auto& entry : fs::directory_iterator(folder))
+            for (const auto& entry : fs::directory_iterator(folder, ec))
                 EXPECT_EQ(entry.path().filename().string().rfind("pwned", 0), std::string::npos)
                     << entry.path();
         EXPECT_EQ(sh_ok("git config --file .git/config --get core.fsmonitor || true", repo_), "");
         EXPECT_EQ(listener.accepted(), 0) << "a connection to the host's loopback";
         EXPECT_FALSE(fs::exists(host_tmp_probe())) << read_text(host_tmp_probe());
-        EXPECT_FALSE(found_below(repo_ / ".cocode", secret_)) << "the secret in a run's files";
-        EXPECT_FALSE(found_below(store_, secret_)) << "the secret in the store";
+        EXPECT_FALSE(secret_below(repo_ / ".cocode")) << "the secret in a run's files";
+        EXPECT_FALSE(secret_below(store_)) << "the secret in the store";
         // The user's own git, afterwards, runs nothing either.
         as_user("git status --short");
         EXPECT_FALSE(fs::exists(trap_ran_)) << "a trap ran on the host";
+    }
+
+    // Whether the secret is in a file below `folder` (its links not followed: the agent's).
+    bool secret_below(const fs::path& folder) const {
+        std::error_code ec;
+        for (auto it = fs::recursive_directory_iterator(folder, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+            if (fs::is_regular_file(it->symlink_status()) &&
+                read_text(it->path()).find(secret_) != std::string::npos)
+                return true;
+        return false;
     }
 
     void TearDown() override {
@@ -369,6 +381,158 @@ TEST_F(Sandbox, TheActionStopsWhereNoSandboxCanBeMadeUnlessToldNone) {
     Shell here = in_runner("auto", true);
     EXPECT_EQ(here.exit_code, 0) << here.out << here.err;
     EXPECT_EQ(read_text(output), "mode=auto\n");
+}
+
+// The agent points its worktree's `.git` at a git folder of its own whose configuration runs
+// a filter on every file (git status would run it) and whose hooks folder would take the
+// hook. cocode's check, cocode-check and the next round never run it on the host: their git
+// reads the main repository, and what the worktree holds is asked of git in the sandbox.
+TEST_F(Sandbox, AWorktreeWhoseGitFolderIsTheAgentsRunsNothingOnTheHost) {
+    write_text(repo_ / "calc.py", "def add(a, b):\n    return a - b\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    const std::string trap = (dir_ / "trap.sh").string();
+    const std::string agent =
+        "sed -i 's/a - b/a + b/' calc.py\n"
+        "git commit -q -am 'Fix add()' -m \"$COCODE_READY_MARKER\"\n"
+        "real=$(git rev-parse --git-dir); common=$(git rev-parse --git-common-dir)\n"
+        "mkdir -p .evil/objects/info .evil/info .evil/hooks\n"
+        "ln -s \"$common/refs\" .evil/refs\n"
+        "echo \"$common/objects\" > .evil/objects/info/alternates\n"
+        "cp \"$real/HEAD\" \"$real/index\" .evil/\n"
+        "printf '#!/bin/sh\\n" +
+        trap +
+        "\\ncat\\n' > .evil/clean.sh && chmod +x .evil/clean.sh\n"
+        "printf '[filter \"x\"]\\n\\tclean = %s/.evil/clean.sh\\n[core]\\n\\tfsmonitor = " +
+        trap +
+        "\\n' \"$PWD\" > .evil/config\n"
+        "echo '* filter=x' > .evil/info/attributes\n"
+        "printf '#!/bin/sh\\n" +
+        trap +
+        "\\n' > .evil/hooks/post-checkout\n"
+        "chmod +x .evil/hooks/post-checkout\n"
+        "echo \"gitdir: $PWD/.evil\" > .git\n"
+        "touch -d 2001-01-01 calc.py\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}},
+               {"check",
+                {{"verify",
+                  {{{"name", "add"},
+                    {"run", "python3 -c 'from calc import add; assert add(2, 3) == 5'"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    const run::RunRecord first = only_run();
+    const json check = json::parse(read_text(first.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "PASS") << check.dump(2);
+    Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    Shell round = dispatch_as_user("continue 1 --agent hostile -m 'once more'");
+    EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
+    // The trap is armed: git run there as the agent left it does run it.
+    sh("git status --short >/dev/null 2>&1", first.worktree);
+    EXPECT_TRUE(fs::exists(trap_ran_)) << "the trap the agent left works where git reads it";
+}
+
+// An agent's run folder is its to write: its events.jsonl, the check's egress record and its
+// output.md made links to the user's dotfiles and to a secret. Nothing cocode writes goes
+// through them, and the secret reaches no prompt (the next round's) and no file of the run.
+TEST_F(Sandbox, LinksInTheRunFolderLeadNowhere) {
+    Listener listener;
+    const std::string h = home_.string();
+    const std::string agent =
+        "ln -sf " + quote(h + "/.profile") +
+        " \"$JRUN_RUN_FOLDER/events.jsonl\"\n"
+        "ln -sf " +
+        quote(h + "/.bashrc") +
+        " \"$JRUN_RUN_FOLDER/check-egress.jsonl\"\n"
+        "ln -sf " +
+        quote(h + "/.bashrc") +
+        " \"$JRUN_RUN_FOLDER/check-setup.log\"\n"
+        "ln -sf " +
+        quote(h + "/.ssh/id_test") +
+        " \"$JRUN_RUN_FOLDER/output.md\"\n"
+        "ln -sf " +
+        quote(h + "/.ssh/id_test") +
+        " \"$JRUN_RUN_FOLDER/feedback.md\"\n"
+        "printf 'import urllib.request\\ntry: "
+        "urllib.request.urlopen(\"http://blocked.invalid/\")\\n"
+        "except Exception: pass\\n' > probe.py\n"
+        "git add probe.py && git commit -q -m probe -m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}},
+               {"worktree_setup", {{"commands", {"echo setting up"}}}},
+               {"check", {{"verify", {{{"name", "probe"}, {"run", "python3 probe.py"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_NE(run.exit_code, 2) << run.out << run.err;
+    Shell round = dispatch_as_user("continue 1 --agent hostile -m 'go on'");
+    for (const auto& r : runs()) {
+        const std::string prompt = read_text(r.folder / "prompt.md");
+        EXPECT_EQ(prompt.find(secret_), std::string::npos) << "the secret in a round's prompt";
+    }
+    expect_host_untouched(listener);
+}
+
+// The environment's path is a link the agent committed (to the user's ~/.local), and in its
+// next round a folder on the way to it is: the environment is copied nowhere through either.
+TEST_F(Sandbox, AnEnvironmentIsNeverCopiedThroughALinkTheAgentCommitted) {
+    fs::create_directories(home_ / ".local");
+    write_text(repo_ / "requirements.txt", "a==1\n");
+    write_text(repo_ / "setup.sh",
+               "mkdir -p .venv/bin tools/venv && echo x > .venv/bin/evil && "
+               "echo y > tools/venv/evil\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    const std::string local = quote((home_ / ".local").string());
+    const std::string agent =
+        "if [ \"$COCODE_ROUND\" = 1 ]; then\n"
+        "  rm -rf .venv tools && ln -s " +
+        local +
+        " .venv && mkdir tools && touch tools/keep\n"
+        "  git add -A && git commit -q -m links -m \"$COCODE_READY_MARKER\"\n"
+        "else\n"
+        "  rm -rf tools && ln -s " +
+        local +
+        " tools\n"
+        "  git add -A && git commit -q -m again -m \"$COCODE_READY_MARKER\"\n"
+        "fi\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}},
+               {"sandbox", "none"},  // copies, as a machine without overlays makes them
+               {"environment", {{"setup", {"sh ./setup.sh"}}, {"paths", {".venv", "tools/venv"}}}},
+               {"check", {{"verify", {{{"name", "true"}, {"run", "true"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_NE(run.exit_code, 2) << run.out << run.err;
+    Shell round = dispatch_as_user("continue 1 --agent hostile -m 'go on'");
+    EXPECT_NE(round.exit_code, 2) << round.out << round.err;
+    std::vector<std::string> written;
+    for (const auto& e : fs::recursive_directory_iterator(home_ / ".local"))
+        written.push_back(e.path().string());
+    EXPECT_TRUE(written.empty()) << written.front();
+}
+
+// A CI check (cocode-check --worktree) of an agent's commit that changed the environment's
+// setup script but no key file, on a store that has no environment yet: the build is the
+// base's, from the base. A later run on the base takes the base's environment, not the
+// agent's.
+TEST_F(Sandbox, ACheckOfAnAgentsCommitNeverBuildsTheBasesEnvironmentFromIt) {
+    write_text(repo_ / "requirements.txt", "a==1\n");
+    write_text(repo_ / "envsetup.sh", "mkdir -p deps && echo base > deps/made\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    const std::string reader =
+        "cat deps/made > \"$JRUN_RUN_FOLDER/seen.txt\"\n"
+        "git commit -q --allow-empty -m r -m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents", {{"reader", script("reader", reader)}}},
+               {"environment", {{"setup", {"sh ./envsetup.sh"}}, {"paths", {"deps"}}}},
+               {"check", {{"verify", {{{"name", "made"}, {"run", "test -s deps/made"}}}}}}});
+    const std::string base = sh_ok("git rev-parse HEAD", repo_).substr(0, 40);
+    sh_ok(
+        "git checkout -q -b change && echo 'mkdir -p deps && echo POISONED > deps/made' > "
+        "envsetup.sh && git commit -qam change -m 'cocode ready for check' && "
+        "git checkout -q main",
+        repo_);
+    const fs::path checkout = dir_ / "checkout";
+    sh_ok("git worktree add -q " + quote(checkout.string()) + " change", repo_);
+    Shell ci = as_user(quote(tool_path("cocode-check").string()) + " --worktree " +
+                       quote(checkout.string()) + " --base " + base);
+    EXPECT_EQ(ci.exit_code, 0) << ci.out << ci.err;
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(read_text(only_run().folder / "seen.txt"), "base\n");
 }
 
 }  // namespace

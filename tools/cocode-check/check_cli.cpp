@@ -170,7 +170,10 @@ int run_check(const CheckArgs& args) {
     std::optional<Error> publish_error;
     if (args.publish) {
         auto source = open_source(args.source, repo_dir, verdict.issue_url);
-        auto request = check::configured_request(config, input.worktree, verdict);
+        // A run's verdict is published from the main repository (its worktree's git folder is
+        // the agent's); a checkout's (--worktree, CI) from the checkout.
+        auto request = check::configured_request(
+            config, input.repository.empty() ? input.worktree : input.repository, verdict);
         // A plan round has nothing to push and no pull request to open.
         request.push = !verdict.plan_round && (request.push || args.push);
         request.pull_request = !verdict.plan_round && (request.pull_request || args.open_pr);

@@ -36,7 +36,9 @@ github::Issue issue_of(const run::RunRecord& record) {
     issue.state = "open";
     if (auto info = run::read_run_info(record.folder))
         issue.title = info->get("issue_title").value_or("");
-    if (auto body = read_file(run::RunFiles{record.folder}.issue_body())) issue.body = *body;
+    // The run's folder was the agent's to write: its issue.md is read as data.
+    if (auto body = read_file_no_follow(run::RunFiles{record.folder}.issue_body(), 1 << 20))
+        issue.body = *body;
     return issue;
 }
 

@@ -51,8 +51,10 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
     // Usually every worktree runs the main folder's hooks and one look is enough; asking git
     // in each worktree costs three git processes per run.
     if (main && main->shared_by_worktrees) return;
+    // Only in worktrees cocode has just made: in a round or a resumed run the worktree (its
+    // `.git` file) is the agent's, and git's answer there would be the agent's choice.
     for (const auto& run : runs) {
-        if (run.failed) continue;
+        if (run.failed || !run.parent_run_id.empty()) continue;
         if (auto where = hook::locate_hooks(run.worktree)) ensure(*where);
     }
 }
