@@ -1,0 +1,147 @@
+// The sandbox as data (proc/sandbox.h): which plans are refused, and the command line a plan
+// becomes — what is read-only, what comes back under a folder of the child's own, what it
+// writes, in which order — as tables, without starting anything.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "proc/sandbox.h"
+#include "test_support.h"
+
+namespace cocode {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(SandboxPlan, APlanThatCannotBeMadeAsWrittenIsRefusedNeverMadeWeaker) {
+    SandboxPlan good;
+    good.writable = {"/r/wt", "/r/.cocode/runs/1"};
+    good.read_only = {"/r/.cocode/runs/1/egress.jsonl"};
+    good.hidden = {"/home/u/.ssh"};
+    good.protected_paths = {"/home/u/.cache/cocode/environments", "/r/.cocode/seals"};
+    good.home = "/r/.cocode/sandboxes/1-a/home";
+    good.tmp = "/r/.cocode/sandboxes/1-a/tmp";
+    EXPECT_EQ(plan_refused(good), "");
+    struct Case {
+        const char* why;
+        std::function<void(SandboxPlan&)> change;
+        const char* refused;
+    };
+    const Case cases[] = {
+        {"a relative writable path", [](SandboxPlan& p) { p.writable.push_back("wt"); },
+         "a writable path is not absolute: wt"},
+        {"a read-only path deeper in a writable folder (its parent could be moved away)",
+         [](SandboxPlan& p) { p.read_only = {"/r/.cocode/runs/1/sub/egress.jsonl"}; },
+         "a read-only path is not directly inside a writable folder"},
+        {"a read-only path outside every writable folder",
+         [](SandboxPlan& p) { p.read_only = {"/etc/passwd"}; },
+         "a read-only path is not directly inside a writable folder"},
+        {"a hidden path inside a writable folder",
+         [](SandboxPlan& p) { p.hidden.push_back("/r/wt/.env"); },
+         "a hidden path lies inside a writable folder: /r/wt/.env"},
+        {"the store, missing, inside a writable folder (it could be made there)",
+         [](SandboxPlan& p) {
+             p.protected_paths.push_back("/r/.cocode/sandboxes/1-a/home/.cache/store");
+         },
+         "a protected path lies inside a writable folder"},
+        {"the seals inside its HOME", [](SandboxPlan& p) { p.home = "/r/.cocode"; },
+         "a protected path lies inside a writable folder: /r/.cocode/seals"},
+    };
+    for (const auto& c : cases) {
+        SandboxPlan plan = good;
+        c.change(plan);
+        EXPECT_EQ(plan_refused(plan).rfind(c.refused, 0), 0u)
+            << c.why << ": " << plan_refused(plan);
+    }
+}
+
+// The position of `word` followed by `path` in `argv`, or npos.
+std::size_t where(const std::vector<std::string>& argv, const std::string& word,
+                  const std::string& path) {
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+        if (argv[i] == word && argv[i + 1] == path) return i;
+    return std::string::npos;
+}
+
+TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
+    test::TempDir dir;  // under /tmp: a folder of the child's own /tmp covers it
+    const fs::path repo = dir / "repo", wt = repo / ".cocode/worktrees/1-a",
+                   run = repo / ".cocode/runs/1", home = dir / "home", own = repo / ".cocode/sb";
+    for (const auto& folder : {wt, run, home / ".ssh", own / "home", own / "tmp", repo / ".git"})
+        fs::create_directories(folder);
+    test::write_text(run / "egress.jsonl", "");
+    test::write_text(run / "prompt.md", "");
+    SandboxPlan plan;
+    plan.hidden_first = {home};
+    plan.visible = {repo, repo / ".git", repo, run / "prompt.md", home / "tools"};
+    plan.writable = {wt, run};
+    plan.read_only = {run / "egress.jsonl"};
+    plan.hidden = {home / ".ssh", "/nowhere/.netrc"};
+    plan.home = own / "home";
+    plan.tmp = own / "tmp";
+    plan.own_network = true;
+    ASSERT_EQ(plan_refused(plan), "");
+    const auto argv = sandboxed_argv("/usr/bin/bwrap", plan, {"agent", "--flag"});
+    const auto count = [&](const std::string& word, const fs::path& path) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+            n += argv[i] == word && argv[i + 1] == path.string();
+        return n;
+    };
+    // The host read-only, devices, processes, IPC and network of its own, no capability.
+    for (const char* word :
+         {"--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent"})
+        EXPECT_NE(std::find(argv.begin(), argv.end(), word), argv.end()) << word;
+    EXPECT_NE(where(argv, "--ro-bind", "/"), std::string::npos);
+    EXPECT_NE(where(argv, "--cap-drop", "ALL"), std::string::npos);
+    EXPECT_NE(where(argv, "--dev", "/dev"), std::string::npos);
+    // HOME covered first; its own /tmp over the host's; what it must read back, read-only, once
+    // (not what lies in another that comes back, nor in a writable folder); then what it
+    // writes; the record read-only again; the secret hidden where HOME shows.
+    const std::size_t cover = where(argv, "--tmpfs", home.string());
+    const std::size_t tmp = where(argv, "--bind", own.string() + "/tmp");
+    const std::size_t back = where(argv, "--ro-bind", repo.string());
+    const std::size_t write = where(argv, "--bind", wt.string());
+    const std::size_t record = where(argv, "--ro-bind", (run / "egress.jsonl").string());
+    ASSERT_NE(cover, std::string::npos);
+    ASSERT_NE(tmp, std::string::npos);
+    ASSERT_NE(back, std::string::npos);
+    ASSERT_NE(write, std::string::npos);
+    ASSERT_NE(record, std::string::npos);
+    EXPECT_LT(cover, tmp);
+    EXPECT_LT(tmp, back);
+    EXPECT_LT(back, write);
+    EXPECT_LT(write, record);
+    EXPECT_EQ(argv[tmp + 2], "/tmp");
+    EXPECT_EQ(count("--ro-bind", repo), 1u) << "the repository comes back once";
+    EXPECT_EQ(count("--ro-bind", repo / ".git"), 0u) << "inside the repository: bound with it";
+    EXPECT_EQ(count("--ro-bind", run / "prompt.md"), 0u) << "inside a writable folder";
+    EXPECT_EQ(count("--ro-bind", home / "tools"), 0u) << "nothing there: stays out of sight";
+    EXPECT_EQ(count("--tmpfs", home / ".ssh"), 0u) << "HOME is out of sight already";
+    EXPECT_EQ(count("--bind", own / "home"), 1u);
+    EXPECT_EQ(count("--bind", run), 1u);
+    // The command comes last, whole.
+    ASSERT_GE(argv.size(), 3u);
+    EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
+              (std::vector<std::string>{"--", "agent", "--flag"}));
+}
+
+TEST(SandboxPlan, InsideItHomeIsItsOwnTmpDirIsTmpAndPyenvStillFindsItsVersions) {
+    SandboxPlan plan;
+    plan.home = "/r/.cocode/sandboxes/1-a/home";
+    plan.tmp = "/r/.cocode/sandboxes/1-a/tmp";
+    const auto env = sandbox_environment(
+        {"HOME=/home/u", "TMPDIR=/var/tmp/u", "PATH=/home/u/.pyenv/shims:/usr/bin"}, plan, "");
+    auto value = [&](const std::string& name) {
+        for (const auto& e : env)
+            if (e.rfind(name + "=", 0) == 0) return e.substr(name.size() + 1);
+        return std::string("(unset)");
+    };
+    EXPECT_EQ(value("HOME"), "/r/.cocode/sandboxes/1-a/home");
+    EXPECT_EQ(value("TMPDIR"), "/tmp");
+    EXPECT_EQ(value("PYENV_ROOT"), "/home/u/.pyenv");
+    EXPECT_EQ(value("PATH"), "/home/u/.pyenv/shims:/usr/bin");
+}
+
+}  // namespace
+}  // namespace cocode
