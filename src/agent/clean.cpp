@@ -5,6 +5,7 @@
 
 #include "environment/store.h"
 #include "git/repository.h"
+#include "run/seal.h"
 
 namespace cocode::agent {
 namespace fs = std::filesystem;
@@ -35,9 +36,33 @@ CleanStep remove_folder(const fs::path& path, const std::string& what) {
     return step;
 }
 
-void clean_run(git::Repository& repo, const run::RunRecord& r,
-               const std::vector<git::WorktreeInfo>& worktrees, const CleanOptions& options,
-               std::vector<CleanStep>& steps) {
+// What cocode made for a run, from its seal (which the agent could not write) and the
+// configuration: its branch, its base, and its worktree, `<worktree_root>/<pair>`; nullopt
+// when there is no seal, or it names a branch that is not one of cocode's.
+struct Made {
+    std::string branch, base;
+    fs::path worktree;
+};
+std::optional<Made> made_for(const fs::path& repo_root, const run::RunRecord& r,
+                             const CleanOptions& options) {
+    auto seal = run::read_seal(repo_root, r.folder.filename().string());
+    if (!seal || !*seal) return std::nullopt;
+    const std::string& branch = (*seal)->branch;
+    const std::string name = branch.rfind(options.branch_prefix, 0) == 0
+                                 ? branch.substr(options.branch_prefix.size())
+                                 : std::string();
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+        options.worktree_root.empty())
+        return std::nullopt;
+    return Made{branch, (*seal)->base_commit, options.worktree_root / name};
+}
+
+void clean_run(git::Repository& repo, const Made& made, const CleanOptions& options,
+               const std::vector<git::WorktreeInfo>& worktrees, std::vector<CleanStep>& steps) {
+    run::RunRecord r;
+    r.branch = made.branch;
+    r.base_commit = made.base;
+    r.worktree = made.worktree;
     const std::string name = r.worktree.filename().string();
     const bool has_branch = repo.branch_exists(r.branch);
     // The branch first: if its work exists nowhere else, the worktree stays with it.
@@ -71,7 +96,7 @@ void clean_run(git::Repository& repo, const run::RunRecord& r,
         }
     } else if (known != worktrees.end()) {
         CleanStep step{"worktree " + r.worktree.string(), false, ""};
-        if (auto ok = repo.remove_worktree(name, options.force); !ok) {
+        if (auto ok = repo.remove_worktree(name, options.force, r.worktree); !ok) {
             step.why = ok.error().message + " (--force removes it anyway)";
             steps.push_back(step);
             return;
@@ -113,20 +138,29 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
     }
     std::set<std::string> branches_done;
     for (const auto& r : runs) {
-        if (r.branch.empty() || !branches_done.insert(r.branch).second) continue;
+        const auto made = made_for(repo_root, r, options);
+        if (!made) {
+            steps.push_back({"run " + r.run_id, false,
+                             "has no seal saying what cocode made for it; its worktree and "
+                             "branch are left (remove them by hand)"});
+            continue;
+        }
+        if (!branches_done.insert(made->branch).second) continue;
         if (run::is_active(r.status)) {
             steps.push_back({"run " + r.run_id, false,
                              "still " + std::string(run::status_name(r.status)) + "; not cleaned"});
             continue;
         }
-        clean_run(*repo, r, *worktrees, options, steps);
+        clean_run(*repo, *made, options, *worktrees, steps);
     }
 
     // What a run's agent wrote over its environment (its overlay's upper folder), once its
     // worktree is gone.
     for (const auto& r : runs) {
-        const fs::path view = repo->common_dir() / "cocode" / "views" / r.run_id;
-        if (run::is_active(r.status) || present(r.worktree) || !present(view)) continue;
+        const auto made = made_for(repo_root, r, options);
+        const fs::path view = repo->common_dir() / "cocode" / "views" / r.folder.filename();
+        if (!made || run::is_active(r.status) || present(made->worktree) || !present(view))
+            continue;
         auto removed = remove_tree(view);
         steps.push_back({"environment overlay " + view.string(), removed.ok(),
                          removed ? "" : removed.error().message});
@@ -134,8 +168,11 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
 
     // A pair's own HOME and /tmp in the sandbox, once its worktree is gone.
     for (const auto& r : runs) {
-        const fs::path own = run::pair_sandbox(repo_root / run::kRunsDir, r.issue, r.agent).folder;
-        if (run::is_active(r.status) || present(r.worktree) || !present(own)) continue;
+        const auto made = made_for(repo_root, r, options);
+        if (!made) continue;
+        const fs::path own =
+            run::pair_sandbox(repo_root / run::kRunsDir, made->worktree.filename().string()).folder;
+        if (run::is_active(r.status) || present(made->worktree) || !present(own)) continue;
         auto removed = remove_tree(own);
         steps.push_back({"the agent's HOME and /tmp " + own.string(), removed.ok(),
                          removed ? "" : removed.error().message});
@@ -143,10 +180,12 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
 
     // Half-made state. A worktree a run recorded whose `.git` file is gone is only files now.
     for (const auto& r : all_runs) {
-        if (run::is_active(r.status) || r.worktree.empty()) continue;
+        const auto made = made_for(repo_root, r, options);
+        if (!made || run::is_active(r.status)) continue;
         std::error_code ec;
-        if (fs::is_directory(r.worktree, ec) && !present(r.worktree / ".git"))
-            steps.push_back(remove_folder(r.worktree, "worktree"));
+        if (fs::is_directory(fs::symlink_status(made->worktree, ec)) &&
+            !present(made->worktree / ".git"))
+            steps.push_back(remove_folder(made->worktree, "worktree"));
     }
     // Entries of .git/worktrees/ whose folder is gone.
     if (auto pruned = repo->prune_worktrees()) {

@@ -23,16 +23,22 @@ struct CleanStep {
 
 struct CleanOptions {
     bool force = false;  // drop unpushed commits and uncommitted changes too
+    // Where the configuration puts worktrees (absolute), and its branch prefix: a run's
+    // worktree and branch are derived from them and its seal, never taken from its
+    // run-info.yaml, which the agent could rewrite.
+    std::filesystem::path worktree_root;
+    std::string branch_prefix = "cocode/";
     // Run folders that never got their run-info.yaml are removed once they are this old (a
     // younger one may be a start still under way).
     std::chrono::seconds half_made_age{60};
 };
 
 // Cleans `runs` (their worktrees and branches; their run folders stay, the record), then the
-// half-made state of the repository's runs: run folders without run-info, a recorded
-// worktree whose `.git` is gone, stale entries in `.git/worktrees/`. A branch is deleted only
-// when every commit it has after its base provably is on a remote (or with `force`); a run
-// still going is never touched. Every step says whether it removed anything, checked after.
+// half-made state of the repository's runs: run folders without run-info, a worktree whose
+// `.git` is gone, stale entries in `.git/worktrees/`. A run's worktree and branch are the ones
+// its seal names, in the configured worktree root; a run without a seal keeps its own. A branch is
+// deleted only when every commit it has after its base provably is on a remote (or with `force`); a
+// run still going is never touched. Every step says whether it removed anything, checked after.
 std::vector<CleanStep> clean(const std::filesystem::path& repo_root,
                              const std::vector<run::RunRecord>& runs,
                              const std::vector<run::RunRecord>& all_runs,

@@ -112,9 +112,6 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     // seal is not judged (its run-info would choose its own base and rules).
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
     const std::string run_id = record.folder.filename().string();
-    if (record.run_id != run_id)
-        return Error::general(record.folder.string() + "/run-info.yaml names run '" +
-                              record.run_id + "', not its folder's");
     auto seal = run::read_seal(repo_root, run_id);
     if (!seal) return std::move(seal).error();
     if (!*seal)

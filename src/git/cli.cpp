@@ -93,6 +93,11 @@ Result<std::string> git_line(const std::filesystem::path& dir, const std::vector
     return first_line(*out);
 }
 
+bool is_object_id(std::string_view text) {
+    return (text.size() == 40 || text.size() == 64) &&
+           text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 Result<std::string> cli_version() {
     GitOptions quick;
     quick.deadline = std::chrono::seconds(30);

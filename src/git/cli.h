@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -56,6 +57,10 @@ Result<std::string> git_output(const std::filesystem::path& dir,
 // The first line of git_output, without its newline.
 Result<std::string> git_line(const std::filesystem::path& dir, const std::vector<std::string>& args,
                              const GitOptions& options = {});
+
+// Whether `text` is a full object id (40 hex digits, or 64 for SHA-256), as a value read from
+// a run must be before it goes to git as a revision.
+bool is_object_id(std::string_view text);
 
 // `git --version`'s line ("git version 2.39.5"); an error when git is missing (3) or fails.
 Result<std::string> cli_version();

@@ -534,18 +534,23 @@ Result<std::vector<WorktreeInfo>> Repository::worktrees() const {
     return out;
 }
 
-Result<void> Repository::remove_worktree(const std::string& name, bool force) {
+Result<void> Repository::remove_worktree(const std::string& name, bool force,
+                                         const fs::path& expected) {
     git_worktree* wt = nullptr;
     if (git_worktree_lookup(&wt, repo_.get(), name.c_str()) != 0)
         return libgit2_error("no worktree named " + name);
     WorktreeHandle worktree(wt);
     fs::path path = strip_slash(git_worktree_path(worktree.get()));
-    bool valid = git_worktree_validate(worktree.get()) == 0;
-
+    // Where its entry says it is (`gitdir`) is the worktree's own to rewrite: what is removed
+    // is the folder cocode made and the entry, never a folder the entry names.
+    const bool where_made = fs::weakly_canonical(path) == fs::weakly_canonical(expected);
     if (!force) {
+        if (!where_made)
+            return Error::general("worktree " + name + ": its entry names " + path.string() +
+                                  ", not " + expected.string());
         if (git_worktree_is_locked(nullptr, worktree.get()) > 0)
             return Error::general("worktree " + name + " is locked");
-        if (valid) {
+        if (git_worktree_validate(worktree.get()) == 0) {
             git_repository* r = nullptr;
             if (git_repository_open_from_worktree(&r, worktree.get()) != 0)
                 return libgit2_error("cannot open worktree " + name);
@@ -557,13 +562,8 @@ Result<void> Repository::remove_worktree(const std::string& name, bool force) {
                                       path.string() + ")");
         }
     }
-    git_worktree_prune_options po;
-    git_worktree_prune_options_init(&po, GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
-    po.flags =
-        GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED | GIT_WORKTREE_PRUNE_WORKING_TREE;
-    if (git_worktree_prune(worktree.get(), &po) != 0)
-        return libgit2_error("cannot remove worktree " + name);
-    return {};
+    if (auto removed = remove_tree(expected); !removed) return removed;
+    return remove_tree(common_dir() / "worktrees" / name);
 }
 
 Result<std::vector<std::string>> Repository::prune_worktrees() {

@@ -112,9 +112,12 @@ class Repository {
     Result<WorktreeInfo> add_worktree_on(const std::string& name, const std::filesystem::path& path,
                                          const std::string& branch);
     Result<std::vector<WorktreeInfo>> worktrees() const;
-    // Deletes the worktree's folder and its administrative files. Without `force`, refuses
-    // a worktree with uncommitted changes or a lock.
-    Result<void> remove_worktree(const std::string& name, bool force);
+    // Deletes the worktree's folder, `expected` (where cocode made it, whatever its entry's
+    // `gitdir` — the worktree's own to rewrite — names), and its administrative files. Without
+    // `force`, refuses a worktree with uncommitted changes or a lock, or whose entry names
+    // another folder.
+    Result<void> remove_worktree(const std::string& name, bool force,
+                                 const std::filesystem::path& expected);
     // Drops the administrative files of worktrees whose folder is gone; returns their names.
     Result<std::vector<std::string>> prune_worktrees();
 

@@ -32,7 +32,9 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     auto text = [&](const char* key) { return info.get(key).value_or(""); };
     RunRecord r;
     r.folder = folder;
-    r.run_id = text("run_id");
+    // The run is the one its folder's name says: cocode named the folder; run-info.yaml (its
+    // run_id field kept for the runner contract's readers) is the agent's to rewrite.
+    r.run_id = folder.filename().string();
     r.issue = to_number(info.get("issue"));
     r.issue_url = text("issue_url");
     r.issue_title = text("issue_title");
@@ -295,9 +297,13 @@ Result<bool> reconcile(RunRecord& record) {
     return true;
 }
 
+PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, const std::string& pair) {
+    return {runs_dir.parent_path() / "sandboxes" / pair};
+}
+
 PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, long issue,
                          const std::string& agent) {
-    return {runs_dir.parent_path() / "sandboxes" / (std::to_string(issue) + "-" + agent)};
+    return pair_sandbox(runs_dir, std::to_string(issue) + "-" + agent);
 }
 
 }  // namespace cocode::run

@@ -68,6 +68,8 @@ struct PairSandbox {
 };
 PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, long issue,
                          const std::string& agent);
+// The same by the pair's name ("<issue>-<agent>", the worktree's).
+PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, const std::string& pair);
 
 // What `status` shows and `check` reads: run-info.yaml, typed.
 struct RunRecord {

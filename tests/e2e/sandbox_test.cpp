@@ -237,6 +237,12 @@ TEST_F(Sandbox, AnAgentsCodeRunByTheCheckReachesNothingOfTheHost) {
     const auto& r = only_run();
     const json check = json::parse(read_text(r.folder / "check.json"));
     EXPECT_EQ(check["verdict"], "PASS") << check.dump(2);
+    // Its key command ran (its commit got a key, and a build, of its own), in the sandbox.
+    std::string setup;
+    for (const auto& item : check["checks"])
+        if (item["id"] == "setup") setup = item["reason"];
+    EXPECT_NE(setup.find("built for this commit: requirements.txt changed"), std::string::npos)
+        << setup;
     Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
     Shell ci = as_user(quote(tool_path("cocode-check").string()) + " --worktree " +
@@ -533,6 +539,50 @@ TEST_F(Sandbox, ACheckOfAnAgentsCommitNeverBuildsTheBasesEnvironmentFromIt) {
     Shell run = dispatch_as_user("run 1");
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
     EXPECT_EQ(read_text(only_run().folder / "seen.txt"), "base\n");
+}
+
+// The agent rewrites its run's record — run-info.yaml's run id (to one with no seal), its
+// base (to its own commit), its worktree (to a folder of the user's) — and its worktree's entry
+// in .git/worktrees/ to name that folder. It is judged by its sealed rules all the same (FAIL:
+// add() is broken), and `clean` removes what cocode made and nothing of the user's.
+TEST_F(Sandbox, ARewrittenRecordDecidesNothingAndCleanRemovesOnlyWhatCocodeMade) {
+    write_text(repo_ / "calc.py", "def add(a, b):\n    return a - b\n");
+    sh_ok("git add -A && git commit -q -m base", repo_);
+    const fs::path precious = dir_ / "precious";
+    fs::create_directories(precious);
+    write_text(precious / "work.txt", "mine\n");
+    const std::string agent =
+        "echo '# nothing fixed' >> calc.py\n"
+        "git commit -q -am 'Looks fixed' -m \"$COCODE_READY_MARKER\"\n"
+        "own=$(git rev-parse HEAD)\n"
+        "info=\"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
+        "sed -i -e \"s|^run_id: .*|run_id: \\\"19990101-000000000-1-1\\\"|\" "
+        "-e \"s|^base_commit: .*|base_commit: \\\"$own\\\"|\" "
+        "-e \"s|^worktree: .*|worktree: \\\"" +
+        precious.string() +
+        "\\\"|\" \"$info\"\n"
+        "echo " +
+        quote((precious / ".git").string()) + " > \"$(git rev-parse --git-dir)/gitdir\"\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}},
+               {"check",
+                {{"verify",
+                  {{{"name", "add"},
+                    {"run", "python3 -c 'from calc import add; assert add(2, 3) == 5'"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;  // it ran; its verdict is below
+    const auto& r = only_run();
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "FAIL") << check.dump(2);
+    EXPECT_EQ(check["base"],
+              json::parse(read_text(repo_ / ".cocode/seals" /
+                                    (r.folder.filename().string() + ".json")))["base_commit"]);
+    Shell again = as_user(quote(tool_path("cocode-check").string()) + " --run " +
+                          r.folder.filename().string());
+    EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+    Shell cleaned = dispatch_as_user("clean 1 --force");
+    EXPECT_EQ(read_text(precious / "work.txt"), "mine\n") << cleaned.out << cleaned.err;
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-hostile/calc.py"))
+        << "the worktree cocode made is removed: " << cleaned.out << cleaned.err;
 }
 
 }  // namespace

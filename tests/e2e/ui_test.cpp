@@ -225,5 +225,33 @@ TEST_F(Dashboard, ABindBeyondLoopbackNeedsAChosenToken) {
     EXPECT_FALSE(fs::exists(repo_ / ".cocode/ui/listening"));
 }
 
+// The agent rewrote its run-info's base to an option of git's (`--output=FILE` writes a file)
+// and made its output.md a link to a secret: the run's page shows the diff from the sealed base,
+// writes nothing, and shows no secret.
+TEST_F(Dashboard, ARunsRewrittenRecordWritesNothingAndShowsNoSecret) {
+    const fs::path written = dir_.path() / "written-by-git", secret = dir_.path() / "id_secret";
+    write_text(secret, "the-secret-key-0x5eed\n");
+    const std::string agent =
+        "echo change > file.txt && git add file.txt && "
+        "git commit -qm \"fix: $COCODE_READY_MARKER\" && "
+        "sed -i 's|^base_commit: .*|base_commit: \"--output=" +
+        written.string() +
+        "\"|' \"$JRUN_RUN_FOLDER/run-info.yaml\" && "
+        "ln -sf " +
+        secret.string() + " \"$JRUN_RUN_FOLDER/output.md\"";
+    configure({{"agents", {{"hostile", {{"command", "sh"}, {"args", {"-c", agent}}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const auto r = only_run();
+    ASSERT_NE(read_text(r.folder / "run-info.yaml").find("--output="), std::string::npos);
+    auto client = client_of(start_ui("--read-only"));
+    auto got = client.Get(("/api/runs/" + r.run_id).c_str());
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->status, 200) << got->body;
+    const json page = json::parse(got->body);
+    EXPECT_NE(page.value("diff", "").find("file.txt"), std::string::npos) << got->body;
+    EXPECT_FALSE(fs::exists(written)) << "git wrote where the agent said";
+    EXPECT_EQ(got->body.find("the-secret-key"), std::string::npos) << got->body;
+}
+
 }  // namespace
 }  // namespace cocode::test

@@ -90,11 +90,22 @@ TEST(Repository, CreatesListsRemovesAndPrunesWorktrees) {
 
     // Uncommitted work is not thrown away without force.
     test::write_text(dir / "wts/7-claude/new.txt", "work");
-    auto refused = repo->remove_worktree("7-claude", false);
+    auto refused = repo->remove_worktree("7-claude", false, dir / "wts/7-claude");
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("uncommitted"), std::string::npos);
-    ASSERT_TRUE(repo->remove_worktree("7-claude", true));
-    EXPECT_FALSE(fs::exists(dir / "wts/7-claude"));
+    // Its entry rewritten to name another folder (the worktree's to write): nothing removed.
+    const fs::path elsewhere = dir / "elsewhere";
+    fs::create_directories(elsewhere);
+    test::write_text(elsewhere / "precious.txt", "mine");
+    const fs::path entry = dir / "repo/.git/worktrees/7-claude/gitdir";
+    test::write_text(entry, (elsewhere / ".git").string() + "\n");
+    auto misled = repo->remove_worktree("7-claude", false, dir / "wts/7-claude");
+    ASSERT_FALSE(misled);
+    EXPECT_NE(misled.error().message.find("its entry names"), std::string::npos);
+    ASSERT_TRUE(repo->remove_worktree("7-claude", true, dir / "wts/7-claude"));
+    EXPECT_TRUE(fs::exists(elsewhere / "precious.txt")) << "what the entry named stays";
+    EXPECT_FALSE(fs::exists(dir / "wts/7-claude")) << "what cocode made goes";
+    EXPECT_FALSE(fs::exists(dir / "repo/.git/worktrees/7-claude"));
 
     // A worktree whose folder vanished is pruned; git's own list agrees.
     fs::remove_all(dir / "wts/8-codex");

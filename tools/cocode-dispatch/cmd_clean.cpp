@@ -8,6 +8,7 @@
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
+namespace fs = std::filesystem;
 
 int run_clean(const CleanArgs& args) {
     if (!args.all && !args.which)
@@ -18,6 +19,10 @@ int run_clean(const CleanArgs& args) {
     auto all = args.all ? runs : select_runs(ws, std::nullopt);
     agent::CleanOptions options;
     options.force = args.force;
+    options.worktree_root = fs::path(ws.config.worktree_root).is_absolute()
+                                ? fs::path(ws.config.worktree_root)
+                                : (ws.root / ws.config.worktree_root).lexically_normal();
+    options.branch_prefix = ws.config.branch_prefix;
     int kept = 0, removed = 0;
     for (const auto& step : agent::clean(ws.root, runs, all, options)) {
         if (step.removed) {

@@ -282,15 +282,22 @@ json run_detail(Dashboard::State& s, const std::string& id) {
         out["plan_text"] = verdict->plan_text;
     }
     // What the pull request carries: the base to the branch's head (or its READY commit once
-    // the branch is gone).
-    const std::string head =
-        !r.branch.empty() &&
-                git::git_line(s.ws.root, {"rev-parse", "--verify", "-q", "refs/heads/" + r.branch})
-            ? "refs/heads/" + r.branch
-            : r.ready_commit;
-    if (!r.base_commit.empty() && !head.empty())
-        if (auto diff = git::git_output(s.ws.root, {"diff", "--no-color", "--no-ext-diff", "--stat",
-                                                    "--patch", r.base_commit, head, "--"})) {
+    // the branch is gone). The base and the branch are the seal's (run-info is the agent's to
+    // rewrite), and what goes to git is a full object id, after --end-of-options: nothing
+    // there reads as an option (`--output=FILE` would write a file).
+    auto seal = run::read_seal(s.ws.root, id);
+    const bool sealed = seal && *seal;
+    const std::string base = sealed ? (*seal)->base_commit : std::string();
+    std::string head;
+    if (sealed && !(*seal)->branch.empty())
+        if (auto at = git::git_line(s.ws.root, {"rev-parse", "--verify", "-q", "--end-of-options",
+                                                "refs/heads/" + (*seal)->branch + "^{commit}"}))
+            head = *at;
+    if (head.empty()) head = r.ready_commit;
+    if (git::is_object_id(base) && git::is_object_id(head))
+        if (auto diff =
+                git::git_output(s.ws.root, {"diff", "--no-color", "--no-ext-diff", "--stat",
+                                            "--patch", "--end-of-options", base, head, "--"})) {
             std::string text = std::move(*diff);
             const bool cut = text.size() > kShownText;
             if (cut) text.resize(kShownText);
