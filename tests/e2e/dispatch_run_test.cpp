@@ -1128,10 +1128,12 @@ TEST_F(DispatchRun, CleanRemovesABranchWhoseWorkIsMerged) {
 TEST_F(DispatchRun, CleanKeepsABranchWhenItCannotTellWhetherItIsPushed) {
     configure({{"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
     ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
-    // A base that is not in the repository: nothing can be proven pushed, so nothing goes.
-    ASSERT_TRUE(run::update_run_info(only_run().folder, [](FlatYaml& info) {
-                    info.set("base_commit", std::string(40, 'a'));
-                }).ok());
+    // A base that is not in the repository (its history cut since): nothing can be proven
+    // pushed, so nothing goes. The base is the seal's (run-info's is the agent's to rewrite).
+    const fs::path seal = repo_ / ".cocode/seals" / (only_run().run_id + ".json");
+    json sealed = json::parse(read_text(seal));
+    sealed["base_commit"] = std::string(40, 'a');
+    write_text(seal, sealed.dump());
     Shell clean = dispatch("clean 1");
     EXPECT_EQ(clean.exit_code, 1);
     EXPECT_NE(clean.err.find("branch cocode/1-seed: cannot tell whether its commits are pushed"),
