@@ -5,7 +5,8 @@
 # their command line, so that a test can look for them from outside any sandbox.
 #   rewrite-config  loosens the main repository's .cocode/config.json (through $JRUN_RUNS_DIR/..)
 #   amend-base      rewrites the base commit under its own work
-#   move-main       force-moves main and origin/main onto a history of its own
+#   move-main       force-moves main and origin/main onto a history of its own (in the git it
+#                   can write: its own repository, not the main one)
 #   force-push      force-pushes a history of its own to origin's main
 #   ignore-term     ignores SIGTERM and never exits
 #   double-fork     leaves a daemon that ignores SIGTERM and SIGHUP, in a session of its own

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "environment/store.h"
+#include "git/agent_repo.h"
 #include "git/repository.h"
+#include "proc/environment.h"
 #include "run/seal.h"
 
 namespace cocode::agent {
@@ -21,14 +23,11 @@ bool present(const fs::path& path) {
     return fs::symlink_status(path, ec).type() != fs::file_type::not_found;
 }
 
-// A worktree folder that git no longer knows as one (its `.git` file gone, or its entry in
-// .git/worktrees/ gone): only files are left, and they are the run's, by its record.
+// A folder of a run's, by its seal: removed with everything in it, links as links.
 CleanStep remove_folder(const fs::path& path, const std::string& what) {
     CleanStep step{what + " " + path.string(), false, ""};
-    std::error_code ec;
-    fs::remove_all(path, ec);
-    if (ec) {
-        step.why = ec.message();
+    if (auto removed = remove_tree(path); !removed) {
+        step.why = removed.error().message;
         return step;
     }
     step.removed = !present(path);
@@ -106,6 +105,28 @@ void clean_run(git::Repository& repo, const Made& made, const CleanOptions& opti
         steps.push_back(step);
         if (!step.removed) return;
     } else if (present(r.worktree)) {
+        // The agent's own repository (git/agent_repo.h) says, in the sandbox, whether the
+        // worktree holds work it never committed.
+        if (!options.force) {
+            std::string why;
+            if (!options.runner) {
+                why = "cannot tell whether it holds uncommitted work";
+            } else if (auto status =
+                           git::agent_git(options.runner, r.worktree,
+                                          "git status --porcelain --untracked-files=normal",
+                                          allowlisted_environment(current_environment(), {}));
+                       !status) {
+                why = "cannot tell whether it holds uncommitted work (" + status.error().message +
+                      ")";
+            } else if (!status->empty()) {
+                why = "holds uncommitted work";
+            }
+            if (!why.empty()) {
+                steps.push_back({"worktree " + r.worktree.string(), false,
+                                 why + "; kept (--force removes it)"});
+                return;
+            }
+        }
         steps.push_back(remove_folder(r.worktree, "worktree"));
         if (!steps.back().removed) return;
     }
@@ -174,7 +195,7 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
             run::pair_sandbox(repo_root / run::kRunsDir, made->worktree.filename().string()).folder;
         if (run::is_active(r.status) || present(made->worktree) || !present(own)) continue;
         auto removed = remove_tree(own);
-        steps.push_back({"the agent's HOME and /tmp " + own.string(), removed.ok(),
+        steps.push_back({"the agent's HOME, /tmp and repository " + own.string(), removed.ok(),
                          removed ? "" : removed.error().message});
     }
 

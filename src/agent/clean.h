@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "proc/command_runner.h"
 #include "run/run_folder.h"
 
 namespace cocode::agent {
@@ -28,6 +29,10 @@ struct CleanOptions {
     // run-info.yaml, which the agent could rewrite.
     std::filesystem::path worktree_root;
     std::string branch_prefix = "cocode/";
+    // What asks the agent's own git whether its worktree holds uncommitted work (the sandbox,
+    // agent/confined.h): a worktree's git is the agent's, never run on the host. Unset: a
+    // worktree is kept unless `force`, since nothing can tell.
+    CommandRunner runner;
     // Run folders that never got their run-info.yaml are removed once they are this old (a
     // younger one may be a start still under way).
     std::chrono::seconds half_made_age{60};

@@ -162,6 +162,32 @@ Result<void> copy_cli_settings(const config::CliPreset& cli, const fs::path& fro
     return {};
 }
 
+Result<std::optional<std::string>> take_back(bool sandboxed, const fs::path& repo_root,
+                                             const git::AgentRepo& agent_repo) {
+    if (!sandboxed)
+        return git::take_agent_branch(repo_root, agent_repo.git_dir, agent_repo.branch,
+                                      "git-upload-pack");
+    const SandboxProbe& probe = probe_sandbox();
+    if (!probe.available)
+        return Error::missing(no_sandbox_refusal("reading an agent's repository", probe));
+    auto scratch = TempFolder::make("cocode-take");
+    if (!scratch) return std::move(scratch).error();
+    std::error_code ec;
+    for (const char* part : {"home", "tmp"}) fs::create_directory(scratch->path() / part, ec);
+    // It reads the agent's repository (its settings, its objects, the main ones it borrows)
+    // and writes nothing; no network at all.
+    SandboxPlan plan = repository_sandbox(repo_root, {}, {});
+    plan.visible.push_back(agent_repo.git_dir);
+    plan.home = scratch->path() / "home";
+    plan.tmp = scratch->path() / "tmp";
+    plan.own_network = true;
+    if (const std::string refused = plan_refused(plan); !refused.empty())
+        return Error::general("the sandbox for git-upload-pack cannot be made: " + refused);
+    return git::take_agent_branch(
+        repo_root, agent_repo.git_dir, agent_repo.branch,
+        shell_command(sandboxed_argv(probe.bwrap, plan, {"git-upload-pack"})));
+}
+
 std::string no_sandbox_refusal(const std::string& what, const SandboxProbe& probe) {
     return what + " runs only in the sandbox, and there is none here (" + probe.why_not +
            "); `\"sandbox\": \"none\"` in " + config::kConfigFile +

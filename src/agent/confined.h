@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "config/presets.h"
+#include "git/agent_repo.h"
 #include "net/allowlist.h"
 #include "proc/command_runner.h"
 #include "proc/sandbox.h"
@@ -44,6 +45,13 @@ std::vector<std::filesystem::path> secrets_in_home(const std::filesystem::path& 
 // never followed.
 Result<void> copy_cli_settings(const config::CliPreset& cli, const std::filesystem::path& from_home,
                                const std::filesystem::path& home);
+
+// The agent's branch taken back into the main repository (git::take_agent_branch), the side
+// that serves it — git-upload-pack in the agent's repository — run in the sandbox (as it is
+// only under `"sandbox": "none"`). The branch's commit; nullopt when the agent's repository
+// has no such branch. `sandboxed`: false only for a run under `"sandbox": "none"`.
+Result<std::optional<std::string>> take_back(bool sandboxed, const std::filesystem::path& repo_root,
+                                             const git::AgentRepo& agent_repo);
 
 // The one line that refuses to run `what` (an agent's code) where no sandbox can be made.
 std::string no_sandbox_refusal(const std::string& what, const SandboxProbe& probe);

@@ -366,20 +366,16 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
     return out;
 }
 
-// What an agent may write (docs/security.md, "The sandbox"): its worktree, what a commit needs
-// in the git common folder (objects, refs, reflogs, its own worktree entry), its run folder and
-// the bus the hook appends to, its own HOME and /tmp; nothing else. The rest of the host is
-// read-only, the user's credentials and every CLI's login in the user's HOME out of sight (its
-// own CLI's configuration is copied into its HOME).
+// What an agent may write (docs/security.md, "The sandbox"): its worktree, its own git storage,
+// its run folder and the bus the hook appends to, its own HOME and /tmp; nothing else. The rest of
+// the host is read-only, the user's credentials and every CLI's login in the user's HOME out of
+// sight (its own CLI's configuration is copied into its HOME).
 SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) {
     SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first);
-    const auto dirs = git::locate_git_dirs(context.repo_root, nullptr);
-    // A plan round writes nothing: the worktree and what a commit needs stay read-only.
-    if (dirs && !run.plan_round) {
-        const fs::path common = dirs->common_dir;
-        for (const char* part : {"objects", "refs", "logs"}) plan.writable.push_back(common / part);
-        plan.writable.push_back(common / "worktrees" / run.worktree.filename());
-    }
+    // Its own folder beside the runs: its HOME, and its git storage (git/agent_repo.h): the
+    // repository's own git folder, objects and refs included, stays read-only.
+    plan.writable.push_back(run.own.folder);
+    // A plan round writes nothing in the worktree (its commits would show once taken back).
     (run.plan_round ? plan.visible : plan.writable).push_back(run.worktree);
     plan.writable.push_back(run.files.folder);
     plan.writable.push_back(context.runs_dir() / run::kBusFile);
@@ -558,52 +554,6 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     }
 }
 
-// The worktree a start cut short left half-made, so that it can be made again: its folder
-// (nothing but cocode's checkout: no agent ran in it) and its entry in <common>/worktrees/,
-// when that entry is this worktree's and no other's.
-Result<void> clear_half_made_worktree(const git::Repository& repo, const PlannedRun& run) {
-    std::error_code ec;
-    if (fs::exists(run.worktree, ec)) {
-        fs::remove_all(run.worktree, ec);
-        if (ec)
-            return Error::general("cannot remove the half-made worktree " + run.worktree.string() +
-                                  ": " + ec.message());
-    }
-    const fs::path admin = repo.common_dir() / "worktrees" / pair_name(run.issue, run.agent.name);
-    if (!fs::exists(admin, ec)) return {};
-    std::string gitdir;
-    if (auto text = read_file(admin / "gitdir")) {
-        gitdir = *text;
-        while (!gitdir.empty() && std::isspace(static_cast<unsigned char>(gitdir.back())))
-            gitdir.pop_back();
-    }
-    if (!gitdir.empty() &&
-        fs::weakly_canonical(gitdir, ec) != fs::weakly_canonical(run.worktree / ".git", ec))
-        return Error::general("--resume: " + admin.string() + " belongs to the worktree at " +
-                              gitdir + ", not to " + run.worktree.string() +
-                              "; `git worktree prune` or remove it by hand");
-    fs::remove_all(admin, ec);
-    if (ec) return Error::general("cannot remove " + admin.string() + ": " + ec.message());
-    return {};
-}
-
-// The locks a killed agent's git held in its own worktree and on its own branch. Called only
-// when nothing of the run that held them is alive.
-Result<void> drop_stale_locks(const git::Repository& repo, const PlannedRun& run) {
-    // The worktree's git folder as cocode made it, not as its `.git` file (the agent's) says.
-    std::error_code ec;
-    for (const fs::path& lock :
-         {repo.common_dir() / "worktrees" / run.worktree.filename() / "index.lock",
-          repo.common_dir() / "worktrees" / run.worktree.filename() / "HEAD.lock",
-          repo.common_dir() / ("refs/heads/" + run.branch + ".lock")}) {
-        if (!fs::exists(fs::symlink_status(lock, ec))) continue;
-        if (!fs::remove(lock, ec) && ec)
-            return Error::general("cannot remove " + lock.string() +
-                                  ", left by a killed agent: " + ec.message());
-    }
-    return {};
-}
-
 }  // namespace
 
 namespace {
@@ -659,47 +609,33 @@ struct Pair {
     bool remake = false;  // resumed, but its worktree must be made again
     int round = 1;
     std::string round_from;  // a round: the branch's head it starts from
+    // A round whose branch caught up with origin's: where it stood before, which the agent's
+    // worktree still holds (brought forward in the sandbox once its repository is made).
+    std::string caught_up_from;
 };
 
-// Before a round: when the branch was pushed and someone pushed to it since (a reviewer's
-// fix-up), the branch here moves forward to what origin has, in its worktree too, so that the
-// round starts from it and its push is a fast-forward that keeps their commit. When both
-// moved (commits here that were never pushed), origin's branch is merged into the worktree's
-// — nobody's commits are rewritten — and a merge that conflicts is undone and the round
-// refused. The branch's head after.
-// A git command in a worktree an agent worked in, as its agent's own git would run: in the
-// sandbox, writing the worktree, its git folder and what a commit needs; never cocode's git
-// on the host, which would take the settings the agent left there. What git said, or why not.
+// A git command in an agent's worktree, as its own git would run: in the sandbox, writing the
+// worktree and the agent's repository; never cocode's git on the host, which would take the
+// settings the agent left there. What git said, or why not.
 Result<void> git_in_worktree(const DispatchContext& context, const git::Repository& repo,
-                             const fs::path& worktree, const std::string& command) {
-    const fs::path common = repo.common_dir();
-    auto scratch = TempFolder::make("cocode-merge");
-    if (!scratch) return std::move(scratch).error();
-    CommandRequest request;
-    request.command = command;
-    request.cwd = worktree;
-    request.environment = allowlisted_environment(current_environment(), {});
+                             const PlannedRun& run, const std::string& command) {
+    std::vector<std::string> environment = allowlisted_environment(current_environment(), {});
     for (const auto& [name, value] : commit_identity(repo))
-        request.environment.push_back(name + "=" + value);
-    request.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-    request.log = scratch->path() / "log";
-    request.record = scratch->path() / "egress.jsonl";
-    request.writable = {common / "objects", common / "refs", common / "logs",
-                        common / "worktrees" / worktree.filename()};
-    auto ran = confined_runner(context.config, context.repo_root)(request);
+        environment.push_back(name + "=" + value);
+    auto ran = git::agent_git(confined_runner(context.config, context.repo_root), run.worktree,
+                              command, std::move(environment), {run.own.git()});
     if (!ran) return std::move(ran).error();
-    if (ran->exit_code == 0 && !ran->timed_out) return {};
-    auto said = read_file_no_follow(request.log, 1 << 20);
-    const std::string line = said ? first_line(*said) : std::string();
-    return Error::general("`" + command + "` " +
-                          (ran->timed_out ? std::string("did not end")
-                                          : "exited with " + std::to_string(ran->exit_code)) +
-                          (line.empty() ? "" : ": " + line));
+    return {};
 }
 
-Result<std::string> catch_up_with_origin(const DispatchContext& context,
-                                         const git::Repository& repo, const std::string& branch,
-                                         const fs::path& worktree) {
+// Before a round: when the branch was pushed and someone pushed to it since (a reviewer's
+// fix-up), the branch moves forward to what origin has, so that the round starts from it and
+// its push is a fast-forward that keeps their commit. When both moved (commits here that were
+// never pushed), origin's branch is merged into it — nobody's commits are rewritten — and a
+// merge that conflicts refuses the round. All of it in the main repository, where cocode's
+// git runs; the agent's worktree is brought forward in the sandbox once its repository is
+// made (make_worktrees). The branch's head after.
+Result<std::string> catch_up_with_origin(const git::Repository& repo, const std::string& branch) {
     const std::string local = "refs/heads/" + branch, tracking = "refs/remotes/origin/" + branch;
     const fs::path root = repo.main_work_dir();
     if (repo.lookup(tracking).ok()) {  // pushed before: origin may have moved
@@ -712,37 +648,35 @@ Result<std::string> catch_up_with_origin(const DispatchContext& context,
         auto ahead = git::run_git(root, {"merge-base", "--is-ancestor", tracking, local});
         if (!behind) return std::move(behind).error();
         if (!ahead) return std::move(ahead).error();
-        std::error_code ec;
-        const bool has_worktree = !worktree.empty() && fs::exists(worktree / ".git", ec);
-        // The commit origin's branch is at, by its id: nothing in the worktree names it.
-        auto theirs = repo.lookup(tracking);
-        if (!theirs) return std::move(theirs).error();
         if (behind->exit_code != 0 && ahead->exit_code != 0) {
             const std::string both = "branch " + branch +
                                      " has commits on origin that are not here and commits here "
                                      "that are not on origin";
-            if (!has_worktree) return Error::usage(both + "; merge them, then continue");
-            auto merged = git_in_worktree(
-                context, repo, worktree,
-                "git merge --quiet --no-edit --no-ff -m " +
-                    shell_quote("Merge origin's " + branch + " into the next round") + " " +
-                    theirs->id);
-            if (!merged) {
-                (void)git_in_worktree(context, repo, worktree, "git merge --abort");
-                return Error::usage(both + ", and they do not merge cleanly (" +
-                                    merged.error().message + "); merge them, then continue");
-            }
-        }
-        if (behind->exit_code == 0 && ahead->exit_code != 0) {
-            if (has_worktree) {
-                if (auto moved = git_in_worktree(context, repo, worktree,
-                                                 "git merge --quiet --ff-only " + theirs->id);
-                    !moved)
-                    return std::move(moved).error();
-            } else if (auto moved = git::git_output(root, {"update-ref", local, tracking});
-                       !moved) {
+            auto tree = git::run_git(root, {"merge-tree", "--write-tree", local, tracking});
+            if (!tree) return std::move(tree).error();
+            if (tree->exit_code != 0)
+                return Error::usage(both +
+                                    ", and they do not merge cleanly; merge them, then "
+                                    "continue");
+            auto ours = repo.lookup(local), theirs = repo.lookup(tracking);
+            if (!ours) return std::move(ours).error();
+            if (!theirs) return std::move(theirs).error();
+            git::GitOptions with_identity;
+            with_identity.environment = current_environment();
+            for (const auto& [name, value] : commit_identity(repo))
+                with_identity.environment->push_back(name + "=" + value);
+            auto merged = git::git_line(
+                root,
+                {"commit-tree", first_line(tree->out), "-p", ours->id, "-p", theirs->id, "-m",
+                 "Merge origin's " + branch + " into the next round"},
+                with_identity);
+            if (!merged) return std::move(merged).error();
+            if (auto moved = git::git_output(root, {"update-ref", local, *merged, ours->id});
+                !moved)
                 return std::move(moved).error();
-            }
+        } else if (behind->exit_code == 0 && ahead->exit_code != 0) {
+            if (auto moved = git::git_output(root, {"update-ref", local, tracking}); !moved)
+                return std::move(moved).error();
         }
     }
     auto head = repo.lookup(local);
@@ -763,7 +697,8 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     const bool registered = std::any_of(worktrees.begin(), worktrees.end(),
                                         [&](const git::WorktreeInfo& w) { return w.name == name; });
     std::error_code ec;
-    Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name), false, 1, {}};
+    Pair pair{&issue, &agent, false, latest_run(existing, issue.number, agent.name),
+              false,  1,      {},    {}};
     const std::string pair_text = "issue " + std::to_string(issue.number) + ", agent " + agent.name;
     if (const RoundRequest* asked = context.round_for(agent.name)) {
         // A plan round pushed nothing: where it did not run (a fresh runner), the next round
@@ -798,25 +733,25 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     if (pair.previous && run::is_active(pair.previous->status))
         if (auto ended = run::reconcile(*pair.previous); !ended) return std::move(ended).error();
     pair.resume = true;
-    // A start cut short (kill -9, a full disk) leaves a branch without its worktree, or a
-    // worktree folder git cannot open: made again on the branch. A folder is only removed when
-    // no agent ever ran in it: then all it holds is what cocode checked out.
-    const bool usable = fs::exists(path / ".git", ec) && git::Repository::open(path).ok();
-    if (!usable) {
-        const bool never_ran =
-            pair.previous && pair.previous->pid == 0 && !run::is_active(pair.previous->status);
-        if (fs::exists(path, ec) && !never_ran)
-            return Error::usage(how + ": " + path.string() +
-                                " is no longer a git worktree, and an agent worked in it; save "
-                                "what you need from it, then `cocode-dispatch clean " +
-                                std::to_string(issue.number) + " --force`");
-        pair.remake = true;
+    // A start cut short (kill -9, a full disk) leaves a branch without its worktree: made
+    // again on the branch. The worktree's git is made afresh for every run (its `.git` and the
+    // repository it names are the agent's), so a folder is all a worktree needs to go on.
+    pair.remake = !fs::is_directory(fs::symlink_status(path, ec));
+    // What the last run committed and cocode did not take yet (its dispatcher was killed),
+    // taken before anything moves the branch.
+    const run::PairSandbox own = run::pair_sandbox(context.runs_dir(), issue.number, agent.name);
+    if (!pair.remake && fs::is_directory(fs::symlink_status(own.git(), ec))) {
+        const bool sandboxed = context.config.sandbox != config::SandboxMode::none;
+        if (auto taken = take_back(sandboxed, context.repo_root, {own.git(), path, branch}); !taken)
+            return Error{taken.error().code, pair_text + ": " + taken.error().message};
     }
     // Only now, with nothing of the last run alive in the worktree, does a round touch it.
     if (round) {
-        auto from = catch_up_with_origin(context, repo, branch, usable ? path : fs::path());
+        auto before = repo.lookup("refs/heads/" + branch);
+        auto from = catch_up_with_origin(repo, branch);
         if (!from) return Error{from.error().code, pair_text + ": " + from.error().message};
         pair.round_from = *from;
+        if (before && before->id != *from && !pair.remake) pair.caught_up_from = before->id;
     }
     return pair;
 }
@@ -1140,46 +1075,62 @@ Result<void> attach_environment(const DispatchContext& context, PlannedRun& run)
     return {};
 }
 
-// The worktrees made (or, for a resumed pair, pointed at its new run) in parallel: checking
-// out files is most of the cost, and it is kernel time spread over many files
-// (docs/performance.md). A run whose setup fails is marked failed, not thrown.
+// The worktrees made (or, for a resumed pair, kept) in parallel, each with its agent's git
+// storage made afresh (git/agent_repo.h): checking out files is most of the cost, and it is
+// kernel time spread over many files (docs/performance.md). A run whose setup fails is marked
+// failed, not thrown.
 void make_worktrees(const DispatchContext& context, git::Repository& repo,
                     const std::vector<Pair>& pairs, std::vector<PlannedRun>& runs) {
-    // libgit2 makes <common>/worktrees/ with an exclusive mkdir, which only one of several
-    // first worktrees would win: make it first.
-    std::error_code ec;
-    fs::create_directories(repo.common_dir() / "worktrees", ec);
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i = next++; i < runs.size(); i = next++) {
             PlannedRun& run = runs[i];
             if (run.failed) continue;
-            const bool resume = pairs[i].resume && !pairs[i].remake;
+            const bool keep = pairs[i].resume && !pairs[i].remake;  // the worktree goes on
             auto fail = [&](Error error) {
                 run.failed = std::move(error);
                 run.failed_reason = run::StopReason::setup;
             };
-            if (!resume) {  // a new worktree, or one made again on the branch it had
-                auto own = git::Repository::open(context.repo_root);
-                if (!own) {
-                    fail(std::move(own).error());
-                    continue;
-                }
-                const std::string name = pair_name(run.issue, run.agent.name);
-                auto made =
-                    pairs[i].remake && own->branch_exists(run.branch)
-                        ? own->add_worktree_on(name, run.worktree, run.branch)
-                        : own->add_worktree(name, run.worktree, run.branch, run.base_commit);
-                if (!made) {
+            // The branch, in the main repository: made at the base for a new pair (and never
+            // over one that is there).
+            const std::string ref = "refs/heads/" + run.branch;
+            if (!repo.lookup(ref).ok())
+                if (auto made = git::git_output(context.repo_root,
+                                                {"update-ref", ref, run.base_commit, ""});
+                    !made) {
                     fail(std::move(made).error());
                     continue;
                 }
+            auto head = repo.lookup(ref);
+            if (!head) {
+                fail(std::move(head).error());
+                continue;
             }
-            // The pointer goes where cocode made the worktree's git folder, never where its
-            // `.git` file (the agent's, in a round) says.
-            if (auto ok = hook::write_run_pointer(
-                    repo.common_dir() / "worktrees" / run.worktree.filename(), run.files.folder);
-                !ok) {
+            // A worktree an earlier cocode made as a linked worktree leaves its entry in the
+            // main repository: named by the pair, cocode's, and no longer anybody's.
+            if (auto gone = remove_tree(repo.common_dir() / "worktrees" / run.worktree.filename());
+                !gone) {
+                fail(std::move(gone).error());
+                continue;
+            }
+            // A round whose branch caught up with origin's starts its worktree where it was.
+            const std::string at =
+                pairs[i].caught_up_from.empty() ? head->id : pairs[i].caught_up_from;
+            if (auto made = git::make_agent_repo(
+                    repo.common_dir(), {run.own.git(), run.worktree, run.branch}, at, !keep);
+                !made) {
+                fail(std::move(made).error());
+                continue;
+            }
+            if (at != head->id)
+                if (auto moved = git_in_worktree(context, repo, run,
+                                                 "git merge --quiet --ff-only " + head->id);
+                    !moved) {
+                    fail(Error::general("catching up with origin's " + run.branch + ": " +
+                                        moved.error().message));
+                    continue;
+                }
+            if (auto ok = hook::write_run_pointer(run.own.git(), run.files.folder); !ok) {
                 fail(std::move(ok).error());
                 continue;
             }
@@ -1187,7 +1138,7 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
                 fail(std::move(ok).error());
                 continue;
             }
-            if (resume) continue;  // set up once, when the worktree was made
+            if (keep) continue;  // set up once, when the worktree was made
             if (auto ok = copy_setup_files(context, run); !ok) {
                 fail(std::move(ok).error());
                 continue;
@@ -1290,17 +1241,6 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
         runs.push_back(std::move(run).value());
     }
 
-    // What a resumed pair's previous run left half-done, now that nothing of it is alive: a
-    // worktree folder to make again, the git locks its agent held when it was killed.
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-        if (!pairs[i].resume || runs[i].failed) continue;
-        if (pairs[i].remake) {
-            if (auto ok = clear_half_made_worktree(*repo, runs[i]); !ok)
-                return std::move(ok).error();
-        } else if (pairs[i].previous && run_processes(run::marks_of(*pairs[i].previous)).empty()) {
-            if (auto ok = drop_stale_locks(*repo, runs[i]); !ok) return std::move(ok).error();
-        }
-    }
     prepare_environments(context, runs);
     make_worktrees(context, *repo, pairs, runs);
     return runs;

@@ -15,7 +15,9 @@ namespace {
 
 // git writes a ref or HEAD as `<name>.lock` and renames it over `<name>`; packed-refs the
 // same way. A rename into the folder is the moment the commit is visible.
-constexpr uint32_t kMask = IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE;
+// Never through a link an agent put in its git folder.
+constexpr uint32_t kMask =
+    IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_DONT_FOLLOW | IN_ONLYDIR;
 // The worktree's HEAD reflog is appended to in place on every commit made there.
 constexpr uint32_t kAppendMask = kMask | IN_MODIFY;
 

@@ -14,11 +14,13 @@
 #include <optional>
 
 #include "agent/builtin.h"
+#include "agent/confined.h"
 #include "agent/ready_watch.h"
 #include "agent/transcript.h"
 #include "agent/usage.h"
 #include "core/files.h"
 #include "core/redact.h"
+#include "git/agent_repo.h"
 #include "git/git_files.h"
 #include "git/repository.h"
 #include "github/reach.h"
@@ -65,8 +67,10 @@ struct Slot {
     RunResult result;
     // Its commits, as the ready watch sees them.
     std::optional<git::GitDirs> dirs;
-    std::string last_head;  // the newest commit already scanned for the marker
-    int commits = 0;        // since the base
+    std::string last_head;    // the newest commit already scanned for the marker
+    std::string branch_mark;  // what its branch's ref read at the last look
+    std::string take_error;   // why its branch could not be taken back at its end
+    int commits = 0;          // since the base
     Clock::time_point first_start{}, ended{};
     // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
     std::optional<UsageReader> usage;
@@ -274,36 +278,52 @@ class Supervisor {
         return repo_ ? &*repo_ : nullptr;
     }
 
-    // A run's worktree's git folders as cocode made them (<common>/worktrees/<pair>), never as
-    // the worktree's `.git` file says.
-    static std::optional<git::GitDirs> made_git_dirs(const PlannedRun& run) {
-        auto main = git::locate_git_dirs(main_root(run), nullptr);
-        if (!main) return std::nullopt;
-        return git::GitDirs{main->common_dir / "worktrees" / run.worktree.filename(),
-                            main->common_dir};
+    // The agent's own repository (git/agent_repo.h): its git folder is the agent's.
+    static git::AgentRepo agent_repo(const PlannedRun& run) {
+        return {run.own.git(), run.worktree, run.branch};
     }
 
     // Arms the ready watch before the agent first starts, so that no commit can slip by.
     void watch_commits(Slot& slot) {
         PlannedRun& run = *slot.run;
-        slot.dirs = made_git_dirs(run);
-        if (!slot.dirs) return;
+        const git::AgentRepo own = agent_repo(run);
+        slot.dirs = git::GitDirs{own.git_dir, own.git_dir};
         if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
-        auto head = git::read_head_id(*slot.dirs);
-        slot.last_head = head ? *head : run.base_commit;
-        if (auto* repo = repository(); repo && !run.base_commit.empty())
-            if (auto commits = repo->commits_between(run.base_commit, slot.last_head))
-                slot.commits = static_cast<int>(commits->size());
+        slot.branch_mark = git::agent_branch_mark(own);
+        slot.last_head = run.base_commit;
+        if (auto* repo = repository()) {
+            if (auto head = repo->lookup("refs/heads/" + run.branch)) slot.last_head = head->id;
+            if (!run.base_commit.empty())
+                if (auto commits = repo->commits_between(run.base_commit, slot.last_head))
+                    slot.commits = static_cast<int>(commits->size());
+        }
     }
 
-    // The branch moved: are there new commits, and does one carry the marker? Only the
-    // commits since the last look are read. READY is recorded through the hook's own
-    // function, under the run-info lock, so that whichever of the two sees a commit first
-    // records it and the other finds it recorded.
-    void scan_commits(Slot& slot, Clock::time_point now) {
+    // The agent's branch taken back into the main repository (agent::take_back): every object
+    // checked on the way, its code run in the sandbox. Its head, or nullopt (nothing taken,
+    // `why` says what went wrong when something did).
+    static std::optional<std::string> take_branch(const PlannedRun& run, std::string* why) {
+        const bool sandboxed = run.sandbox.rfind("none", 0) != 0;
+        auto taken = take_back(sandboxed, main_root(run), agent_repo(run));
+        if (!taken) {
+            if (why) *why = taken.error().message;
+            return std::nullopt;
+        }
+        return *taken;
+    }
+
+    // The branch moved: are there new commits, and does one carry the marker? Taken back
+    // first (only what is new crosses), then only the commits since the last look are read,
+    // from the main repository. READY is recorded through the hook's own function, under the
+    // run-info lock, so that whichever of the two sees a commit first records it and the other
+    // finds it recorded. `always`: taken back even when the ref reads as before (the end).
+    void scan_commits(Slot& slot, Clock::time_point now, bool always = false) {
         PlannedRun& run = *slot.run;
         if (!slot.dirs) return;
-        auto head = git::read_head_id(*slot.dirs);
+        const std::string mark = git::agent_branch_mark(agent_repo(run));
+        if (mark == slot.branch_mark && !always) return;
+        slot.branch_mark = mark;
+        auto head = take_branch(run, always ? &slot.take_error : nullptr);
         if (!head || *head == slot.last_head) return;
         if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
         const git::Repository* repo = repository();
@@ -313,7 +333,6 @@ class Supervisor {
         if (!slot.last_head.empty() && slot.last_head != run.base_commit)
             hidden.push_back(slot.last_head);
         auto fresh = repo->commits_between(hidden, *head);
-        // An object not found yet (a pack still being written): the next event looks again.
         if (!fresh) return;
         slot.last_head = *head;
         views_changed_ = true;
@@ -737,6 +756,8 @@ class Supervisor {
         slot.phase = Phase::done;
         slot.ended = clock_now();
         if (watch_) watch_->forget(index_of(slot));
+        // What it committed, taken back before anything reads its branch (its verdict).
+        scan_commits(slot, clock_now(), true);
         slot.result.exit_code = code;
         slot.result.status = code == 0 ? run::RunStatus::completed : run::RunStatus::failed;
         slot.result.reason = reason;
@@ -750,6 +771,10 @@ class Supervisor {
         end.restarts = slot.result.restarts;
         end.end_time = format_utc_timestamp(std::chrono::system_clock::now());
         end.error_summary = summary;
+        if (!slot.take_error.empty())
+            end.error_summary += (summary.empty() ? "" : "; ") +
+                                 std::string("its branch could not be taken back: ") +
+                                 slot.take_error;
         end.ready_commit = slot.ready_commit;
         if (slot.usage) {
             end.usage = usage_of(slot);

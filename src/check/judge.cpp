@@ -6,6 +6,7 @@
 #include "check/verify.h"
 #include "core/files.h"
 #include "core/glob.h"
+#include "git/agent_repo.h"
 #include "git/cli.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -268,6 +269,30 @@ std::vector<CheckItem> plan_round_checks(const std::optional<int>& exit_code,
     return checks;
 }
 
+namespace {
+
+// `git status --porcelain=v1 -z`'s entries: each one's two-letter code and path (a rename's
+// old name, which follows it, skipped).
+std::vector<std::pair<std::string, std::string>> porcelain_entries(const std::string& status) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t at = 0;
+    while (at < status.size()) {
+        std::size_t end = status.find('\0', at);
+        if (end == std::string::npos) end = status.size();
+        const std::string entry = status.substr(at, end - at);
+        at = end + 1;
+        if (entry.size() < 4) continue;
+        out.emplace_back(entry.substr(0, 2), entry.substr(3));
+        if (entry[0] == 'R' || entry[0] == 'C') {  // the old name
+            const std::size_t old_end = status.find('\0', at);
+            at = old_end == std::string::npos ? status.size() : old_end + 1;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 CheckItem worktree_check(const std::string& status, const std::string& worktree_head,
                          const std::string& judged, const std::vector<std::string>& own_paths) {
     CheckItem item = named("worktree", "worktree");
@@ -282,15 +307,7 @@ CheckItem worktree_check(const std::string& status, const std::string& worktree_
         });
     };
     std::vector<std::string> shown;
-    std::size_t at = 0;
-    while (at < status.size()) {
-        std::size_t end = status.find('\0', at);
-        if (end == std::string::npos) end = status.size();
-        const std::string entry = status.substr(at, end - at);
-        at = end + 1;
-        if (entry.size() < 4) continue;
-        const std::string code = entry.substr(0, 2), path = entry.substr(3);
-        if (code[0] == 'R' || code[0] == 'C') at = status.find('\0', at) + 1;  // the old name
+    for (const auto& [code, path] : porcelain_entries(status)) {
         if (own(path)) continue;
         item.files.push_back(path);
         const std::string what = code == "??"                          ? "untracked"
@@ -354,22 +371,11 @@ namespace {
 // sandbox (the runner's): the worktree's git folder and its settings are the agent's.
 std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::string& judged) {
     if (!input.runner) return std::nullopt;
-    auto scratch = TempFolder::make("cocode-status");
-    if (!scratch) return std::nullopt;
-    CommandRequest request;
-    request.command =
+    auto said = git::agent_git(
+        input.runner, input.worktree,
         "git status --porcelain=v1 -z --ignored=traditional --untracked-files=normal && "
-        "printf '\\0HEAD ' && git rev-parse --verify --quiet HEAD";
-    request.cwd = input.worktree;
-    request.environment = allowlisted_environment(current_environment(), {});
-    request.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-    request.log = scratch->path() / "err";
-    request.out = scratch->path() / "out";
-    request.record = scratch->path() / "egress.jsonl";
-    request.writes_cwd = false;
-    auto ran = input.runner(request);
-    if (!ran || ran->exit_code != 0 || ran->timed_out) return std::nullopt;
-    auto said = read_file_no_follow(request.out, std::size_t{64} << 20);
+        "printf '\\0HEAD ' && git rev-parse --verify --quiet HEAD",
+        allowlisted_environment(current_environment(), {}));
     if (!said) return std::nullopt;
     const std::size_t split = said->rfind(std::string("\0HEAD ", 6));
     if (split == std::string::npos) return std::nullopt;
@@ -382,18 +388,21 @@ Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo,
     const std::string from = input.round_from.empty() ? v.base : input.round_from;
     auto commits = repo.commits_between(from, v.head);
     if (!commits) return std::move(commits).error();
-    // What the worktree holds uncommitted, read by libgit2 (which runs nothing a repository's
-    // settings name): the worktree was read-only to the agent in its sandbox.
-    auto in_worktree = git::Repository::open(input.worktree);
-    if (!in_worktree) return std::move(in_worktree).error();
-    auto uncommitted = in_worktree->uncommitted_paths();
-    if (!uncommitted) return std::move(uncommitted).error();
+    // What the worktree holds uncommitted (it was read-only to the agent), by its own git in
+    // the sandbox: the repository its `.git` names is the agent's.
+    if (!input.runner) return Error::general("judging a plan round needs a runner for its git");
+    auto status = git::agent_git(input.runner, input.worktree,
+                                 "git status --porcelain=v1 -z --untracked-files=normal",
+                                 allowlisted_environment(current_environment(), {}));
+    if (!status) return std::move(status).error();
+    std::vector<std::string> uncommitted;
+    for (auto& [code, path] : porcelain_entries(*status)) uncommitted.push_back(std::move(path));
     const PlanRead read = read_work_plan(input.plan_answer);
     v.plan_round = true;
     v.plan = read.plan;
     v.plan_why_not = read.why_not;
     v.plan_text = input.plan_answer;
-    v.checks = plan_round_checks(input.exit_code, input.run_summary, *commits, *uncommitted, read);
+    v.checks = plan_round_checks(input.exit_code, input.run_summary, *commits, uncommitted, read);
     v.pass = passes(v.checks);
     return v;
 }
@@ -468,7 +477,7 @@ Result<Verdict> judge(const JudgeInput& input) {
     std::unique_ptr<CleanTree> tree;
     fs::path cwd = input.worktree;
     if (input.clean_tree && why_not.empty() && !commands.empty()) {
-        auto made = CleanTree::make(input.worktree, head->id, input.tree, input.runner, environment,
+        auto made = CleanTree::make(where, head->id, input.tree, input.runner, environment,
                                     input.report_dir);
         if (!made) return std::move(made).error();
         tree = std::move(*made);

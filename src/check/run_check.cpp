@@ -179,7 +179,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     input.report_dir = record.folder;
     input.run_id = record.run_id;
     input.agent = record.agent;
-    input.branch = record.branch;
+    input.branch = branch;  // the seal's, never run-info's
     input.issue = record.issue;
     input.issue_url = record.issue_url;
     input.run_seconds = seconds_between(record.start_time, record.end_time);

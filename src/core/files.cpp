@@ -64,8 +64,8 @@ void fsync_parent(const fs::path& path) {
 // Opens a file of the run's (or anything an agent's folder may hold) as data: the last
 // component never followed when it is a link, a FIFO never waited on, anything but a regular
 // file refused. Invalid when it cannot (errno says why: ELOOP for a link).
-UniqueFd open_regular(const fs::path& path, int flags, mode_t mode = 0) {
-    UniqueFd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode));
+UniqueFd open_regular_at(int at, const fs::path& path, int flags, mode_t mode = 0) {
+    UniqueFd fd(::openat(at, path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode));
     struct stat st {};
     if (!fd.valid()) return fd;
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -77,11 +77,12 @@ UniqueFd open_regular(const fs::path& path, int flags, mode_t mode = 0) {
     return fd;
 }
 
-}  // namespace
+UniqueFd open_regular(const fs::path& path, int flags, mode_t mode = 0) {
+    return open_regular_at(AT_FDCWD, path, flags, mode);
+}
 
-Result<std::string> read_file_no_follow(const fs::path& path, std::size_t limit) {
-    UniqueFd fd = open_regular(path, O_RDONLY);
-    if (!fd.valid()) return Error::from_errno(describe("cannot read", path), errno);
+// All of an open file, at most `limit` bytes (more is an error).
+Result<std::string> read_all(const UniqueFd& fd, const fs::path& path, std::size_t limit) {
     std::string out;
     char buf[65536];
     for (;;) {
@@ -99,25 +100,29 @@ Result<std::string> read_file_no_follow(const fs::path& path, std::size_t limit)
     return out;
 }
 
+}  // namespace
+
+Result<std::string> read_file_no_follow(const fs::path& path, std::size_t limit) {
+    UniqueFd fd = open_regular(path, O_RDONLY);
+    if (!fd.valid()) return Error::from_errno(describe("cannot read", path), errno);
+    return read_all(fd, path, limit);
+}
+
+Result<std::string> read_file_beneath(const fs::path& root, const fs::path& rel,
+                                      std::size_t limit) {
+    const fs::path path = root / rel;
+    auto folder = open_folder_beneath(root, rel.parent_path(), false);
+    if (!folder) return std::move(folder).error();
+    if (!*folder) return Error::general(describe("cannot read", path) + ": a link on the way");
+    UniqueFd fd = open_regular_at((*folder)->get(), rel.filename(), O_RDONLY);
+    if (!fd.valid()) return Error::from_errno(describe("cannot read", path), errno);
+    return read_all(fd, path, limit);
+}
+
 Result<std::string> read_file(const fs::path& path, std::size_t limit) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) return Error::from_errno(describe("cannot read", path), errno);
-    std::string out;
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return Error::from_errno(describe("cannot read", path), errno);
-        }
-        if (n == 0) break;
-        if (out.size() + static_cast<std::size_t>(n) > limit) {
-            return Error::general(path.string() + ": larger than " + std::to_string(limit) +
-                                  " bytes");
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    return out;
+    return read_all(fd, path, limit);
 }
 
 std::string read_file_tail(const fs::path& path, std::size_t bytes) {

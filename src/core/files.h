@@ -54,6 +54,13 @@ Result<std::string> read_file(const std::filesystem::path& path,
 Result<std::string> read_file_no_follow(const std::filesystem::path& path,
                                         std::size_t limit = std::size_t{64} << 20);
 
+// The file `rel` (relative, without `..`) beneath the folder `root`, read as above with no
+// link followed anywhere on the way from `root`: a file in a folder an agent writes (its git
+// storage), read by cocode as data.
+Result<std::string> read_file_beneath(const std::filesystem::path& root,
+                                      const std::filesystem::path& rel,
+                                      std::size_t limit = std::size_t{64} << 20);
+
 // The last `bytes` bytes of a file (all of it when shorter): the tail of a log that may be
 // hundreds of megabytes. Empty when it cannot be read.
 std::string read_file_tail(const std::filesystem::path& path, std::size_t bytes);

@@ -57,14 +57,16 @@ struct RunFiles {
     std::filesystem::path end_reserved() const { return folder / ".run-end.reserved"; }
 };
 
-// A pair's (issue, agent) own HOME and /tmp in the sandbox (docs/security.md, "The sandbox"):
-// .cocode/sandboxes/<issue>-<agent>/ beside the runs folder, not in a run's (its CLI's login
-// is copied into that HOME, and a run folder holds no secret). One per pair, kept for its
-// rounds: a CLI records its sessions' paths in its own state, and goes on there.
+// A pair's (issue, agent) own HOME, /tmp and git storage in the sandbox (docs/security.md,
+// "The sandbox"): .cocode/sandboxes/<issue>-<agent>/ beside the runs folder, not in a run's (its
+// CLI's login is copied into that HOME, and a run folder holds no secret). One per pair, kept
+// for its rounds: a CLI records its sessions' paths in its own state, and goes on there.
 struct PairSandbox {
     std::filesystem::path folder;
     std::filesystem::path home() const { return folder / "home"; }
     std::filesystem::path tmp() const { return folder / "tmp"; }
+    // The agent's git storage of its own (git/agent_repo.h), made afresh for each run.
+    std::filesystem::path git() const { return folder / "git"; }
 };
 PairSandbox pair_sandbox(const std::filesystem::path& runs_dir, long issue,
                          const std::string& agent);

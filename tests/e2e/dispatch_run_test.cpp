@@ -598,8 +598,7 @@ TEST_F(DispatchRun, AFailingAgentIsRestartedWithBackoffAndTheContinuationPrompt)
     EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "attempt 1 fails\nattempt 2 fails\n");
 
     // Out of restarts: failed, with the agent's own last line as the summary.
-    sh_ok("git worktree remove --force .cocode/worktrees/1-flaky && git branch -D cocode/1-flaky",
-          repo_);
+    sh_ok("rm -rf .cocode/worktrees/1-flaky && git branch -D cocode/1-flaky", repo_);
     Shell again = dispatch("run 1", "AGENT_FAILURES=9 ");
     EXPECT_EQ(again.exit_code, 1);
     auto all = runs();
@@ -701,9 +700,9 @@ TEST_F(DispatchRun, ACliThatCannotReachItsModelIsDiagnosedInTheReport) {
         << report;
 }
 
-TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
-    // husky's layout: each worktree runs hooks from its own .husky/_, so one install in the
-    // main worktree is not enough for READY to arrive live.
+TEST_F(DispatchRun, AProjectsHooksPathKeepsNoReadyFromArriving) {
+    // husky's layout: the main repository runs hooks from each worktree's .husky/_. An agent's
+    // worktree belongs to a repository of its own, whose only hook is cocode's.
     sh_ok("git config core.hooksPath .husky/_", repo_);
     configure({{"ready_quiet", "1s"},
                {"grace", "300ms"},
@@ -711,7 +710,7 @@ TEST_F(DispatchRun, ARelativeHooksPathGetsTheHookInEveryWorktree) {
     Shell run = dispatch("run 1 2");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     for (const auto& r : runs()) {
-        EXPECT_TRUE(fs::exists(r.worktree / ".husky/_/post-commit")) << r.worktree;
+        EXPECT_FALSE(fs::exists(r.worktree / ".husky")) << r.worktree;
         EXPECT_EQ(r.reason, run::StopReason::ready_quiet) << r.run_id;  // READY came from the hook
         EXPECT_EQ(sh_ok("git status --porcelain", r.worktree), "");     // nothing of ours shows
     }
@@ -1255,7 +1254,7 @@ TEST_F(DispatchRun, NoDescriptorOfTheDispatcherReachesAnAgent) {
         ::kill(r.supervisor_pid, SIGTERM);
         ASSERT_TRUE(wait_until([&] { return !run::is_active(runs().back().status); }));
         sh_ok(
-            "git worktree remove --force .cocode/worktrees/1-sleeper && git branch -D "
+            "rm -rf .cocode/worktrees/1-sleeper && git branch -D "
             "cocode/1-sleeper",
             repo_);
     }

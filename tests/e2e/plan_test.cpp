@@ -180,7 +180,7 @@ TEST_F(Plans, APlanRoundThatWritesIsRefusedByTheSandboxOrFails) {
         EXPECT_FALSE(fs::exists(r.worktree / "src/sneaky.txt"));
         EXPECT_EQ(checks_by_id(check_of(r))["read_only"]["result"], "pass");
         sh_ok(
-            "rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
+            "rm -rf .cocode/runs .cocode/seals && rm -rf "
             ".cocode/worktrees/1-planner && git branch -D cocode/1-planner",
             repo_);
     }

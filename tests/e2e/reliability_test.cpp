@@ -79,9 +79,11 @@ TEST_P(HostileAgent, NeitherEscapesNorPasses) {
         EXPECT_EQ(checks["base"]["result"], "fail");
         EXPECT_NE(reason_of("base").find("does not contain the base"), std::string::npos);
     } else if (trick == "move-main") {
-        EXPECT_EQ(checks["base"]["result"], "fail");
-        EXPECT_NE(reason_of("base").find("main was rewritten during the run"), std::string::npos)
-            << checks["base"].dump();
+        // The refs it moved are its own repository's: the main repository's main and
+        // origin/main stand where they stood, and the base is judged from them.
+        EXPECT_EQ(sh_ok("git rev-parse main", repo_), base);
+        EXPECT_EQ(sh_ok("git rev-parse origin/main", repo_), base);
+        EXPECT_EQ(checks["base"]["result"], "pass") << checks["base"].dump();
     } else if (trick == "force-push") {
         // Where the push got through (no sandbox), the moved remote-tracking ref is named.
         const std::string now =

@@ -126,7 +126,7 @@ TEST_F(Rounds, RoundsStopAtTheCapAndAfterTwoFailedRoundsInARow) {
     EXPECT_EQ(runs().size(), 2u);  // nothing made
 
     sh_ok(
-        "rm -rf .cocode/runs .cocode/seals && git worktree remove --force "
+        "rm -rf .cocode/runs .cocode/seals && rm -rf "
         ".cocode/worktrees/1-fixer && git branch -D cocode/1-fixer",
         repo_);
     configure_rounds({{"review", {{"max_rounds", 5}}}});

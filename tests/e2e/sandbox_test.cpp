@@ -7,12 +7,16 @@
 // carried out later by cocode's own git or by the user's.
 #include "proc/sandbox.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -64,6 +68,36 @@ class Listener {
     std::atomic<bool> stop_{false};
     std::atomic<int> accepted_{0};
     std::thread thread_;
+};
+
+// A process of the host's, named `name` in its argv[0]; ended (by its pid) with the test.
+class Sentinel {
+  public:
+    explicit Sentinel(const std::string& name) {
+        // The pipe closes on exec: its end of file is the sentinel running under its name.
+        int exec[2];
+        if (::pipe2(exec, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::execl("/bin/sleep", name.c_str(), "3600", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        ::close(exec[1]);
+        char byte;
+        while (::read(exec[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        ::close(exec[0]);
+        if (pid_ < 0) throw std::runtime_error("cannot fork the sentinel");
+    }
+    ~Sentinel() {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    Sentinel(const Sentinel&) = delete;
+    Sentinel& operator=(const Sentinel&) = delete;
+
+  private:
+    pid_t pid_ = -1;
 };
 
 class Sandbox : public DispatchRun {
@@ -132,21 +166,28 @@ class Sandbox : public DispatchRun {
                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', " +
                std::to_string(port) +
                "), 2)\" 2>/dev/null && echo 'reached the host loopback'\n"
-               "echo \"host processes seen by $w: $(ls /proc | grep -c '^[0-9]')\"\n"
+               "echo \"host sentinels seen by $w: $(cat /proc/[0-9]*/cmdline 2>/dev/null | "
+               "tr '\\0' '\\n' | grep -c '" +
+               sentinel_pattern() +
+               "')\"\n"
                "echo $w >> " +
                quote(host_tmp_probe().string()) +
                " 2>/dev/null || true\n"
                "true\n";
     }
+    // A process of the host's the payload looks for: its argv[0] is this test's own word, which
+    // the pattern below matches and (its bracket) the grep that looks for it does not.
+    std::string sentinel_name() const { return dir_.path().filename().string() + "-sentinel"; }
+    std::string sentinel_pattern() const { return dir_.path().filename().string() + "-[s]entinel"; }
     // A file the payload writes in /tmp: the host's /tmp must never get it.
     fs::path host_tmp_probe() const {
         return fs::path("/tmp") / ("cocode-probe-" + dir_.path().filename().string());
     }
 
-    // Every "host processes seen by W: N" line below `folder`: W → N.
+    // Every "host sentinels seen by W: N" line below `folder`: W → N.
     static std::map<std::string, int> processes_seen(const fs::path& folder) {
         std::map<std::string, int> seen;
-        const std::regex line("host processes seen by ([a-z_]+): ([0-9]+)");
+        const std::regex line("host sentinels seen by ([a-z_]+): ([0-9]+)");
         std::error_code ec;
         for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
             if (!entry.is_regular_file()) continue;
@@ -232,6 +273,13 @@ TEST_F(Sandbox, AnAgentsCodeRunByTheCheckReachesNothingOfTheHost) {
               {"run", "python3 -c 'from calc import add; assert add(2, 3) == 5'"}}}}}}});
     const std::string base = sh_ok("git rev-parse HEAD", repo_).substr(0, 40);
 
+    // A process of the host's, there all along: the host's own ps sees it.
+    const Sentinel sentinel(sentinel_name());
+    ASSERT_EQ(sh_ok("cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep -c '" +
+                        sentinel_pattern() + "' || true",
+                    repo_),
+              "1\n");
+
     Shell run = dispatch_as_user("run 1");
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
     const auto& r = only_run();
@@ -252,11 +300,9 @@ TEST_F(Sandbox, AnAgentsCodeRunByTheCheckReachesNothingOfTheHost) {
     // Its payload ran wherever cocode ran its code, and saw only its own processes there.
     std::map<std::string, int> seen = processes_seen(repo_ / ".cocode");
     for (const auto& [where, n] : processes_seen(store_)) seen[where] = n;
-    const std::size_t host = list_processes().size();
-    ASSERT_GT(host, 30u) << "a host with too few processes to tell";
     for (const char* where : {"verify", "setup", "worktree_setup"}) {
         ASSERT_TRUE(seen.count(where)) << where << " never ran the payload";
-        EXPECT_LT(seen[where], 20) << where << " saw the host's " << host << " processes";
+        EXPECT_EQ(seen[where], 0) << where << " saw the host's sentinel process";
     }
     expect_host_untouched(listener);
 }
@@ -399,7 +445,7 @@ TEST_F(Sandbox, AWorktreeWhoseGitFolderIsTheAgentsRunsNothingOnTheHost) {
     const std::string trap = (dir_ / "trap.sh").string();
     const std::string agent =
         "sed -i 's/a - b/a + b/' calc.py\n"
-        "git commit -q -am 'Fix add()' -m \"$COCODE_READY_MARKER\"\n"
+        "git commit -q --allow-empty -am 'Fix add()' -m \"$COCODE_READY_MARKER\"\n"
         "real=$(git rev-parse --git-dir); common=$(git rev-parse --git-common-dir)\n"
         "mkdir -p .evil/objects/info .evil/info .evil/hooks\n"
         "ln -s \"$common/refs\" .evil/refs\n"
@@ -430,11 +476,89 @@ TEST_F(Sandbox, AWorktreeWhoseGitFolderIsTheAgentsRunsNothingOnTheHost) {
     EXPECT_EQ(check["verdict"], "PASS") << check.dump(2);
     Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
     EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
-    Shell round = dispatch_as_user("continue 1 --agent hostile -m 'once more'");
     EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
     // The trap is armed: git run there as the agent left it does run it.
     sh("git status --short >/dev/null 2>&1", first.worktree);
     EXPECT_TRUE(fs::exists(trap_ran_)) << "the trap the agent left works where git reads it";
+    fs::remove(trap_ran_);
+    // The next round starts from a repository of cocode's making, and the trap set again at
+    // its end is not run either.
+    Shell round = dispatch_as_user("continue 1 --agent hostile -m 'once more'");
+    EXPECT_EQ(round.exit_code, 0) << round.out << round.err;
+    EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
+}
+
+// The agent rewrites the object of the base's test in every object store it can name, keeping
+// its id (`exit 0`), and leaves add() broken; moves main and a person's branch in every git it
+// can name, by git and by writing the ref file; and leaves its git folder a config, a
+// config.worktree and a commondir that run a trap. Its repository is its own: the main
+// repository's objects and branches are as they were and `git fsck` finds nothing, the verify
+// runs the real test (FAIL), cocode takes its branch back, and the host runs no trap.
+TEST_F(Sandbox, AnAgentWritesItsOwnBranchAndNothingElse) {
+    write_text(repo_ / "calc.py", "def add(a, b):\n    return a - b\n");
+    write_text(repo_ / "test_calc.sh",
+               "python3 -c 'from calc import add; assert add(2, 3) == 5'\n");
+    sh_ok("git add -A && git commit -q -m base && git branch victim", repo_);
+    const std::string victim = sh_ok("git rev-parse victim", repo_);
+    const std::string blob = sh_ok("git rev-parse main:test_calc.sh", repo_).substr(0, 40);
+    const std::string main_git = quote((repo_ / ".git").string());
+    const std::string agent =
+        "echo touched > notes.txt\n"
+        "git add notes.txt && git commit -q -m 'Touch notes' -m \"$COCODE_READY_MARKER\"\n"
+        "mine=$(git rev-parse HEAD); own=$(git rev-parse --absolute-git-dir)\n"
+        "for g in \"$own\" \"$(git rev-parse --git-common-dir)\" " +
+        main_git +
+        "; do\n"
+        "  git --git-dir=\"$g\" update-ref refs/heads/main $mine 2>/dev/null || true\n"
+        "  git --git-dir=\"$g\" update-ref refs/heads/victim $mine 2>/dev/null || true\n"
+        "  echo $mine 2>/dev/null > \"$g/refs/heads/victim\" || true\n"
+        "done\n"
+        "for o in " +
+        main_git +
+        "/objects $(cat \"$own/objects/info/alternates\" 2>/dev/null); do\n"
+        "  f=\"$o/" +
+        blob.substr(0, 2) + "/" + blob.substr(2) +
+        "\"; chmod u+w \"$f\" 2>/dev/null || true\n"
+        "  python3 -c 'import sys, zlib; d = b\"exit 0\\n\"; "
+        "open(sys.argv[1], \"wb\").write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' \"$f\" "
+        "2>/dev/null || true\n"
+        "done\n"
+        "mkdir -p evil\n"
+        "for f in \"$own/config\" \"$own/config.worktree\" evil/config; do\n"
+        "  printf '[core]\\n\\tfsmonitor = %s\\n[extensions]\\n\\tworktreeConfig = true\\n' " +
+        quote((dir_ / "trap.sh").string()) +
+        " >> \"$f\"\n"
+        "done\n"
+        "echo \"$PWD/evil\" > \"$own/commondir\"\n"
+        "touch -d 2001-01-01 calc.py\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}},
+               {"check", {{"verify", {{{"name", "test"}, {"run", "sh test_calc.sh"}}}}}}});
+    const std::string main = sh_ok("git rev-parse main", repo_);
+    Shell run = dispatch_as_user("run 1");
+    const run::RunRecord r = only_run();
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "FAIL") << check.dump(2);
+    int verified = 0;
+    for (const auto& item : check["checks"])
+        if (item["id"] == "verify") {
+            ++verified;
+            EXPECT_EQ(item["result"], "fail") << item.dump();
+        }
+    EXPECT_EQ(verified, 1) << check.dump(2);
+    // Its branch came back: the commit it made, in the main repository.
+    EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hostile", repo_), "Touch notes\n");
+    EXPECT_EQ(sh_ok("git rev-parse cocode/1-hostile", repo_).substr(0, 40), check["head"]);
+    Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
+    EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+    EXPECT_EQ(dispatch_as_user("clean 1 --force").exit_code, 0);
+
+    EXPECT_EQ(sh_ok("git rev-parse main", repo_), main);
+    EXPECT_EQ(sh_ok("git rev-parse victim", repo_), victim);
+    EXPECT_EQ(sh_ok("git show main:test_calc.sh", repo_),
+              "python3 -c 'from calc import add; assert add(2, 3) == 5'\n");
+    Shell fsck = sh("git fsck --full --strict 2>&1", repo_);
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
+    EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
 }
 
 // An agent's run folder is its to write: its events.jsonl, the check's egress record and its

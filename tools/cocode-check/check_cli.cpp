@@ -104,6 +104,23 @@ void update_live_comment(issues::IssueSource& source, long issue,
         notice("warning: live comment on #" + std::to_string(issue) + ": " + done.error().message);
 }
 
+// What the run's agent committed and its dispatcher did not take back (it was killed), taken
+// from the agent's own repository before its branch is judged (git/agent_repo.h).
+void take_back_commits(const fs::path& root, const config::Config& config,
+                       const check::JudgeInput& input) {
+    // The pair's, by the sealed branch (its worktree's name), never by what run-info says.
+    const fs::path own =
+        run::pair_sandbox(root / run::kRunsDir, input.worktree.filename().string()).git();
+    std::error_code ec;
+    if (!fs::is_directory(fs::symlink_status(own, ec))) return;
+    const std::string branch = input.head.substr(std::string_view("refs/heads/").size());
+    auto taken = agent::take_back(config.sandbox != config::SandboxMode::none, root,
+                                  {own, input.worktree, branch});
+    if (!taken)
+        notice("warning: run " + input.run_id + ": its branch could not be taken back from " +
+               own.string() + " (" + taken.error().message + "); judging what was taken before");
+}
+
 }  // namespace
 
 int run_check(const CheckArgs& args) {
@@ -124,6 +141,7 @@ int run_check(const CheckArgs& args) {
             args.run ? find_run(root, *args.run) : latest_run(root, *args.issue, *args.agent);
         input = check::input_for_run(record, config).value_or_throw();
         input.runner = agent::confined_runner(config, root);
+        take_back_commits(root, config, input);
         repo_dir = root;
     } else {
         repo_dir = fs::absolute(*args.worktree);

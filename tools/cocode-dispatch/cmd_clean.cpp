@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "agent/clean.h"
+#include "agent/confined.h"
 #include "commands.h"
 #include "core/terminal_text.h"
 #include "workspace.h"
@@ -23,6 +24,7 @@ int run_clean(const CleanArgs& args) {
                                 ? fs::path(ws.config.worktree_root)
                                 : (ws.root / ws.config.worktree_root).lexically_normal();
     options.branch_prefix = ws.config.branch_prefix;
+    options.runner = agent::confined_runner(ws.config, ws.root);
     int kept = 0, removed = 0;
     for (const auto& step : agent::clean(ws.root, runs, all, options)) {
         if (step.removed) {

@@ -34,7 +34,7 @@ namespace {
 
 // The post-commit hook is how READY arrives while an agent still runs. Installed (chained)
 // into every hooks folder the worktrees use; a failure costs only live READY, so it warns.
-void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& runs) {
+void ensure_hooks(const std::vector<agent::PlannedRun>& runs) {
     hook::InstallOptions options{tool::sibling_executable("cocode-hook-shim"),
                                  tool::sibling_executable("cocode-hook"), false};
     std::set<fs::path> done;
@@ -46,16 +46,12 @@ void ensure_hooks(const fs::path& root, const std::vector<agent::PlannedRun>& ru
                    installed.error().message +
                    "); READY will be known only when the check reads the commits");
     };
-    auto main = hook::locate_hooks(root);
-    if (main) ensure(*main);
-    // Usually every worktree runs the main folder's hooks and one look is enough; asking git
-    // in each worktree costs three git processes per run.
-    if (main && main->shared_by_worktrees) return;
-    // Only in worktrees cocode has just made: in a round or a resumed run the worktree (its
-    // `.git` file) is the agent's, and git's answer there would be the agent's choice.
+    // Each run's own repository (git/agent_repo.h), made just now without a hook: the shim
+    // goes in its hooks folder. The main repository's hooks are not the agent's to run.
     for (const auto& run : runs) {
-        if (run.failed || !run.parent_run_id.empty()) continue;
-        if (auto where = hook::locate_hooks(run.worktree)) ensure(*where);
+        if (run.failed) continue;
+        ensure(hook::HooksLocation{run.own.git() / "hooks", run.own.git(), run.worktree,
+                                   std::nullopt, false});
     }
 }
 
@@ -406,7 +402,7 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
                (unseen.size() > 1 ? ", …" : "") +
                "): the agents start from the last commit and will not see them");
     auto runs = agent::plan_runs(context, issues, agents).value_or_throw();
-    ensure_hooks(ws.root, runs);
+    ensure_hooks(runs);
 
     if (args.detach) return detach(runs, args, ws);
     AfterRun after;
