@@ -70,6 +70,7 @@ struct Slot {
     std::string last_head;    // the newest commit already scanned for the marker
     std::string branch_mark;  // what its branch's ref read at the last look
     std::string take_error;   // why its branch could not be taken back at its end
+    std::string keep_error;   // why its processes could not be kept beside its seal
     int commits = 0;          // since the base
     Clock::time_point first_start{}, ended{};
     // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
@@ -314,16 +315,18 @@ class Supervisor {
 
     // The branch moved: are there new commits, and does one carry the marker? Taken back
     // first (only what is new crosses), then only the commits since the last look are read,
-    // from the main repository. READY is recorded through the hook's own function, under the
-    // run-info lock, so that whichever of the two sees a commit first records it and the other
-    // finds it recorded. `always`: taken back even when the ref reads as before (the end).
+    // from the main repository. READY is recorded under the run-info lock the hook takes too,
+    // so that whichever of the two sees a commit first records it and the other finds it
+    // recorded. `always`: taken back even when the ref reads as before (the end).
     void scan_commits(Slot& slot, Clock::time_point now, bool always = false) {
         PlannedRun& run = *slot.run;
         if (!slot.dirs) return;
         const std::string mark = git::agent_branch_mark(agent_repo(run));
         if (mark == slot.branch_mark && !always) return;
         slot.branch_mark = mark;
-        auto head = take_branch(run, always ? &slot.take_error : nullptr);
+        std::string why;
+        auto head = take_branch(run, &why);
+        if (always) slot.take_error = why;  // the last look's, which the end reports
         if (!head || *head == slot.last_head) return;
         if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
         const git::Repository* repo = repository();
@@ -341,14 +344,30 @@ class Supervisor {
                 slot.commits = static_cast<int>(all->size());
         for (const auto& commit : *fresh) {  // newest first
             if (!hook::message_has_marker(commit.message, run.ready_marker)) continue;
-            auto recorded =
-                hook::record_ready(run.files.folder, commit.id, commit.message, run.ready_marker,
-                                   std::chrono::system_clock::now(), "watch");
-            if (recorded && (recorded->outcome == hook::ReadyOutcome::recorded ||
-                             recorded->outcome == hook::ReadyOutcome::already_recorded))
+            if (commit.id != run.base_commit) {
+                record_ready(run, commit.id);
                 note_ready(slot, commit.id, now);
+            }
             break;
         }
+    }
+
+    // READY as cocode saw it, in the commit it took back: recorded unless the hook (which runs
+    // in the agent's sandbox) already did. Nothing is taken from run-info but whether the hook
+    // got there first — where the events go is cocode's own knowledge, never the `message_bus`
+    // run-info names — and the agent's locks are waited on for a moment only.
+    static void record_ready(const PlannedRun& run, const std::string& commit) {
+        bool recorded = false;
+        (void)run::update_run_info(
+            run.files.folder,
+            [&](FlatYaml& info) {
+                recorded = info.get("ready_commit") == commit;
+                info.set("ready_commit", commit);
+            },
+            Durability::content);
+        if (!recorded)
+            (void)run::append_event(run.files.folder, run.run_id, "READY",
+                                    {{"commit", commit}, {"by", "watch"}});
     }
 
     void note_ready(Slot& slot, const std::string& commit, Clock::time_point now) {
@@ -461,6 +480,18 @@ class Supervisor {
         if (first) slot.first_start = now;
         // The folder is not flushed: after a power loss nothing is running any more, and a
         // run that reads back as queued is reconciled like one that was running. Its end is.
+        // What cocode signals is decided from the copy beside the seal (run-info's is the
+        // agent's to rewrite): a run whose processes cannot be kept there cannot be stopped
+        // safely, and says so.
+        if (auto kept = run::keep_processes(
+                run.files.folder,
+                [&](FlatYaml& fields) {
+                    run::set_agent(fields, {slot.pid, slot.leader.start, slot.leader.ino});
+                    run::set_supervisor(fields, self_);
+                    fields.set("boot_id", boot_);
+                });
+            !kept)
+            slot.keep_error = kept.error().message;
         (void)run::update_run_info(
             run.files.folder,
             [&](FlatYaml& info) {
@@ -575,7 +606,9 @@ class Supervisor {
         update(slot, UpdateKind::stopping, std::string(run::reason_name(reason)));
     }
 
-    // run-info.yaml was rewritten: the hook may have recorded READY.
+    // run-info.yaml was rewritten: the hook may have recorded READY. What it names is the
+    // agent's to have written: it only sends cocode to take the branch back and read the
+    // commits itself.
     void watch_ready(Slot& slot, Clock::time_point now) {
         if (!watch_) {  // no inotify: only read it when it changed
             std::error_code ec;
@@ -585,7 +618,8 @@ class Supervisor {
         }
         auto info = run::read_run_info(slot.run->files.folder);
         if (!info) return;
-        note_ready(slot, info->get("ready_commit").value_or(""), now);
+        const std::string named = info->get("ready_commit").value_or("");
+        if (!named.empty() && named != slot.ready_commit) scan_commits(slot, now, true);
     }
 
     void tick(Slot& slot, Clock::time_point now) {
@@ -775,6 +809,9 @@ class Supervisor {
             end.error_summary += (summary.empty() ? "" : "; ") +
                                  std::string("its branch could not be taken back: ") +
                                  slot.take_error;
+        if (!slot.keep_error.empty())
+            end.error_summary += (end.error_summary.empty() ? "" : "; ") +
+                                 std::string("its processes could not be kept: ") + slot.keep_error;
         end.ready_commit = slot.ready_commit;
         if (slot.usage) {
             end.usage = usage_of(slot);

@@ -288,7 +288,7 @@ std::optional<Revert> revert_in(const std::vector<git::HistoryCommit>& after,
 
 std::optional<Clock::time_point> ready_at(const run::RunRecord& r) {
     if (r.ready_commit.empty()) return std::nullopt;
-    auto events = read_file(run::RunFiles{r.folder}.events(), std::size_t{16} << 20);
+    auto events = read_file_no_follow(run::RunFiles{r.folder}.events(), std::size_t{16} << 20);
     if (!events) return std::nullopt;
     const auto ready = first_json_line(*events, "\"READY\"", [](const json& e) {
         return json_value(e, "type", "") == "READY" &&

@@ -238,7 +238,7 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
 }
 
 std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
-    auto text = read_file(run_folder / kCheckJson);
+    auto text = read_file_no_follow(run_folder / kCheckJson, std::size_t{16} << 20);
     if (!text) return std::nullopt;
     auto parsed = parse_json_text(*text, (run_folder / kCheckJson).string(), "a check result");
     if (!parsed || !parsed->is_object()) return std::nullopt;
@@ -309,7 +309,7 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
 }
 
 bool verdict_published(const fs::path& run_folder) {
-    auto text = read_file(run::RunFiles{run_folder}.events());
+    auto text = read_file_no_follow(run::RunFiles{run_folder}.events(), std::size_t{64} << 20);
     if (!text) return false;
     bool published = false;
     std::size_t start = 0;

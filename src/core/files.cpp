@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cocode {
@@ -268,14 +269,38 @@ Result<void> keep_head_and_tail(const fs::path& path, std::uint64_t head, std::u
     return {};
 }
 
-Result<void> append_line_locked(const fs::path& path, std::string_view line) {
+namespace {
+
+// flock(LOCK_EX) on `fd`, waiting at most `at_most` when given: false when it was not had by
+// then. The wait backs off from 1 ms to 20 ms: an honest holder lets go within microseconds.
+Result<bool> lock_within(int fd, const fs::path& path,
+                         std::optional<std::chrono::milliseconds> at_most) {
+    if (!at_most) {
+        while (::flock(fd, LOCK_EX) != 0)
+            if (errno != EINTR) return Error::from_errno(describe("cannot lock", path), errno);
+        return true;
+    }
+    const auto until = std::chrono::steady_clock::now() + *at_most;
+    for (auto pause = std::chrono::milliseconds(1);;
+         pause = std::min(pause * 2, decltype(pause)(20))) {
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return Error::from_errno(describe("cannot lock", path), errno);
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(pause);
+    }
+}
+
+}  // namespace
+
+Result<void> append_line_locked(const fs::path& path, std::string_view line,
+                                std::optional<std::chrono::milliseconds> at_most) {
     // Read and write: the last byte is read through the same descriptor (one open, not two).
     // Never through a link: a run folder's files are the agent's to replace.
     UniqueFd fd = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", path), errno);
-    while (::flock(fd.get(), LOCK_EX) != 0) {
-        if (errno != EINTR) return Error::from_errno(describe("cannot lock", path), errno);
-    }
+    if (auto locked = lock_within(fd.get(), path, at_most); !locked)
+        return std::move(locked).error();
     std::string record;
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
@@ -296,6 +321,16 @@ Result<FileLock> FileLock::acquire(const fs::path& lock_path) {
     return FileLock(std::move(fd));
 }
 
+Result<std::optional<FileLock>> FileLock::acquire_within(const fs::path& lock_path,
+                                                         std::chrono::milliseconds at_most) {
+    UniqueFd fd = open_regular(lock_path, O_RDWR | O_CREAT, 0644);
+    if (!fd.valid()) return Error::from_errno(describe("cannot open", lock_path), errno);
+    auto locked = lock_within(fd.get(), lock_path, at_most);
+    if (!locked) return std::move(locked).error();
+    if (!*locked) return std::optional<FileLock>();
+    return std::optional<FileLock>(FileLock(std::move(fd)));
+}
+
 Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& lock_path) {
     UniqueFd fd = open_regular(lock_path, O_RDWR | O_CREAT, 0644);
     if (!fd.valid()) return Error::from_errno(describe("cannot open", lock_path), errno);
@@ -309,14 +344,27 @@ Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& lock_path)
 Result<void> update_file_locked(
     const fs::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit, mode_t mode,
-    Durability durability, const fs::path& lock_path) {
-    auto lock =
-        FileLock::acquire(lock_path.empty() ? fs::path(path.string() + ".lock") : lock_path);
-    if (!lock) return std::move(lock).error();
+    Durability durability, const fs::path& lock_path,
+    std::optional<std::chrono::milliseconds> agent_writable) {
+    const fs::path lock_file = lock_path.empty() ? fs::path(path.string() + ".lock") : lock_path;
+    std::optional<FileLock> held;
+    if (agent_writable) {
+        auto lock = FileLock::acquire_within(lock_file, *agent_writable);
+        if (!lock) return std::move(lock).error();
+        held = std::move(*lock);
+    } else {
+        auto lock = FileLock::acquire(lock_file);
+        if (!lock) return std::move(lock).error();
+        held = std::move(*lock);
+    }
     std::optional<std::string> current;
     std::error_code ec;
-    if (fs::exists(path, ec)) {
-        auto content = read_file(path);
+    const bool there = agent_writable
+                           ? fs::symlink_status(path, ec).type() != fs::file_type::not_found
+                           : fs::exists(path, ec);
+    if (there) {
+        auto content =
+            agent_writable ? read_file_no_follow(path, std::size_t{16} << 20) : read_file(path);
         if (!content) return std::move(content).error();
         current = std::move(content).value();
     }

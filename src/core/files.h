@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -106,10 +107,18 @@ Result<void> overwrite_reserved(const std::filesystem::path& path, std::string_v
 Result<void> keep_head_and_tail(const std::filesystem::path& path, std::uint64_t head,
                                 std::uint64_t tail, std::string_view marker);
 
+// How long cocode waits for a lock an agent can hold too (its run folder's files, the runs'
+// bus: docs/security.md) before it writes past it. An honest holder (the hook) holds one for
+// microseconds; an agent that keeps one must not stall its dispatcher — its timeout, its stop
+// — nor every other run's events.
+inline constexpr std::chrono::milliseconds kAgentLockWait{250};
+
 // Appends one line (a newline is added when missing) in a single write while holding an
 // exclusive flock on the file. If a crashed writer left a torn last line, a newline is
-// written first so that our line stays whole.
-Result<void> append_line_locked(const std::filesystem::path& path, std::string_view line);
+// written first so that our line stays whole. With `at_most`, a lock not had by then is
+// written past: one O_APPEND write, so the line still lands whole.
+Result<void> append_line_locked(const std::filesystem::path& path, std::string_view line,
+                                std::optional<std::chrono::milliseconds> at_most = {});
 
 // The folder `rel` (relative, without `..`) beneath the folder `root` — a folder cocode made —
 // opened one component at a time without following a link, each made when missing and
@@ -143,6 +152,9 @@ class FileLock {
     static Result<FileLock> acquire(const std::filesystem::path& lock_path);
     // Without waiting: nullopt when another holds it.
     static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& lock_path);
+    // Waiting at most `at_most`: nullopt when another still holds it then.
+    static Result<std::optional<FileLock>> acquire_within(const std::filesystem::path& lock_path,
+                                                          std::chrono::milliseconds at_most);
 
   private:
     explicit FileLock(UniqueFd fd) : fd_(std::move(fd)) {}
@@ -151,11 +163,15 @@ class FileLock {
 
 // Read-modify-write of `path` under `lock` (default `<path>.lock`; a file in git's own folders
 // takes a name git does not own): `edit` gets the current content (nullopt when the file does
-// not exist) and returns the new content, written atomically.
+// not exist) and returns the new content, written atomically. `agent_writable`: the file is
+// one an agent can write too (a run folder's): it is read without following a link or waiting
+// on a FIFO, and its lock is waited on that long at most, then gone past — the file is still
+// replaced whole, but a writer holding the lock (the agent itself) may lose its change.
 Result<void> update_file_locked(
     const std::filesystem::path& path,
     const std::function<Result<std::string>(const std::optional<std::string>&)>& edit,
     mode_t mode = 0644, Durability durability = Durability::full,
-    const std::filesystem::path& lock = {});
+    const std::filesystem::path& lock = {},
+    std::optional<std::chrono::milliseconds> agent_writable = {});
 
 }  // namespace cocode

@@ -37,8 +37,10 @@ Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& 
     if (env_marker && !env_marker->empty() && !message_has_marker(message, *env_marker))
         return ReadyResult{ReadyOutcome::no_marker, {}, *env_marker};
 
+    // Every lock here is one another sandboxed process can hold too (the bus is every run's):
+    // waited on for a moment, then gone past, so that no agent stalls another's commit.
     const fs::path info_path = run_folder / kRunInfoFile;
-    auto lock = FileLock::acquire(info_path.string() + ".lock");
+    auto lock = FileLock::acquire_within(info_path.string() + ".lock", kAgentLockWait);
     if (!lock) return std::move(lock).error();
 
     auto text = read_file(info_path, 1 << 20);
@@ -69,10 +71,11 @@ Result<ReadyResult> record_ready(const fs::path& run_folder, const std::string& 
     }
 
     const std::string event = ready_event(result.run_id, commit_id, now, found_by);
-    if (auto appended = append_line_locked(run_folder / kEventsFile, event); !appended)
+    if (auto appended = append_line_locked(run_folder / kEventsFile, event, kAgentLockWait);
+        !appended)
         return std::move(appended).error();
     if (auto bus = info->get("message_bus"); bus && !bus->empty()) {
-        if (auto appended = append_line_locked(*bus, event); !appended)
+        if (auto appended = append_line_locked(*bus, event, kAgentLockWait); !appended)
             return std::move(appended).error();
     }
     info->set("ready_commit", commit_id);

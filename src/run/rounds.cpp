@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 
 std::optional<Judged> read_judged(const fs::path& run_folder) {
     const fs::path path = RunFiles{run_folder}.check_json();
-    auto text = read_file(path, std::size_t{16} << 20);
+    auto text = read_file_no_follow(path, std::size_t{16} << 20);
     if (!text) return std::nullopt;
     auto doc = parse_json_text(*text, path.string(), "a verdict");
     if (!doc || !doc->is_object()) return std::nullopt;

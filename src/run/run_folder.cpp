@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "proc/process_tree.h"
+#include "run/seal.h"
 
 namespace cocode::run {
 namespace fs = std::filesystem;
@@ -24,6 +25,34 @@ long long to_number(const std::optional<std::string>& text, long long fallback =
     } catch (...) {
         return fallback;
     }
+}
+
+}  // namespace
+
+namespace {
+
+fs::path processes_path(const fs::path& folder) {
+    // <root>/.cocode/runs/<run id> -> <root>/.cocode/seals/<run id>.processes
+    return seal_path(folder.parent_path().parent_path().parent_path(), folder.filename().string())
+        .replace_extension(".processes");
+}
+
+// An active run's process fields, from what cocode kept beside its seal (keep_processes);
+// run-info's stand only for a run from before that file was kept (no file at all).
+void take_kept_processes(RunRecord& r) {
+    auto text = read_file_no_follow(processes_path(r.folder), 64 << 10);
+    if (!text) return;
+    auto kept = FlatYaml::parse(*text, processes_path(r.folder).string());
+    const FlatYaml none;
+    const FlatYaml& from = kept ? *kept : none;
+    r.pid = static_cast<pid_t>(to_number(from.get("pid")));
+    r.pgid = static_cast<pid_t>(to_number(from.get("pgid")));
+    r.pid_start = static_cast<std::uint64_t>(to_number(from.get("pid_start")));
+    r.pid_ino = static_cast<std::uint64_t>(to_number(from.get("pid_ino")));
+    r.supervisor_pid = static_cast<pid_t>(to_number(from.get("supervisor_pid")));
+    r.supervisor_start = static_cast<std::uint64_t>(to_number(from.get("supervisor_start")));
+    r.supervisor_ino = static_cast<std::uint64_t>(to_number(from.get("supervisor_ino")));
+    r.boot_id = from.get("boot_id").value_or("");
 }
 
 }  // namespace
@@ -67,12 +96,32 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.round_from = text("round_from");
     r.plan_round = text("round_kind") == "plan";
     r.request_comment = static_cast<long long>(to_number(info.get("request_comment")));
+    // Only a run that may still be running is ever signalled: its processes as cocode kept them.
+    if (is_active(r.status)) take_kept_processes(r);
     return r;
+}
+
+Result<void> keep_processes(const fs::path& folder, const std::function<void(FlatYaml&)>& edit) {
+    const fs::path path = processes_path(folder);
+    return update_file_locked(
+        path,
+        [&](const std::optional<std::string>& current) -> Result<std::string> {
+            FlatYaml fields;
+            if (current) {
+                auto parsed = FlatYaml::parse(*current, path.string());
+                if (!parsed) return std::move(parsed).error();
+                fields = std::move(*parsed);
+            }
+            edit(fields);
+            return fields.render();
+        },
+        0644, Durability::content);
 }
 
 Result<FlatYaml> read_run_info(const fs::path& folder) {
     RunFiles files{folder};
-    auto text = read_file(files.info(), std::size_t{1} << 20);
+    // The agent's to rewrite: a regular file only, no link followed, no FIFO waited on.
+    auto text = read_file_no_follow(files.info(), std::size_t{1} << 20);
     if (!text) return std::move(text).error();
     return FlatYaml::parse(*text, files.info().string());
 }
@@ -94,7 +143,7 @@ Result<FlatYaml> update_run_info(const fs::path& folder, const std::function<voi
             result = info;
             return info.render();
         },
-        0644, durability);
+        0644, durability, {}, kAgentLockWait);
     if (!updated) return std::move(updated).error();
     return result;
 }
@@ -112,8 +161,9 @@ Result<void> append_event(const fs::path& folder, const std::string& run_id,
                           const std::string& type, nlohmann::json fields) {
     const std::string line = event_line(run_id, type, fields);
     RunFiles files{folder};
-    if (auto ok = append_line_locked(files.events(), line); !ok) return ok;
-    return append_line_locked(folder.parent_path() / kBusFile, line);
+    // Both are the agent's to lock too: waited on for a moment, then written past.
+    if (auto ok = append_line_locked(files.events(), line, kAgentLockWait); !ok) return ok;
+    return append_line_locked(folder.parent_path() / kBusFile, line, kAgentLockWait);
 }
 
 RunList list_runs(const fs::path& runs_dir) {
@@ -175,7 +225,7 @@ Result<void> write_run_end(const RunFiles& files, const RunEnd& end) {
 }
 
 std::optional<RunEnd> read_run_end(const RunFiles& files) {
-    auto text = read_file(files.end(), kRunEndSize * 2);
+    auto text = read_file_no_follow(files.end(), kRunEndSize * 2);
     if (!text) return std::nullopt;
     return parse_run_end(*text);
 }

@@ -120,6 +120,14 @@ RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder)
 void set_supervisor(FlatYaml& info, const ProcessStamp& supervisor);
 void set_agent(FlatYaml& info, const ProcessStamp& agent);
 
+// Those same fields, and `boot_id`, kept beside the run's seal (`.cocode/seals/<run
+// id>.processes`), where its agent cannot write; read-modify-written under a lock of its own
+// there. run-info.yaml keeps its copies for the runner contract's readers, but what cocode
+// signals and whether a run's dispatcher is alive are decided from this file: an agent that
+// rewrites its run-info cannot make cocode signal a process of the host's.
+Result<void> keep_processes(const std::filesystem::path& folder,
+                            const std::function<void(FlatYaml&)>& edit);
+
 // How a run ended, as the dispatcher knew it. Written first into run-end.json, in the space
 // reserved when the run was prepared, then into run-info.yaml and the events; should those
 // fail (a full disk), the supervisor keeps it and tries again, and reconcile() writes it

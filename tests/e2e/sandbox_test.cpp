@@ -19,6 +19,7 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "dispatch_fixture.h"
@@ -79,6 +80,7 @@ class Sentinel {
         if (::pipe2(exec, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe");
         pid_ = ::fork();
         if (pid_ == 0) {
+            ::setpgid(0, 0);  // a group of its own, as an agent leads one
             ::execl("/bin/sleep", name.c_str(), "3600", static_cast<char*>(nullptr));
             ::_exit(127);
         }
@@ -92,6 +94,12 @@ class Sentinel {
     ~Sentinel() {
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
+    }
+    pid_t pid() const { return pid_; }
+    // Still running (it is this process's child: once ended, it waits here to be reaped).
+    bool alive() const {
+        const auto info = process_info(pid_);
+        return info && info->state != 'Z';
     }
     Sentinel(const Sentinel&) = delete;
     Sentinel& operator=(const Sentinel&) = delete;
@@ -536,6 +544,7 @@ TEST_F(Sandbox, AnAgentWritesItsOwnBranchAndNothingElse) {
     const std::string main = sh_ok("git rev-parse main", repo_);
     Shell run = dispatch_as_user("run 1");
     const run::RunRecord r = only_run();
+    ASSERT_TRUE(fs::exists(r.folder / "check.json")) << run.out << run.err;
     const json check = json::parse(read_text(r.folder / "check.json"));
     EXPECT_EQ(check["verdict"], "FAIL") << check.dump(2);
     int verified = 0;
@@ -559,6 +568,98 @@ TEST_F(Sandbox, AnAgentWritesItsOwnBranchAndNothingElse) {
     Shell fsck = sh("git fsck --full --strict 2>&1", repo_);
     EXPECT_EQ(fsck.exit_code, 0) << fsck.out;
     EXPECT_FALSE(fs::exists(trap_ran_)) << read_text(trap_ran_);
+}
+
+// While it runs, the agent rewrites its run-info.yaml: its pid, group and start time become a
+// process of the host's (one it cannot see: told here, as a lucky guess would have it), its
+// dispatcher a pid long gone. `status`, which ends what is left of a run whose dispatcher is
+// gone, and `stop` signal nothing of the host's: what cocode signals is decided from the
+// record it keeps beside the run's seal.
+TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
+    const Sentinel sentinel(sentinel_name());
+    const auto target = process_info(sentinel.pid());
+    ASSERT_TRUE(target.has_value());
+    const std::string pid = std::to_string(sentinel.pid());
+    const std::string agent =
+        "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
+        "sed -e 's/^pid: .*/pid: " +
+        pid + "/' -e 's/^pgid: .*/pgid: " + pid +
+        "/' -e 's/^pid_start: .*/pid_start: " + std::to_string(target->start) +
+        "/' -e 's/^pid_ino: .*/pid_ino: 0/' -e 's/^supervisor_pid: .*/supervisor_pid: "
+        "2147483000/' -e 's/^supervisor_start: .*/supervisor_start: 1/' "
+        "-e 's/^supervisor_ino: .*/supervisor_ino: 0/' \"$f\" > \"$f.new\"\n"
+        "mv \"$f.new\" \"$f\"\n"
+        "touch \"$JRUN_RUN_FOLDER/forged\"\n"
+        "while :; do sleep 1; done\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}}});
+    Shell run = dispatch_as_user("run 1 --detach --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const fs::path folder = runs().front().folder;
+    ASSERT_TRUE(wait_until([&] { return fs::exists(folder / "forged"); }))
+        << read_text(folder / "agent-stderr.txt");
+    // The forgery is there for anyone reading run-info.
+    const auto forged = run::read_run_info(folder);
+    ASSERT_TRUE(forged.ok());
+    EXPECT_EQ(forged->get("pid"), pid);
+
+    Shell status = dispatch_as_user("status");
+    EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
+    EXPECT_TRUE(sentinel.alive()) << "status signalled the host's process " << pid;
+    // The run is still its dispatcher's, running.
+    EXPECT_EQ(runs().front().status, run::RunStatus::running) << status.out << status.err;
+    Shell stop = dispatch_as_user("stop 1");
+    EXPECT_EQ(stop.exit_code, 0) << stop.out << stop.err;
+    EXPECT_FALSE(run::is_active(runs().front().status));
+    EXPECT_TRUE(sentinel.alive()) << "stop signalled the host's process " << pid;
+}
+
+// The agent takes the locks cocode's own writes to its run folder and to the runs' bus take,
+// and holds them while it runs; another agent of the same dispatch ends meanwhile. Its end is
+// recorded, and the holder's timeout still ends it: a lock an agent can hold is waited on for
+// a moment, then written past (appends are whole lines, rewrites whole files renamed).
+TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
+    const std::string hostile =
+        "exec 7>>\"$JRUN_RUN_FOLDER/run-info.yaml.lock\" 8>>\"$JRUN_RUN_FOLDER/events.jsonl\" "
+        "9>>\"$JRUN_MESSAGE_BUS\"\n"
+        "flock 7; flock 8; flock 9\n"
+        "touch \"$JRUN_RUN_FOLDER/holding\"\n"
+        "while :; do sleep 1; done\n";
+    const std::string honest =
+        "until ls \"$JRUN_RUNS_DIR\"/*/holding > /dev/null 2>&1; do sleep 0.05; done\n"
+        "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents",
+                {{"hostile", script("hostile", hostile)}, {"honest", script("honest", honest)}}},
+               {"timeout", "5s"},
+               {"grace", "300ms"}});
+    // Bounded here, not by ctest: a dispatcher that waits on the agent's lock never ends.
+    Shell run = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
+                        " run 1 --no-check");
+    ASSERT_TRUE(run.exit_code != 124 && run.exit_code != 137)
+        << "the dispatcher stalled on the agent's locks: " << run.out << run.err;
+    std::map<std::string, run::RunRecord> by_agent;
+    for (const auto& r : runs()) by_agent[r.agent] = r;
+    ASSERT_EQ(by_agent.size(), 2u);
+    EXPECT_TRUE(fs::exists(by_agent["hostile"].folder / "holding"));
+    EXPECT_EQ(by_agent["hostile"].reason, run::StopReason::timeout)
+        << by_agent["hostile"].error_summary;
+    EXPECT_EQ(by_agent["honest"].status, run::RunStatus::completed);
+    // Their events landed past the locks, in each run's record and on the bus.
+    const auto has_event = [](const fs::path& file, const std::string& run_id,
+                              const std::string& type) {
+        std::istringstream lines(read_text(file));
+        for (std::string line; std::getline(lines, line);) {
+            const json event = json::parse(line, nullptr, false);
+            if (event.is_object() && event.value("run_id", "") == run_id &&
+                event.value("type", "") == type)
+                return true;
+        }
+        return false;
+    };
+    for (const auto& [agent, r] : by_agent) {
+        const std::string end = agent == "honest" ? "RUN_STOP" : "RUN_CRASH";
+        EXPECT_TRUE(has_event(r.folder / "events.jsonl", r.run_id, end)) << agent;
+        EXPECT_TRUE(has_event(repo_ / ".cocode/runs/events.jsonl", r.run_id, end)) << agent;
+    }
 }
 
 // An agent's run folder is its to write: its events.jsonl, the check's egress record and its

@@ -40,10 +40,14 @@ int run_supervise(const SuperviseArgs& args) {
     }
     // From here on this process is the runs' dispatcher, for status and recovery alike.
     const ProcessStamp self = stamp_of(::getpid());
-    for (const auto& run : runs)
+    for (const auto& run : runs) {
         run::update_run_info(run.files.folder, [&](FlatYaml& info) {
             run::set_supervisor(info, self);
         }).value_or_throw();
+        run::keep_processes(run.files.folder, [&](FlatYaml& kept) {
+            run::set_supervisor(kept, self);
+        }).value_or_throw();
+    }
 
     agent::SupervisorOptions options = supervisor_options(ws.config);
     options.stop_on_hangup = false;

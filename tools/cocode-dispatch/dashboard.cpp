@@ -65,7 +65,7 @@ bool safe_id(const std::string& id) {
 // to write, so a link elsewhere, or of another scheme, is not shown).
 json links_of(const fs::path& folder, const std::string& project) {
     json out = json::object();
-    auto text = read_file(run::RunFiles{folder}.events(), 64u << 20);
+    auto text = read_file_no_follow(run::RunFiles{folder}.events(), 64u << 20);
     if (!text) return out;
     auto ours = [&](const json& url) {
         if (!url.is_string()) return false;
