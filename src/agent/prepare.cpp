@@ -1018,11 +1018,13 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     seal.replay_task = context.replay_task;
     run.route = seal.route;
     if (auto ok = run::write_seal(context.repo_root, seal); !ok) return std::move(ok).error();
-    if (auto ok = run::keep_processes(run.files.folder,
-                                      [&](FlatYaml& kept) {
-                                          run::set_supervisor(kept, stamp_of(::getpid()));
-                                          kept.set("boot_id", boot_id());
-                                      });
+    if (auto ok = run::keep_state(
+            run.files.folder,
+            [&](FlatYaml& kept) {
+                kept.set("status", std::string(run::status_name(run::RunStatus::queued)));
+                run::set_supervisor(kept, stamp_of(::getpid()));
+                kept.set("boot_id", boot_id());
+            });
         !ok)
         return std::move(ok).error();
     return run;

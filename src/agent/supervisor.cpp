@@ -70,7 +70,7 @@ struct Slot {
     std::string last_head;    // the newest commit already scanned for the marker
     std::string branch_mark;  // what its branch's ref read at the last look
     std::string take_error;   // why its branch could not be taken back at its end
-    std::string keep_error;   // why its processes could not be kept beside its seal
+    std::string keep_error;   // why its state could not be kept beside its seal
     int commits = 0;          // since the base
     Clock::time_point first_start{}, ended{};
     // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
@@ -357,6 +357,11 @@ class Supervisor {
     // got there first — where the events go is cocode's own knowledge, never the `message_bus`
     // run-info names — and the agent's locks are waited on for a moment only.
     static void record_ready(const PlannedRun& run, const std::string& commit) {
+        (void)run::keep_state(run.files.folder, [&](FlatYaml& kept) {
+            if (kept.get("ready_commit") == commit) return;
+            kept.set("ready_commit", commit);
+            kept.set("ready_time", format_utc_timestamp(std::chrono::system_clock::now()));
+        });
         bool recorded = false;
         (void)run::update_run_info(
             run.files.folder,
@@ -480,27 +485,24 @@ class Supervisor {
         if (first) slot.first_start = now;
         // The folder is not flushed: after a power loss nothing is running any more, and a
         // run that reads back as queued is reconciled like one that was running. Its end is.
-        // What cocode signals is decided from the copy beside the seal (run-info's is the
-        // agent's to rewrite): a run whose processes cannot be kept there cannot be stopped
-        // safely, and says so.
-        if (auto kept = run::keep_processes(
-                run.files.folder,
-                [&](FlatYaml& fields) {
-                    run::set_agent(fields, {slot.pid, slot.leader.start, slot.leader.ino});
-                    run::set_supervisor(fields, self_);
-                    fields.set("boot_id", boot_);
-                });
-            !kept)
+        // The same fields twice: beside the seal, where cocode reads them (what it signals, and
+        // whether the run is running, decided from there: run-info is the agent's to
+        // rewrite), and in run-info for its readers. A run whose state cannot be kept cannot
+        // be stopped safely by another process, and says so at its end.
+        const auto started = [&](FlatYaml& fields) {
+            fields.set("status", std::string(run::status_name(run::RunStatus::running)));
+            fields.set("reason", "");
+            run::set_agent(fields, {slot.pid, slot.leader.start, slot.leader.ino});
+            run::set_supervisor(fields, self_);
+            fields.set("boot_id", boot_);
+            if (first) fields.set("start_time", start_time);
+        };
+        if (auto kept = run::keep_state(run.files.folder, started); !kept)
             slot.keep_error = kept.error().message;
         (void)run::update_run_info(
             run.files.folder,
             [&](FlatYaml& info) {
-                info.set("status", std::string(run::status_name(run::RunStatus::running)));
-                info.set("reason", "");
-                run::set_agent(info, {slot.pid, slot.leader.start, slot.leader.ino});
-                run::set_supervisor(info, self_);
-                info.set("boot_id", boot_);
-                if (first) info.set("start_time", start_time);
+                started(info);
                 info.set_number("restarts", slot.result.restarts);
             },
             Durability::content);
@@ -792,6 +794,8 @@ class Supervisor {
         if (watch_) watch_->forget(index_of(slot));
         // What it committed, taken back before anything reads its branch (its verdict).
         scan_commits(slot, clock_now(), true);
+        // Nothing of it is left: what it left under the names of cocode's records goes.
+        const auto dropped = run::drop_planted_records(run.files);
         slot.result.exit_code = code;
         slot.result.status = code == 0 ? run::RunStatus::completed : run::RunStatus::failed;
         slot.result.reason = reason;
@@ -805,13 +809,15 @@ class Supervisor {
         end.restarts = slot.result.restarts;
         end.end_time = format_utc_timestamp(std::chrono::system_clock::now());
         end.error_summary = summary;
+        if (!dropped)
+            end.error_summary += (end.error_summary.empty() ? "" : "; ") + dropped.error().message;
         if (!slot.take_error.empty())
             end.error_summary += (summary.empty() ? "" : "; ") +
                                  std::string("its branch could not be taken back: ") +
                                  slot.take_error;
         if (!slot.keep_error.empty())
             end.error_summary += (end.error_summary.empty() ? "" : "; ") +
-                                 std::string("its processes could not be kept: ") + slot.keep_error;
+                                 std::string("its state could not be kept: ") + slot.keep_error;
         end.ready_commit = slot.ready_commit;
         if (slot.usage) {
             end.usage = usage_of(slot);

@@ -288,6 +288,9 @@ std::optional<Revert> revert_in(const std::vector<git::HistoryCommit>& after,
 
 std::optional<Clock::time_point> ready_at(const run::RunRecord& r) {
     if (r.ready_commit.empty()) return std::nullopt;
+    // As cocode saw it, beside the seal; the events (the agent's to have written) only for a
+    // run from before that was kept.
+    if (!r.ready_time.empty()) return parse_utc_timestamp(r.ready_time);
     auto events = read_file_no_follow(run::RunFiles{r.folder}.events(), std::size_t{16} << 20);
     if (!events) return std::nullopt;
     const auto ready = first_json_line(*events, "\"READY\"", [](const json& e) {

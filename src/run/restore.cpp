@@ -70,7 +70,11 @@ Result<void> restore_round(const fs::path& repo_root, const fs::path& runs_dir,
         fs::remove_all(making, ec);
         return Error::general("cannot make " + folder.string() + ": " + ec.message());
     }
-    return {};
+    return keep_state(folder, [&](FlatYaml& kept) {
+        kept.set("status", std::string(status_name(RunStatus::completed)));
+        kept.set("reason", "restored from the verdict published on GitHub");
+        kept.set("ready_commit", round.head);
+    });
 }
 
 }  // namespace cocode::run

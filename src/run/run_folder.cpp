@@ -31,20 +31,35 @@ long long to_number(const std::optional<std::string>& text, long long fallback =
 
 namespace {
 
-fs::path processes_path(const fs::path& folder) {
-    // <root>/.cocode/runs/<run id> -> <root>/.cocode/seals/<run id>.processes
+fs::path state_path(const fs::path& folder) {
+    // <root>/.cocode/runs/<run id> -> <root>/.cocode/seals/<run id>.state
     return seal_path(folder.parent_path().parent_path().parent_path(), folder.filename().string())
-        .replace_extension(".processes");
+        .replace_extension(".state");
 }
 
-// An active run's process fields, from what cocode kept beside its seal (keep_processes);
-// run-info's stand only for a run from before that file was kept (no file at all).
-void take_kept_processes(RunRecord& r) {
-    auto text = read_file_no_follow(processes_path(r.folder), 64 << 10);
-    if (!text) return;
-    auto kept = FlatYaml::parse(*text, processes_path(r.folder).string());
-    const FlatYaml none;
-    const FlatYaml& from = kept ? *kept : none;
+// What cocode kept of the run beside its seal (keep_state), over what run-info says; run-info's
+// stands only for a run from before that file was kept (no file at all). A file that cannot be
+// read as kept leaves the run with no process to signal and an unknown status.
+void take_kept_state(RunRecord& r) {
+    const fs::path path = state_path(r.folder);
+    std::error_code ec;
+    if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) return;
+    auto text = read_file_no_follow(path, 64 << 10);
+    std::optional<FlatYaml> kept;
+    if (text)
+        if (auto parsed = FlatYaml::parse(*text, path.string())) kept = std::move(*parsed);
+    const FlatYaml from = kept.value_or(FlatYaml{});
+    auto text_of = [&](const char* key) { return from.get(key).value_or(""); };
+    r.status = parse_status(text_of("status")).value_or(RunStatus::unknown);
+    r.reason_text = text_of("reason");
+    r.reason = parse_reason(r.reason_text);
+    r.exit_code.reset();
+    if (auto code = from.get("exit_code"); code && !code->empty())
+        r.exit_code = static_cast<int>(to_number(code, -1));
+    r.start_time = text_of("start_time");
+    r.end_time = text_of("end_time");
+    r.ready_commit = text_of("ready_commit");
+    r.ready_time = text_of("ready_time");
     r.pid = static_cast<pid_t>(to_number(from.get("pid")));
     r.pgid = static_cast<pid_t>(to_number(from.get("pgid")));
     r.pid_start = static_cast<std::uint64_t>(to_number(from.get("pid_start")));
@@ -52,7 +67,7 @@ void take_kept_processes(RunRecord& r) {
     r.supervisor_pid = static_cast<pid_t>(to_number(from.get("supervisor_pid")));
     r.supervisor_start = static_cast<std::uint64_t>(to_number(from.get("supervisor_start")));
     r.supervisor_ino = static_cast<std::uint64_t>(to_number(from.get("supervisor_ino")));
-    r.boot_id = from.get("boot_id").value_or("");
+    r.boot_id = text_of("boot_id");
 }
 
 }  // namespace
@@ -96,13 +111,12 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.round_from = text("round_from");
     r.plan_round = text("round_kind") == "plan";
     r.request_comment = static_cast<long long>(to_number(info.get("request_comment")));
-    // Only a run that may still be running is ever signalled: its processes as cocode kept them.
-    if (is_active(r.status)) take_kept_processes(r);
+    take_kept_state(r);
     return r;
 }
 
-Result<void> keep_processes(const fs::path& folder, const std::function<void(FlatYaml&)>& edit) {
-    const fs::path path = processes_path(folder);
+Result<void> keep_state(const fs::path& folder, const std::function<void(FlatYaml&)>& edit) {
+    const fs::path path = state_path(folder);
     return update_file_locked(
         path,
         [&](const std::optional<std::string>& current) -> Result<std::string> {
@@ -116,6 +130,27 @@ Result<void> keep_processes(const fs::path& folder, const std::function<void(Fla
             return fields.render();
         },
         0644, Durability::content);
+}
+
+Result<void> drop_planted_records(const RunFiles& files) {
+    std::error_code ec;
+    std::vector<fs::path> planted = {files.check_json(), files.folder / "check.md", files.end(),
+                                     files.folder / "check-setup.log",
+                                     files.folder / "check-egress.jsonl"};
+    for (const auto& entry : fs::directory_iterator(files.folder, ec))
+        if (const std::string name = entry.path().filename().string();
+            name.rfind("verify-", 0) == 0)
+            planted.push_back(entry.path());
+    if (ec) return Error::general("cannot list " + files.folder.string() + ": " + ec.message());
+    for (const auto& path : planted) {
+        // A folder under such a name is no record anyone could read, and it stays: writing the
+        // record there then fails, and says so.
+        const auto type = fs::symlink_status(path, ec).type();
+        if (type == fs::file_type::not_found || type == fs::file_type::directory) continue;
+        fs::remove(path, ec);
+        if (ec) return Error::general("cannot remove " + path.string() + ": " + ec.message());
+    }
+    return {};
 }
 
 Result<FlatYaml> read_run_info(const fs::path& folder) {
@@ -250,6 +285,18 @@ std::optional<RunEnd> parse_run_end(std::string_view text) {
 Result<FlatYaml> record_end(const RunFiles& files, const std::string& run_id, const RunEnd& end) {
     const std::string status(status_name(end.status));
     const std::string reason(reason_name(end.reason));
+    // First where the agent cannot write: the end is cocode's from then on.
+    if (auto kept = keep_state(files.folder,
+                               [&](FlatYaml& fields) {
+                                   fields.set("status", status);
+                                   fields.set("reason", reason);
+                                   fields.set_number("exit_code", end.exit_code);
+                                   fields.set("end_time", end.end_time);
+                                   if (!end.ready_commit.empty())
+                                       fields.set("ready_commit", end.ready_commit);
+                               });
+        !kept)
+        return std::move(kept).error();
     auto info = update_run_info(files.folder, [&](FlatYaml& fields) {
         fields.set("status", status);
         fields.set("reason", reason);
@@ -324,11 +371,22 @@ Result<bool> reconcile(RunRecord& record) {
         "the dispatcher (pid " + std::to_string(record.supervisor_pid) +
         ") is gone; the run was found " +
         (record.status == RunStatus::queued ? "never started" : "unfinished");
+    // Whether it is still to be marked is cocode's record's to say (run-info's status is the
+    // agent's to have rewritten); another process may have marked it meanwhile.
     bool changed = false;
+    if (auto kept = keep_state(record.folder,
+                               [&](FlatYaml& fields) {
+                                   auto status = parse_status(fields.get("status").value_or(""));
+                                   if (status && !is_active(*status)) return;
+                                   changed = true;
+                                   fields.set("status", status_name(RunStatus::failed));
+                                   fields.set("reason", reason_name(StopReason::crashed));
+                                   fields.set("end_time", now);
+                               });
+        !kept)
+        return std::move(kept).error();
     auto updated = update_run_info(record.folder, [&](FlatYaml& info) {
-        auto status = parse_status(info.get("status").value_or(""));
-        if (!status || !is_active(*status)) return;
-        changed = true;
+        if (!changed) return;
         info.set("status", status_name(RunStatus::failed));
         info.set("reason", reason_name(StopReason::crashed));
         info.set("end_time", now);

@@ -99,6 +99,7 @@ struct RunRecord {
     std::string base_commit;
     std::filesystem::path worktree;
     std::string ready_commit;
+    std::string ready_time;    // when cocode saw READY (its state file); empty: not known
     std::string ready_marker;  // the one this run's agent was given
     int restarts = 0;
     std::string error_summary;
@@ -120,13 +121,22 @@ RunRecord record_from(const FlatYaml& info, const std::filesystem::path& folder)
 void set_supervisor(FlatYaml& info, const ProcessStamp& supervisor);
 void set_agent(FlatYaml& info, const ProcessStamp& agent);
 
-// Those same fields, and `boot_id`, kept beside the run's seal (`.cocode/seals/<run
-// id>.processes`), where its agent cannot write; read-modify-written under a lock of its own
-// there. run-info.yaml keeps its copies for the runner contract's readers, but what cocode
-// signals and whether a run's dispatcher is alive are decided from this file: an agent that
-// rewrites its run-info cannot make cocode signal a process of the host's.
-Result<void> keep_processes(const std::filesystem::path& folder,
-                            const std::function<void(FlatYaml&)>& edit);
+// The run's state as cocode knows it, kept beside its seal (`.cocode/seals/<run id>.state`),
+// where its agent cannot write: status, reason, exit_code, start_time, end_time, ready_commit
+// and ready_time (READY as cocode read it in the commits it took back), and the process fields
+// above with `boot_id`. Read-modify-written under a lock of its own there. run-info.yaml keeps
+// the same fields for the runner contract's readers, but it is the agent's to rewrite:
+// record_from takes these from here, so that what cocode signals, whether a run is running and
+// how it ended are never what an agent wrote.
+Result<void> keep_state(const std::filesystem::path& folder,
+                        const std::function<void(FlatYaml&)>& edit);
+
+// What the agent may have planted, when it is gone, under the names cocode writes only after
+// it (the verdict, its report and logs, the end): files and links removed (links as links), so
+// that whatever is read under those names afterwards is cocode's; a folder, which no reader
+// takes for a record, is left for the writer to fail on. Called with none of the run's
+// processes left.
+Result<void> drop_planted_records(const RunFiles& files);
 
 // How a run ended, as the dispatcher knew it. Written first into run-end.json, in the space
 // reserved when the run was prepared, then into run-info.yaml and the events; should those

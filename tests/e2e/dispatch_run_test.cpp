@@ -853,12 +853,15 @@ class RecycledPid : public DispatchRun {
         const ProcessStamp now = stamp_of(stranger_);
         EXPECT_GT(now.start, 0u);
         const auto recorded_stamps = recorded(now);  // agent, dispatcher
-        EXPECT_TRUE(run::update_run_info(r.folder, [&](FlatYaml& info) {
-                        info.set("status", "running");
-                        info.set("reason", "");
-                        run::set_agent(info, recorded_stamps.first);
-                        run::set_supervisor(info, recorded_stamps.second);
-                    }).ok());
+        // As cocode would have recorded them: in its state beside the seal, and in run-info.
+        const auto recorded_as = [&](FlatYaml& info) {
+            info.set("status", "running");
+            info.set("reason", "");
+            run::set_agent(info, recorded_stamps.first);
+            run::set_supervisor(info, recorded_stamps.second);
+        };
+        EXPECT_TRUE(run::keep_state(r.folder, recorded_as).ok());
+        EXPECT_TRUE(run::update_run_info(r.folder, recorded_as).ok());
         fs::remove(run::RunFiles{r.folder}.end());
         EXPECT_TRUE(run::reserve_run_end(run::RunFiles{r.folder}).ok());
         Shell status = dispatch("status --json");

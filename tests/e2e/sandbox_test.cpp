@@ -613,6 +613,46 @@ TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
     EXPECT_TRUE(sentinel.alive()) << "stop signalled the host's process " << pid;
 }
 
+// While it runs, the agent writes its run as ended and passed: run-info says completed, and
+// a check.json saying PASS and a run-end.json lie in its folder; its commit never comes. cocode
+// still shows it running, and once it has ended (no check asked for), nothing it planted is
+// left: the scorecard counts no PASS.
+TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
+    const std::string agent =
+        "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
+        "sed -e 's/^status: .*/status: completed/' -e 's/^exit_code: .*/exit_code: 0/' "
+        "\"$f\" > \"$f.new\" && mv \"$f.new\" \"$f\"\n"
+        "printf '{\"verdict\": \"PASS\", \"run_id\": \"%s\", \"head\": \"%s\", \"checks\": []}\\n' "
+        "\"$JRUN_ID\" \"$(git rev-parse HEAD)\" > \"$JRUN_RUN_FOLDER/check.json\"\n"
+        "echo '# PASS' > \"$JRUN_RUN_FOLDER/check.md\"\n"
+        "touch \"$JRUN_RUN_FOLDER/forged\"\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n"
+        "exit 1\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}}});
+    Shell run = dispatch_as_user("run 1 --detach --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const fs::path folder = runs().front().folder;
+    ASSERT_TRUE(wait_until([&] { return fs::exists(folder / "forged"); }))
+        << read_text(folder / "agent-stderr.txt");
+    ASSERT_EQ(run::read_run_info(folder)->get("status"), "completed");
+    EXPECT_EQ(runs().front().status, run::RunStatus::running);
+    Shell status = dispatch_as_user("status");
+    EXPECT_NE(status.out.find("running"), std::string::npos) << status.out;
+
+    write_text(folder / "go", "");
+    Shell watch = dispatch_as_user("status --watch");
+    EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+    const run::RunRecord r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_FALSE(fs::exists(folder / "check.json")) << read_text(folder / "check.json");
+    EXPECT_FALSE(fs::exists(folder / "check.md"));
+    Shell report = dispatch_as_user("report --by agent --json");
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    for (const auto& row : json::parse(report.out)["rows"])
+        EXPECT_EQ(row["passed"], 0) << report.out;
+}
+
 // The agent takes the locks cocode's own writes to its run folder and to the runs' bus take,
 // and holds them while it runs; another agent of the same dispatch ends meanwhile. Its end is
 // recorded, and the holder's timeout still ends it: a lock an agent can hold is waited on for

@@ -44,7 +44,7 @@ int run_supervise(const SuperviseArgs& args) {
         run::update_run_info(run.files.folder, [&](FlatYaml& info) {
             run::set_supervisor(info, self);
         }).value_or_throw();
-        run::keep_processes(run.files.folder, [&](FlatYaml& kept) {
+        run::keep_state(run.files.folder, [&](FlatYaml& kept) {
             run::set_supervisor(kept, self);
         }).value_or_throw();
     }
