@@ -114,7 +114,10 @@ void clean_run(git::Repository& repo, const Made& made, const CleanOptions& opti
             } else if (auto status =
                            git::agent_git(options.runner, r.worktree,
                                           "git status --porcelain --untracked-files=normal",
-                                          allowlisted_environment(current_environment(), {}));
+                                          allowlisted_environment(current_environment(), {}), {},
+                                          {run::pair_sandbox(repo.main_work_dir() / run::kRunsDir,
+                                                             r.worktree.filename().string())
+                                               .git()});
                        !status) {
                 why = "cannot tell whether it holds uncommitted work (" + status.error().message +
                       ")";

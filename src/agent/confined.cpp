@@ -124,6 +124,10 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
     plan.hidden = secrets_in_home(home, nullptr);
     plan.protected_paths = {store, repo_root / run::kSealsDir};
+    // Other runs' folders, their agents' HOMEs (a CLI's login), their egress sockets, and the
+    // seals and their locks: out of sight. A child's own folders there come back (its plan's).
+    plan.apart = {repo_root / run::kRunsDir, repo_root / ".cocode/sandboxes",
+                  repo_root / run::kSealsDir};
     return plan;
 }
 
@@ -234,6 +238,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
         plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());
+        plan.visible.insert(plan.visible.end(), c.readable.begin(), c.readable.end());
         plan.home = scratch->path() / "home";
         plan.tmp = scratch->path() / "tmp";
         std::vector<std::string> argv = shell_argv(c.command);

@@ -1022,6 +1022,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
             run.files.folder,
             [&](FlatYaml& kept) {
                 kept.set("status", std::string(run::status_name(run::RunStatus::queued)));
+                kept.set_number("issue", run.issue);
+                kept.set("agent", run.agent.name);
                 run::set_supervisor(kept, stamp_of(::getpid()));
                 kept.set("boot_id", boot_id());
             });

@@ -812,7 +812,7 @@ class Supervisor {
         if (!dropped)
             end.error_summary += (end.error_summary.empty() ? "" : "; ") + dropped.error().message;
         if (!slot.take_error.empty())
-            end.error_summary += (summary.empty() ? "" : "; ") +
+            end.error_summary += (end.error_summary.empty() ? "" : "; ") +
                                  std::string("its branch could not be taken back: ") +
                                  slot.take_error;
         if (!slot.keep_error.empty())

@@ -10,6 +10,7 @@
 #include "git/cli.h"
 #include "proc/command.h"
 #include "proc/environment.h"
+#include "run/run_folder.h"
 
 namespace cocode::check {
 namespace fs = std::filesystem;
@@ -367,6 +368,14 @@ std::optional<CheckItem> setup_check(const TreeSetup& setup) {
 
 namespace {
 
+// The agent's own repository its worktree's git reads (git/agent_repo.h), which the sandbox
+// keeps out of sight with the other runs' folders; none for a checkout that is not a run's.
+fs::path agent_repository(const JudgeInput& input) {
+    if (input.repository.empty()) return {};
+    return run::pair_sandbox(input.repository / run::kRunsDir, input.worktree.filename().string())
+        .git();
+}
+
 // What the agent's worktree holds beyond the judged commit: git's word on it, asked in the
 // sandbox (the runner's): the worktree's git folder and its settings are the agent's.
 std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::string& judged) {
@@ -375,7 +384,7 @@ std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::strin
         input.runner, input.worktree,
         "git status --porcelain=v1 -z --ignored=traditional --untracked-files=normal && "
         "printf '\\0HEAD ' && git rev-parse --verify --quiet HEAD",
-        allowlisted_environment(current_environment(), {}));
+        allowlisted_environment(current_environment(), {}), {}, {agent_repository(input)});
     if (!said) return std::nullopt;
     const std::size_t split = said->rfind(std::string("\0HEAD ", 6));
     if (split == std::string::npos) return std::nullopt;
@@ -391,9 +400,9 @@ Result<Verdict> judge_plan_round(const JudgeInput& input, git::Repository& repo,
     // What the worktree holds uncommitted (it was read-only to the agent), by its own git in
     // the sandbox: the repository its `.git` names is the agent's.
     if (!input.runner) return Error::general("judging a plan round needs a runner for its git");
-    auto status = git::agent_git(input.runner, input.worktree,
-                                 "git status --porcelain=v1 -z --untracked-files=normal",
-                                 allowlisted_environment(current_environment(), {}));
+    auto status = git::agent_git(
+        input.runner, input.worktree, "git status --porcelain=v1 -z --untracked-files=normal",
+        allowlisted_environment(current_environment(), {}), {}, {agent_repository(input)});
     if (!status) return std::move(status).error();
     std::vector<std::string> uncommitted;
     for (auto& [code, path] : porcelain_entries(*status)) uncommitted.push_back(std::move(path));

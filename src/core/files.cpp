@@ -232,6 +232,11 @@ Result<void> overwrite_reserved(const fs::path& path, std::string_view data) {
     if (data.size() > size)
         return Error::general(describe("cannot write", path) + ": " + std::to_string(data.size()) +
                               " bytes do not fit the " + std::to_string(size) + " kept for them");
+    // Space kept is a few KiB; a file grown past that was not kept by us (a run folder is its
+    // agent's to write): never padded to its size.
+    if (size > (std::size_t{1} << 20))
+        return Error::general(describe("cannot write", path) + ": " + std::to_string(size) +
+                              " bytes there, not the space kept");
     std::string padded(data);
     padded.resize(size, ' ');
     if (auto ok = write_all(fd.get(), padded, path, 0); !ok) return ok;

@@ -332,8 +332,12 @@ Result<void> shared_checkout(const fs::path& repo_dir, const fs::path& dest,
          {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
                                    "--no-checkout", "--no-tags", *common, dest.string()},
           std::vector<std::string>{"-C", dest.string(), "-c", "core.hooksPath=/dev/null",
-                                   "checkout", "--quiet", "--detach", commit}})
-        if (auto ok = git::git_output({}, args); !ok) return std::move(ok).error();
+                                   "checkout", "--quiet", "--detach", commit}}) {
+        // The commit may be an agent's: its attributes name no filter defined anywhere.
+        git::GitOptions options;
+        options.environment = git::environment_without_config();
+        if (auto ok = git::git_output({}, args, options); !ok) return std::move(ok).error();
+    }
     return {};
 }
 

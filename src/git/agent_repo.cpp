@@ -38,13 +38,16 @@ Result<void> make_agent_repo(const fs::path& common, const AgentRepo& repo,
     std::vector<std::string> args = {git_dir, "--work-tree=" + repo.worktree.string(), "reset",
                                      "-q"};
     if (checkout) args.push_back("--hard");
-    if (auto reset = git_output({}, args); !reset) return std::move(reset).error();
+    // The worktree's files and attributes are the agent's: no filter of anyone's runs on them.
+    GitOptions without_config;
+    without_config.environment = environment_without_config();
+    if (auto reset = git_output({}, args, without_config); !reset) return std::move(reset).error();
     return {};
 }
 
 Result<std::string> agent_git(const CommandRunner& runner, const fs::path& worktree,
                               const std::string& command, std::vector<std::string> environment,
-                              std::vector<fs::path> writable) {
+                              std::vector<fs::path> writable, std::vector<fs::path> readable) {
     auto scratch = TempFolder::make("cocode-git");
     if (!scratch) return std::move(scratch).error();
     CommandRequest request;
@@ -57,6 +60,8 @@ Result<std::string> agent_git(const CommandRunner& runner, const fs::path& workt
     request.record = scratch->path() / "egress.jsonl";
     request.writes_cwd = !writable.empty();
     request.writable = std::move(writable);
+    std::erase_if(readable, [](const fs::path& path) { return path.empty(); });
+    request.readable = std::move(readable);
     auto ran = runner(request);
     if (!ran) return std::move(ran).error();
     if (ran->exit_code == 0 && !ran->timed_out) {
@@ -85,11 +90,18 @@ Result<std::optional<std::string>> take_agent_branch(const fs::path& repo_dir,
                                                      const std::string& branch,
                                                      const std::string& upload_pack) {
     const std::string quarantine = "refs/cocode/quarantine/" + branch;
-    auto fetched = run_git(
-        repo_dir, {"-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags",
-                   "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
-                   "--no-write-commit-graph", "--upload-pack=" + upload_pack, git_dir.string(),
-                   "+refs/heads/" + branch + ":" + quarantine});
+    // A file:// URL: git's transport, its serving side the sandboxed upload-pack, whatever the
+    // agent left at that path (a path to a file would be read by this git as a bundle, on the
+    // host, its objects unchecked). The deadline bounds an upload-pack the agent made hang.
+    GitOptions bounded;
+    bounded.deadline = std::chrono::seconds(60);
+    auto fetched =
+        run_git(repo_dir,
+                {"-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags",
+                 "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
+                 "--no-write-commit-graph", "--upload-pack=" + upload_pack,
+                 "file://" + git_dir.string(), "+refs/heads/" + branch + ":" + quarantine},
+                bounded);
     if (!fetched) return std::move(fetched).error();
     if (fetched->exit_code != 0) {
         if (fetched->err.find("couldn't find remote ref") != std::string::npos)

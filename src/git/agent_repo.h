@@ -36,7 +36,8 @@ Result<void> make_agent_repo(const std::filesystem::path& common, const AgentRep
 // agent's repository, for a merge); empty, it writes nothing. What it printed, or why it failed.
 Result<std::string> agent_git(const CommandRunner& runner, const std::filesystem::path& worktree,
                               const std::string& command, std::vector<std::string> environment,
-                              std::vector<std::filesystem::path> writable = {});
+                              std::vector<std::filesystem::path> writable = {},
+                              std::vector<std::filesystem::path> readable = {});
 
 // What the agent's branch's ref reads now in its repository (its loose ref, else its
 // packed-refs), read as data: beneath `repo.git_dir` without following a link, a few KiB at

@@ -93,6 +93,16 @@ Result<std::string> git_line(const std::filesystem::path& dir, const std::vector
     return first_line(*out);
 }
 
+std::vector<std::string> environment_without_config() {
+    std::vector<std::string> environment = current_environment();
+    std::erase_if(environment, [](const std::string& entry) {
+        return entry.rfind("GIT_CONFIG", 0) == 0 || entry.rfind("GIT_ATTR", 0) == 0;
+    });
+    environment.insert(environment.end(), {"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+                                           "GIT_ATTR_NOSYSTEM=1"});
+    return environment;
+}
+
 bool is_object_id(std::string_view text) {
     return (text.size() == 40 || text.size() == 64) &&
            text.find_first_not_of("0123456789abcdef") == std::string_view::npos;

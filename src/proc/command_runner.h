@@ -29,6 +29,9 @@ struct CommandRequest {
     // What else it writes (a merge in an agent's worktree: the worktree's git folder, the
     // objects and refs a commit needs).
     std::vector<std::filesystem::path> writable;
+    // What else it reads that a sandbox keeps out of sight (an agent's own repository, among
+    // the other runs' folders).
+    std::vector<std::filesystem::path> readable;
 };
 
 struct CommandOutcome {

@@ -135,6 +135,9 @@ std::string plan_refused(const SandboxPlan& plan) {
     for (const auto& path : plan.hidden)
         if (within_any(path, writable))
             return "a hidden path lies inside a writable folder: " + path.string();
+    for (const auto& path : plan.apart)
+        if (within_any(path, writable))
+            return "a hidden path lies inside a writable folder: " + path.string();
     for (const auto& path : plan.protected_paths)
         if (within_any(path, writable))
             return "a protected path lies inside a writable folder: " + path.string();
@@ -169,12 +172,27 @@ std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan
         if (!inside_another)
             out.insert(out.end(), {"--ro-bind", back[i].string(), back[i].string()});
     }
+    // Out of sight again inside what came back, but for what the plan reads there; what it
+    // writes there comes back below.
+    std::vector<fs::path> apart;
+    for (const auto& path : plan.apart) {
+        if (!fs::is_directory(path, ec)) continue;
+        out.insert(out.end(), {"--tmpfs", path.string()});
+        apart.push_back(path);
+        for (const auto& read : plan.visible)
+            if (within(read, path) && read.lexically_normal() != path.lexically_normal() &&
+                !within_any(read, plan.writable) && fs::exists(read, ec))
+                out.insert(out.end(), {"--ro-bind", read.string(), read.string()});
+    }
     for (const auto& path : plan.writable)
         out.insert(out.end(), {"--bind", path.string(), path.string()});
     if (!plan.home.empty())
         out.insert(out.end(), {"--bind", plan.home.string(), plan.home.string()});
     for (const auto& path : plan.read_only)
         out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
+    // The folders of its own made there, the empty folder over the others is read-only: the
+    // host's is, and a write there would only seem to land.
+    for (const auto& path : apart) out.insert(out.end(), {"--remount-ro", path.string()});
     std::vector<fs::path> seen = plan.visible;
     seen.insert(seen.end(), plan.writable.begin(), plan.writable.end());
     for (const auto& path : plan.hidden) {

@@ -51,6 +51,10 @@ struct SandboxPlan {
     // Hidden before anything is bound: what the plan binds below them comes back, the rest of
     // them stays out of sight (a replay's main repository around its own).
     std::vector<std::filesystem::path> hidden_first;
+    // Hidden after what it must read came back (they lie inside it: other runs' folders in the
+    // repository), before what it writes: of each, only what the plan lists inside it — its
+    // own folders, writable or visible — comes back. Never inside a writable folder.
+    std::vector<std::filesystem::path> apart;
     // What must never be writable, whether or not it exists yet (the environments' store, the
     // seals): none may lie inside a writable folder, where a missing one could be made.
     std::vector<std::filesystem::path> protected_paths;

@@ -50,6 +50,9 @@ void take_kept_state(RunRecord& r) {
         if (auto parsed = FlatYaml::parse(*text, path.string())) kept = std::move(*parsed);
     const FlatYaml from = kept.value_or(FlatYaml{});
     auto text_of = [&](const char* key) { return from.get(key).value_or(""); };
+    // Which issue and agent the run is (what its verdict is published on and counted for).
+    if (auto issue = from.get("issue"); issue && !issue->empty()) r.issue = to_number(issue);
+    if (auto agent = from.get("agent"); agent && !agent->empty()) r.agent = *agent;
     r.status = parse_status(text_of("status")).value_or(RunStatus::unknown);
     r.reason_text = text_of("reason");
     r.reason = parse_reason(r.reason_text);
@@ -129,7 +132,8 @@ Result<void> keep_state(const fs::path& folder, const std::function<void(FlatYam
             edit(fields);
             return fields.render();
         },
-        0644, Durability::content);
+        // Its lock can be seen, so held, by an agent: waited on for a moment, as theirs.
+        0644, Durability::content, {}, kAgentLockWait);
 }
 
 Result<void> drop_planted_records(const RunFiles& files) {

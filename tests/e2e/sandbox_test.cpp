@@ -649,8 +649,8 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     EXPECT_FALSE(fs::exists(folder / "check.md"));
     Shell report = dispatch_as_user("report --by agent --json");
     ASSERT_EQ(report.exit_code, 0) << report.err;
-    for (const auto& row : json::parse(report.out)["rows"])
-        EXPECT_EQ(row["passed"], 0) << report.out;
+    const json scorecard = json::parse(report.out);
+    for (const auto& row : scorecard["rows"]) EXPECT_EQ(row["passed"], 0) << report.out;
 }
 
 // The agent takes the locks cocode's own writes to its run folder and to the runs' bus take,
@@ -662,23 +662,36 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
         "exec 7>>\"$JRUN_RUN_FOLDER/run-info.yaml.lock\" 8>>\"$JRUN_RUN_FOLDER/events.jsonl\" "
         "9>>\"$JRUN_MESSAGE_BUS\"\n"
         "flock 7; flock 8; flock 9\n"
+        // The lock of cocode's own record of the run, beside the seals: out of its sight.
+        "s=\"$JRUN_RUNS_DIR/../seals/$JRUN_ID.state.lock\"\n"
+        "if [ -e \"$s\" ]; then exec 6< \"$s\"; flock 6; fi\n"
+        // The space kept for its end, grown to a terabyte (a sparse file).
+        "rm -f \"$JRUN_RUN_FOLDER/.run-end.reserved\"\n"
+        "truncate -s 1T \"$JRUN_RUN_FOLDER/.run-end.reserved\"\n"
         "touch \"$JRUN_RUN_FOLDER/holding\"\n"
         "while :; do sleep 1; done\n";
+    // It cannot see the other run's folder: the test tells it when the locks are held.
     const std::string honest =
-        "until ls \"$JRUN_RUNS_DIR\"/*/holding > /dev/null 2>&1; do sleep 0.05; done\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n"
         "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\"\n";
     configure({{"agents",
                 {{"hostile", script("hostile", hostile)}, {"honest", script("honest", honest)}}},
                {"timeout", "5s"},
                {"grace", "300ms"}});
-    // Bounded here, not by ctest: a dispatcher that waits on the agent's lock never ends.
-    Shell run = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
-                        " run 1 --no-check");
-    ASSERT_TRUE(run.exit_code != 124 && run.exit_code != 137)
-        << "the dispatcher stalled on the agent's locks: " << run.out << run.err;
+    Shell run = dispatch_as_user("run 1 --no-check --detach");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
     std::map<std::string, run::RunRecord> by_agent;
     for (const auto& r : runs()) by_agent[r.agent] = r;
     ASSERT_EQ(by_agent.size(), 2u);
+    ASSERT_TRUE(wait_until([&] { return fs::exists(by_agent["hostile"].folder / "holding"); }))
+        << read_text(by_agent["hostile"].folder / "agent-stderr.txt");
+    write_text(by_agent["honest"].folder / "go", "");
+    // Bounded here, not by ctest: a dispatcher that waits on the agent's lock never ends.
+    Shell watch = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
+                          " status --watch");
+    ASSERT_TRUE(watch.exit_code != 124 && watch.exit_code != 137)
+        << "the dispatcher stalled on the agent's locks: " << watch.out << watch.err;
+    for (const auto& r : runs()) by_agent[r.agent] = r;
     EXPECT_TRUE(fs::exists(by_agent["hostile"].folder / "holding"));
     EXPECT_EQ(by_agent["hostile"].reason, run::StopReason::timeout)
         << by_agent["hostile"].error_summary;
@@ -700,6 +713,44 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
         EXPECT_TRUE(has_event(r.folder / "events.jsonl", r.run_id, end)) << agent;
         EXPECT_TRUE(has_event(repo_ / ".cocode/runs/events.jsonl", r.run_id, end)) << agent;
     }
+}
+
+// Two agents at once: one looks at what it can see of the other's run — its folder (its
+// prompt, its egress socket), its HOME (a CLI's login), the seals and their locks. It sees its
+// own folder, the bus and nothing else of them.
+TEST_F(Sandbox, AnAgentSeesNothingOfAnotherRun) {
+    const std::string peek =
+        "cd \"$JRUN_RUNS_DIR/..\"\n"
+        "ls -A runs sandboxes seals > \"$TMPDIR/seen\" 2>&1 || true\n"
+        "cat sandboxes/1-other/home/login runs/*/prompt.md >> \"$TMPDIR/seen\" 2>&1 || true\n"
+        "cp \"$TMPDIR/seen\" \"$JRUN_RUN_FOLDER/seen\"\n";
+    const std::string other =
+        "echo secret-login-of-other > \"$HOME/login\"\n"
+        "touch \"$JRUN_RUN_FOLDER/other-started\"\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n";
+    const std::string wait_for_other =
+        "until ls \"$JRUN_RUNS_DIR\"/../runs/*/other-started > /dev/null 2>&1 || "
+        "[ -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n";
+    configure(
+        {{"agents",
+          {{"other", script("other", other)}, {"peek", script("peek", wait_for_other + peek)}}}});
+    Shell run = dispatch_as_user("run 1 --detach --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    std::map<std::string, run::RunRecord> by_agent;
+    for (const auto& r : runs()) by_agent[r.agent] = r;
+    ASSERT_TRUE(wait_until([&] { return fs::exists(by_agent["other"].folder / "other-started"); }));
+    // The peek cannot see the other's mark: it is told to go on.
+    write_text(by_agent["peek"].folder / "go", "");
+    ASSERT_TRUE(wait_until([&] { return fs::exists(by_agent["peek"].folder / "seen"); }));
+    write_text(by_agent["other"].folder / "go", "");
+    EXPECT_EQ(dispatch_as_user("status --watch").exit_code, 0);
+    const std::string seen = read_text(by_agent["peek"].folder / "seen");
+    EXPECT_EQ(seen.find("secret-login-of-other"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find(by_agent["other"].run_id), std::string::npos) << seen;
+    EXPECT_NE(seen.find("sandboxes:\n1-peek\n\nseals:\n"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find(".state"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find(by_agent["peek"].run_id + ".json"), std::string::npos) << seen;
+    EXPECT_NE(seen.find(by_agent["peek"].run_id), std::string::npos) << seen;
 }
 
 // An agent's run folder is its to write: its events.jsonl, the check's egress record and its

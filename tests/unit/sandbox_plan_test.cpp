@@ -44,6 +44,9 @@ TEST(SandboxPlan, APlanThatCannotBeMadeAsWrittenIsRefusedNeverMadeWeaker) {
              p.protected_paths.push_back("/r/.cocode/sandboxes/1-a/home/.cache/store");
          },
          "a protected path lies inside a writable folder"},
+        {"other runs' folders hidden inside a writable folder",
+         [](SandboxPlan& p) { p.apart.push_back("/r/wt/.cocode/runs"); },
+         "a hidden path lies inside a writable folder: /r/wt/.cocode/runs"},
         {"the seals inside its HOME", [](SandboxPlan& p) { p.home = "/r/.cocode"; },
          "a protected path lies inside a writable folder: /r/.cocode/seals"},
     };
@@ -77,6 +80,10 @@ TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
     plan.writable = {wt, run};
     plan.read_only = {run / "egress.jsonl"};
     plan.hidden = {home / ".ssh", "/nowhere/.netrc"};
+    // Other runs' folders: the runs folder out of sight again, but for its own run (and the
+    // runs folder itself, named by a variable, does not come back whole).
+    plan.apart = {repo / ".cocode/runs"};
+    plan.visible.push_back(repo / ".cocode/runs");
     plan.home = own / "home";
     plan.tmp = own / "tmp";
     plan.own_network = true;
@@ -110,6 +117,14 @@ TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
     ASSERT_NE(record, std::string::npos);
     EXPECT_LT(cover, tmp);
     EXPECT_LT(tmp, back);
+    const std::size_t apart = where(argv, "--tmpfs", (repo / ".cocode/runs").string());
+    ASSERT_NE(apart, std::string::npos);
+    EXPECT_LT(back, apart);
+    EXPECT_LT(apart, write);
+    EXPECT_EQ(count("--ro-bind", repo / ".cocode/runs"), 0u) << "the runs folder stays hidden";
+    const std::size_t sealed = where(argv, "--remount-ro", (repo / ".cocode/runs").string());
+    ASSERT_NE(sealed, std::string::npos) << "its empty folder is read-only";
+    EXPECT_GT(sealed, where(argv, "--bind", run.string())) << "after its own run comes back";
     EXPECT_LT(back, write);
     EXPECT_LT(write, record);
     EXPECT_EQ(argv[tmp + 2], "/tmp");
