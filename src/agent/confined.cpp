@@ -11,6 +11,7 @@
 #include "git/git_files.h"
 #include "net/proxy.h"
 #include "proc/command.h"
+#include "run/run_folder.h"
 #include "run/seal.h"
 
 namespace cocode::agent {
