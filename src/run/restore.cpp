@@ -71,6 +71,8 @@ Result<void> restore_round(const fs::path& repo_root, const fs::path& runs_dir,
         return Error::general("cannot make " + folder.string() + ": " + ec.message());
     }
     return keep_state(folder, [&](FlatYaml& kept) {
+        kept.set_number("issue", round.issue);
+        kept.set("agent", round.agent);
         kept.set("status", std::string(status_name(RunStatus::completed)));
         kept.set("reason", "restored from the verdict published on GitHub");
         kept.set("ready_commit", round.head);

@@ -37,22 +37,13 @@ fs::path state_path(const fs::path& folder) {
         .replace_extension(".state");
 }
 
-// What cocode kept of the run beside its seal (keep_state), over what run-info says; run-info's
-// stands only for a run from before that file was kept (no file at all). A file that cannot be
-// read as kept leaves the run with no process to signal and an unknown status.
-void take_kept_state(RunRecord& r) {
-    const fs::path path = state_path(r.folder);
-    std::error_code ec;
-    if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) return;
-    auto text = read_file_no_follow(path, 64 << 10);
-    std::optional<FlatYaml> kept;
-    if (text)
-        if (auto parsed = FlatYaml::parse(*text, path.string())) kept = std::move(*parsed);
-    const FlatYaml from = kept.value_or(FlatYaml{});
+// A run's state — which issue and agent, its status and end, READY, its processes — from the
+// file that holds it: cocode's state beside the seal (keep_state) or, for a run from before
+// that file was kept, run-info.
+void read_state(const FlatYaml& from, RunRecord& r) {
     auto text_of = [&](const char* key) { return from.get(key).value_or(""); };
-    // Which issue and agent the run is (what its verdict is published on and counted for).
-    if (auto issue = from.get("issue"); issue && !issue->empty()) r.issue = to_number(issue);
-    if (auto agent = from.get("agent"); agent && !agent->empty()) r.agent = *agent;
+    r.issue = to_number(from.get("issue"));
+    r.agent = text_of("agent");
     r.status = parse_status(text_of("status")).value_or(RunStatus::unknown);
     r.reason_text = text_of("reason");
     r.reason = parse_reason(r.reason_text);
@@ -73,6 +64,18 @@ void take_kept_state(RunRecord& r) {
     r.boot_id = text_of("boot_id");
 }
 
+// The state cocode kept beside the seal, when there is such a file: one that cannot be read
+// as kept leaves the run with no process to signal and an unknown status. nullopt: none.
+std::optional<FlatYaml> kept_state(const fs::path& folder) {
+    const fs::path path = state_path(folder);
+    std::error_code ec;
+    if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) return std::nullopt;
+    auto text = read_file_no_follow(path, 64 << 10);
+    if (!text) return FlatYaml{};
+    auto parsed = FlatYaml::parse(*text, path.string());
+    return parsed ? std::move(*parsed) : FlatYaml{};
+}
+
 }  // namespace
 
 RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
@@ -82,29 +85,15 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     // The run is the one its folder's name says: cocode named the folder; run-info.yaml (its
     // run_id field kept for the runner contract's readers) is the agent's to rewrite.
     r.run_id = folder.filename().string();
-    r.issue = to_number(info.get("issue"));
     r.issue_url = text("issue_url");
     r.issue_title = text("issue_title");
-    r.agent = text("agent");
-    r.status = parse_status(text("status")).value_or(RunStatus::unknown);
-    r.reason_text = text("reason");
-    r.reason = parse_reason(r.reason_text);
-    if (auto code = info.get("exit_code"); code && !code->empty())
-        r.exit_code = static_cast<int>(to_number(code, -1));
-    r.pid = static_cast<pid_t>(to_number(info.get("pid")));
-    r.pgid = static_cast<pid_t>(to_number(info.get("pgid")));
-    r.pid_start = static_cast<std::uint64_t>(to_number(info.get("pid_start")));
-    r.pid_ino = static_cast<std::uint64_t>(to_number(info.get("pid_ino")));
-    r.supervisor_pid = static_cast<pid_t>(to_number(info.get("supervisor_pid")));
-    r.supervisor_start = static_cast<std::uint64_t>(to_number(info.get("supervisor_start")));
-    r.supervisor_ino = static_cast<std::uint64_t>(to_number(info.get("supervisor_ino")));
-    r.boot_id = text("boot_id");
-    r.start_time = text("start_time");
-    r.end_time = text("end_time");
+    // Its state from what cocode kept beside its seal, not from run-info (the agent's to have
+    // rewritten); run-info's for a run from before that was kept.
+    const auto kept = kept_state(folder);
+    read_state(kept ? *kept : info, r);
     r.branch = text("branch");
     r.base_commit = text("base_commit");
     r.worktree = text("worktree");
-    r.ready_commit = text("ready_commit");
     r.ready_marker = text("ready_marker");
     r.restarts = static_cast<int>(to_number(info.get("restarts")));
     r.error_summary = text("error_summary");
@@ -114,7 +103,6 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     r.round_from = text("round_from");
     r.plan_round = text("round_kind") == "plan";
     r.request_comment = static_cast<long long>(to_number(info.get("request_comment")));
-    take_kept_state(r);
     return r;
 }
 
@@ -360,6 +348,18 @@ Result<bool> reconcile(RunRecord& record) {
     // The supervisor is gone: nobody will ever write this run's end. Stop what is left of
     // it so it cannot keep changing the worktree, then say what happened.
     stop_run_blocking(marks_of(record), std::chrono::seconds(2));
+    // A run from before its state was kept beside its seal: what run-info said of it goes
+    // there first, so that the end written below leaves it whole.
+    if (!kept_state(record.folder))
+        if (auto seeded = keep_state(record.folder,
+                                     [&](FlatYaml& kept) {
+                                         kept.set_number("issue", record.issue);
+                                         kept.set("agent", record.agent);
+                                         kept.set("start_time", record.start_time);
+                                         kept.set("ready_commit", record.ready_commit);
+                                     });
+            !seeded)
+            return std::move(seeded).error();
     // It may have ended for real, its end kept in run-end.json while the disk was full.
     RunFiles files{record.folder};
     const auto end = read_run_end(files);

@@ -136,6 +136,18 @@ class Sandbox : public DispatchRun {
                " COCODE_ENV_STORE=" + quote(store_.string()) + " ";
     }
     Shell as_user(const std::string& command) { return sh(env() + command, repo_); }
+
+    // `run 1 --detach --no-check`, and its run's folder once its agent has left `forged` there
+    // (a failure, and an empty path, when it never does).
+    fs::path detach_until_forged() {
+        Shell run = dispatch_as_user("run 1 --detach --no-check");
+        EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+        if (run.exit_code != 0 || runs().empty()) return {};
+        const fs::path folder = runs().front().folder;
+        const bool forged = wait_until([&] { return fs::exists(folder / "forged"); });
+        EXPECT_TRUE(forged) << read_text(folder / "agent-stderr.txt");
+        return forged ? folder : fs::path();
+    }
     Shell dispatch_as_user(const std::string& args) { return dispatch(args, env()); }
 
     // A script agent, .cocode/<name>.sh, that runs `body` in its worktree.
@@ -592,11 +604,8 @@ TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
         "touch \"$JRUN_RUN_FOLDER/forged\"\n"
         "while :; do sleep 1; done\n";
     configure({{"agents", {{"hostile", script("hostile", agent)}}}});
-    Shell run = dispatch_as_user("run 1 --detach --no-check");
-    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-    const fs::path folder = runs().front().folder;
-    ASSERT_TRUE(wait_until([&] { return fs::exists(folder / "forged"); }))
-        << read_text(folder / "agent-stderr.txt");
+    const fs::path folder = detach_until_forged();
+    if (folder.empty()) return;
     // The forgery is there for anyone reading run-info.
     const auto forged = run::read_run_info(folder);
     ASSERT_TRUE(forged.ok());
@@ -629,11 +638,8 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
         "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n"
         "exit 1\n";
     configure({{"agents", {{"hostile", script("hostile", agent)}}}});
-    Shell run = dispatch_as_user("run 1 --detach --no-check");
-    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-    const fs::path folder = runs().front().folder;
-    ASSERT_TRUE(wait_until([&] { return fs::exists(folder / "forged"); }))
-        << read_text(folder / "agent-stderr.txt");
+    const fs::path folder = detach_until_forged();
+    if (folder.empty()) return;
     ASSERT_EQ(run::read_run_info(folder)->get("status"), "completed");
     EXPECT_EQ(runs().front().status, run::RunStatus::running);
     Shell status = dispatch_as_user("status");
