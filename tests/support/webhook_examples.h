@@ -6,16 +6,23 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 namespace cocode::test {
 
 // The first example GitHub gives of `event` with `action`; a test failure when there is none.
+// The examples (megabytes of JSON) are read once a process: a table test asks for hundreds,
+// and under ASan each read took a second.
 inline nlohmann::json example_payload(const std::string& event, const std::string& action) {
-    std::ifstream in(std::filesystem::path(COCODE_PEERS_DIR) /
-                     "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
-    const nlohmann::json all = nlohmann::json::parse(in);
+    static const nlohmann::json all = [] {
+        std::ifstream in(std::filesystem::path(COCODE_PEERS_DIR) /
+                         "node_modules/@octokit/webhooks-examples/api.github.com/index.json");
+        const std::string text{std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>()};
+        return nlohmann::json::parse(text);
+    }();
     for (const auto& entry : all)
         if (entry["name"] == event)
             for (const auto& example : entry["examples"])
