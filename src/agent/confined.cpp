@@ -104,8 +104,11 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
         !ec && lies_in(resolv, "/run"))
         plan.visible.push_back(resolv.parent_path());
     plan.visible.push_back(repo_root);
-    if (auto dirs = git::locate_git_dirs(repo_root, nullptr))
+    fs::path own_git;  // cocode's folder in the git folder: its clean trees, views and locks
+    if (auto dirs = git::locate_git_dirs(repo_root, nullptr)) {
         plan.visible.push_back(dirs->common_dir);
+        own_git = dirs->common_dir / "cocode";
+    }
     const fs::path store = environment::default_store();
     plan.visible.push_back(store);
     // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
@@ -127,8 +130,16 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     plan.protected_paths = {store, repo_root / run::kSealsDir};
     // Other runs' folders, their agents' HOMEs (a CLI's login), their egress sockets, and the
     // seals and their locks: out of sight. A child's own folders there come back (its plan's).
+    // The folders of cocode's locks too (the store's builds', git's exclude file's, the clean
+    // trees'): a lock the agent can open, it can hold, and the build or run that waits on it
+    // waits for ever. Made now: one made later would show through the read-only view.
     plan.apart = {repo_root / run::kRunsDir, repo_root / ".cocode/sandboxes",
                   repo_root / run::kSealsDir};
+    for (const fs::path& own : {own_git, environment::Store::locks_in(store)}) {
+        if (own.empty()) continue;
+        fs::create_directories(own, ec);
+        plan.apart.push_back(own);
+    }
     return plan;
 }
 
@@ -236,6 +247,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
                                       ec.message());
         }
         SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first);
+        plan.apart.push_back(config::worktree_root_of(config, repo_root));
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
         plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());

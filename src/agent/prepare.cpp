@@ -166,8 +166,7 @@ FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
 }  // namespace
 
 fs::path DispatchContext::worktree_root() const {
-    fs::path root(config.worktree_root);
-    return root.is_absolute() ? root : (repo_root / root).lexically_normal();
+    return config::worktree_root_of(config, repo_root);
 }
 
 Result<Base> resolve_base(const DispatchContext& context) {
@@ -372,6 +371,8 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
 // sight (its own CLI's configuration is copied into its HOME).
 SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) {
     SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first);
+    // The other pairs' worktrees (their uncommitted work) out of sight; its own comes back.
+    plan.apart.push_back(context.worktree_root());
     // Its own folder beside the runs: its HOME, and its git storage (git/agent_repo.h): the
     // repository's own git folder, objects and refs included, stays read-only.
     plan.writable.push_back(run.own.folder);

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <future>
 #include <limits>
 #include <optional>
 
@@ -49,6 +51,13 @@ constexpr std::string_view kSilentAgent =
 
 enum class Phase { queued, running, stopping, backoff, done };
 
+// A take-back's answer (agent::take_back): the branch's head, or nullopt with why when
+// something went wrong.
+struct Taken {
+    std::optional<std::string> head;
+    std::string why;
+};
+
 struct Slot {
     PlannedRun* run = nullptr;
     Phase phase = Phase::queued;
@@ -70,8 +79,14 @@ struct Slot {
     std::string last_head;    // the newest commit already scanned for the marker
     std::string branch_mark;  // what its branch's ref read at the last look
     std::string take_error;   // why its branch could not be taken back at its end
-    std::string keep_error;   // why its state could not be kept beside its seal
-    int commits = 0;          // since the base
+    // Its branch being taken back, beside the loop (a fetch an agent can make slow must not
+    // hold every other run's clock): at most one at a time; a change seen meanwhile asks for
+    // one more after it. `final_take`: the one after the agent's last process ended.
+    std::optional<std::future<Taken>> taking;
+    bool taking_always = false, take_again = false, again_always = false;
+    bool final_take = false;
+    std::string keep_error;  // why its state could not be kept beside its seal
+    int commits = 0;         // since the base
     Clock::time_point first_start{}, ended{};
     // What it used, read from its stream (a built-in agent's usage.jsonl) as it grows.
     std::optional<UsageReader> usage;
@@ -154,6 +169,12 @@ class Supervisor {
             return Error::from_errno("signalfd", err);
         }
         signals_ = UniqueFd(sfd);
+        takes_done_ = UniqueFd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+        if (!takes_done_.valid()) {
+            int err = errno;
+            ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+            return Error::from_errno("eventfd", err);
+        }
         // Without inotify (no instances left), commits and the hook's READY are looked for
         // on every tick instead.
         if (auto watch = ReadyWatch::create()) watch_.emplace(std::move(*watch));
@@ -302,32 +323,76 @@ class Supervisor {
 
     // The agent's branch taken back into the main repository (agent::take_back): every object
     // checked on the way, its code run in the sandbox. Its head, or nullopt (nothing taken,
-    // `why` says what went wrong when something did).
-    static std::optional<std::string> take_branch(const PlannedRun& run, std::string* why) {
-        const bool sandboxed = run.sandbox.rfind("none", 0) != 0;
-        auto taken = take_back(sandboxed, main_root(run), agent_repo(run));
-        if (!taken) {
-            if (why) *why = taken.error().message;
-            return std::nullopt;
-        }
-        return *taken;
+    // `why` says what went wrong when something did). Run on a thread of its own: the loop goes
+    // on, and `takes_done_` wakes it when the answer is there.
+    static Taken take_branch(bool sandboxed, const fs::path& root, const git::AgentRepo& own) {
+        auto taken = take_back(sandboxed, root, own);
+        if (!taken) return {std::nullopt, taken.error().message};
+        return {*taken, ""};
     }
 
-    // The branch moved: are there new commits, and does one carry the marker? Taken back
-    // first (only what is new crosses), then only the commits since the last look are read,
-    // from the main repository. READY is recorded under the run-info lock the hook takes too,
-    // so that whichever of the two sees a commit first records it and the other finds it
-    // recorded. `always`: taken back even when the ref reads as before (the end).
-    void scan_commits(Slot& slot, Clock::time_point now, bool always = false) {
+    // The branch may have moved: taken back (at once, or after the take in flight), then its
+    // new commits read. `always`: taken back even when the ref reads as before (the end).
+    void scan_commits(Slot& slot, bool always = false) {
         PlannedRun& run = *slot.run;
         if (!slot.dirs) return;
         const std::string mark = git::agent_branch_mark(agent_repo(run));
         if (mark == slot.branch_mark && !always) return;
         slot.branch_mark = mark;
-        std::string why;
-        auto head = take_branch(run, &why);
-        if (always) slot.take_error = why;  // the last look's, which the end reports
-        if (!head || *head == slot.last_head) return;
+        if (slot.taking) {
+            slot.take_again = true;
+            slot.again_always = slot.again_always || always;
+            return;
+        }
+        const bool sandboxed = run.sandbox.rfind("none", 0) != 0;
+        const int done = takes_done_.get();
+        slot.taking_always = always;
+        slot.taking = std::async(std::launch::async,
+                                 [sandboxed, root = main_root(run), own = agent_repo(run), done] {
+                                     Taken taken = take_branch(sandboxed, root, own);
+                                     const std::uint64_t one = 1;
+                                     (void)!::write(done, &one, sizeof one);
+                                     return taken;
+                                 });
+    }
+
+    // The takes that ended: their commits read (below), and the next one started when a
+    // change came meanwhile. `wait`: this slot's take is waited for (a run that ends with one
+    // in flight).
+    void collect_takes(Clock::time_point now, Slot* wait = nullptr) {
+        for (auto& slot : slots_) {
+            if (!slot.taking) continue;
+            if (&slot != wait &&
+                slot.taking->wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+                continue;
+            Taken taken = slot.taking->get();
+            slot.taking.reset();
+            if (slot.taking_always) slot.take_error = taken.why;  // the end reports the last
+            if (taken.head) read_commits(slot, *taken.head, now);
+            if (slot.take_again && &slot != wait) {
+                slot.take_again = false;
+                const bool always = slot.again_always;
+                slot.again_always = false;
+                scan_commits(slot, always);
+            }
+        }
+    }
+
+    // Whether the agent's work is all taken back after its last process ended: the last
+    // take asked for, then waited on beside the loop. False until then.
+    bool taken_back(Slot& slot) {
+        if (!slot.final_take) {
+            slot.final_take = true;
+            scan_commits(slot, true);
+        }
+        return !slot.taking;
+    }
+
+    // New commits on the branch, up to `head`: only those since the last look are read, from
+    // the main repository; the newest carrying the marker is READY.
+    void read_commits(Slot& slot, const std::string& head, Clock::time_point now) {
+        PlannedRun& run = *slot.run;
+        if (head == slot.last_head) return;
         if (watch_) (void)watch_->watch(index_of(slot), *slot.dirs, run.files.folder);
         const git::Repository* repo = repository();
         if (!repo) return;
@@ -335,12 +400,12 @@ class Supervisor {
         if (!run.base_commit.empty()) hidden.push_back(run.base_commit);
         if (!slot.last_head.empty() && slot.last_head != run.base_commit)
             hidden.push_back(slot.last_head);
-        auto fresh = repo->commits_between(hidden, *head);
+        auto fresh = repo->commits_between(hidden, head);
         if (!fresh) return;
-        slot.last_head = *head;
+        slot.last_head = head;
         views_changed_ = true;
         if (!run.base_commit.empty())
-            if (auto all = repo->commits_between(run.base_commit, *head))
+            if (auto all = repo->commits_between(run.base_commit, head))
                 slot.commits = static_cast<int>(all->size());
         for (const auto& commit : *fresh) {  // newest first
             if (!hook::message_has_marker(commit.message, run.ready_marker)) continue;
@@ -473,6 +538,7 @@ class Supervisor {
         slot.leader = stamp_of(*pid);
         if (slot.leader.pid == 0) slot.leader = {*pid, 0};  // already gone: its tag still counts
         slot.exited = false;
+        slot.final_take = false;
         slot.killed = false;
         slot.stop_reason = run::StopReason::none;
         slot.phase = Phase::running;
@@ -520,23 +586,29 @@ class Supervisor {
         auto wake = now + kTick;
         for (const auto& s : slots_) {
             if (s.phase == Phase::backoff) wake = std::min(wake, s.restart_at);
-            if (s.phase == Phase::stopping) wake = std::min(wake, s.stop_deadline);
+            // Past its grace and gone, it waits on its last take: that take wakes us.
+            if (s.phase == Phase::stopping && !(s.exited && s.final_take))
+                wake = std::min(wake, s.stop_deadline);
         }
         auto wait = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(wake - now));
-        pollfd fds[2] = {{signals_.get(), POLLIN, 0}, {watch_ ? watch_->fd() : -1, POLLIN, 0}};
-        (void)::poll(fds, watch_ ? 2 : 1, static_cast<int>(wait.count()));
+        pollfd fds[3] = {{signals_.get(), POLLIN, 0},
+                         {takes_done_.get(), POLLIN, 0},
+                         {watch_ ? watch_->fd() : -1, POLLIN, 0}};
+        (void)::poll(fds, watch_ ? 3 : 2, static_cast<int>(wait.count()));
         signalfd_siginfo info;
         while (::read(signals_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
             const auto signal = static_cast<int>(info.ssi_signo);
             if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
         }
+        std::uint64_t ended = 0;
+        (void)!::read(takes_done_.get(), &ended, sizeof ended);
+        collect_takes(clock_now());
         if (!watch_) return;
         auto changes = watch_->changed();
-        now = clock_now();
         for (std::size_t i : changes.refs)
-            if (i < slots_.size() && is_live(slots_[i])) scan_commits(slots_[i], now);
+            if (i < slots_.size() && is_live(slots_[i])) scan_commits(slots_[i]);
         for (std::size_t i : changes.run_info)
-            if (i < slots_.size() && is_live(slots_[i])) watch_ready(slots_[i], now);
+            if (i < slots_.size() && is_live(slots_[i])) watch_ready(slots_[i]);
     }
 
     static bool is_live(const Slot& slot) {
@@ -611,7 +683,7 @@ class Supervisor {
     // run-info.yaml was rewritten: the hook may have recorded READY. What it names is the
     // agent's to have written: it only sends cocode to take the branch back and read the
     // commits itself.
-    void watch_ready(Slot& slot, Clock::time_point now) {
+    void watch_ready(Slot& slot) {
         if (!watch_) {  // no inotify: only read it when it changed
             std::error_code ec;
             auto time = fs::last_write_time(slot.run->files.info(), ec);
@@ -621,7 +693,7 @@ class Supervisor {
         auto info = run::read_run_info(slot.run->files.folder);
         if (!info) return;
         const std::string named = info->get("ready_commit").value_or("");
-        if (!named.empty() && named != slot.ready_commit) scan_commits(slot, now, true);
+        if (!named.empty() && named != slot.ready_commit) scan_commits(slot, true);
     }
 
     void tick(Slot& slot, Clock::time_point now) {
@@ -637,8 +709,8 @@ class Supervisor {
         }
         if (slot.phase != Phase::running && slot.phase != Phase::stopping) return;
         if (!watch_) {
-            watch_ready(slot, now);
-            scan_commits(slot, now);
+            watch_ready(slot);
+            scan_commits(slot);
         }
         auto out = size_of(run.files.stdout_file());
         auto err = size_of(run.files.stderr_file());
@@ -665,6 +737,7 @@ class Supervisor {
                 // The agent is gone; whatever it left behind (a grandchild holding its
                 // output, a daemon) goes too, the same way.
                 if (!left_behind(slot)) {
+                    if (!taken_back(slot)) return;
                     end_attempt(slot);
                 } else {
                     slot.phase = Phase::stopping;
@@ -686,6 +759,7 @@ class Supervisor {
         // Stopping: done when the agent has exited and nothing of the run is left.
         const bool left = !run_processes(marks(slot)).empty();
         if (slot.exited && !left) {
+            if (!taken_back(slot)) return;
             end_attempt(slot);
             return;
         }
@@ -792,8 +866,10 @@ class Supervisor {
         slot.phase = Phase::done;
         slot.ended = clock_now();
         if (watch_) watch_->forget(index_of(slot));
-        // What it committed, taken back before anything reads its branch (its verdict).
-        scan_commits(slot, clock_now(), true);
+        // What it committed, taken back before anything reads its branch (its verdict): an
+        // agent's last take was waited for beside the loop (taken_back); one still in flight
+        // (a run stopped between two attempts) is waited for here.
+        if (slot.taking) collect_takes(clock_now(), &slot);
         // Nothing of it is left: what it left under the names of cocode's records goes.
         const auto dropped = run::drop_planted_records(run.files);
         slot.result.exit_code = code;
@@ -898,6 +974,9 @@ class Supervisor {
     }
 
     const SupervisorOptions& options_;
+    // Written by a take-back's thread when it ends; before the slots, whose takes (futures)
+    // are waited for when they go.
+    UniqueFd takes_done_;
     std::vector<Slot> slots_;
     bool interrupted_ = false;
     bool subreaper_ = false;

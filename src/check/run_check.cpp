@@ -148,9 +148,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     }
     // The worktree is where cocode made it — the sealed configuration's worktree_root and the
     // pair's name, the sealed branch without its prefix — never the path run-info.yaml holds.
-    const fs::path root_of_worktrees = fs::path(rules->worktree_root).is_absolute()
-                                           ? fs::path(rules->worktree_root)
-                                           : (repo_root / rules->worktree_root).lexically_normal();
+    const fs::path root_of_worktrees = config::worktree_root_of(rules->worktree_root, repo_root);
     const std::string branch = input.head.substr(std::string_view("refs/heads/").size());
     if (branch.rfind(rules->branch_prefix, 0) != 0 || branch.size() == rules->branch_prefix.size())
         return Error::general("run " + run_id + ": its sealed branch " + branch +

@@ -1222,6 +1222,11 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
     return config;
 }
 
+fs::path worktree_root_of(const std::string& worktree_root, const fs::path& repo_root) {
+    const fs::path root(worktree_root);
+    return root.is_absolute() ? root : (repo_root / root).lexically_normal();
+}
+
 Result<Config> load_config(const fs::path& repo_root) {
     fs::path file = repo_root / kConfigFile;
     std::error_code ec;

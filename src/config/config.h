@@ -288,6 +288,14 @@ Result<Config> load_config(const std::filesystem::path& repo_root);
 
 inline constexpr char kConfigFile[] = ".cocode/config.json";
 
+// Where the worktrees are: `worktree_root` (absolute, or relative to the repository's root).
+std::filesystem::path worktree_root_of(const std::string& worktree_root,
+                                       const std::filesystem::path& repo_root);
+inline std::filesystem::path worktree_root_of(const Config& config,
+                                              const std::filesystem::path& repo_root) {
+    return worktree_root_of(config.worktree_root, repo_root);
+}
+
 // What one batch sets over the configuration (`run --marker/--allowed-path/--verify`, the
 // action's inputs): the ready marker, and the check's allowed paths and verify commands
 // (replacing the configured ones). Applied to the configuration's text, so that the runs'

@@ -460,13 +460,13 @@ Result<Entry> Store::build(const BuildRequest& request, const CommandRunner& run
 Result<Entry> Store::ensure(const BuildRequest& request, const CommandRunner& run,
                             const std::function<void(const std::string&)>& notice) const {
     std::error_code ec;
-    fs::create_directories(root_, ec);
+    fs::create_directories(locks_in(root_), ec);
     if (ec) return Error::general("cannot create " + root_.string() + ": " + ec.message());
     std::string why;
     auto taken = take(request.key, &why);
     if (!taken) return std::move(taken).error();
     if (*taken) return std::move(**taken);
-    auto lock = FileLock::acquire(root_ / (request.key + ".building"));
+    auto lock = FileLock::acquire(lock_of(request.key));
     if (!lock) return std::move(lock).error();
     // Built by another while we waited?
     taken = take(request.key, &why);
@@ -534,13 +534,22 @@ Result<Pruned> Store::prune(std::size_t keep, std::optional<std::uint64_t> max_s
     Pruned pruned;
     auto names = names_in(root_);
     if (!names) return pruned;  // no store yet: nothing to prune
+    std::error_code made;
+    fs::create_directories(locks_in(root_), made);
+    if (made)
+        return Error::general("cannot create " + locks_in(root_).string() + ": " + made.message());
     // Unfinished builds that no builder holds (killed), and their locks.
     for (const auto& name : *names) {
         const fs::path dir = root_ / name;
         std::error_code ec;
+        // A lock where builds took it before they moved to .locks/: held by no build now.
+        if (name.size() > 9 && name.ends_with(".building") &&
+            is_key_name(name.substr(0, name.size() - 9)) &&
+            fs::is_regular_file(fs::symlink_status(dir, ec)))
+            fs::remove(dir, ec);
         if (!is_key_name(name) || !fs::is_directory(dir, ec) || fs::exists(dir / kManifest, ec))
             continue;
-        auto lock = FileLock::try_acquire(root_ / (name + ".building"));
+        auto lock = FileLock::try_acquire(lock_of(name));
         if (!lock || !*lock) continue;
         if (auto ok = remove_tree(dir); !ok) return std::move(ok).error();
         pruned.removed.push_back(name + " (unfinished)");
@@ -552,7 +561,7 @@ Result<Pruned> Store::prune(std::size_t keep, std::optional<std::uint64_t> max_s
         const Listed& l = listed[i];
         const bool beyond_keep = i >= keep, too_big = max_size && total > *max_size;
         if (!l.live.empty() || !(beyond_keep || too_big)) continue;
-        auto lock = FileLock::try_acquire(root_ / (l.key + ".building"));
+        auto lock = FileLock::try_acquire(lock_of(l.key));
         if (!lock) return std::move(lock).error();
         if (!*lock) continue;  // being built again right now
         // Taken since the listing? Then it stays.

@@ -10,7 +10,9 @@
 //   <store>/<key>/stamp          the files' metadata when last checked whole (not shared)
 //   <store>/<key>.uses/<name>    who takes it: a run's folder, or a check's process (recorded
 //                                before it is taken, so that prune never removes it under them)
-//   <store>/<key>.building       the build's lock: builders of one key wait for one build
+//   <store>/.locks/<key>.building  the build's lock: builders of one key wait for one build
+//                                (a folder kept out of every sandbox's sight: an agent that sees
+//                                the store read-only could hold a lock there and stall builds)
 //   <store>/<key>.log            the last build's log (kept when it failed)
 #pragma once
 
@@ -107,6 +109,12 @@ class Store {
     std::filesystem::path log_of(const std::string& key) const { return root_ / (key + ".log"); }
     std::filesystem::path uses_of_key(const std::string& key) const {
         return root_ / (key + ".uses");
+    }
+    static std::filesystem::path locks_in(const std::filesystem::path& store) {
+        return store / ".locks";
+    }
+    std::filesystem::path lock_of(const std::string& key) const {
+        return locks_in(root_) / (key + ".building");
     }
 
     // The finished environment of `key`, checked against its manifest; nullopt when there is

@@ -54,13 +54,13 @@ Result<std::string> git_output(const std::filesystem::path& dir,
                                const std::vector<std::string>& args,
                                const GitOptions& options = {});
 
-// The first line of git_output, without its newline.
 // The environment for cocode's git where it reads or writes files an agent wrote (a checkout
 // of its commit, the index of its worktree): neither the user's nor the system's
 // configuration, so that no filter, no LFS, no driver an attribute of the agent's names is
 // defined, and none runs.
 std::vector<std::string> environment_without_config();
 
+// The first line of git_output, without its newline.
 Result<std::string> git_line(const std::filesystem::path& dir, const std::vector<std::string>& args,
                              const GitOptions& options = {});
 

@@ -568,7 +568,8 @@ TEST_F(Sandbox, AnAgentWritesItsOwnBranchAndNothingElse) {
     EXPECT_EQ(verified, 1) << check.dump(2);
     // Its branch came back: the commit it made, in the main repository.
     EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hostile", repo_), "Touch notes\n");
-    EXPECT_EQ(sh_ok("git rev-parse cocode/1-hostile", repo_).substr(0, 40), check["head"]);
+    EXPECT_EQ(sh_ok("git rev-parse cocode/1-hostile", repo_).substr(0, 40),
+              check["head"].get<std::string>());
     Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
     EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
     EXPECT_EQ(dispatch_as_user("clean 1 --force").exit_code, 0);
@@ -620,6 +621,144 @@ TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
     EXPECT_EQ(stop.exit_code, 0) << stop.out << stop.err;
     EXPECT_FALSE(run::is_active(runs().front().status));
     EXPECT_TRUE(sentinel.alive()) << "stop signalled the host's process " << pid;
+}
+
+// An agent makes taking its branch back hang: its repository's config becomes a FIFO (the
+// sandboxed git serving its branch blocks opening it), then it moves its branch. That take is
+// its own to slow; it holds nothing else. The other run's timeout ends it on time, and once the
+// FIFO is fed, the branch comes back as the agent left it.
+TEST_F(Sandbox, ATakeBackAnAgentHangsHoldsNoOtherRunsClock) {
+    const std::string hang =
+        "gd=$(git rev-parse --absolute-git-dir)\n"
+        "branch=$(git symbolic-ref --short HEAD)\n"
+        "git commit -q --allow-empty -m first\n"
+        "git commit -q --allow-empty -m second\n"
+        "second=$(git rev-parse HEAD)\n"
+        "git update-ref \"refs/heads/$branch\" HEAD~1\n"
+        "cp \"$gd/config\" \"$TMPDIR/config\"\n"
+        "rm \"$gd/config\" && mkfifo \"$gd/config\"\n"
+        "echo \"$second\" > \"$gd/refs/heads/$branch\"\n"
+        "touch \"$JRUN_RUN_FOLDER/hanging\"\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/release\" ]; do sleep 0.05; done\n"
+        // Fed: a reader waiting on the FIFO reads the config; later ones find the file.
+        "exec 3<>\"$gd/config\"\n"
+        "cp \"$TMPDIR/config\" \"$gd/config.new\" && mv \"$gd/config.new\" \"$gd/config\"\n"
+        "cat \"$TMPDIR/config\" >&3\n"
+        "exec 3>&-\n";
+    json slow = script("slow", "sleep 60");
+    slow["timeout"] = "2s";
+    configure({{"agents", {{"hang", script("hang", hang)}, {"slow", slow}}},
+               {"timeout", "120s"},
+               {"grace", "300ms"}});
+    Shell run = dispatch_as_user("run 1 --no-check --detach");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    std::map<std::string, run::RunRecord> by_agent;
+    for (const auto& r : runs()) by_agent[r.agent] = r;
+    ASSERT_TRUE(wait_until([&] { return fs::exists(by_agent["hang"].folder / "hanging"); }))
+        << read_text(by_agent["hang"].folder / "agent-stderr.txt");
+    // A take waits 60 s at most; the slow agent's 2 s are kept whatever the other's take does.
+    const bool ended = wait_until(
+        [&] {
+            for (const auto& r : runs())
+                if (r.agent == "slow") return r.status != run::RunStatus::running;
+            return false;
+        },
+        std::chrono::seconds(30));
+    write_text(by_agent["hang"].folder / "release", "");
+    EXPECT_TRUE(ended) << "the slow agent's timeout waited on the other's take";
+    Shell watch = as_user("timeout -k 5 120 " + quote(tool_path("cocode-dispatch").string()) +
+                          " status --watch");
+    EXPECT_TRUE(watch.exit_code != 124 && watch.exit_code != 137) << watch.out << watch.err;
+    for (const auto& r : runs()) by_agent[r.agent] = r;
+    EXPECT_EQ(by_agent["slow"].reason, run::StopReason::timeout);
+    EXPECT_EQ(by_agent["hang"].status, run::RunStatus::completed) << by_agent["hang"].error_summary;
+    EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hang", repo_), "second\n");
+}
+
+// The agent swaps its repository for a git bundle of its own making, whose branch holds a
+// READY commit it never committed in its repository. cocode takes the branch back over git's
+// transport (a file:// URL: the serving side in the sandbox); a path would have made the
+// host's git read the bundle itself, outside the sandbox and its checks, and take its commit.
+TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
+    const std::string hostile =
+        "gd=$(git rev-parse --absolute-git-dir)\n"
+        "branch=$(git symbolic-ref --short HEAD)\n"
+        "git clone -q --no-local \"$gd\" \"$TMPDIR/c\"\n"
+        "cd \"$TMPDIR/c\" && git checkout -q --detach\n"
+        "git -c core.hooksPath=/dev/null commit -q --allow-empty -m bundled "
+        "-m \"$COCODE_READY_MARKER\"\n"
+        "git branch -f \"$branch\" HEAD\n"
+        "git bundle create -q \"$TMPDIR/b.bundle\" \"$branch\"\n"
+        "rm -rf \"$gd\" && cp \"$TMPDIR/b.bundle\" \"$gd\"\n";
+    configure({{"agents", {{"hostile", script("hostile", hostile)}}}});
+    Shell run = dispatch_as_user("run 1 --no-check");
+    const run::RunRecord& r = only_run();
+    EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "") << "the agent did all it meant to";
+    EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hostile", repo_).find("bundled"),
+              std::string::npos)
+        << "the bundle's commit was taken";
+    EXPECT_EQ(r.ready_commit, "") << run.out << run.err;
+    EXPECT_NE(r.error_summary.find("taking cocode/1-hostile back"), std::string::npos)
+        << r.error_summary << "\n"
+        << run.out << run.err;
+}
+
+// The agent names another issue and another agent in its run-info.yaml. A run's issue and
+// agent are cocode's record beside the seal: status lists it under its own, and `clean 2`
+// (the issue it named) leaves its worktree and branch alone.
+TEST_F(Sandbox, AnIssueRewrittenInRunInfoMovesTheRunNowhere) {
+    const std::string hostile =
+        "sed -i -e 's/^issue: .*/issue: 2/' -e 's/^agent: .*/agent: honest/' "
+        "\"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
+        "echo x > x.txt && git add x.txt && git commit -q -m x\n";
+    configure({{"agents", {{"hostile", script("hostile", hostile)}}}});
+    Shell run = dispatch_as_user("run 1 --no-check");
+    const run::RunRecord r = only_run();
+    ASSERT_NE(read_text(r.folder / "run-info.yaml").find("issue: 2"), std::string::npos)
+        << "the agent rewrote it";
+    EXPECT_EQ(r.issue, 1);
+    EXPECT_EQ(r.agent, "hostile");
+    const Shell status = dispatch_as_user("status");
+    EXPECT_NE(status.out.find("hostile"), std::string::npos) << status.out;
+    EXPECT_EQ(status.out.find("honest"), std::string::npos) << status.out;
+    EXPECT_EQ(dispatch_as_user("clean 2 --force").exit_code, 2) << "no run is issue 2's";
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-hostile/x.txt"));
+    EXPECT_NE(sh_ok("git branch --list cocode/1-hostile", repo_), "");
+    EXPECT_EQ(dispatch_as_user("clean 1 --force").exit_code, 0);
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-hostile"));
+}
+
+// The user's git knows a filter (git-lfs is one); the agent's commit asks for it on every file
+// with a .gitattributes of its own. The host's checkouts of the agent's commit — the check's
+// clean tree — read no configuration of the user's, so the filter never runs on the host.
+TEST_F(Sandbox, AFilterTheAgentsAttributesNameNeverRunsOnTheHost) {
+    write_text(dir_ / "smudge.sh",
+               "#!/bin/sh\necho ran >> " + quote(trap_ran_.string()) + "\ncat\n");
+    fs::permissions(dir_ / "smudge.sh", fs::perms::owner_all, fs::perm_options::add);
+    write_text(home_ / ".gitconfig", "[filter \"trap\"]\n\tsmudge = " +
+                                         (dir_ / "smudge.sh").string() + "\n\tclean = cat\n");
+    const std::string hostile =
+        "printf '* filter=trap\\n' > .gitattributes\n"
+        "echo data > data.txt\n"
+        "git add .gitattributes data.txt\n"
+        "git commit -q -m attributes -m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents", {{"hostile", script("hostile", hostile)}}},
+               {"check", {{"verify", {{{"name", "read"}, {"run", "cat data.txt"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    const run::RunRecord& r = only_run();
+    ASSERT_NE(r.ready_commit, "") << run.out << run.err;
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    bool verified = false;
+    for (const auto& item : check["checks"])
+        if (item["name"] == "verify: read") verified = item["result"] == "pass";
+    EXPECT_TRUE(verified) << check.dump(2);
+    EXPECT_FALSE(fs::exists(trap_ran_)) << "the user's filter ran on the host";
+    Shell again = as_user(quote(tool_path("cocode-check").string()) + " --issue 1 --agent hostile");
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_FALSE(fs::exists(trap_ran_)) << "the user's filter ran on the host";
+    // The premise: the user's own git, checking the agent's commit out, runs the filter.
+    sh_ok(env() + "git clone -q -b cocode/1-hostile . " + quote((dir_ / "look").string()), repo_);
+    EXPECT_TRUE(fs::exists(trap_ran_));
 }
 
 // While it runs, the agent writes its run as ended and passed: run-info says completed, and
@@ -721,17 +860,71 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
     }
 }
 
+// cocode's own locks are out of every agent's reach. An agent that holds every file it can
+// open in the environment store and in the git folder (where the store's builds, git's exclude
+// file and the clean trees take theirs) stalls neither the next run nor the build of an
+// environment: before, it held the store's `<key>.building` and `.git/cocode/exclude.held`,
+// and every later `run` waited on them for ever.
+TEST_F(Sandbox, NoLockOfCocodesIsInAnAgentsReach) {
+    const std::string hostile =
+        "for f in $(find " + quote(store_.string()) +
+        " \"$JRUN_RUNS_DIR/../../.git\" -type f); do\n"
+        "  ( exec 3<\"$f\" && flock -n 3 && echo \"$f\" >> \"$JRUN_RUN_FOLDER/held.txt\" &&\n"
+        "    while :; do sleep 1; done ) 2>/dev/null &\n"
+        "done\n"
+        "sleep 1\n"  // its holders have their locks (or gave up)
+        "touch \"$JRUN_RUN_FOLDER/holding\"\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/release\" ]; do sleep 0.05; done\n";
+    const std::string honest = "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\"\n";
+    configure({{"agents",
+                {{"hostile", script("hostile", hostile)}, {"honest", script("honest", honest)}}},
+               {"timeout", "120s"},
+               {"environment",
+                {{"setup", {"mkdir -p deps && echo made > deps/made.txt"}}, {"paths", {"deps"}}}}});
+    Shell first = dispatch_as_user("run 1 --agent hostile --no-check --detach");
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    const fs::path folder = only_run().folder;
+    ASSERT_TRUE(wait_until([&] { return fs::exists(folder / "holding"); }))
+        << read_text(folder / "agent-stderr.txt");
+    const std::string held = read_text(folder / "held.txt");
+    EXPECT_EQ(held.find(".building"), std::string::npos) << held;
+    EXPECT_EQ(held.find(".held"), std::string::npos) << held;
+    // The base's environment, unfinished (a build killed before its manifest): the next run
+    // builds it again, under the build's lock.
+    std::string key;
+    for (const auto& entry : fs::directory_iterator(store_))
+        if (fs::exists(entry.path() / "manifest.json")) key = entry.path().filename().string();
+    ASSERT_FALSE(key.empty());
+    sh_ok("chmod -R u+w " + quote((store_ / key).string()) + " && rm " +
+              quote((store_ / key / "manifest.json").string()),
+          repo_);
+    // Bounded here, not by ctest: a run that waits on the agent's lock never ends.
+    Shell second = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
+                           " run 2 --agent honest --no-check");
+    write_text(folder / "release", "");
+    EXPECT_EQ(second.exit_code, 0)
+        << "the run stalled on the agent's lock: " << second.out << second.err;
+    EXPECT_NE((second.out + second.err).find("building"), std::string::npos)
+        << second.out << second.err;
+    EXPECT_TRUE(fs::exists(store_ / key / "manifest.json"));
+    Shell watch = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
+                          " status --watch");
+    EXPECT_TRUE(watch.exit_code != 124 && watch.exit_code != 137) << watch.out << watch.err;
+}
+
 // Two agents at once: one looks at what it can see of the other's run — its folder (its
-// prompt, its egress socket), its HOME (a CLI's login), the seals and their locks. It sees its
-// own folder, the bus and nothing else of them.
+// prompt, its egress socket), its HOME (a CLI's login), its worktree (uncommitted work), the
+// seals and their locks. It sees its own folder, the bus and nothing else of them.
 TEST_F(Sandbox, AnAgentSeesNothingOfAnotherRun) {
     const std::string peek =
         "cd \"$JRUN_RUNS_DIR/..\"\n"
-        "ls -A runs sandboxes seals > \"$TMPDIR/seen\" 2>&1 || true\n"
-        "cat sandboxes/1-other/home/login runs/*/prompt.md >> \"$TMPDIR/seen\" 2>&1 || true\n"
+        "ls -A runs sandboxes seals worktrees > \"$TMPDIR/seen\" 2>&1 || true\n"
+        "cat sandboxes/1-other/home/login runs/*/prompt.md worktrees/1-other/wip.txt "
+        ">> \"$TMPDIR/seen\" 2>&1 || true\n"
         "cp \"$TMPDIR/seen\" \"$JRUN_RUN_FOLDER/seen\"\n";
     const std::string other =
         "echo secret-login-of-other > \"$HOME/login\"\n"
+        "echo uncommitted-work-of-other > wip.txt\n"
         "touch \"$JRUN_RUN_FOLDER/other-started\"\n"
         "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n";
     const std::string wait_for_other =
@@ -753,7 +946,9 @@ TEST_F(Sandbox, AnAgentSeesNothingOfAnotherRun) {
     const std::string seen = read_text(by_agent["peek"].folder / "seen");
     EXPECT_EQ(seen.find("secret-login-of-other"), std::string::npos) << seen;
     EXPECT_EQ(seen.find(by_agent["other"].run_id), std::string::npos) << seen;
-    EXPECT_NE(seen.find("sandboxes:\n1-peek\n\nseals:\n"), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("uncommitted-work-of-other"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("sandboxes:\n1-peek\n\nseals:\n\nworktrees:\n1-peek\n"), std::string::npos)
+        << seen;
     EXPECT_EQ(seen.find(".state"), std::string::npos) << seen;
     EXPECT_EQ(seen.find(by_agent["peek"].run_id + ".json"), std::string::npos) << seen;
     EXPECT_NE(seen.find(by_agent["peek"].run_id), std::string::npos) << seen;

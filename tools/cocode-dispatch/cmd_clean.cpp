@@ -20,9 +20,7 @@ int run_clean(const CleanArgs& args) {
     auto all = args.all ? runs : select_runs(ws, std::nullopt);
     agent::CleanOptions options;
     options.force = args.force;
-    options.worktree_root = fs::path(ws.config.worktree_root).is_absolute()
-                                ? fs::path(ws.config.worktree_root)
-                                : (ws.root / ws.config.worktree_root).lexically_normal();
+    options.worktree_root = config::worktree_root_of(ws.config, ws.root);
     options.branch_prefix = ws.config.branch_prefix;
     options.runner = agent::confined_runner(ws.config, ws.root);
     int kept = 0, removed = 0;

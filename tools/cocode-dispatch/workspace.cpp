@@ -77,14 +77,17 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
     for (const auto& problem : list.problems) notice("warning: " + problem);
     std::vector<run::RunRecord> out;
     // Digits name an issue when some run is on that issue; otherwise they are the start of
-    // a run id like any other ("2026" is this year's runs, `logs` and `clean` alike).
+    // a run id like any other ("2026" is this year's runs, `logs` and `clean` alike). Fewer
+    // than a year's four are an issue whatever: `clean 2` with no run on issue 2 is no run,
+    // never every run whose id starts with a 2.
     const bool digits = which && !which->empty() &&
                         which->find_first_not_of("0123456789") == std::string::npos &&
                         which->size() < 12;
     const bool by_issue =
-        digits && std::any_of(list.runs.begin(), list.runs.end(), [&](const run::RunRecord& r) {
-            return r.issue == std::stol(*which);
-        });
+        digits && (which->size() < 4 ||
+                   std::any_of(list.runs.begin(), list.runs.end(), [&](const run::RunRecord& r) {
+                       return r.issue == std::stol(*which);
+                   }));
     for (auto& record : list.runs) {
         if (which && !which->empty()) {
             if (by_issue ? record.issue != std::stol(*which) : record.run_id.rfind(*which, 0) != 0)
