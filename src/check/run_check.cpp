@@ -18,6 +18,7 @@
 #include "git/repository.h"
 #include "github/reach.h"
 #include "run/rounds.h"
+#include "run/run_folder.h"
 #include "run/seal.h"
 
 namespace cocode::check {
@@ -236,6 +237,11 @@ Result<Verdict> judge_and_record(const JudgeInput& input) {
 }
 
 std::optional<Verdict> recorded_verdict(const fs::path& run_folder) {
+    // While its agent may be alive, what is in its folder under the verdict's name is the
+    // agent's: a verdict is cocode's only once the run has ended (what was planted is gone).
+    if (const auto status = run::kept_status(run_folder);
+        status && (*status == run::RunStatus::queued || *status == run::RunStatus::running))
+        return std::nullopt;
     auto text = read_file_no_follow(run_folder / kCheckJson, std::size_t{16} << 20);
     if (!text) return std::nullopt;
     auto parsed = parse_json_text(*text, (run_folder / kCheckJson).string(), "a check result");

@@ -51,7 +51,7 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
 // run, appends a CHECK event.
 Result<Verdict> judge_and_record(const JudgeInput& input);
 
-// The verdict recorded in a run folder, if any.
+// The verdict recorded in a run folder, if any; none while the run is queued or running.
 std::optional<Verdict> recorded_verdict(const std::filesystem::path& run_folder);
 
 // A run's verdict is on its issue: a PUBLISH event (the comment's address) on the run's events

@@ -328,14 +328,30 @@ Result<void> shared_checkout(const fs::path& repo_dir, const fs::path& dest,
     auto common =
         git::git_line(repo_dir, {"rev-parse", "--path-format=absolute", "--git-common-dir"});
     if (!common) return std::move(common).error();
+    // The commit may be an agent's: its attributes name no filter defined anywhere, so the
+    // clone reads none of the user's configuration. The repository keeps the trust it had with
+    // it — its owner may be another user (a CI runner's checkout) whom the user's safe.directory
+    // trusts, as the rev-parse above just did: a configuration of cocode's own holds only that
+    // (git before 2.42 takes safe.directory from no command line).
+    std::vector<std::string> environment = git::environment_without_config();
+    if (common->find_first_of("\n\"\\") == std::string::npos) {
+        const fs::path trust = fs::path(*common) / "cocode" / "safe.gitconfig";
+        const std::string text = "[safe]\n\tdirectory = \"" + *common + "\"\n";
+        std::error_code ec;
+        fs::create_directories(trust.parent_path(), ec);
+        if (auto kept = read_file(trust, 64 << 10); !kept || *kept != text)
+            if (auto ok = write_file_atomic(trust, text); !ok) return std::move(ok).error();
+        std::replace(environment.begin(), environment.end(),
+                     std::string("GIT_CONFIG_GLOBAL=/dev/null"),
+                     "GIT_CONFIG_GLOBAL=" + trust.string());
+    }
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--shared",
                                    "--no-checkout", "--no-tags", *common, dest.string()},
           std::vector<std::string>{"-C", dest.string(), "-c", "core.hooksPath=/dev/null",
                                    "checkout", "--quiet", "--detach", commit}}) {
-        // The commit may be an agent's: its attributes name no filter defined anywhere.
         git::GitOptions options;
-        options.environment = git::environment_without_config();
+        options.environment = environment;
         if (auto ok = git::git_output({}, args, options); !ok) return std::move(ok).error();
     }
     return {};

@@ -78,6 +78,31 @@ std::optional<FlatYaml> kept_state(const fs::path& folder) {
 
 }  // namespace
 
+namespace {
+
+// A run whose run-info cannot be read, from what cocode kept of it: its state beside the
+// seal, and its branch and base from the seal.
+RunRecord record_from_kept(const fs::path& folder) {
+    RunRecord r = record_from(FlatYaml{}, folder);
+    const fs::path root = folder.parent_path().parent_path().parent_path();
+    if (auto seal = read_seal(root, r.run_id); seal && *seal) {
+        r.branch = (*seal)->branch;
+        r.base_commit = (*seal)->base_commit;
+        r.ready_marker = (*seal)->marker;
+    }
+    return r;
+}
+
+}  // namespace
+
+std::optional<RunStatus> kept_status(const fs::path& folder) {
+    const auto kept = kept_state(folder);
+    if (!kept) return std::nullopt;
+    RunRecord r;
+    read_state(*kept, r);
+    return r.status;
+}
+
 RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     auto text = [&](const char* key) { return info.get(key).value_or(""); };
     RunRecord r;
@@ -205,6 +230,9 @@ RunList list_runs(const fs::path& runs_dir) {
         auto info = read_run_info(folder);
         if (!info) {
             list.problems.push_back(info.error().message);
+            // Its agent may have put a FIFO or garbage there to hide it: what cocode kept of
+            // it (its state, its seal) still lists it — status, logs and clean still find it.
+            if (kept_state(folder)) list.runs.push_back(record_from_kept(folder));
             continue;
         }
         list.runs.push_back(record_from(*info, folder));

@@ -131,6 +131,10 @@ void set_agent(FlatYaml& info, const ProcessStamp& agent);
 Result<void> keep_state(const std::filesystem::path& folder,
                         const std::function<void(FlatYaml&)>& edit);
 
+// The run's status as kept beside its seal; nullopt when no state is kept for `folder` (a run
+// from before states were kept, or a folder that is not a run's: a check's report).
+std::optional<RunStatus> kept_status(const std::filesystem::path& folder);
+
 // What the agent may have planted, when it is gone, under the names cocode writes only after
 // it (the verdict, its report and logs, the end): files and links removed (links as links), so
 // that whatever is read under those names afterwards is cocode's; a folder, which no reader

@@ -594,6 +594,9 @@ TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
     ASSERT_TRUE(target.has_value());
     const std::string pid = std::to_string(sentinel.pid());
     const std::string agent =
+        // After its dispatcher has written what it knows of its start (a forgery before
+        // would be overwritten: this is not what the test is about).
+        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
         "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
         "sed -e 's/^pid: .*/pid: " +
         pid + "/' -e 's/^pgid: .*/pgid: " + pid +
@@ -675,6 +678,30 @@ TEST_F(Sandbox, ATakeBackAnAgentHangsHoldsNoOtherRunsClock) {
     EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hang", repo_), "second\n");
 }
 
+// The repository belongs to another user (a CI runner's checkout), which the user trusts with
+// `safe.directory` in their git configuration. The checkouts cocode makes without the user's
+// configuration (an agent's attributes must name no filter of theirs) still honour that trust:
+// the check's clean tree is made, and its verify passes.
+TEST_F(Sandbox, ARepositoryTheUserTrustsWithSafeDirectoryIsChecked) {
+    if (::geteuid() != 0) GTEST_SKIP() << "only root can give the repository to another user";
+    // Its path, not `*`: libgit2 before 1.6 knows no `*`.
+    write_text(home_ / ".gitconfig", "[safe]\n\tdirectory = " + repo_.string() + "\n");
+    configure({{"agents",
+                {{"fixer", script("fixer",
+                                  "echo fixed > fixed.txt\n"
+                                  "git add fixed.txt\n"
+                                  "git commit -q -m fix -m \"$COCODE_READY_MARKER\"\n")}}},
+               {"check", {{"verify", {{{"name", "fixed"}, {"run", "test -s fixed.txt"}}}}}}});
+    sh_ok("chown 65534 .git", repo_);
+    Shell run = dispatch_as_user("run 1");
+    sh_ok("chown 0 .git", repo_);
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    const run::RunRecord& r = only_run();
+    ASSERT_TRUE(fs::exists(r.folder / "check.json")) << run.out << run.err;
+    EXPECT_EQ(json::parse(read_text(r.folder / "check.json"))["verdict"], "PASS")
+        << read_text(r.folder / "check.md");
+}
+
 // The agent swaps its repository for a git bundle of its own making, whose branch holds a
 // READY commit it never committed in its repository. cocode takes the branch back over git's
 // transport (a file:// URL: the serving side in the sandbox); a path would have made the
@@ -708,6 +735,7 @@ TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
 // (the issue it named) leaves its worktree and branch alone.
 TEST_F(Sandbox, AnIssueRewrittenInRunInfoMovesTheRunNowhere) {
     const std::string hostile =
+        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
         "sed -i -e 's/^issue: .*/issue: 2/' -e 's/^agent: .*/agent: honest/' "
         "\"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
         "echo x > x.txt && git add x.txt && git commit -q -m x\n";
@@ -767,6 +795,9 @@ TEST_F(Sandbox, AFilterTheAgentsAttributesNameNeverRunsOnTheHost) {
 // left: the scorecard counts no PASS.
 TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     const std::string agent =
+        // After its dispatcher has written what it knows of its start (a forgery before
+        // would be overwritten: this is not what the test is about).
+        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
         "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
         "sed -e 's/^status: .*/status: completed/' -e 's/^exit_code: .*/exit_code: 0/' "
         "\"$f\" > \"$f.new\" && mv \"$f.new\" \"$f\"\n"
@@ -783,6 +814,11 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     EXPECT_EQ(runs().front().status, run::RunStatus::running);
     Shell status = dispatch_as_user("status");
     EXPECT_NE(status.out.find("running"), std::string::npos) << status.out;
+    EXPECT_EQ(status.out.find("PASS"), std::string::npos) << "its planted verdict: " << status.out;
+    Shell scored = dispatch_as_user("report --by agent --json");
+    ASSERT_EQ(scored.exit_code, 0) << scored.err;
+    for (const auto& row : json::parse(scored.out)["rows"])
+        EXPECT_EQ(row["passed"], 0) << "its planted verdict: " << scored.out;
 
     write_text(folder / "go", "");
     Shell watch = dispatch_as_user("status --watch");
@@ -796,6 +832,32 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     ASSERT_EQ(report.exit_code, 0) << report.err;
     const json scorecard = json::parse(report.out);
     for (const auto& row : scorecard["rows"]) EXPECT_EQ(row["passed"], 0) << report.out;
+}
+
+// The agent makes its run-info.yaml a FIFO (a reader that opens it waits for ever; cocode's
+// readers refuse it) to hide its run. cocode lists it from its own record all the same: status
+// shows it running, and once it has ended, its end is recorded and clean finds it.
+TEST_F(Sandbox, ARunInfoMadeAFifoHidesNoRun) {
+    const std::string agent =
+        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
+        "rm \"$JRUN_RUN_FOLDER/run-info.yaml\" && mkfifo \"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
+        "touch \"$JRUN_RUN_FOLDER/forged\"\n"
+        "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n";
+    configure({{"agents", {{"hostile", script("hostile", agent)}}}});
+    const fs::path folder = detach_until_forged();
+    if (folder.empty()) return;
+    Shell status = dispatch_as_user("status");
+    EXPECT_NE(status.out.find("hostile"), std::string::npos) << status.out << status.err;
+    EXPECT_NE(status.out.find("running"), std::string::npos) << status.out << status.err;
+    write_text(folder / "go", "");
+    Shell watch = as_user("timeout -k 5 60 " + quote(tool_path("cocode-dispatch").string()) +
+                          " status --watch");
+    EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+    const run::RunRecord r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::completed);
+    EXPECT_EQ(r.agent, "hostile");
+    EXPECT_EQ(dispatch_as_user("clean 1 --force").exit_code, 0);
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-hostile"));
 }
 
 // The agent takes the locks cocode's own writes to its run folder and to the runs' bus take,
