@@ -112,6 +112,24 @@ TEST_F(Serve, SignedDeliveriesRunOnceAndEverythingElseIsRefused) {
     EXPECT_EQ(eyes, 1) << "the command was seen";
 }
 
+// A second `serve` on the port the first holds fails at once, naming it (the kernel would
+// have split GitHub's deliveries between the two); the first goes on receiving.
+TEST_F(Serve, ASecondServeOnAPortInUseFailsAtOnce) {
+    const fs::path a = machine("a"), b = machine("b");
+    start(a);
+    const std::string where = url_.substr(std::string("http://").size(),
+                                          url_.find("/webhook") - std::string("http://").size());
+    Shell second =
+        dispatch(b, "serve --listen " + where,
+                 std::string("COCODE_WEBHOOK_SECRET=") + quote(kSecret) + " timeout -k 2 20");
+    EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+    EXPECT_NE(second.err.find("cannot listen on " + where + ": the port is in use"),
+              std::string::npos)
+        << second.err;
+    EXPECT_EQ(deliver("issues", "d-1", labeled(1), "unsigned"), 401) << "the first answers";
+    EXPECT_EQ(stop(a).exit_code, 0) << served_.err;
+}
+
 // A delivery's label is decided on as `watch` and the action decide: from a bot not listed in
 // trigger.allowed_bots it starts nothing, is answered once and taken off.
 TEST_F(Serve, ALabelFromABotNotListedStartsNothing) {

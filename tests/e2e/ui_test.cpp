@@ -217,6 +217,24 @@ TEST_F(Dashboard, StopEndsARunAsCtrlCDoesAndSaysWhoAsked) {
     EXPECT_NE(again.out.find("nothing to stop"), std::string::npos) << again.out;
 }
 
+// A second dashboard on a port in use fails at once, naming the port: before, both listened
+// (SO_REUSEPORT) and the kernel split the pages' requests between two servers with two tokens.
+TEST_F(Dashboard, ASecondDashboardOnAPortInUseFailsAtOnce) {
+    const std::string where = start_ui("");
+    const std::string port = where.substr(where.rfind(':') + 1);
+    Shell second = sh("COCODE_UI_TOKEN=" + std::string(kToken) + " timeout -k 2 10 " +
+                          quote(tool_path("cocode-dispatch").string()) + " ui --port " + port,
+                      repo_);
+    EXPECT_EQ(second.exit_code, 1) << second.out << second.err;
+    EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + port + ": the port is in use"),
+              std::string::npos)
+        << second.err;
+    // The first still answers, alone.
+    auto page = client_of(where).Get("/api/runs");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+}
+
 // Seen from other machines, the dashboard's token is one chosen for it, never one printed.
 TEST_F(Dashboard, ABindBeyondLoopbackNeedsAChosenToken) {
     Shell refused = dispatch("ui --bind 0.0.0.0 --port 0");

@@ -16,6 +16,7 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "dashboard.h"
+#include "listen.h"
 #include "scale/gate.h"
 #include "scale/trigger.h"
 #include "scale/webhook.h"
@@ -204,12 +205,11 @@ int run_serve(const ServeArgs& args) {
             arrived.notify_one();
         }
     });
-    const int port = address.port == 0
-                         ? server->bind_to_any_port(address.host)
-                         : (server->bind_to_port(address.host, address.port) ? address.port : -1);
+    const int port = bind_exclusively(*server, address.host, address.port);
     if (port < 0)
         throw Failure(Error::general("cannot listen on " + args.listen +
-                                     " (in use, or not an address of this machine)"));
+                                     ": the port is in use (another `serve` or dashboard?), or "
+                                     "this is not an address of this machine"));
     std::thread listener([&] { server->listen_after_bind(); });
     const std::string where = address.host + ":" + std::to_string(port);
     // Where it listens, for scripts and tests that asked for any free port.

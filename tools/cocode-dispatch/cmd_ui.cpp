@@ -5,6 +5,7 @@
 
 #include "core/files.h"
 #include "dashboard.h"
+#include "listen.h"
 #include "ui/web.h"
 #include "watching.h"
 
@@ -31,12 +32,12 @@ int run_ui(const UiArgs& args) {
     server.set_read_timeout(10, 0);
     Dashboard dashboard(ws, {"", token, args.dashboard.read_only});
     dashboard.mount(server);
-    const int port = args.port == 0 ? server.bind_to_any_port(args.bind)
-                                    : (server.bind_to_port(args.bind, args.port) ? args.port : -1);
+    const int port = bind_exclusively(server, args.bind, args.port);
     if (port < 0)
         throw Failure(Error::general("cannot listen on " + args.bind + ":" +
                                      std::to_string(args.port) +
-                                     " (in use, or not an address of this machine)"));
+                                     ": the port is in use (another dashboard or `serve`?), or "
+                                     "this is not an address of this machine"));
     std::thread listener([&] { server.listen_after_bind(); });
     const std::string where = args.bind + ":" + std::to_string(port);
     std::error_code ec;
