@@ -373,9 +373,12 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) 
     SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first);
     // The other pairs' worktrees (their uncommitted work) out of sight; its own comes back.
     plan.apart.push_back(context.worktree_root());
-    // Its own folder beside the runs: its HOME, and its git storage (git/agent_repo.h): the
-    // repository's own git folder, objects and refs included, stays read-only.
-    plan.writable.push_back(run.own.folder);
+    // Its git storage (git/agent_repo.h), beside its HOME and /tmp (below): what is in them is
+    // its own, not its pair's folder. Could it replace `git` there with a link, the sandboxes
+    // cocode starts itself on that repository (taking the branch back, the check's and clean's
+    // git) would bind what the link names on the host. The main repository's git folder,
+    // objects and refs included, stays read-only.
+    plan.writable.push_back(run.own.git());
     // A plan round writes nothing in the worktree (its commits would show once taken back).
     (run.plan_round ? plan.visible : plan.writable).push_back(run.worktree);
     plan.writable.push_back(run.files.folder);
@@ -1025,6 +1028,8 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
                 kept.set("status", std::string(run::status_name(run::RunStatus::queued)));
                 kept.set_number("issue", run.issue);
                 kept.set("agent", run.agent.name);
+                kept.set("branch", run.branch);
+                kept.set("base_commit", run.base_commit);
                 run::set_supervisor(kept, stamp_of(::getpid()));
                 kept.set("boot_id", boot_id());
             });

@@ -385,9 +385,17 @@ std::optional<CheckItem> worktree_item(const JudgeInput& input, const std::strin
         "git status --porcelain=v1 -z --ignored=traditional --untracked-files=normal && "
         "printf '\\0HEAD ' && git rev-parse --verify --quiet HEAD",
         allowlisted_environment(current_environment(), {}), {}, {agent_repository(input)});
-    if (!said) return std::nullopt;
+    // Its git and settings are the agent's to break: that is said, not left out — and not in
+    // the words its git printed (the agent's, which go out with the verdict).
+    const auto untold = [] {
+        CheckItem item = named("worktree", "worktree");
+        item.outcome = Outcome::pass;  // reported, never judged
+        item.reason = "cannot tell what the worktree holds: its git failed there";
+        return item;
+    };
+    if (!said) return untold();
     const std::size_t split = said->rfind(std::string("\0HEAD ", 6));
-    if (split == std::string::npos) return std::nullopt;
+    if (split == std::string::npos) return untold();
     return worktree_check(said->substr(0, split), first_line(said->substr(split + 6)), judged,
                           input.worktree_own_paths);
 }

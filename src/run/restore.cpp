@@ -73,6 +73,8 @@ Result<void> restore_round(const fs::path& repo_root, const fs::path& runs_dir,
     return keep_state(folder, [&](FlatYaml& kept) {
         kept.set_number("issue", round.issue);
         kept.set("agent", round.agent);
+        kept.set("branch", round.branch);
+        kept.set("base_commit", round.base_commit);
         kept.set("status", std::string(status_name(RunStatus::completed)));
         kept.set("reason", "restored from the verdict published on GitHub");
         kept.set("ready_commit", round.head);

@@ -118,6 +118,10 @@ RunRecord record_from(const FlatYaml& info, const fs::path& folder) {
     read_state(kept ? *kept : info, r);
     r.branch = text("branch");
     r.base_commit = text("base_commit");
+    // Its branch and base as cocode made them (a run from before they were kept: run-info's).
+    if (kept)
+        for (auto [key, slot] : {std::pair{"branch", &r.branch}, {"base_commit", &r.base_commit}})
+            if (auto value = kept->get(key); value && !value->empty()) *slot = *value;
     r.worktree = text("worktree");
     r.ready_marker = text("ready_marker");
     r.restarts = static_cast<int>(to_number(info.get("restarts")));

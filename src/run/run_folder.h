@@ -122,12 +122,12 @@ void set_supervisor(FlatYaml& info, const ProcessStamp& supervisor);
 void set_agent(FlatYaml& info, const ProcessStamp& agent);
 
 // The run's state as cocode knows it, kept beside its seal (`.cocode/seals/<run id>.state`),
-// where its agent cannot write: status, reason, exit_code, start_time, end_time, ready_commit
-// and ready_time (READY as cocode read it in the commits it took back), and the process fields
-// above with `boot_id`. Read-modify-written under a lock of its own there. run-info.yaml keeps
-// the same fields for the runner contract's readers, but it is the agent's to rewrite:
-// record_from takes these from here, so that what cocode signals, whether a run is running and
-// how it ended are never what an agent wrote.
+// where its agent cannot write: issue, agent, branch, base_commit, status, reason, exit_code,
+// start_time, end_time, ready_commit and ready_time (READY as cocode read it in the commits it
+// took back), and the process fields above with `boot_id`. Read-modify-written under a lock of its
+// own there. run-info.yaml keeps the same fields for the runner contract's readers, but it is the
+// agent's to rewrite: record_from takes these from here, so that what cocode signals, whether a run
+// is running and how it ended are never what an agent wrote.
 Result<void> keep_state(const std::filesystem::path& folder,
                         const std::function<void(FlatYaml&)>& edit);
 

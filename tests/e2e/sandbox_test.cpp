@@ -702,6 +702,40 @@ TEST_F(Sandbox, ARepositoryTheUserTrustsWithSafeDirectoryIsChecked) {
         << read_text(r.folder / "check.md");
 }
 
+// The agent owns what is in its git storage, HOME and /tmp, not its pair's folder that holds
+// them. Before, it replaced its repository's folder with a link to the user's ~/.ssh and
+// pointed its worktree at a git of its own whose fsmonitor prints what it finds there: the
+// sandboxes cocode starts on that repository (the check's worktree item, clean's question)
+// bound the link's target, and clean printed the hidden key.
+TEST_F(Sandbox, AnAgentCannotMakeItsRepositoryALinkToTheHost) {
+    const std::string hostile =
+        "echo fixed > fixed.txt && git add fixed.txt\n"
+        "git commit -q -m fix -m \"$COCODE_READY_MARKER\"\n"
+        "pair=$(dirname \"$HOME\"); own=$(git rev-parse --absolute-git-dir)\n"
+        "mkdir -p .evil && cp -r \"$own\"/* .evil/\n"
+        "printf '#!/bin/sh\\ncat %s/git/id_test >&2\\nkill -9 $PPID\\n' \"$pair\" > "
+        ".evil/hook.sh\n"
+        "chmod +x .evil/hook.sh\n"
+        "git config --file .evil/config core.fsmonitor \"$PWD/.evil/hook.sh\"\n"
+        "echo \"gitdir: $PWD/.evil\" > .git\n"
+        "{ mv \"$pair/git\" \"$pair/git.real\" && ln -s " +
+        quote((home_ / ".ssh").string()) + " \"$pair/git\" && echo linked; } || echo refused\n";
+    configure({{"agents", {{"hostile", script("hostile", hostile)}}},
+               {"check", {{"verify", {{{"name", "fixed"}, {"run", "test -s fixed.txt"}}}}}}});
+    Shell run = dispatch_as_user("run 1");
+    const run::RunRecord& r = only_run();
+    EXPECT_EQ(read_text(r.folder / "agent-stdout.txt"), "refused\n");
+    const fs::path pair = repo_ / ".cocode/sandboxes/1-hostile";
+    EXPECT_FALSE(fs::is_symlink(pair / "git"));
+    EXPECT_TRUE(fs::is_directory(fs::symlink_status(pair / "git")));
+    // The work exists elsewhere too: clean asks the worktree's git about uncommitted work.
+    sh_ok("git branch merged-copy cocode/1-hostile", repo_);
+    Shell clean = dispatch_as_user("clean 1");
+    EXPECT_EQ((clean.out + clean.err).find(secret_), std::string::npos) << clean.err;
+    EXPECT_FALSE(secret_below(repo_ / ".cocode")) << "the secret in a run's files";
+    EXPECT_NE(read_text(r.folder / "check.md").find("worktree"), std::string::npos);
+}
+
 // The agent swaps its repository for a git bundle of its own making, whose branch holds a
 // READY commit it never committed in its repository. cocode takes the branch back over git's
 // transport (a file:// URL: the serving side in the sandbox); a path would have made the
@@ -730,14 +764,15 @@ TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
         << run.out << run.err;
 }
 
-// The agent names another issue and another agent in its run-info.yaml. A run's issue and
-// agent are cocode's record beside the seal: status lists it under its own, and `clean 2`
-// (the issue it named) leaves its worktree and branch alone.
+// The agent names another issue, agent, branch and base in its run-info.yaml. A run's issue,
+// agent, branch and base are cocode's record beside the seal: status lists it under its own, and
+// `clean 2` (the issue it named) leaves its worktree and branch alone.
 TEST_F(Sandbox, AnIssueRewrittenInRunInfoMovesTheRunNowhere) {
     const std::string hostile =
         "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
         "sed -i -e 's/^issue: .*/issue: 2/' -e 's/^agent: .*/agent: honest/' "
-        "\"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
+        "-e 's|^branch: .*|branch: \"--output=forged\"|' -e 's|^base_commit: .*|base_commit: "
+        "\"--output=forged\"|' \"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
         "echo x > x.txt && git add x.txt && git commit -q -m x\n";
     configure({{"agents", {{"hostile", script("hostile", hostile)}}}});
     Shell run = dispatch_as_user("run 1 --no-check");
@@ -746,6 +781,9 @@ TEST_F(Sandbox, AnIssueRewrittenInRunInfoMovesTheRunNowhere) {
         << "the agent rewrote it";
     EXPECT_EQ(r.issue, 1);
     EXPECT_EQ(r.agent, "hostile");
+    // Its branch and base too, as the dashboard and status show them.
+    EXPECT_EQ(r.branch, "cocode/1-hostile");
+    EXPECT_EQ(r.base_commit, sh_ok("git rev-parse main", repo_).substr(0, 40));
     const Shell status = dispatch_as_user("status");
     EXPECT_NE(status.out.find("hostile"), std::string::npos) << status.out;
     EXPECT_EQ(status.out.find("honest"), std::string::npos) << status.out;
@@ -817,7 +855,8 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     EXPECT_EQ(status.out.find("PASS"), std::string::npos) << "its planted verdict: " << status.out;
     Shell scored = dispatch_as_user("report --by agent --json");
     ASSERT_EQ(scored.exit_code, 0) << scored.err;
-    for (const auto& row : json::parse(scored.out)["rows"])
+    const json scored_card = json::parse(scored.out);
+    for (const auto& row : scored_card["rows"])
         EXPECT_EQ(row["passed"], 0) << "its planted verdict: " << scored.out;
 
     write_text(folder / "go", "");

@@ -196,6 +196,11 @@ TEST(Tools, MistakesOnTheCommandLineAreOneLineSayingWhatWasMeant) {
          "cocode-dispatch: error: unknown option '--concurency' for `cocode-dispatch run`; did "
          "you mean '--concurrency'?" +
              see_run},
+        // Its value taken for an issue, whose check fails: the option is the one named.
+        {"cocode-dispatch run 2 --agnet good",
+         "cocode-dispatch: error: unknown option '--agnet' for `cocode-dispatch run`; did you "
+         "mean '--agent'?" +
+             see_run},
         {"cocode-dispatch run 1 --concurrency 99",
          "cocode-dispatch: error: --concurrency: expected a whole number from 1 to 64, got '99'" +
              see_run},

@@ -137,6 +137,20 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
     // convert says what it got.
     const bool conversion = dynamic_cast<const CLI::ConversionError*>(&error) != nullptr;
     if (conversion || dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
+        // Unless a mistyped option came first: its value was then taken for a positional one,
+        // whose check failed (`run 2 --agnet good`: "got 'good'"). The option is the mistake.
+        std::vector<std::string> known;
+        for (const CLI::App* a = &at; a != nullptr; a = a->get_parent())
+            for (const auto& name : flag_names(*a)) known.push_back(name);
+        for (const auto& word : args) {
+            if (word == "--") break;
+            if (word.rfind("--", 0) != 0 || word.size() < 3) continue;
+            const std::string flag = word.substr(0, word.find('='));
+            if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+            const std::string near = closest_word(flag, flag_names(at)).value_or("");
+            return "unknown option '" + flag + "' for `" + where + "`" +
+                   (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
+        }
         const std::size_t colon = what.find(": ");
         const std::string name = colon == std::string::npos ? "" : what.substr(0, colon);
         std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
