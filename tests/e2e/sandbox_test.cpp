@@ -737,9 +737,11 @@ TEST_F(Sandbox, AnAgentCannotMakeItsRepositoryALinkToTheHost) {
 }
 
 // The agent swaps its repository for a git bundle of its own making, whose branch holds a
-// READY commit it never committed in its repository. cocode takes the branch back over git's
-// transport (a file:// URL: the serving side in the sandbox); a path would have made the
-// host's git read the bundle itself, outside the sandbox and its checks, and take its commit.
+// READY commit it never committed in its repository. The swap is refused (the folder that holds
+// its repository is not its to write: it only empties it), and were it not, cocode takes the
+// branch back over git's transport (a file:// URL: the serving side in the sandbox); a path
+// made the host's git read the bundle itself, outside the sandbox and its checks, and take
+// its commit.
 TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
     const std::string hostile =
         "gd=$(git rev-parse --absolute-git-dir)\n"
@@ -750,11 +752,11 @@ TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
         "-m \"$COCODE_READY_MARKER\"\n"
         "git branch -f \"$branch\" HEAD\n"
         "git bundle create -q \"$TMPDIR/b.bundle\" \"$branch\"\n"
-        "rm -rf \"$gd\" && cp \"$TMPDIR/b.bundle\" \"$gd\"\n";
+        "{ rm -rf \"$gd\" && cp \"$TMPDIR/b.bundle\" \"$gd\" && echo swapped; } || echo refused\n";
     configure({{"agents", {{"hostile", script("hostile", hostile)}}}});
     Shell run = dispatch_as_user("run 1 --no-check");
     const run::RunRecord& r = only_run();
-    EXPECT_EQ(read_text(r.folder / "agent-stderr.txt"), "") << "the agent did all it meant to";
+    EXPECT_EQ(read_text(r.folder / "agent-stdout.txt"), "refused\n");
     EXPECT_EQ(sh_ok("git log -1 --format=%s cocode/1-hostile", repo_).find("bundled"),
               std::string::npos)
         << "the bundle's commit was taken";
