@@ -1,6 +1,7 @@
 #include "agent/clean.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "environment/store.h"
@@ -160,6 +161,12 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
         steps.push_back({"worktrees of " + repo_root.string(), false, worktrees.error().message});
         return steps;
     }
+    // A pair's worktree and branch are its live run's while one is going, whichever of the
+    // pair's runs was named (an earlier, ended one shares them): none of it is cleaned.
+    std::map<std::string, const run::RunRecord*> live;
+    for (const auto& r : all_runs)
+        if (run::is_active(r.status))
+            if (const auto made = made_for(repo_root, r, options)) live[made->branch] = &r;
     std::set<std::string> branches_done;
     for (const auto& r : runs) {
         const auto made = made_for(repo_root, r, options);
@@ -170,9 +177,13 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
             continue;
         }
         if (!branches_done.insert(made->branch).second) continue;
-        if (run::is_active(r.status)) {
-            steps.push_back({"run " + r.run_id, false,
-                             "still " + std::string(run::status_name(r.status)) + "; not cleaned"});
+        if (const auto going = live.find(made->branch); going != live.end()) {
+            const run::RunRecord& g = *going->second;
+            steps.push_back({"run " + g.run_id, false,
+                             "is " + std::string(run::status_name(g.status)) +
+                                 " (its dispatcher is pid " + std::to_string(g.supervisor_pid) +
+                                 "); `cocode-dispatch stop " + g.run_id +
+                                 "` ends it, then clean removes its worktree and branch"});
             continue;
         }
         clean_run(*repo, *made, options, *worktrees, steps);

@@ -723,16 +723,19 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     if (!(fs::exists(path, ec) || repo.branch_exists(branch) || registered)) return pair;
     const bool round = context.round_for(agent.name) != nullptr;
     const std::string how = round ? "continue" : "--resume";
+    if (pair.previous && run::is_active(pair.previous->status) &&
+        run::dispatcher_alive(*pair.previous))
+        return Error::usage("issue " + std::to_string(issue.number) + ", agent " + agent.name +
+                            ": run " + pair.previous->run_id + " is still " +
+                            std::string(run::status_name(pair.previous->status)) +
+                            " (its dispatcher is pid " +
+                            std::to_string(pair.previous->supervisor_pid) +
+                            "); `cocode-dispatch stop " + pair.previous->run_id + "` ends it");
     if (!context.resume && !round)
         return Error::usage("issue " + std::to_string(issue.number) + ", agent " + agent.name +
                             ": worktree " + path.string() + " or branch " + branch +
                             " already exists; --resume continues it, `cocode-dispatch clean " +
                             std::to_string(issue.number) + "` removes it");
-    if (pair.previous && run::is_active(pair.previous->status) &&
-        run::dispatcher_alive(*pair.previous))
-        return Error::usage(how + ": run " + pair.previous->run_id +
-                            " is still going (dispatcher pid " +
-                            std::to_string(pair.previous->supervisor_pid) + ")");
     // Its dispatcher is gone: say so, and end what is left of it, first.
     if (pair.previous && run::is_active(pair.previous->status))
         if (auto ended = run::reconcile(*pair.previous); !ended) return std::move(ended).error();

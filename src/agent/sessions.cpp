@@ -24,20 +24,25 @@ fs::path configured_or_home(const char* variable, const char* under_home, const 
 }
 
 // A file in `dir` (and, to `depth`, its subfolders) named `prefix…suffix` and, when `holding`
-// is given, holding it.
+// is given, holding it. The folder is a sandboxed agent's HOME: what it left there is read as
+// data — no link followed (to a folder or a file of the host's), no FIFO waited on, 16 MiB
+// of a file at most.
 std::optional<fs::path> file_in(const fs::path& dir, int depth, std::string_view prefix,
                                 std::string_view suffix, std::string_view holding = {}) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (it->is_directory(ec)) {
+        const fs::file_type type = it->symlink_status(ec).type();
+        if (type == fs::file_type::directory) {
             if (depth > 0)
                 if (auto found = file_in(it->path(), depth - 1, prefix, suffix, holding))
                     return found;
-        } else if (name.size() >= prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+        } else if (type == fs::file_type::regular && name.size() >= prefix.size() + suffix.size() &&
+                   name.rfind(prefix, 0) == 0 &&
                    name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
             if (holding.empty()) return it->path();
-            if (auto text = read_file(it->path()); text && text->find(holding) != std::string::npos)
+            if (read_file_from(it->path(), 0, std::size_t{16} << 20).find(holding) !=
+                std::string::npos)
                 return it->path();
         }
     }

@@ -1115,6 +1115,55 @@ TEST_F(DispatchRun, CleanKeepsUnpushedWorkUnlessForced) {
     EXPECT_EQ(sh_ok("git worktree list --porcelain | grep -c '^worktree'", repo_), "1\n");
 }
 
+// While a pair's run is going, its worktree and branch are that run's: `clean` of its issue
+// refuses, even with --force and an earlier, ended run of the pair named first (before, that
+// run's clean removed the live run's worktree), and says how to stop it; `run` of the pair
+// says it is running and names `stop`, not `clean`.
+TEST_F(DispatchRun, CleanAndRunLeaveALiveRunAloneAndNameStop) {
+    const fs::path agent = repo_ / ".cocode/waiter.sh";
+    write_text(agent,
+               "#!/bin/sh\ntouch \"$JRUN_RUN_FOLDER/started\"\n"
+               "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n"
+               "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\"\n");
+    fs::permissions(agent, fs::perms::owner_all, fs::perm_options::add);
+    configure({{"agents", {{"waiter", {{"command", agent.string()}}}}}});
+    const auto run_until_started = [&](const std::string& args) {
+        ASSERT_EQ(dispatch(args).exit_code, 0);
+        ASSERT_TRUE(wait_until([&] {
+            const auto all = runs();
+            return !all.empty() && fs::exists(all.back().folder / "started");
+        }));
+    };
+    run_until_started("run 1 --detach --no-check");
+    write_text(runs().back().folder / "go", "");
+    ASSERT_EQ(dispatch("status --watch").exit_code, 0);
+    run_until_started("run 1 --resume --detach --no-check");
+    const run::RunRecord live = runs().back();
+    ASSERT_EQ(live.status, run::RunStatus::running);
+
+    Shell clean = dispatch("clean 1 --force");
+    EXPECT_EQ(clean.exit_code, 1) << clean.out << clean.err;
+    EXPECT_NE(clean.err.find("run " + live.run_id + ": is running (its dispatcher is pid"),
+              std::string::npos)
+        << clean.err;
+    EXPECT_NE(clean.err.find("`cocode-dispatch stop " + live.run_id + "` ends it"),
+              std::string::npos)
+        << clean.err;
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-waiter"));
+    Shell again = dispatch("run 1 --no-check");
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_NE(again.err.find("run " + live.run_id + " is still running"), std::string::npos)
+        << again.err;
+    EXPECT_NE(again.err.find("`cocode-dispatch stop " + live.run_id + "` ends it"),
+              std::string::npos)
+        << again.err;
+
+    write_text(live.folder / "go", "");
+    ASSERT_EQ(dispatch("status --watch").exit_code, 0);
+    EXPECT_EQ(dispatch("clean 1 --force").exit_code, 0);
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-waiter"));
+}
+
 // Work merged into another branch (the user took the agent's fix into main) is not lost with
 // the run's branch: clean removes it without --force, as `git branch -d` would.
 TEST_F(DispatchRun, CleanRemovesABranchWhoseWorkIsMerged) {

@@ -736,6 +736,59 @@ TEST_F(Sandbox, AnAgentCannotMakeItsRepositoryALinkToTheHost) {
     EXPECT_NE(read_text(r.folder / "check.md").find("worktree"), std::string::npos);
 }
 
+// A round looks for the agent's CLI session in its HOME (gemini's session files hold their
+// id) to resume it. The agent left a FIFO under that name, then a link to a file of the user's
+// it cannot see: the dispatcher on the host waited on the FIFO for ever, and through the link
+// told the agent (by resuming or not) whether the hidden file held the id. What is in the
+// agent's HOME is read as data: no FIFO, no link.
+TEST_F(Sandbox, ARoundReadsTheAgentsHomeAsData) {
+    const fs::path bin = dir_ / "bin";
+    fs::create_directories(bin);
+    write_text(home_ / ".docker/config.json", "{\"auth\": \"abcdef12-3333-4444\"}\n");
+    // A gemini CLI of the agent's making: the session it reports, a commit, and what it leaves.
+    write_text(
+        bin / "gemini",
+        "#!/bin/sh\ncat > /dev/null\n"
+        "echo \"args: $*\" >> \"$JRUN_RUN_FOLDER/args.txt\"\n"
+        "echo '{\"type\":\"init\",\"session_id\":\"abcdef12-3333-4444\",\"model\":\"x\"}'\n"
+        "git commit -q --allow-empty -m \"round $(date +%s%N)\" -m \"$COCODE_READY_MARKER\"\n"
+        "d=\"$HOME/.gemini/tmp/x\" && mkdir -p \"$d\" && f=\"$d/session-a-abcdef12.json\"\n"
+        "if [ -e \"$JRUN_RUN_FOLDER/../../real\" ]; then rm -f \"$f\"; "
+        "echo '{\"sessionId\": \"abcdef12-3333-4444\"}' > \"$f\"\n"
+        "elif [ -e \"$JRUN_RUN_FOLDER/../../link\" ]; then rm -f \"$f\"; ln -s " +
+            quote((home_ / ".docker/config.json").string()) +
+            " \"$f\"; else rm -f \"$f\"; mkfifo \"$f\"; fi\n"
+            "echo '{\"type\":\"result\",\"status\":\"success\"}'\n");
+    fs::permissions(bin / "gemini", fs::perms::owner_all, fs::perm_options::add);
+    configure({{"agents", {{"g", {{"type", "gemini"}}}}}, {"review", {{"max_rounds", 6}}}});
+    const std::string with = "PATH=" + quote(bin.string()) + ":\"$PATH\" GEMINI_API_KEY=fake ";
+    const std::string dispatcher = quote(tool_path("cocode-dispatch").string());
+    Shell first = as_user(with + dispatcher + " run 1 --no-check");
+    ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+    Shell second =
+        as_user(with + "timeout -k 5 60 " + dispatcher + " continue 1 -m again --no-check");
+    ASSERT_NE(second.exit_code, 124) << "the round waited on the agent's FIFO";
+    EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+    write_text(repo_ / ".cocode/link", "");
+    Shell third = as_user(with + dispatcher + " continue 1 -m again --no-check");
+    EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
+    Shell fourth = as_user(with + dispatcher + " continue 1 -m again --no-check");
+    EXPECT_EQ(fourth.exit_code, 0) << fourth.out << fourth.err;
+    // The last round's session file was a link to the user's hidden file, which holds the id:
+    // it was not followed, so the session was not resumed.
+    std::string args;
+    for (const auto& r : runs()) args += read_text(r.folder / "args.txt");
+    EXPECT_EQ(args.find("--resume"), std::string::npos) << args;
+    // The premise: a session file of its own, holding the id, is resumed.
+    write_text(repo_ / ".cocode/real", "");
+    EXPECT_EQ(as_user(with + dispatcher + " continue 1 -m again --no-check").exit_code, 0);
+    Shell last = as_user(with + dispatcher + " continue 1 -m again --no-check");
+    EXPECT_EQ(last.exit_code, 0) << last.out << last.err;
+    EXPECT_NE(read_text(runs().back().folder / "args.txt").find("--resume abcdef12-3333-4444"),
+              std::string::npos)
+        << read_text(runs().back().folder / "args.txt");
+}
+
 // The agent swaps its repository for a git bundle of its own making, whose branch holds a
 // READY commit it never committed in its repository. The swap is refused (the folder that holds
 // its repository is not its to write: it only empties it), and were it not, cocode takes the
