@@ -1126,7 +1126,8 @@ TEST_F(DispatchRun, CleanAndRunLeaveALiveRunAloneAndNameStop) {
                "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n"
                "git commit -q --allow-empty -m done -m \"$COCODE_READY_MARKER\"\n");
     fs::permissions(agent, fs::perms::owner_all, fs::perm_options::add);
-    configure({{"agents", {{"waiter", {{"command", agent.string()}}}}}});
+    // Bounded: a run left going by a failure here ends by itself.
+    configure({{"agents", {{"waiter", {{"command", agent.string()}}}}}, {"timeout", "90s"}});
     const auto run_until_started = [&](const std::string& args) {
         ASSERT_EQ(dispatch(args).exit_code, 0);
         ASSERT_TRUE(wait_until([&] {
