@@ -106,6 +106,19 @@ Result<void> run_setup_commands(const DispatchContext& context, const PlannedRun
     return {};
 }
 
+// The issue's title as a variable: one line (a control character, a newline among them, is a
+// space), 1,024 bytes at most, never cut inside a UTF-8 character.
+std::string title_variable(std::string title) {
+    for (char& c : title)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    if (title.size() > 1024) {
+        std::size_t cut = 1024;
+        while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0) == 0x80) --cut;
+        title.resize(cut);
+    }
+    return title;
+}
+
 FlatYaml initial_run_info(const DispatchContext& context, const PlannedRun& run,
                           const std::string& title) {
     FlatYaml info;
@@ -321,6 +334,7 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& ours,
         settings.emplace_back("COCODE_ENV_STORE", environment::default_store().string());
     settings.emplace_back("COCODE_ISSUE_NUMBER", std::to_string(run.issue));
     settings.emplace_back("COCODE_ISSUE_URL", run.issue_url);
+    settings.emplace_back("COCODE_ISSUE_TITLE", title_variable(run.issue_title));
     settings.emplace_back("COCODE_ISSUE_BODY_FILE", run.files.issue_body().string());
     settings.emplace_back("COCODE_READY_MARKER", run.ready_marker);
     settings.emplace_back("COCODE_ROUND", std::to_string(run.round));
@@ -903,6 +917,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     run.stop_request = run::stop_request_path(context.repo_root, run.run_id);
     run.issue = pair.issue->number;
     run.issue_url = pair.issue->html_url;
+    run.issue_title = pair.issue->title;
     run.agent = *pair.agent;
     const std::string name = pair_name(run.issue, run.agent.name);
     run.worktree = context.worktree_root() / name;

@@ -99,6 +99,7 @@ struct PlannedRun {
     std::filesystem::path stop_request;  // run::stop_request_path: a person asked it to stop
     long issue = 0;
     std::string issue_url;
+    std::string issue_title;  // as the issue gave it: the agent's COCODE_ISSUE_TITLE, one line
     config::AgentConfig agent;
     std::filesystem::path worktree;
     std::string branch;

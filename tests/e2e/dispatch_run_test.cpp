@@ -147,6 +147,11 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
                    {"command", agent_path("env-agent.sh")},
                    {"base_url", "https://gateway.example/anthropic"},
                    {"env", {{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}}}}}}}});
+    // The issue's title, as hostile as issue text is: a line of its own would be a variable.
+    const fs::path issue = repo_ / ".cocode/issues/2.json";
+    json text = json::parse(read_text(issue));
+    text["title"] = "Issue 2\nINJECTED=1";
+    write_text(issue, text.dump());
     // No identity of cocode's own: the agents get the repository's user.name and user.email
     // (an agent whose git ignores the user's config, as gemini's does, can still commit).
     Shell run = dispatch("run 2",
@@ -172,6 +177,8 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         EXPECT_TRUE(has("COCODE_REPO_PATH=" + r.worktree.string()));
         EXPECT_TRUE(has("COCODE_ISSUE_NUMBER=2"));
         EXPECT_TRUE(has("COCODE_ISSUE_URL=file://" + (repo_ / ".cocode/issues/2.json").string()));
+        EXPECT_TRUE(has("COCODE_ISSUE_TITLE=Issue 2 INJECTED=1"));
+        EXPECT_FALSE(has_name("INJECTED"));
         EXPECT_TRUE(has("COCODE_ISSUE_BODY_FILE=" + (r.folder / "issue.md").string()));
         EXPECT_TRUE(has("COCODE_READY_MARKER=cocode ready for check"));
         EXPECT_TRUE(has("JRUN_ID=" + r.run_id));
@@ -203,8 +210,9 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         int cocode_vars = 0;
         for (const auto& line : read_lines(r.folder / "env.txt"))
             cocode_vars += line.rfind("COCODE_", 0) == 0;
-        // The protocol's five and the round (docs/review.md): a first round has no feedback.
-        EXPECT_EQ(cocode_vars, 6);
+        // The protocol's five, the title and the round (docs/review.md): a first round has no
+        // feedback.
+        EXPECT_EQ(cocode_vars, 7);
         EXPECT_TRUE(has("COCODE_ROUND=1")) << r.agent;
         EXPECT_FALSE(has_name("COCODE_FEEDBACK_FILE")) << r.agent;
         // Only the claude agent gets Anthropic's key, its base URL and its configured value;
