@@ -1034,6 +1034,38 @@ TEST_F(DispatchRun, LogsRenderJsonLinesAndPassPlainTextThrough) {
     EXPECT_EQ(dispatch("logs nope").exit_code, 2);
 }
 
+// `logs ISSUE` after a race: which agent's is for `--agent` to say (the README's `logs 1`), and
+// of one agent's runs (its rounds, a resumed run) the newest is shown.
+TEST_F(DispatchRun, LogsOfAnIssueNameTheAgentsAndShowOnesNewest) {
+    configure({{"agents",
+                {{"seed", {{"command", agent_path("seed-agent.py")}}},
+                 {"logger", {{"command", agent_path("json-log-agent.sh")}}}}}});
+    (void)dispatch("run 1");
+    ASSERT_EQ(runs().size(), 2u);
+    Shell both = dispatch("logs 1");
+    EXPECT_EQ(both.exit_code, 2);
+    EXPECT_NE(both.err.find("'1' names runs of 2 agents (logger, seed): give --agent NAME, or "
+                            "one run id:"),
+              std::string::npos)
+        << both.err;
+    Shell logger = dispatch("logs 1 --agent logger");
+    EXPECT_EQ(logger.exit_code, 0) << logger.err;
+    EXPECT_NE(logger.out.find("INFO Starting analysis"), std::string::npos) << logger.out;
+    Shell nobody = dispatch("logs 1 --agent nobody");
+    EXPECT_EQ(nobody.exit_code, 2);
+    EXPECT_NE(nobody.err.find("no run of agent 'nobody' matches '1'"), std::string::npos)
+        << nobody.err;
+    // A second run of the logger: its newest is the one shown.
+    (void)dispatch("run 1 --resume --agent logger");
+    ASSERT_EQ(runs().size(), 3u);
+    std::string newest;
+    for (const auto& r : runs())
+        if (r.agent == "logger") newest = r.run_id;
+    write_text(repo_ / ".cocode/runs" / newest / "agent-stdout.txt", "the newest\n");
+    Shell again = dispatch("logs 1 --agent logger");
+    EXPECT_EQ(again.out, "the newest\n") << again.err;
+}
+
 TEST_F(DispatchRun, AnAgentsEscapeSequencesNeverReachTheTerminal) {
     // It sets the window title, clears the screen and writes the clipboard on stdout.
     const fs::path agent = dir_ / "escape-agent.sh";

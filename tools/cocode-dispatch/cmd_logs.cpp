@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "agent/transcript.h"
@@ -89,12 +90,25 @@ std::vector<std::string> LogReader::rest(bool raw) {
 int run_logs(const LogsArgs& args) {
     Workspace ws = open_workspace(false);
     auto runs = select_runs(ws, args.run);
-    if (runs.size() != 1) {
-        std::string ids;
-        for (const auto& r : runs) ids += " " + r.run_id;
-        throw Failure(Error::usage("'" + args.run + "' names " + std::to_string(runs.size()) +
-                                   " runs:" + ids + "; give one run id"));
+    if (!args.agent.empty()) {
+        std::erase_if(runs, [&](const run::RunRecord& r) { return r.agent != args.agent; });
+        if (runs.empty())
+            throw Failure(
+                Error::usage("no run of agent '" + args.agent + "' matches '" + args.run + "'"));
     }
+    // An issue's runs (a race, its rounds): one agent's newest is the one a person asks for;
+    // of several agents, which one is theirs to say. Run ids sort by their start.
+    std::set<std::string> agents;
+    for (const auto& r : runs) agents.insert(r.agent);
+    if (agents.size() > 1) {
+        std::string names, ids;
+        for (const auto& name : agents) names += (names.empty() ? "" : ", ") + name;
+        for (const auto& r : runs) ids += " " + r.run_id;
+        throw Failure(Error::usage("'" + args.run + "' names runs of " +
+                                   std::to_string(agents.size()) + " agents (" + names +
+                                   "): give --agent NAME, or one run id:" + ids));
+    }
+    runs = {runs.back()};
     const run::RunRecord& shown = runs.front();
     // A round beyond the first says so first, on stderr; run-info is the agent's to write, so
     // what it says is shown escaped.

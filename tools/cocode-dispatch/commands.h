@@ -118,6 +118,7 @@ struct ReportArgs {
 
 struct LogsArgs {
     std::string run;
+    std::string agent;  // of an issue's runs, this agent's
     bool follow = false;
     bool stderr_stream = false;
     bool raw = false;  // the bytes as the agent wrote them, not rendered

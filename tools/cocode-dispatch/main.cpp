@@ -273,7 +273,11 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     commands.emplace_back(report_cmd, [&a] { return run_report(a.report); });
 
     auto* logs_cmd = app.add_subcommand("logs", "an agent's output");
-    logs_cmd->add_option("run", a.logs.run, "a run id (or a unique prefix)")->required();
+    logs_cmd
+        ->add_option("run", a.logs.run,
+                     "a run id (or a unique start of one), or an issue: its agent's newest run")
+        ->required();
+    logs_cmd->add_option("--agent", a.logs.agent, "of an issue's runs, this agent's newest");
     logs_cmd->add_flag("--follow,-f", a.logs.follow, "keep printing until the run ends");
     logs_cmd->add_flag("--stderr", a.logs.stderr_stream, "the agent's stderr instead of stdout");
     logs_cmd->add_flag("--raw", a.logs.raw,
