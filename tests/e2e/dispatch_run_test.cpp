@@ -1502,6 +1502,12 @@ TEST_F(DispatchRun, ShellsCompleteCommandsOptionsAgentsAndIssues) {
     EXPECT_EQ(bash("run --agent ''", 3), "claude\nseed\n");  // from the configuration
     EXPECT_EQ(bash("run 1 --agent s", 4), "seed\n");
     EXPECT_EQ(bash("run ''", 2), "1\n2\n3\n4\n5\n6\n");  // the local issue store
+    // An option's own choices, and no issue numbers where no issue is named.
+    EXPECT_EQ(bash("report --by ''", 3), "agent\nmodel\nkind\nissue\nday\n");
+    EXPECT_EQ(bash("report --source r", 3), "replay\n");
+    EXPECT_EQ(bash("completion ''", 2), "bash\nzsh\nfish\n");
+    EXPECT_EQ(bash("gate ''", 2), "\n");  // nothing (printf's one empty line)
+    EXPECT_EQ(bash("presets ''", 2), "\n");
     // fish: its own `complete -C`, which asks exactly as it would at a prompt.
     auto fish = [&](const std::string& line) {
         return sh(path + "fish -c " +

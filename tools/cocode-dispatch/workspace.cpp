@@ -58,7 +58,12 @@ std::vector<std::string> completion_values(const std::string& name) {
             for (const auto& agent : config->agents) out.push_back(agent.name);
         return out;
     }
-    // Issue numbers of the local store, for every positional naming an issue or a run.
+    // An option's own choices (what its check takes).
+    if (name == "--by") return {"agent", "model", "kind", "issue", "day"};
+    if (name == "--source") return {"live", "replay", "all"};
+    if (name == "shell") return {"bash", "zsh", "fish"};
+    // Issue numbers of the local store, only where an issue or a run is named.
+    if (name != "issue" && name != "number" && name != "which" && name != "run") return out;
     for (long number : issues::local_issue_numbers(root / issues::kLocalIssuesDir))
         out.push_back(std::to_string(number));
     const std::size_t issue_count = out.size();
