@@ -149,6 +149,19 @@ class Sandbox : public DispatchRun {
         return forged ? folder : fs::path();
     }
     Shell dispatch_as_user(const std::string& args) { return dispatch(args, env()); }
+    // The same, ended after `seconds` by `timeout` (exit 124, or 137 when it had to kill): a
+    // dispatcher that waits on what an agent holds never ends by itself.
+    Shell dispatch_within(int seconds, const std::string& args) {
+        return as_user("timeout -k 5 " + std::to_string(seconds) + " " +
+                       quote(tool_path("cocode-dispatch").string()) + " " + args);
+    }
+    static bool ended_in_time(const Shell& shell) {
+        return shell.exit_code != 124 && shell.exit_code != 137;
+    }
+    // The start of an agent that forges run-info: after its dispatcher wrote what it knows of
+    // the start (a forgery before would be overwritten, which is not what a test is about).
+    static constexpr char kAfterItsStart[] =
+        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n";
 
     // A script agent, .cocode/<name>.sh, that runs `body` in its worktree.
     json script(const std::string& name, const std::string& body) {
@@ -594,9 +607,7 @@ TEST_F(Sandbox, ARewrittenRunInfoNeverMakesCocodeSignalAProcessOfTheHosts) {
     ASSERT_TRUE(target.has_value());
     const std::string pid = std::to_string(sentinel.pid());
     const std::string agent =
-        // After its dispatcher has written what it knows of its start (a forgery before
-        // would be overwritten: this is not what the test is about).
-        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
+        std::string(kAfterItsStart) +
         "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
         "sed -e 's/^pid: .*/pid: " +
         pid + "/' -e 's/^pgid: .*/pgid: " + pid +
@@ -669,9 +680,8 @@ TEST_F(Sandbox, ATakeBackAnAgentHangsHoldsNoOtherRunsClock) {
         std::chrono::seconds(30));
     write_text(by_agent["hang"].folder / "release", "");
     EXPECT_TRUE(ended) << "the slow agent's timeout waited on the other's take";
-    Shell watch = as_user("timeout -k 5 120 " + quote(tool_path("cocode-dispatch").string()) +
-                          " status --watch");
-    EXPECT_TRUE(watch.exit_code != 124 && watch.exit_code != 137) << watch.out << watch.err;
+    Shell watch = dispatch_within(120, "status --watch");
+    EXPECT_TRUE(ended_in_time(watch)) << watch.out << watch.err;
     for (const auto& r : runs()) by_agent[r.agent] = r;
     EXPECT_EQ(by_agent["slow"].reason, run::StopReason::timeout);
     EXPECT_EQ(by_agent["hang"].status, run::RunStatus::completed) << by_agent["hang"].error_summary;
@@ -824,7 +834,7 @@ TEST_F(Sandbox, ABundleInPlaceOfItsRepositoryIsNeverReadOnTheHost) {
 // `clean 2` (the issue it named) leaves its worktree and branch alone.
 TEST_F(Sandbox, AnIssueRewrittenInRunInfoMovesTheRunNowhere) {
     const std::string hostile =
-        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
+        std::string(kAfterItsStart) +
         "sed -i -e 's/^issue: .*/issue: 2/' -e 's/^agent: .*/agent: honest/' "
         "-e 's|^branch: .*|branch: \"--output=forged\"|' -e 's|^base_commit: .*|base_commit: "
         "\"--output=forged\"|' \"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
@@ -888,9 +898,7 @@ TEST_F(Sandbox, AFilterTheAgentsAttributesNameNeverRunsOnTheHost) {
 // left: the scorecard counts no PASS.
 TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
     const std::string agent =
-        // After its dispatcher has written what it knows of its start (a forgery before
-        // would be overwritten: this is not what the test is about).
-        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
+        std::string(kAfterItsStart) +
         "f=$JRUN_RUN_FOLDER/run-info.yaml\n"
         "sed -e 's/^status: .*/status: completed/' -e 's/^exit_code: .*/exit_code: 0/' "
         "\"$f\" > \"$f.new\" && mv \"$f.new\" \"$f\"\n"
@@ -933,7 +941,7 @@ TEST_F(Sandbox, AStatusAndAVerdictTheAgentWroteCountForNothing) {
 // shows it running, and once it has ended, its end is recorded and clean finds it.
 TEST_F(Sandbox, ARunInfoMadeAFifoHidesNoRun) {
     const std::string agent =
-        "until grep -q RUN_START \"$JRUN_RUN_FOLDER/events.jsonl\"; do sleep 0.05; done\n"
+        std::string(kAfterItsStart) +
         "rm \"$JRUN_RUN_FOLDER/run-info.yaml\" && mkfifo \"$JRUN_RUN_FOLDER/run-info.yaml\"\n"
         "touch \"$JRUN_RUN_FOLDER/forged\"\n"
         "while [ ! -e \"$JRUN_RUN_FOLDER/go\" ]; do sleep 0.05; done\n";
@@ -944,8 +952,7 @@ TEST_F(Sandbox, ARunInfoMadeAFifoHidesNoRun) {
     EXPECT_NE(status.out.find("hostile"), std::string::npos) << status.out << status.err;
     EXPECT_NE(status.out.find("running"), std::string::npos) << status.out << status.err;
     write_text(folder / "go", "");
-    Shell watch = as_user("timeout -k 5 60 " + quote(tool_path("cocode-dispatch").string()) +
-                          " status --watch");
+    Shell watch = dispatch_within(60, "status --watch");
     EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
     const run::RunRecord r = only_run();
     EXPECT_EQ(r.status, run::RunStatus::completed);
@@ -988,9 +995,8 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
         << read_text(by_agent["hostile"].folder / "agent-stderr.txt");
     write_text(by_agent["honest"].folder / "go", "");
     // Bounded here, not by ctest: a dispatcher that waits on the agent's lock never ends.
-    Shell watch = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
-                          " status --watch");
-    ASSERT_TRUE(watch.exit_code != 124 && watch.exit_code != 137)
+    Shell watch = dispatch_within(90, "status --watch");
+    ASSERT_TRUE(ended_in_time(watch))
         << "the dispatcher stalled on the agent's locks: " << watch.out << watch.err;
     for (const auto& r : runs()) by_agent[r.agent] = r;
     EXPECT_TRUE(fs::exists(by_agent["hostile"].folder / "holding"));
@@ -1055,17 +1061,15 @@ TEST_F(Sandbox, NoLockOfCocodesIsInAnAgentsReach) {
               quote((store_ / key / "manifest.json").string()),
           repo_);
     // Bounded here, not by ctest: a run that waits on the agent's lock never ends.
-    Shell second = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
-                           " run 2 --agent honest --no-check");
+    Shell second = dispatch_within(90, "run 2 --agent honest --no-check");
     write_text(folder / "release", "");
     EXPECT_EQ(second.exit_code, 0)
         << "the run stalled on the agent's lock: " << second.out << second.err;
     EXPECT_NE((second.out + second.err).find("building"), std::string::npos)
         << second.out << second.err;
     EXPECT_TRUE(fs::exists(store_ / key / "manifest.json"));
-    Shell watch = as_user("timeout -k 5 90 " + quote(tool_path("cocode-dispatch").string()) +
-                          " status --watch");
-    EXPECT_TRUE(watch.exit_code != 124 && watch.exit_code != 137) << watch.out << watch.err;
+    Shell watch = dispatch_within(90, "status --watch");
+    EXPECT_TRUE(ended_in_time(watch)) << watch.out << watch.err;
 }
 
 // Two agents at once: one looks at what it can see of the other's run — its folder (its

@@ -103,6 +103,13 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
     const std::string what = error.what();
     const std::vector<std::string> args(argv + 1, argv + argc);
     const bool extras = dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr;
+    // `word` ("--agnet=x") is no option of the command's: said with its nearest one.
+    const auto unknown_option = [&](const std::string& word) {
+        const std::string flag = word.substr(0, word.find('='));
+        const std::string near = closest_word(flag, flag_names(at)).value_or("");
+        return "unknown option '" + flag + "' for `" + where + "`" +
+               (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
+    };
 
     // A command was needed: say which exist, and which one a mistyped word was near.
     if (what.find("subcommand is required") != std::string::npos ||
@@ -124,12 +131,7 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
     if (extras) {
         for (const auto& word : args) {
             if (what.find(word) == std::string::npos) continue;
-            if (!word.empty() && word[0] == '-') {
-                const std::string flag = word.substr(0, word.find('='));
-                const std::string near = closest_word(flag, flag_names(at)).value_or("");
-                return "unknown option '" + flag + "' for `" + where + "`" +
-                       (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
-            }
+            if (!word.empty() && word[0] == '-') return unknown_option(word);
             return "unexpected argument '" + word + "' for `" + where + "`" + help;
         }
     }
@@ -145,11 +147,9 @@ inline std::string explain(const CLI::App& root, const CLI::ParseError& error, i
         for (const auto& word : args) {
             if (word == "--") break;
             if (word.rfind("--", 0) != 0 || word.size() < 3) continue;
-            const std::string flag = word.substr(0, word.find('='));
-            if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-            const std::string near = closest_word(flag, flag_names(at)).value_or("");
-            return "unknown option '" + flag + "' for `" + where + "`" +
-                   (near.empty() ? "" : "; did you mean '" + near + "'?") + help;
+            if (std::find(known.begin(), known.end(), word.substr(0, word.find('='))) ==
+                known.end())
+                return unknown_option(word);
         }
         const std::size_t colon = what.find(": ");
         const std::string name = colon == std::string::npos ? "" : what.substr(0, colon);
