@@ -27,6 +27,7 @@
 #include "hook/run_locator.h"
 #include "proc/command.h"
 #include "proc/environment.h"
+#include "proc/interrupt.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
 #include "run/rounds.h"
@@ -1068,6 +1069,13 @@ Result<environment::Entry> build_environment(const DispatchContext& context,
                         });
 }
 
+// A run whose setup an interrupt (Ctrl-C, SIGTERM) ended: interrupted, in its setup, never a
+// failure of it.
+void interrupted_in_setup(PlannedRun& run, const std::string& during) {
+    run.failed = Error{ExitCode::interrupted, "interrupted in setup: " + during};
+    run.failed_reason = run::StopReason::interrupted;
+}
+
 // Each environment the runs need, taken from the store or built there, once per key (the
 // runs that need a key record their use first, so that a prune leaves it to them). A build
 // that fails fails the runs that need it, with reason setup and its one line.
@@ -1089,6 +1097,10 @@ void prepare_environments(const DispatchContext& context, std::vector<PlannedRun
         for (PlannedRun* run : needing) {
             if (entry) {
                 run->environment_entry = *entry;
+                continue;
+            }
+            if (interrupt_requested()) {
+                interrupted_in_setup(*run, "building its environment");
                 continue;
             }
             run->failed = Error::general(entry.error().message);
@@ -1121,8 +1133,14 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
         for (std::size_t i = next++; i < runs.size(); i = next++) {
             PlannedRun& run = runs[i];
             if (run.failed) continue;
+            if (interrupt_requested()) {
+                interrupted_in_setup(run, "before its worktree was made");
+                continue;
+            }
             const bool keep = pairs[i].resume && !pairs[i].remake;  // the worktree goes on
             auto fail = [&](Error error) {
+                // What an interrupt ended (a setup command, a build) is no failure of setup.
+                if (interrupt_requested()) return interrupted_in_setup(run, error.message);
                 run.failed = std::move(error);
                 run.failed_reason = run::StopReason::setup;
             };

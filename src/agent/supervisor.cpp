@@ -28,6 +28,7 @@
 #include "github/reach.h"
 #include "hook/ready.h"
 #include "net/proxy.h"
+#include "proc/interrupt.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
 
@@ -187,6 +188,8 @@ class Supervisor {
             const Error& error = *slot.run->failed;
             finish(slot, static_cast<int>(error.code), slot.run->failed_reason, error.message);
         }
+        // Interrupted while the runs were being prepared: none starts.
+        if (interrupt_requested()) interrupt();
         bool announced = false;
         while (true) {
             start_waiting_runs();
@@ -591,15 +594,20 @@ class Supervisor {
                 wake = std::min(wake, s.stop_deadline);
         }
         auto wait = std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(wake - now));
-        pollfd fds[3] = {{signals_.get(), POLLIN, 0},
+        // An interrupt's eventfd (proc/interrupt.h) stays readable once asked: polled only
+        // until this batch is interrupted.
+        pollfd fds[4] = {{signals_.get(), POLLIN, 0},
                          {takes_done_.get(), POLLIN, 0},
+                         {interrupted_ ? -1 : interrupt_fd(), POLLIN, 0},
                          {watch_ ? watch_->fd() : -1, POLLIN, 0}};
-        (void)::poll(fds, watch_ ? 3 : 2, static_cast<int>(wait.count()));
+        (void)::poll(fds, watch_ ? 4 : 3, static_cast<int>(wait.count()));
         signalfd_siginfo info;
         while (::read(signals_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
             const auto signal = static_cast<int>(info.ssi_signo);
             if (signal == SIGINT || signal == SIGTERM || signal == SIGHUP) interrupt();
         }
+        // Taken by the process's InterruptWatch instead, or asked by another part of it.
+        if (interrupt_requested()) interrupt();
         std::uint64_t ended = 0;
         (void)!::read(takes_done_.get(), &ended, sizeof ended);
         collect_takes(clock_now());
@@ -650,6 +658,8 @@ class Supervisor {
     void interrupt() {
         if (interrupted_) return;
         interrupted_ = true;
+        // What else this process runs for these runs (a check under way) stops as well.
+        request_interrupt();
         for (auto& slot : slots_) stop_slot(slot);
     }
 
@@ -838,7 +848,7 @@ class Supervisor {
         else if (why == StopReason::idle)
             summary = "no output for " + config::format_duration(*run.idle_timeout);
         else if (why == StopReason::interrupted)
-            summary = "interrupted";
+            summary = "interrupted while its agent ran";
         else if (why == StopReason::output_cap)
             summary = cap_output(run);
         else if (why == StopReason::budget)
@@ -905,11 +915,10 @@ class Supervisor {
             slot.end_error = kept.error().message;
         slot.end_pending = true;
         write_end(slot);
-        update(
-            slot, UpdateKind::finished,
-            status_text + " (exit " + std::to_string(code) +
-                (reason_text.empty() ? "" : ", " + reason_text) + ")" +
-                (summary.empty() || reason == run::StopReason::interrupted ? "" : ": " + summary));
+        update(slot, UpdateKind::finished,
+               status_text + " (exit " + std::to_string(code) +
+                   (reason_text.empty() ? "" : ", " + reason_text) + ")" +
+                   (summary.empty() ? "" : ": " + summary));
     }
 
     // An agent stopped for writing too much: each file keeps its first and last quarter of the
@@ -995,13 +1004,17 @@ class Supervisor {
 int batch_exit_code(const BatchResult& batch) {
     if (batch.interrupted) return static_cast<int>(ExitCode::interrupted);
     int code = batch.unrecorded.empty() ? 0 : static_cast<int>(ExitCode::general);
+    bool stopped = false;  // a run a person stopped (`stop`, the dashboard) is no failure
     for (const auto& r : batch.runs) {
         if (r.status == run::RunStatus::completed) continue;
         if (r.reason == run::StopReason::missing_dependency)
             return static_cast<int>(ExitCode::missing_dependency);
-        code = static_cast<int>(ExitCode::general);
+        if (r.reason == run::StopReason::interrupted)
+            stopped = true;
+        else
+            code = static_cast<int>(ExitCode::general);
     }
-    return code;
+    return code == 0 && stopped ? static_cast<int>(ExitCode::interrupted) : code;
 }
 
 std::string_view view_state_name(ViewState state) {

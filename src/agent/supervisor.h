@@ -80,7 +80,8 @@ struct BatchResult {
 };
 
 // The exit code a batch earns: 130 when interrupted, 3 when an agent's program is missing,
-// 1 when any run failed or an end could not be written, else 0 (docs/runs.md).
+// 1 when any run failed or an end could not be written, 130 when the only runs that did not
+// complete were stopped (`stop`, the dashboard), else 0 (docs/runs.md).
 int batch_exit_code(const BatchResult& batch);
 
 // Whether the runs of a batch are judged when it ends: when checking was asked for and the

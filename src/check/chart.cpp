@@ -248,6 +248,8 @@ std::string scorecard_markdown(const Scorecard& card) {
     out +=
         "\n`\u2593` surely passed \u00b7 `\u2591` the 95 % interval (Wilson) \u00b7 "
         "`\u2588` the rate; merged: of the pull requests decided (merged or closed)\n";
+    if (const std::string apart = apart_note(card.total); !apart.empty())
+        out += "\n" + apart + "\n";
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include "git/cli.h"
 #include "proc/command.h"
 #include "proc/environment.h"
+#include "proc/interrupt.h"
 #include "run/run_folder.h"
 
 namespace cocode::check {
@@ -493,9 +494,21 @@ Result<Verdict> judge(const JudgeInput& input) {
     // Never where the agent worked: a clean tree of exactly the judged commit.
     std::unique_ptr<CleanTree> tree;
     fs::path cwd = input.worktree;
+    // A stop asked while the check runs (Ctrl-C, `stop`: proc/interrupt.h) ends the command
+    // under way; the check then ends with `interrupted`, never a verdict of what was cut short.
+    auto stopped = [](const std::string& during) -> std::optional<Error> {
+        if (!stop_asked()) return std::nullopt;
+        return Error{ExitCode::interrupted, "interrupted in the check, during " + during};
+    };
+    auto step = [&](const std::string& name, std::optional<std::chrono::milliseconds> timeout) {
+        if (input.on_step) input.on_step(name, timeout);
+    };
+    if (auto stop = stopped("its start")) return *stop;
     if (input.clean_tree && why_not.empty() && !commands.empty()) {
+        step("clean tree", std::nullopt);
         auto made = CleanTree::make(where, head->id, input.tree, input.runner, environment,
                                     input.report_dir);
+        if (auto stop = stopped("its clean tree's setup")) return *stop;
         if (!made) return std::move(made).error();
         tree = std::move(*made);
         if (auto item = setup_check(tree->setup())) v.checks.push_back(std::move(*item));
@@ -513,10 +526,13 @@ Result<Verdict> judge(const JudgeInput& input) {
         }
         const auto timeout = command.timeout.value_or(input.rules.verify_timeout);
         item.output_path = input.report_dir / ("verify-" + std::to_string(index) + ".log");
+        step("verify: " + command.name,
+             std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
         auto ran =
             run_verify(input.runner, command.run, cwd, environment, timeout, item.output_path,
                        tree ? tree->overlays() : std::vector<OverlayMount>{},
                        input.report_dir / "check-egress.jsonl");
+        if (auto stop = stopped("verify: " + command.name)) return *stop;
         if (!ran) return std::move(ran).error();
         item.exit_code = ran->exit_code;
         item.timed_out = ran->timed_out;

@@ -14,7 +14,9 @@
 // Any fail makes the verdict FAIL; skipped checks do not count.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -83,6 +85,10 @@ struct JudgeInput {
     // the unconfined one, as it runs inside the agent's sandbox already. Verify commands are
     // not run without one.
     CommandRunner runner;
+    // Told of each step that runs commands as it starts: "clean tree" (its setup and build),
+    // "verify: <name>" with its timeout. `status` shows it (check/progress_file.h).
+    std::function<void(const std::string& step, std::optional<std::chrono::milliseconds> timeout)>
+        on_step;
     // What the worktree item leaves out: paths cocode put in the worktree (its own folders,
     // a copied environment's).
     std::vector<std::string> worktree_own_paths;

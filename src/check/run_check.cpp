@@ -17,6 +17,8 @@
 #include "environment/store.h"
 #include "git/repository.h"
 #include "github/reach.h"
+#include "proc/interrupt.h"
+#include "run/checking.h"
 #include "run/rounds.h"
 #include "run/run_folder.h"
 #include "run/seal.h"
@@ -95,6 +97,8 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
         return Error::usage(
             "run " + record.run_id + " is still " + std::string(run::status_name(record.status)) +
             "; check it when it has ended (cocode-dispatch status " + record.run_id + ")");
+    if (const std::string why = not_judged_because(record); !why.empty())
+        return Error::general("run " + record.run_id + " is not judged: " + why);
     if (record.base_commit.empty())
         return Error::general(record.folder.string() +
                               "/run-info.yaml: field 'base_commit' is empty");
@@ -206,12 +210,87 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
     return input;
 }
 
-Result<Verdict> judge_and_record(const JudgeInput& input) {
+std::string not_judged_because(const run::RunRecord& record) {
+    switch (run::not_judged(record.reason)) {
+        case run::NotJudged::interrupted:
+            return "it was interrupted (" +
+                   (record.error_summary.empty() ? std::string("Ctrl-C or stop")
+                                                 : record.error_summary) +
+                   "): nothing of the agent's to judge";
+        case run::NotJudged::never_started:
+            return "its agent never started (" + std::string(run::reason_name(record.reason)) +
+                   "): nothing of the agent's to judge";
+        case run::NotJudged::no:
+            break;
+    }
+    return {};
+}
+
+namespace {
+
+// A run's check as `status` sees it and `stop` stops it: each step noted beside its seal
+// (run/checking.h), a person's stop request for the run honoured as Ctrl-C is (its command's
+// group ended, the check `interrupted`, no verdict), the request then spent.
+class CheckOfRun {
+  public:
+    CheckOfRun(const JudgeInput& input, JudgeInput& judged) {
+        if (input.run_id.empty() || input.repository.empty()) return;
+        root_ = input.repository;
+        run_id_ = input.run_id;
+        // A request left from the agent's time is not for this check.
+        std::error_code ec;
+        fs::remove(run::stop_request_path(root_, run_id_), ec);
+        const fs::path request = run::stop_request_path(root_, run_id_);
+        scope_.emplace([request] {
+            std::error_code missing;
+            return fs::exists(request, missing);
+        });
+        judged.on_step = [this, then = input.on_step](
+                             const std::string& step,
+                             std::optional<std::chrono::milliseconds> timeout) {
+            (void)run::note_checking(
+                root_, run_id_,
+                {step, format_utc_timestamp(std::chrono::system_clock::now()), timeout});
+            if (then) then(step, timeout);
+        };
+        (void)run::note_checking(
+            root_, run_id_,
+            {"its start", format_utc_timestamp(std::chrono::system_clock::now()), std::nullopt});
+    }
+    ~CheckOfRun() {
+        if (run_id_.empty()) return;
+        run::clear_checking(root_, run_id_);
+        std::error_code ec;
+        fs::remove(run::stop_request_path(root_, run_id_), ec);
+    }
+    CheckOfRun(const CheckOfRun&) = delete;
+    CheckOfRun& operator=(const CheckOfRun&) = delete;
+
+  private:
+    fs::path root_;
+    std::string run_id_;
+    std::optional<StopScope> scope_;
+};
+
+}  // namespace
+
+Result<Verdict> judge_and_record(const JudgeInput& given) {
     std::error_code ec;
-    fs::create_directories(input.report_dir, ec);
+    fs::create_directories(given.report_dir, ec);
     if (ec)
-        return Error::general("cannot create " + input.report_dir.string() + ": " + ec.message());
-    auto verdict = judge(input);
+        return Error::general("cannot create " + given.report_dir.string() + ": " + ec.message());
+    JudgeInput input = given;
+    std::optional<Result<Verdict>> judged;
+    {
+        CheckOfRun check(given, input);
+        judged.emplace(judge(input));
+    }
+    auto verdict = std::move(*judged);
+    if (!verdict && verdict.error().code == ExitCode::interrupted && !input.run_id.empty()) {
+        (void)run::append_event(input.report_dir, input.run_id, "CHECK_INTERRUPTED",
+                                {{"why", verdict.error().message}});
+        return verdict;
+    }
     if (!verdict) return verdict;
     if (input.round > 1 || !input.earlier_rounds.empty()) {
         verdict->round = input.round;
@@ -313,22 +392,7 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
 }
 
 bool verdict_published(const fs::path& run_folder) {
-    auto text = read_file_no_follow(run::RunFiles{run_folder}.events(), std::size_t{64} << 20);
-    if (!text) return false;
-    bool published = false;
-    std::size_t start = 0;
-    while (start < text->size()) {
-        std::size_t end = text->find('\n', start);
-        if (end == std::string::npos) end = text->size();
-        const json event =
-            json::parse(std::string_view(*text).substr(start, end - start), nullptr, false);
-        start = end + 1;
-        if (!event.is_object() || !event.contains("type") || !event["type"].is_string()) continue;
-        const std::string type = event["type"].get<std::string>();
-        if (type == "CHECK") published = false;
-        if (type == "PUBLISH") published = true;
-    }
-    return published;
+    return run::last_event_of(run_folder, {"CHECK", "PUBLISH"}) == "PUBLISH";
 }
 
 Judges::Judges(const config::Config& config, int parallel, issues::IssueSource* publish_to,
@@ -381,7 +445,10 @@ void Judges::work() {
         BatchCheck check;
         check.run_id = run.run_id;
         auto input = input_for_run(run, config_);
-        if (!input) {
+        if (interrupt_requested()) {
+            check.interrupted = true;
+            check.error = "interrupted before its check";
+        } else if (!input) {
             check.error = input.error().message;
         } else {
             input->runner = runner_;
@@ -390,8 +457,12 @@ void Judges::work() {
                 check.verdict = std::move(*verdict);
             else
                 check.error = verdict.error().message;
+            check.interrupted = !verdict && verdict.error().code == ExitCode::interrupted;
         }
-        if (check.verdict && publish_to_) {
+        // Publishing is a step of the check: an interrupt before it leaves the verdict here.
+        if (check.verdict && publish_to_ && interrupt_requested()) {
+            check.error = "interrupted before publishing: the verdict is only here";
+        } else if (check.verdict && publish_to_) {
             std::lock_guard publishing(publishing_);
             auto published = publish_run_verdict(*publish_to_, config_, run, *check.verdict);
             if (published) {

@@ -74,12 +74,18 @@ bool verdict_published(const std::filesystem::path& run_folder);
 
 // After a batch of cocode-dispatch: every ended run judged (up to `parallel` at once; verify
 // commands are the project's tests), then, with `publish_to`, each verdict published in turn.
+// Why a run is not judged at all, "" when it is: it was interrupted (Ctrl-C, `stop`) or its
+// agent never started (its program missing, its setup failed, it could not be started).
+// Nothing of the agent's doing is there to judge; the scorecard counts such runs apart.
+std::string not_judged_because(const run::RunRecord& record);
+
 struct BatchCheck {
     std::string run_id;
     std::optional<Verdict> verdict;
-    std::string error;        // why there is no verdict, or why publishing failed
-    std::string comment_url;  // when published
-    std::string pr_url;       // when a pull request was opened
+    std::string error;         // why there is no verdict, or why publishing failed
+    std::string comment_url;   // when published
+    std::string pr_url;        // when a pull request was opened
+    bool interrupted = false;  // the check was stopped (Ctrl-C, `stop`): no verdict, no error
 };
 // Runs judged as they are handed in (each as soon as it ended, wherever it started), up to
 // `parallel` at once, each verdict published right after (one publication at a time: the

@@ -119,8 +119,8 @@ std::optional<double> number_of(const std::string& text) {
         return std::nullopt;
     }
 }
-constexpr char kCacheHeader[] = "cocode scorecard cache 1";
-constexpr std::size_t kCacheFields = 23;
+constexpr char kCacheHeader[] = "cocode scorecard cache 2";
+constexpr std::size_t kCacheFields = 24;
 
 std::string cache_line(const std::string& stamp, const RunSummary& r) {
     std::string labels;
@@ -149,7 +149,8 @@ std::string cache_line(const std::string& stamp, const RunSummary& r) {
                                              std::to_string(r.tokens.cached),
                                              optional_number(r.cost_usd),
                                              r.unpriced ? "1" : "0",
-                                             optional_number(r.ready_seconds)};
+                                             optional_number(r.ready_seconds),
+                                             std::to_string(static_cast<int>(r.apart))};
     std::string out;
     for (const auto& f : fields) out += (out.empty() ? "" : "\t") + f;
     return out + "\n";
@@ -191,6 +192,10 @@ std::optional<std::pair<std::string, RunSummary>> from_cache_line(std::string_vi
         r.cost_usd = number_of(f[20]);
         r.unpriced = f[21] == "1";
         r.ready_seconds = number_of(f[22]);
+        const int apart = std::stoi(f[23]);
+        if (apart < 0 || apart > static_cast<int>(run::NotJudged::never_started))
+            return std::nullopt;
+        r.apart = static_cast<run::NotJudged>(apart);
         return std::pair{f[1], std::move(r)};
     } catch (const std::exception&) {
         return std::nullopt;
@@ -218,7 +223,9 @@ void count(Tally& t, const RunFacts& f) {
         ++row.running;
         return;
     }
-    if (f.pass) {
+    if (f.apart == run::NotJudged::interrupted) ++row.interrupted;
+    if (f.apart == run::NotJudged::never_started) ++row.never_started;
+    if (f.pass && f.apart == run::NotJudged::no) {
         ++row.judged;
         row.passed += *f.pass;
     }
@@ -444,7 +451,10 @@ RunSummary summarize(const fs::path& repo_root, const run::RunRecord& r) {
         s.labels = (*seal)->issue_labels;
         s.sealed = true;
     }
-    if (!s.active)
+    // A verdict of a run with nothing of its agent's doing in it (one judged before such runs
+    // were left unjudged: `exit 130: interrupted`) is not counted.
+    if (!s.active) s.apart = run::not_judged(r.reason);
+    if (!s.active && s.apart == run::NotJudged::no)
         if (auto v = recorded_verdict(r.folder)) take_verdict(s, *v);
     if (auto end = run::read_run_end(run::RunFiles{r.folder}); end && end->usage)
         take_usage(s, *end->usage);
@@ -540,6 +550,7 @@ std::vector<RunFacts> run_facts(const fs::path& repo_root, const std::vector<Run
         f.day = format_utc_timestamp(*started).substr(0, 10);
         f.active = r.active;
         f.pass = r.pass;
+        f.apart = r.apart;
         f.model = r.model;
         f.tokens = r.tokens;
         f.cost_usd = r.cost_usd;
@@ -571,6 +582,19 @@ Scorecard scorecard(const std::vector<RunFacts>& facts, const std::vector<Dimens
     for (auto& [sort_keys, t] : tallies) out.rows.push_back(settle(t));
     out.total = settle(total);
     return out;
+}
+
+std::string apart_note(const ReportRow& row) {
+    std::vector<std::string> parts;
+    if (row.interrupted) parts.push_back(std::to_string(row.interrupted) + " interrupted");
+    if (row.never_started)
+        parts.push_back(std::to_string(row.never_started) +
+                        (row.never_started == 1 ? " whose agent" : " whose agents") +
+                        " never started");
+    if (parts.empty()) return {};
+    std::string text = "runs counts " + parts.front();
+    if (parts.size() > 1) text += " and " + parts[1];
+    return text + ": not judged, not in the PASS rate";
 }
 
 }  // namespace cocode::check

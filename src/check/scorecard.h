@@ -72,7 +72,8 @@ struct RunFacts {
     long issue = 0;
     std::string day;  // of its start, UTC
     bool active = false;
-    std::optional<bool> pass;  // its verdict, once judged
+    std::optional<bool> pass;                   // its verdict, once judged
+    run::NotJudged apart = run::NotJudged::no;  // counted apart, never judged
     run::Tokens tokens;
     std::optional<double> cost_usd;
     bool unpriced = false;  // tokens without a known cost
@@ -91,7 +92,8 @@ struct RunSummary {
     std::string start_time;
     int round = 1;
     bool active = false;
-    bool sealed = false;  // its seal was read: `labels` are its issue's then
+    run::NotJudged apart = run::NotJudged::no;  // interrupted or never started: no verdict
+    bool sealed = false;                        // its seal was read: `labels` are its issue's then
     std::vector<std::string> labels;
     std::optional<bool> pass;  // its verdict, once judged
     bool plan_round = false;   // a plan round's verdict
@@ -133,6 +135,10 @@ struct ReportRow {
     int judged = 0;  // with a verdict
     int passed = 0;
     int running = 0;  // not ended: counted, their usage not yet
+    // Ended with nothing of the agent's doing to judge (run::NotJudged): counted in `runs`
+    // (and their usage in the cost), never in `judged`.
+    int interrupted = 0;
+    int never_started = 0;
     run::Tokens tokens;
     double cost_usd = 0;  // of the runs whose cost is known
     int unpriced = 0;     // ended runs with tokens but no known cost
@@ -169,5 +175,9 @@ struct Scorecard {
 };
 
 Scorecard scorecard(const std::vector<RunFacts>& facts, const std::vector<Dimension>& by);
+
+// "runs counts 2 interrupted and 1 whose agent never started: not judged, not in the PASS
+// rate"; "" when the row has none.
+std::string apart_note(const ReportRow& row);
 
 }  // namespace cocode::check

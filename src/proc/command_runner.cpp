@@ -1,5 +1,9 @@
 #include "proc/command_runner.h"
 
+#include <algorithm>
+
+#include "proc/interrupt.h"
+
 namespace cocode {
 
 Result<CommandOutcome> run_to_log(const CommandRequest& c, const std::vector<std::string>& argv,
@@ -15,8 +19,21 @@ Result<CommandOutcome> run_to_log(const CommandRequest& c, const std::vector<std
     auto pid = start_child(child);
     if (!pid) return std::move(pid).error();
     CommandOutcome outcome;
-    outcome.timed_out = !exited_by(*pid, c.deadline);
-    outcome.exit_code = end_group(*pid, std::chrono::seconds(2));
+    // Its deadline, or a stop asked of this thread's work (proc/interrupt.h), looked for
+    // every 50 ms: either ends its group.
+    for (;;) {
+        const auto now = std::chrono::steady_clock::now();
+        if (exited_by(*pid, std::min(c.deadline, now + std::chrono::milliseconds(50)))) break;
+        if (stop_asked()) {
+            outcome.stopped = true;
+            break;
+        }
+        if (std::chrono::steady_clock::now() >= c.deadline) {
+            outcome.timed_out = true;
+            break;
+        }
+    }
+    outcome.exit_code = end_group(*pid, std::chrono::seconds(outcome.stopped ? 1 : 2));
     return outcome;
 }
 

@@ -37,6 +37,7 @@ struct CommandRequest {
 struct CommandOutcome {
     int exit_code = 0;  // 128+N when killed by signal N
     bool timed_out = false;
+    bool stopped = false;  // ended because a stop was asked (proc/interrupt.h): no verdict
     std::vector<std::string> blocked;  // hosts its network refused ("host:port")
 };
 
@@ -44,7 +45,7 @@ using CommandRunner = std::function<Result<CommandOutcome>(const CommandRequest&
 
 // Runs `argv` (the command, or what wraps it) for `c`: its folder, overlays and log, with
 // `environment`, in a session of its own, ended with its group (SIGTERM, 2 s, SIGKILL) at the
-// deadline.
+// deadline, or (SIGTERM, 1 s, SIGKILL) as soon as a stop is asked of this thread's work.
 Result<CommandOutcome> run_to_log(const CommandRequest& c, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& environment);
 

@@ -213,6 +213,24 @@ std::string event_line(const std::string& run_id, const std::string& type,
     return json_dump(event);
 }
 
+std::string last_event_of(const fs::path& folder, std::initializer_list<std::string_view> types) {
+    auto text = read_file_no_follow(RunFiles{folder}.events(), std::size_t{64} << 20);
+    if (!text) return {};
+    std::string last;
+    std::size_t start = 0;
+    while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        const auto event = nlohmann::json::parse(std::string_view(*text).substr(start, end - start),
+                                                 nullptr, false);
+        start = end + 1;
+        if (!event.is_object() || !event.contains("type") || !event["type"].is_string()) continue;
+        const auto& type = event["type"].get_ref<const std::string&>();
+        if (std::find(types.begin(), types.end(), type) != types.end()) last = type;
+    }
+    return last;
+}
+
 Result<void> append_event(const fs::path& folder, const std::string& run_id,
                           const std::string& type, nlohmann::json fields) {
     const std::string line = event_line(run_id, type, fields);

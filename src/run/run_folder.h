@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -181,6 +182,10 @@ Result<FlatYaml> update_run_info(const std::filesystem::path& folder,
 Result<void> append_event(const std::filesystem::path& folder, const std::string& run_id,
                           const std::string& type,
                           nlohmann::json fields = nlohmann::json::object());
+// The type of the last event in the run's events.jsonl that is one of `types`; "" when none
+// is (or the file cannot be read: it is read as data, no link followed, 64 MiB at most).
+std::string last_event_of(const std::filesystem::path& folder,
+                          std::initializer_list<std::string_view> types);
 // The line append_event writes, without its newline: one line of JSON whatever the fields
 // hold (an agent's stderr can hold any bytes; those that are not UTF-8 are replaced).
 std::string event_line(const std::string& run_id, const std::string& type,

@@ -34,6 +34,23 @@ std::optional<RunStatus> parse_status(std::string_view text);
 std::string_view reason_name(StopReason reason);  // "" for none
 StopReason parse_reason(std::string_view text);   // other for an unknown word
 
+// A run that ended with nothing of its agent's doing to judge: interrupted (Ctrl-C, `stop`),
+// or its agent never started (its program missing, its setup failed, it could not be
+// started). Such a run gets no verdict, and the scorecard and routing count it apart.
+enum class NotJudged { no, interrupted, never_started };
+inline NotJudged not_judged(StopReason reason) {
+    switch (reason) {
+        case StopReason::interrupted:
+            return NotJudged::interrupted;
+        case StopReason::missing_dependency:
+        case StopReason::setup:
+        case StopReason::spawn:
+            return NotJudged::never_started;
+        default:
+            return NotJudged::no;
+    }
+}
+
 // Still to end: queued or running. Everything else has ended, and nothing changes it again.
 inline bool is_active(RunStatus status) {
     return status == RunStatus::queued || status == RunStatus::running;

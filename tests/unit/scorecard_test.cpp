@@ -250,6 +250,41 @@ TEST(Scorecard, RowsCountRunsPassesAndPullRequestsWithTheirIntervals) {
     EXPECT_EQ(by_model.rows.front().key(), "-");
 }
 
+// An agent that passed the one run it finished has a PASS rate of 1 of 1, whatever else
+// happened to its runs: one a person stopped and one whose program was missing are counted
+// apart, their cost still in the cost, and said in the note under the table.
+TEST(Scorecard, RunsInterruptedOrNeverStartedAreCountedApartNotJudged) {
+    std::vector<RunFacts> facts = {fact("claude", "fix/S", true, 0.5),
+                                   fact("claude", "fix/S", std::nullopt, 0.25),
+                                   fact("claude", "fix/S", std::nullopt, 0)};
+    facts[1].apart = run::NotJudged::interrupted;
+    facts[2].apart = run::NotJudged::never_started;
+    // A verdict a run of either kind carries from before (`exit 130: interrupted`) is not one.
+    facts.push_back(fact("claude", "fix/S", false, 0));
+    facts.back().apart = run::NotJudged::interrupted;
+    const Scorecard card = scorecard(facts, {Dimension::agent});
+    ASSERT_EQ(card.rows.size(), 1u);
+    const ReportRow& row = card.rows[0];
+    EXPECT_EQ(row.runs, 4);
+    EXPECT_EQ(row.judged, 1);
+    EXPECT_EQ(row.passed, 1);
+    EXPECT_EQ(row.interrupted, 2);
+    EXPECT_EQ(row.never_started, 1);
+    EXPECT_EQ(row.pass_rate(), 1.0);
+    EXPECT_DOUBLE_EQ(row.cost_usd, 0.75);
+    EXPECT_EQ(apart_note(row),
+              "runs counts 2 interrupted and 1 whose agent never started: not judged, not in the "
+              "PASS rate");
+    EXPECT_EQ(apart_note(scorecard({fact("a", "fix/S", true, 0)}, {Dimension::agent}).total), "");
+    EXPECT_EQ(run::not_judged(run::StopReason::interrupted), run::NotJudged::interrupted);
+    for (auto reason :
+         {run::StopReason::missing_dependency, run::StopReason::setup, run::StopReason::spawn})
+        EXPECT_EQ(run::not_judged(reason), run::NotJudged::never_started);
+    for (auto reason : {run::StopReason::none, run::StopReason::timeout, run::StopReason::idle,
+                        run::StopReason::budget, run::StopReason::crashed})
+        EXPECT_EQ(run::not_judged(reason), run::NotJudged::no);
+}
+
 TEST(Scorecard, ItsDimensionsAreNamedOnceEach) {
     EXPECT_EQ(*dimensions_of("agent,model,kind"),
               (std::vector<Dimension>{Dimension::agent, Dimension::model, Dimension::kind}));

@@ -19,6 +19,7 @@
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "proc/command.h"
+#include "proc/interrupt.h"
 
 namespace cocode::check_cli {
 namespace fs = std::filesystem;
@@ -124,6 +125,8 @@ void take_back_commits(const fs::path& root, const config::Config& config,
 }  // namespace
 
 int run_check(const CheckArgs& args) {
+    // Ctrl-C ends the check's command (its group) and the check, with no verdict.
+    InterruptWatch interrupts;
     if ((args.push || args.open_pr) && !args.publish)
         throw Failure(Error::usage("--push and --open-pr go with --publish"));
     const bool latest = !args.run && !args.worktree && args.issue && args.agent;
@@ -247,6 +250,7 @@ int run_check(const CheckArgs& args) {
 }
 
 int run_summary(const CheckArgs& args) {
+    InterruptWatch interrupts;
     if (!args.issue) throw Failure(Error::usage("--summary needs --issue N"));
     if (args.push || args.open_pr)
         throw Failure(Error::usage("--push and --open-pr are for one run, not --summary"));

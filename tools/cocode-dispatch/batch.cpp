@@ -36,7 +36,12 @@ JudgeAsTheyEnd::JudgeAsTheyEnd(const std::vector<agent::PlannedRun>& runs, const
 
 void JudgeAsTheyEnd::hand_in(const agent::PlannedRun& run) {
     auto info = run::read_run_info(run.files.folder);
-    if (info) judges_->add(run::record_from(*info, run.files.folder));
+    if (!info) return;
+    auto record = run::record_from(*info, run.files.folder);
+    // An interrupted run, or one whose agent never started, has nothing to judge: no verdict,
+    // no error (check::not_judged_because).
+    if (!check::not_judged_because(record).empty()) return;
+    judges_->add(record);
 }
 
 void JudgeAsTheyEnd::attach(agent::SupervisorOptions& options) {
@@ -64,7 +69,7 @@ const check::BatchCheck* check_of(const std::vector<check::BatchCheck>& checks,
 }
 
 std::string check_line(const check::BatchCheck& c) {
-    if (!c.verdict) return "check: " + c.error;
+    if (!c.verdict) return c.interrupted ? c.error : "check: " + c.error;
     std::string line = std::string(c.verdict->pass ? "PASS" : "FAIL") + "  " +
                        (c.verdict->report_dir / check::kCheckMarkdown).string();
     if (!c.comment_url.empty()) line += "  " + c.comment_url;

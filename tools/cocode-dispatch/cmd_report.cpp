@@ -75,6 +75,8 @@ json row_json(const check::Scorecard& card, const check::ReportRow& row) {
             {"judged", row.judged},
             {"passed", row.passed},
             {"running", row.running},
+            {"interrupted", row.interrupted},
+            {"never_started", row.never_started},
             {"pass_rate", number(row.pass_rate())},
             {"pass_rate_interval",
              interval ? json::array({interval->low, interval->high}) : json(nullptr)},
@@ -125,7 +127,8 @@ void print_csv(const check::Scorecard& card) {
         "%sruns,judged,passed,pass_rate,pass_rate_low,pass_rate_high,pull_requests,merged,"
         "closed_unmerged,merge_rate,median_seconds_to_merge,reverted,revert_rate,lines_agent,"
         "lines_kept,lines_kept_rate,input_tokens,output_tokens,cached_tokens,cost_usd,"
-        "unpriced_runs,cost_per_pass_usd,cost_per_merge_usd,median_seconds_to_ready\n",
+        "unpriced_runs,cost_per_pass_usd,cost_per_merge_usd,median_seconds_to_ready,interrupted,"
+        "never_started\n",
         header.c_str());
     auto line = [&](const check::ReportRow& row) {
         std::string out;
@@ -156,7 +159,9 @@ void print_csv(const check::Scorecard& card) {
                                       std::to_string(row.unpriced),
                                       csv_number(row.cost_per_pass()),
                                       csv_number(row.cost_per_merge()),
-                                      csv_number(row.median_ready_seconds)})
+                                      csv_number(row.median_ready_seconds),
+                                      std::to_string(row.interrupted),
+                                      std::to_string(row.never_started)})
             out += cell + ",";
         out.back() = '\n';
         std::fputs(out.c_str(), stdout);
@@ -345,6 +350,8 @@ int run_report(const ReportArgs& args) {
                 "REVERTED", "KEPT", "PER MERGE");
     for (const auto& row : card.rows) print_row(row, widths);
     print_row(card.total, widths);
+    if (const std::string apart = check::apart_note(card.total); !apart.empty())
+        std::printf("\n%s\n", apart.c_str());
     if (card.total.unpriced)
         std::printf(
             "\n+ %d runs with tokens but no known cost (a subscription, or a model with "

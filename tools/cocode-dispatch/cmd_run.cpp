@@ -20,6 +20,7 @@
 #include "core/terminal_text.h"
 #include "hook/installer.h"
 #include "live.h"
+#include "proc/interrupt.h"
 #include "proc/spawn.h"
 #include "progress.h"
 #include "routing.h"
@@ -252,7 +253,9 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
         live.judged(c);
         if (!progress.in_place()) return;
         std::lock_guard<std::mutex> lock(shown);
-        verdicts[c.run_id] = c.verdict ? (c.verdict->pass ? "PASS" : "FAIL") : "check failed";
+        verdicts[c.run_id] = c.verdict       ? (c.verdict->pass ? "PASS" : "FAIL")
+                             : c.interrupted ? "check interrupted"
+                                             : "check failed";
         redraw(last_views);
     };
     // Each run judged as soon as it ends, not when the slowest has.
@@ -291,6 +294,7 @@ void print_results(const std::vector<agent::PlannedRun>& runs, const agent::Batc
             result["comment_url"] =
                 c && !c->comment_url.empty() ? json(c->comment_url) : json(nullptr);
             result["check_error"] = c && !c->error.empty() ? json(redact(c->error)) : json(nullptr);
+            result["check_interrupted"] = c && c->interrupted;
             out["runs"].push_back(std::move(result));
         }
         std::cout << json_output(out, 2) << "\n";
@@ -376,6 +380,10 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
               std::optional<agent::RoundRequest> round,
               std::map<std::string, agent::RoundRequest> round_of_agent,
               const std::map<long, check::Routed>& routed) {
+    // From here on Ctrl-C, SIGTERM and SIGHUP stop the runs in whatever phase they are —
+    // setup, agent, check, publish — each command's group ended, never the process abruptly
+    // (proc/interrupt.h).
+    InterruptWatch interrupts;
     agent::DispatchContext context;
     context.repo_root = ws.root;
     context.config = ws.config;
@@ -416,13 +424,19 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     const auto [batch, checks] = supervise_in_view(runs, ws, after);
     print_results(runs, batch, checks, args.json);
     for (const auto& line : batch.unrecorded) notice("error: " + line);
-    if (batch.interrupted) notice("interrupted; every run's state is written");
+    const bool interrupted = batch.interrupted || interrupt_requested();
+    if (interrupted) notice("interrupted; every run's state is written");
     // The runs decide the exit code; a verdict is the check's to gate on (docs/check.md). A
     // run asked to be judged that has no verdict (it could not be written: a full disk) is
-    // an error of its own.
-    int code = agent::batch_exit_code(batch);
+    // an error of its own; one whose check was stopped is interrupted.
+    int code =
+        interrupted ? static_cast<int>(ExitCode::interrupted) : agent::batch_exit_code(batch);
     for (const auto& c : checks) {
         if (c.verdict) continue;
+        if (c.interrupted) {
+            code = static_cast<int>(ExitCode::interrupted);
+            continue;
+        }
         notice("error: run " + c.run_id + ": no verdict: " + redact(c.error));
         if (code == 0) code = static_cast<int>(ExitCode::general);
     }

@@ -16,6 +16,7 @@
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "progress.h"
+#include "run/checking.h"
 #include "views.h"
 #include "workspace.h"
 
@@ -38,11 +39,37 @@ std::string elapsed(const run::RunRecord& r) {
     return format_elapsed((end ? *end : now) - *start);
 }
 
-// PASS or FAIL once cocode-check has judged the run; empty before.
+// PASS or FAIL once cocode-check has judged the run, "interrupted" when its check was
+// stopped; empty before.
 std::string verdict_of(const run::RunRecord& r) {
     auto verdict = check::recorded_verdict(r.folder);
-    if (!verdict) return {};
+    if (!verdict)
+        return !run::is_active(r.status) && run::check_interrupted(r.folder) ? "interrupted"
+                                                                             : std::string();
     return verdict->pass ? "PASS" : "FAIL";
+}
+
+// <root>/.cocode/runs/<run id> -> <root>
+std::filesystem::path root_of(const run::RunRecord& r) {
+    return r.folder.parent_path().parent_path().parent_path();
+}
+
+// The step of its check under way, once its agent has ended and while a check runs.
+std::optional<run::Checking> checking_of(const run::RunRecord& r) {
+    if (run::is_active(r.status)) return std::nullopt;
+    return run::checking_now(root_of(r), r.run_id);
+}
+
+// "checking (verify: tests, 12s of 10m)"
+std::string checking_text(const run::Checking& step) {
+    std::string text = "checking (" + step.step;
+    if (auto since = parse_time(step.step_started)) {
+        text += ", " + format_elapsed(static_cast<long>(std::time(nullptr)) - *since);
+        if (step.timeout)
+            text += " of " + config::format_duration(
+                                 std::chrono::duration_cast<config::Duration>(*step.timeout));
+    }
+    return text + ")";
 }
 
 // `repo` is the workspace's repository, opened once per listing (null when it cannot be).
@@ -54,6 +81,7 @@ std::optional<int> commits_since_base(const git::Repository* repo, const run::Ru
 }
 
 std::string state_of(const run::RunRecord& r) {
+    if (auto step = checking_of(r)) return checking_text(*step);
     const std::string status(run::status_name(r.status));
     return r.reason_text.empty() ? status : status + " (" + r.reason_text + ")";
 }
@@ -78,13 +106,18 @@ std::string line_of(const git::Repository* repo, const run::RunRecord& r,
     return terminal_safe_line(buf);
 }
 
-bool finished(const run::RunRecord& r) { return !run::is_active(r.status); }
+bool finished(const run::RunRecord& r) { return !run::is_active(r.status) && !checking_of(r); }
 
 }  // namespace
 
 json run_row(const git::Repository* repo, const run::RunRecord& r, const run::RunUsage& usage) {
     auto commits = commits_since_base(repo, r);
     const std::string verdict = verdict_of(r);
+    json checking = nullptr;
+    if (auto step = checking_of(r)) {
+        checking = {{"step", step->step}, {"step_started", step->step_started}};
+        checking["timeout_ms"] = step->timeout ? json(step->timeout->count()) : json(nullptr);
+    }
     return {{"run_id", r.run_id},
             {"issue", r.issue},
             {"agent", r.agent},
@@ -104,6 +137,7 @@ json run_row(const git::Repository* repo, const run::RunRecord& r, const run::Ru
             {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
             {"restarts", r.restarts},
             {"verdict", verdict.empty() ? json(nullptr) : json(verdict)},
+            {"checking", checking},
             {"tokens",
              {{"input", usage.tokens.input},
               {"output", usage.tokens.output},

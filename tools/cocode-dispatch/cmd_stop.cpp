@@ -1,7 +1,8 @@
 // cocode-dispatch stop: a person stops runs. The request goes beside the run's seal, where its
 // agent cannot write (run::stop_request_path); the run's supervisor, wherever it runs on this
 // machine, sees it within a tick and stops the run as Ctrl-C stops it (interrupted, exit 130).
-// The dashboard's Stop button calls the same request_stop.
+// The dashboard's Stop button calls the same request_stop. A run being checked is stopped the
+// same way: its check's command ends and the check is `interrupted` (run/checking.h).
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "core/files.h"
 #include "core/run_id.h"
 #include "core/terminal_text.h"
+#include "run/checking.h"
 #include "run/seal.h"
 #include "views.h"
 
@@ -16,8 +18,17 @@ namespace cocode::dispatch_cli {
 
 using json = nlohmann::json;
 
+namespace {
+
+// Its agent still going, or its check (run/checking.h).
+bool stoppable(const Workspace& ws, const run::RunRecord& r) {
+    return run::is_active(r.status) || run::checking_now(ws.root, r.run_id);
+}
+
+}  // namespace
+
 Result<bool> request_stop(const Workspace& ws, const run::RunRecord& r, const std::string& by) {
-    if (!run::is_active(r.status)) return false;
+    if (!stoppable(ws, r)) return false;
     const auto path = run::stop_request_path(ws.root, r.run_id);
     const json request = {{"run_id", r.run_id},
                           {"by", by},
@@ -40,7 +51,8 @@ int run_stop(const StopArgs& args) {
         asked.push_back(r);
     }
     if (asked.empty()) {
-        std::printf("nothing to stop: '%s' has no run queued or running\n", args.which.c_str());
+        std::printf("nothing to stop: '%s' has no run queued, running or being checked\n",
+                    args.which.c_str());
         return 0;
     }
     if (args.no_wait) return 0;
@@ -49,11 +61,12 @@ int run_stop(const StopArgs& args) {
     for (const auto& r : asked) {
         while (true) {
             auto now = select_runs(ws, r.run_id);
-            if (now.empty() || !run::is_active(now.front().status)) {
+            if (now.empty() || !stoppable(ws, now.front())) {
                 if (!now.empty()) {
                     const auto& end = now.front();
                     std::string state(run::status_name(end.status));
                     if (!end.reason_text.empty()) state += " (" + end.reason_text + ")";
+                    if (run::check_interrupted(end.folder)) state += ", its check interrupted";
                     // run-info is the agent's to write: shown escaped.
                     std::printf("%s\n", terminal_safe_line(r.run_id + ": " + state).c_str());
                 }

@@ -1,0 +1,224 @@
+// Stop means stop: Ctrl-C, `cocode-dispatch stop` and cocode-check's Ctrl-C end a run in
+// whatever phase it is — its worktree's setup, its agent, its check — with every process of
+// that phase ended (the verify's group, in its sandbox), its clean tree removed, one line
+// naming the phase, and the run or its check recorded `interrupted`, never a FAIL verdict.
+#include <signal.h>
+#include <unistd.h>
+
+#include "dispatch_fixture.h"
+
+namespace cocode::test {
+namespace {
+
+class Stop : public DispatchRun {
+  protected:
+    // A command line no other process has: `sleep <mark>` is the phase's process.
+    std::string mark() const { return "86400." + std::to_string(::getpid()) + "1"; }
+
+    // `tool args` started in the background, as a person's terminal would run it: its pid,
+    // its output in out.txt and err.txt, its exit code in code.txt when it ends.
+    pid_t start(const std::string& tool, const std::string& args) {
+        Shell started = sh("(" + quote(tool_path(tool).string()) + " " + args +
+                               " > out.txt 2> err.txt & echo $! > pid.txt; wait $!; "
+                               "echo $? > code.txt) > /dev/null 2>&1 & "
+                               "until test -s pid.txt; do sleep 0.01; done; cat pid.txt",
+                           repo_);
+        return static_cast<pid_t>(std::stol(started.out));
+    }
+
+    // Its exit code, once it has ended; how long after `since` that was.
+    std::pair<std::string, double> ended(Clock::time_point since) {
+        EXPECT_TRUE(wait_until(
+            [&] {
+                return fs::exists(repo_ / "code.txt") && !read_text(repo_ / "code.txt").empty();
+            },
+            std::chrono::seconds(60)));
+        return {read_text(repo_ / "code.txt"),
+                std::chrono::duration<double>(Clock::now() - since).count()};
+    }
+
+    bool verify_running() { return !processes_marked("sleep " + mark()).empty(); }
+
+    // No clean tree is left in the repository's git folder.
+    bool no_clean_tree() {
+        const fs::path trees = repo_ / ".git/cocode/trees";
+        std::error_code ec;
+        return !fs::exists(trees, ec) || fs::is_empty(trees, ec);
+    }
+
+    void configure_hanging_verify() {
+        configure({{"check", {{"verify", {"sleep " + mark()}}}},
+                   {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    }
+
+    // `status` shows the run being checked, with its verify and that verify's timeout.
+    bool status_shows_checking() {
+        Shell status = dispatch("status");
+        return status.out.find("checking (verify: sleep " + mark()) != std::string::npos &&
+               status.out.find(" of 10m)") != std::string::npos;
+    }
+
+    void expect_check_interrupted(const std::string& err) {
+        EXPECT_NE(err.find("interrupted in the check, during verify: sleep " + mark()),
+                  std::string::npos)
+            << err;
+        // Every process of the check ended with it, its clean tree removed.
+        EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(5)));
+        EXPECT_TRUE(no_clean_tree());
+        const auto& r = only_run();
+        // The agent's run stands as it ended; its check has no verdict, only its interruption.
+        EXPECT_EQ(r.status, run::RunStatus::completed);
+        EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+        EXPECT_EQ(event_types(r).back(), "CHECK_INTERRUPTED");
+        Shell status = dispatch("status --json");
+        ASSERT_EQ(status.exit_code, 0) << status.err;
+        const json row = json::parse(status.out).at(0);
+        EXPECT_EQ(row["verdict"], "interrupted");
+        EXPECT_TRUE(row["checking"].is_null());
+    }
+};
+
+TEST_F(Stop, CtrlCInTheCheckEndsItsVerifyAndLeavesNoVerdict) {
+    configure_hanging_verify();
+    const pid_t dispatcher = start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] { return status_shows_checking(); }, std::chrono::seconds(60)))
+        << dispatch("status").out << read_text(repo_ / "err.txt");
+    ASSERT_TRUE(verify_running());
+    const auto asked = Clock::now();
+    ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
+    const auto [code, seconds] = ended(asked);
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    // 1 s for the verify's group to take SIGTERM, then SIGKILL: well under the 60 s it would
+    // otherwise sleep (bounded loosely here for loaded machines; the design is 2 s).
+    EXPECT_LT(seconds, 15.0);
+    expect_check_interrupted(read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt"));
+}
+
+TEST_F(Stop, StopInTheCheckEndsItsVerifyAndLeavesNoVerdict) {
+    configure_hanging_verify();
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] { return status_shows_checking(); }, std::chrono::seconds(60)))
+        << dispatch("status").out << read_text(repo_ / "err.txt");
+    const std::string id = only_run().run_id;
+    Shell stop = dispatch("stop " + id);
+    ASSERT_EQ(stop.exit_code, 0) << stop.err;
+    EXPECT_NE(stop.out.find("stopping " + id), std::string::npos) << stop.out;
+    EXPECT_NE(stop.out.find(id + ": completed, its check interrupted"), std::string::npos)
+        << stop.out;
+    const auto [code, seconds] = ended(Clock::now());
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    expect_check_interrupted(read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt"));
+    // A stop is spent by the check it stopped: the next check of the run is not stopped by it.
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/seals" / (id + ".stop")));
+}
+
+TEST_F(Stop, CtrlCEndsCocodeChecksVerify) {
+    configure_hanging_verify();
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const std::string id = only_run().run_id;
+    const pid_t check = start("cocode-check", "--run " + id);
+    ASSERT_TRUE(wait_until([&] { return status_shows_checking(); }, std::chrono::seconds(60)))
+        << dispatch("status").out << read_text(repo_ / "err.txt");
+    const auto asked = Clock::now();
+    ASSERT_EQ(::kill(check, SIGINT), 0);
+    const auto [code, seconds] = ended(asked);
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    EXPECT_LT(seconds, 15.0);
+    expect_check_interrupted(read_text(repo_ / "err.txt"));
+}
+
+TEST_F(Stop, CtrlCInTheWorktreeSetupEndsItAndTheRunIsInterruptedNotFailed) {
+    configure({{"worktree_setup", {{"commands", {"sleep " + mark()}}}},
+               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    const pid_t dispatcher = start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
+        << read_text(repo_ / "err.txt");
+    const auto asked = Clock::now();
+    ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
+    const auto [code, seconds] = ended(asked);
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    EXPECT_LT(seconds, 15.0);
+    EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(5)));
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::interrupted);
+    EXPECT_EQ(r.exit_code, 130);
+    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
+    EXPECT_NE(said.find("interrupted in setup: worktree_setup.commands"), std::string::npos)
+        << said;
+    // Not judged: nothing of the agent's is there.
+    EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+    EXPECT_EQ(said.find("FAIL"), std::string::npos) << said;
+}
+
+TEST_F(Stop, ARunStoppedWhileItsAgentRanIsNotJudged) {
+    configure(
+        {{"grace", "300ms"},
+         {"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] {
+        auto all = runs();
+        return all.size() == 1 && all[0].status == run::RunStatus::running;
+    }));
+    Shell stop = dispatch("stop " + only_run().run_id);
+    ASSERT_EQ(stop.exit_code, 0) << stop.err;
+    const auto [code, seconds] = ended(Clock::now());
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    const auto& r = only_run();
+    EXPECT_EQ(r.reason, run::StopReason::interrupted);
+    EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
+    EXPECT_NE(said.find("interrupted while its agent ran"), std::string::npos) << said;
+    EXPECT_EQ(said.find("FAIL"), std::string::npos) << said;
+    EXPECT_EQ(said.find("no verdict"), std::string::npos) << said;
+    // Asked by hand, the check says why there is nothing to judge.
+    Shell check = sh(quote(tool_path("cocode-check").string()) + " --run " + r.run_id, repo_);
+    EXPECT_EQ(check.exit_code, 1);
+    EXPECT_NE(check.err.find("is not judged: it was interrupted"), std::string::npos) << check.err;
+}
+
+// The scorecard counts only what the agent finished: its run a person stopped and its run
+// whose program was missing are counted apart, so one PASS of one finished run is 100 %.
+TEST_F(Stop, TheReportCountsStoppedAndNeverStartedRunsApart) {
+    const std::string work =
+        "if [ \"$COCODE_ISSUE_NUMBER\" = 1 ]; then exec sleep 60; fi; echo done > f && "
+        "git add f && git commit -q -m \"$COCODE_READY_MARKER\"";
+    configure({{"grace", "300ms"},
+               {"agents", {{"worker", {{"command", "sh"}, {"args", {"-c", work}}}}}}});
+    ASSERT_EQ(dispatch("run 2").exit_code, 0);
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] {
+        for (const auto& r : runs())
+            if (r.issue == 1 && r.status == run::RunStatus::running) return true;
+        return false;
+    }));
+    for (const auto& r : runs())
+        if (r.issue == 1) {
+            ASSERT_EQ(dispatch("stop " + r.run_id).exit_code, 0);
+        }
+    EXPECT_EQ(ended(Clock::now()).first, "130\n");
+    configure({{"agents", {{"worker", {{"command", "/nonexistent/worker"}}}}}});
+    EXPECT_EQ(dispatch("run 3").exit_code, 3);
+
+    Shell report = dispatch("report --json");
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    const json row = json::parse(report.out)["rows"].at(0);
+    EXPECT_EQ(row["key"], "worker");
+    EXPECT_EQ(row["runs"], 3);
+    EXPECT_EQ(row["judged"], 1);
+    EXPECT_EQ(row["passed"], 1);
+    EXPECT_EQ(row["interrupted"], 1);
+    EXPECT_EQ(row["never_started"], 1);
+    EXPECT_EQ(row["pass_rate"], 1.0);
+    Shell text = dispatch("report");
+    EXPECT_NE(text.out.find("runs counts 1 interrupted and 1 whose agent never started: not "
+                            "judged, not in the PASS rate"),
+              std::string::npos)
+        << text.out;
+    Shell csv = dispatch("report --csv");
+    EXPECT_NE(csv.out.find(",interrupted,never_started\n"), std::string::npos) << csv.out;
+}
+
+}  // namespace
+}  // namespace cocode::test
