@@ -217,6 +217,39 @@ TEST_F(Dashboard, StopEndsARunAsCtrlCDoesAndSaysWhoAsked) {
     EXPECT_NE(again.out.find("nothing to stop"), std::string::npos) << again.out;
 }
 
+// The dashboard's Stop ends a run being checked, as `stop` does: its hanging verify ends and
+// the check is interrupted. Before, a run whose agent had ended was "already ended" (409)
+// while its verify went on.
+TEST_F(Dashboard, StopEndsARunsCheckToo) {
+    const std::string hang = "sleep 86400." + std::to_string(::getpid()) + "2";
+    configure({{"check", {{"verify", {hang}}}},
+               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --detach").exit_code, 0);
+    const std::string where = start_ui("");
+    auto client = client_of(where);
+    const std::string id = only_run().run_id;
+    json row;
+    ASSERT_TRUE(wait_until(
+        [&] {
+            auto got = client.Get("/api/runs");
+            if (!got || got->status != 200) return false;
+            const json all = json::parse(got->body);
+            for (const auto& r : all["runs"])
+                if (r["run_id"] == id) row = r;
+            // Its clean tree is made first, then the verify runs.
+            return row.contains("checking") && row["checking"].is_object() &&
+                   row["checking"]["step"] == "verify: " + hang;
+        },
+        std::chrono::seconds(60)))
+        << row.dump();
+    auto stopped = client.Post("/api/runs/" + id + "/stop", "", "application/json");
+    ASSERT_TRUE(stopped);
+    EXPECT_EQ(stopped->status, 202) << stopped->body;
+    EXPECT_TRUE(wait_until([&] { return processes_marked(hang).empty(); }));
+    EXPECT_TRUE(wait_until([&] { return event_types(only_run()).back() == "CHECK_INTERRUPTED"; }));
+    EXPECT_FALSE(fs::exists(only_run().folder / "check.json"));
+}
+
 // A second dashboard on a port in use fails at once, naming the port: before, both listened
 // (SO_REUSEPORT) and the kernel split the pages' requests between two servers with two tokens.
 TEST_F(Dashboard, ASecondDashboardOnAPortInUseFailsAtOnce) {

@@ -92,9 +92,10 @@ json links_of(const fs::path& folder, const std::string& project) {
 // What the races show of a run (its page asks for the rest).
 json list_row(const json& row) {
     json out = json::object();
-    for (const char* key : {"run_id", "issue", "issue_title", "agent", "round", "plan_round",
-                            "status", "reason", "start_time", "end_time", "commits", "ready_commit",
-                            "exit_code", "verdict", "tokens", "cost_usd", "branch", "links"})
+    for (const char* key :
+         {"run_id", "issue", "issue_title", "agent", "round", "plan_round", "status", "reason",
+          "start_time", "end_time", "commits", "ready_commit", "exit_code", "verdict", "checking",
+          "tokens", "cost_usd", "branch", "links"})
         if (row.contains(key)) out[key] = row[key];
     return out;
 }

@@ -222,8 +222,10 @@
     );
   }
 
-  const isActive = (row) => row.status === 'running' || row.status === 'queued';
+  // Its agent going, or its check (`checking`: the step under way, which Stop ends too).
+  const isActive = (row) => row.status === 'running' || row.status === 'queued' || !!row.checking;
   function stateOf(row) {
+    if (row.checking) return { text: 'checking', cls: 's-running' };
     if (row.status === 'running' && row.ready_commit) return { text: 'READY', cls: 's-ready' };
     return { text: row.status, cls: 's-' + (['running', 'queued', 'completed', 'failed'].includes(row.status) ? row.status : 'unknown') };
   }
