@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "check/gate.h"
@@ -208,6 +209,36 @@ Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Con
              seen.run.plan_round});
     }
     return input;
+}
+
+namespace {
+
+// `a` and `b` under `path`, into `out`: the leaves whose values differ.
+void differences(const json& a, const json& b, const std::string& path,
+                 std::vector<std::string>& out, std::size_t limit) {
+    if (out.size() >= limit || a == b) return;
+    if (a.is_object() && b.is_object()) {
+        std::set<std::string> keys;
+        for (const auto& [key, value] : a.items()) keys.insert(key);
+        for (const auto& [key, value] : b.items()) keys.insert(key);
+        for (const auto& key : keys)
+            differences(a.value(key, json()), b.value(key, json()), path + "." + key, out, limit);
+        return;
+    }
+    out.push_back(path);
+}
+
+}  // namespace
+
+std::vector<std::string> judging_rules_changed(const std::string& sealed,
+                                               const std::string& current, std::size_t limit) {
+    const json a = json::parse(sealed, nullptr, false);
+    const json b = json::parse(current, nullptr, false);
+    std::vector<std::string> out;
+    if (!a.is_object() || !b.is_object()) return out;
+    for (const char* key : {"check", "worktree_setup", "environment", "ready_marker", "network"})
+        differences(a.value(key, json()), b.value(key, json()), key, out, limit);
+    return out;
 }
 
 std::string not_judged_because(const run::RunRecord& record) {

@@ -74,6 +74,13 @@ bool verdict_published(const std::filesystem::path& run_folder);
 
 // After a batch of cocode-dispatch: every ended run judged (up to `parallel` at once; verify
 // commands are the project's tests), then, with `publish_to`, each verdict published in turn.
+// Where the rules a run is judged by (its seal's configuration, `sealed`) differ from the
+// configuration's text now (`current`): the dotted names of what judging reads — check.*,
+// worktree_setup.*, environment.*, ready_marker, network.* — whose values differ, at most
+// `limit` of them. Empty when they agree or either is not JSON.
+std::vector<std::string> judging_rules_changed(const std::string& sealed,
+                                               const std::string& current, std::size_t limit = 5);
+
 // Why a run is not judged at all, "" when it is: it was interrupted (Ctrl-C, `stop`) or its
 // agent never started (its program missing, its setup failed, it could not be started).
 // Nothing of the agent's doing is there to judge; the scorecard counts such runs apart.

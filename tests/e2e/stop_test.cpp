@@ -220,5 +220,29 @@ TEST_F(Stop, TheReportCountsStoppedAndNeverStartedRunsApart) {
     EXPECT_NE(csv.out.find(",interrupted,never_started\n"), std::string::npos) << csv.out;
 }
 
+// A check run again is judged by the rules its run was dispatched with, whatever the
+// configuration says now, and says so: before, a shorter timeout written since was silently
+// not used.
+TEST_F(Stop, ACheckRunAgainSaysItUsesTheSealedRulesWhenTheConfigurationChanged) {
+    configure({{"check", {{"verify", {"true"}}}},
+               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const std::string id = only_run().run_id;
+    Shell same = sh(quote(tool_path("cocode-check").string()) + " --run " + id, repo_);
+    EXPECT_EQ(same.exit_code, 0) << same.err;
+    EXPECT_EQ(same.err.find("dispatched with"), std::string::npos) << same.err;
+
+    configure({{"check", {{"verify", {"false"}}, {"verify_timeout", "1s"}}},
+               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    Shell again = sh(quote(tool_path("cocode-check").string()) + " --run " + id, repo_);
+    EXPECT_EQ(again.exit_code, 0) << "judged by the sealed `true`: " << again.err;
+    EXPECT_NE(again.err.find("run " + id + " is judged by the rules it was dispatched with"),
+              std::string::npos)
+        << again.err;
+    EXPECT_NE(again.err.find("has changed since: check.verify, check.verify_timeout."),
+              std::string::npos)
+        << again.err;
+}
+
 }  // namespace
 }  // namespace cocode::test

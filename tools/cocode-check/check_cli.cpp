@@ -14,12 +14,14 @@
 #include "check/run_check.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
 #include "git/repository.h"
 #include "proc/command.h"
 #include "proc/interrupt.h"
+#include "run/seal.h"
 
 namespace cocode::check_cli {
 namespace fs = std::filesystem;
@@ -122,6 +124,24 @@ void take_back_commits(const fs::path& root, const config::Config& config,
                own.string() + " (" + taken.error().message + "); judging what was taken before");
 }
 
+// A run is judged by the rules it was dispatched with, which its seal keeps; an edit of the
+// configuration since then changes nothing for it. Said when they differ, so that a shorter
+// timeout or a new verify that is not used is no mystery.
+void note_sealed_rules(const fs::path& root, const std::string& run_id) {
+    auto seal = run::read_seal(root, run_id);
+    if (!seal || !*seal || (*seal)->config_text.empty()) return;
+    auto now = read_file_no_follow(root / config::kConfigFile);
+    if (!now) return;
+    const auto changed = check::judging_rules_changed((*seal)->config_text, *now);
+    if (changed.empty()) return;
+    std::string names;
+    for (const auto& name : changed) names += (names.empty() ? "" : ", ") + name;
+    notice("run " + run_id + " is judged by the rules it was dispatched with (its seal, " +
+           run::seal_path(root, run_id).string() + "), not by " + config::kConfigFile +
+           ", which has changed since: " + names +
+           ". A new run (cocode-dispatch run) is judged by the new rules.");
+}
+
 }  // namespace
 
 int run_check(const CheckArgs& args) {
@@ -144,6 +164,7 @@ int run_check(const CheckArgs& args) {
             args.run ? find_run(root, *args.run) : latest_run(root, *args.issue, *args.agent);
         input = check::input_for_run(record, config).value_or_throw();
         input.runner = agent::confined_runner(config, root);
+        note_sealed_rules(root, input.run_id);
         take_back_commits(root, config, input);
         repo_dir = root;
     } else {
