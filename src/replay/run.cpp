@@ -141,11 +141,14 @@ Result<ReplaySpace> make_replay_space(const fs::path& main_root, const Task& tas
     if (const std::string type = task.kind.substr(0, task.kind.find('/'));
         !type.empty() && type != "unknown")
         labels.push_back({{"name", type}});
-    const json issue = {{"number", space.issue},
-                        {"title", task.statement.title},
-                        {"body", task.statement.body},
-                        {"state", "open"},
-                        {"labels", labels}};
+    // A commit whose message is its subject alone: the subject is all there is to say, and an
+    // agent given an empty issue.md would have nothing to read.
+    const json issue = {
+        {"number", space.issue},
+        {"title", task.statement.title},
+        {"body", task.statement.body.empty() ? task.statement.title + "\n" : task.statement.body},
+        {"state", "open"},
+        {"labels", labels}};
     if (auto ok =
             write_file_atomic(space.repo / ".cocode/issues/1.json", json_dump(issue, 2) + "\n");
         !ok)

@@ -299,6 +299,52 @@ TEST_F(Replay, RunRacesAgentsOnTasksWhoseAnswersTheyCannotSee) {
     EXPECT_EQ(sealed, 8);
 }
 
+// The README's own pattern: an agent whose program is a script of the repository's that git
+// does not track. `replay run` finds it as `run` does (before, "program … not found" in the
+// replay's repository, though `doctor` said ok); the task's subject is its issue's body when
+// the commit says nothing more (before, an empty issue.md); and `logs` and `status` open the
+// run id it prints (before, "no run matches").
+TEST_F(Replay, AnUntrackedAgentScriptRunsAndItsRunOpensWithLogsAndStatus) {
+    make_history();
+    ASSERT_EQ(dispatch("replay mine").exit_code, 0);
+    std::string task;
+    Shell listed = dispatch("replay list --json");
+    for (const auto& t : json::parse(listed.out))
+        if (t["statement"]["title"] == "Add numbers") task = t["id"];
+    ASSERT_FALSE(task.empty()) << listed.out;
+    configure({{"agents", {{"fix", {{"command", ".cocode/fix.sh"}}}}}});
+    write_text(repo_ / ".cocode/fix.sh",
+               "#!/bin/sh\necho \"issue: $(cat \"$COCODE_ISSUE_BODY_FILE\")\"\n"
+               "printf 'add() { echo $(($1 + $2)); }\\n' > src/calc.sh\n"
+               "git add -A && git commit -q -m answer -m \"$COCODE_READY_MARKER\"\n");
+    fs::permissions(repo_ / ".cocode/fix.sh", fs::perms::owner_all);
+    ASSERT_EQ(sh("git ls-files --error-unmatch .cocode/fix.sh", repo_).exit_code, 1)
+        << "the script is untracked";
+
+    Shell ran = dispatch("replay run --task " + task + " --json");
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    const json row = json::parse(ran.out).at(0);
+    EXPECT_EQ(row["verdict"], "PASS") << ran.err;
+    const std::string id = row["run_id"];
+    ASSERT_FALSE(id.empty());
+    Shell logs = dispatch("logs " + id);
+    EXPECT_EQ(logs.exit_code, 0) << logs.err;
+    EXPECT_NE(logs.out.find("issue: Add numbers"), std::string::npos) << logs.out;
+    Shell status = dispatch("status " + id);
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_NE(status.out.find(id), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("PASS"), std::string::npos) << status.out;
+
+    // A program the replay cannot reach is refused before anything starts, with its reason.
+    configure({{"agents", {{"gone", {{"command", ".cocode/gone.sh"}}}}}});
+    Shell gone = dispatch("replay run --task " + task);
+    EXPECT_EQ(gone.exit_code, 3) << gone.err;
+    EXPECT_NE(gone.err.find("agent 'gone': its program " + (repo_ / ".cocode/gone.sh").string() +
+                            " does not exist"),
+              std::string::npos)
+        << gone.err;
+}
+
 TEST_F(Replay, RunIsRefusedWithoutTheSandbox) {
     make_history();
     ASSERT_EQ(dispatch("replay mine").exit_code, 0);

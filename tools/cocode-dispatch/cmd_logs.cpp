@@ -89,7 +89,7 @@ std::vector<std::string> LogReader::rest(bool raw) {
 
 int run_logs(const LogsArgs& args) {
     Workspace ws = open_workspace(false);
-    auto runs = select_runs(ws, args.run);
+    auto runs = select_runs(ws, args.run, RunScope::with_replays);
     if (!args.agent.empty()) {
         std::erase_if(runs, [&](const run::RunRecord& r) { return r.agent != args.agent; });
         if (runs.empty())

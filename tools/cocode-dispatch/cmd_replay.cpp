@@ -24,6 +24,7 @@ namespace cocode::dispatch_cli {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 void print_tasks(const std::vector<replay::Task>& tasks) {
     std::printf("%-12s  %-9s  %4s  %4s  %s\n", "TASK", "KIND", "F2P", "P2P", "STATEMENT");
@@ -93,12 +94,43 @@ struct Replayed {
     std::optional<run::RunRecord> run;
 };
 
-Replayed replay_one(const Workspace& ws, const replay::Task& task, const std::string& agent,
-                    const std::vector<std::string>& hide) {
+// The agent's program, where the replay's repository has it: a script the repository does not
+// track (the README's `.cocode/fix.sh`) is copied in where `run` would find it, as it is in the
+// main worktree (a regular file, no link followed). Refused before anything starts when the
+// replay could not reach it: the main repository is hidden from a replay's agent.
+void bring_program(const Workspace& ws, const config::AgentConfig& agent, const fs::path& repo) {
+    if (agent.argv.empty()) return;
+    const fs::path program(agent.argv.front());
+    const fs::path inside = program.lexically_relative(ws.root);
+    if (!program.is_absolute() || inside.empty() || inside.native().rfind("..", 0) == 0) return;
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(repo / inside, ec))) return;  // tracked: as the task has it
+    const auto status = fs::symlink_status(program, ec);
+    if (!fs::is_regular_file(status))
+        throw Failure(Error::missing(
+            "replay run: agent '" + agent.name + "': its program " + program.string() +
+            (fs::exists(status) ? " is not a regular file" : " does not exist") +
+            "; a replay copies an untracked script of the repository into its own, and finds "
+            "nothing else of the main repository (it is hidden)"));
+    auto text = read_file_no_follow(program, std::size_t{16} << 20);
+    if (!text)
+        throw Failure(
+            Error::general("replay run: agent '" + agent.name + "': " + text.error().message));
+    fs::create_directories((repo / inside).parent_path(), ec);
+    if (auto written = write_file_atomic(
+            repo / inside, *text, static_cast<mode_t>(status.permissions() & fs::perms::mask));
+        !written)
+        throw Failure(written.error());
+}
+
+Replayed replay_one(const Workspace& ws, const replay::Task& task,
+                    const config::AgentConfig& agent_config, const std::vector<std::string>& hide) {
+    const std::string& agent = agent_config.name;
     const std::string name = task.id + "-" + agent + "-" + next_run_id();
     const auto space =
         replay::make_replay_space(ws.root, task, ws.root / replay::kTasksDir / task.id, name)
             .value_or_throw();
+    bring_program(ws, agent_config, space.repo);
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "run",
                                      std::to_string(space.issue),
@@ -158,7 +190,7 @@ int replay_run(const Workspace& ws, const ReplayArgs& args) {
     for (const auto& task : tasks)
         for (const auto& agent : agents)
             for (int k = 0; k < args.repeat; ++k) {
-                done.push_back(replay_one(ws, task, agent.name, hide));
+                done.push_back(replay_one(ws, task, agent, hide));
                 if (done.back().exit_code == 3 || (code == 0 && done.back().exit_code != 0))
                     code = done.back().exit_code;
             }

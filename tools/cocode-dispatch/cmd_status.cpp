@@ -159,7 +159,7 @@ int run_status(const StatusArgs& args) {
     auto opened = git::Repository::open(ws.root);
     const git::Repository* repo = opened ? &*opened : nullptr;
     if (!args.watch) {
-        auto runs = select_runs(ws, args.which);
+        auto runs = select_runs(ws, args.which, RunScope::with_replays);
         if (args.json) {
             json out = json::array();
             for (const auto& r : runs) out.push_back(run_row(repo, r, usage_of(r)));
@@ -180,7 +180,7 @@ int run_status(const StatusArgs& args) {
     Progress progress(stdout);
     std::map<std::string, std::string> shown;
     while (true) {
-        auto runs = select_runs(ws, args.which);
+        auto runs = select_runs(ws, args.which, RunScope::with_replays);
         for (const auto& r : runs) {
             const run::RunUsage usage = usage_of(r);
             std::string line =

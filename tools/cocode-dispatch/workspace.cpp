@@ -10,6 +10,7 @@
 #include "git/repository.h"
 #include "github/types.h"
 #include "issues/local_source.h"
+#include "replay/run.h"
 #include "run/run_folder.h"
 
 namespace cocode::dispatch_cli {
@@ -77,7 +78,7 @@ std::vector<std::string> completion_values(const std::string& name) {
 }
 
 std::vector<run::RunRecord> select_runs(const Workspace& ws,
-                                        const std::optional<std::string>& which) {
+                                        const std::optional<std::string>& which, RunScope scope) {
     auto list = run::list_runs(ws.runs_dir());
     for (const auto& problem : list.problems) notice("warning: " + problem);
     std::vector<run::RunRecord> out;
@@ -102,6 +103,19 @@ std::vector<run::RunRecord> select_runs(const Workspace& ws,
             notice("warning: " + reconciled.error().message);
         out.push_back(record);
     }
+    // A run id `replay run` printed: its run is in its replay's own repository.
+    if (which && !which->empty() && out.empty() && !by_issue && scope == RunScope::with_replays)
+        if (auto repo = git::Repository::open(ws.root)) {
+            std::error_code ec;
+            for (const auto& space : list_folder(replay::replay_runs_dir(repo->common_dir()), ec)) {
+                for (auto& record : run::list_runs(space.path / "repo" / run::kRunsDir).runs) {
+                    if (record.run_id.rfind(*which, 0) != 0) continue;
+                    if (auto reconciled = run::reconcile(record); !reconciled)
+                        notice("warning: " + reconciled.error().message);
+                    out.push_back(record);
+                }
+            }
+        }
     if (which && !which->empty() && out.empty())
         throw Failure(Error::usage("no run matches '" + *which + "' in " + ws.runs_dir().string()));
     return out;

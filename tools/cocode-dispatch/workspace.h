@@ -26,9 +26,13 @@ Workspace open_workspace(bool load_config = true);
 
 // The runs `which` names: a run id (or a unique prefix of one), an issue number (all its
 // runs), or every run when empty. Runs whose dispatcher is gone are reconciled first, so
-// what is returned is the truth, and written so.
+// what is returned is the truth, and written so. `with_replays`: a run id found nowhere else
+// is looked for among the replays' runs (each in its replay's repository), for `logs` and
+// `status` of the ids `replay run` prints.
+enum class RunScope { here, with_replays };
 std::vector<run::RunRecord> select_runs(const Workspace& ws,
-                                        const std::optional<std::string>& which);
+                                        const std::optional<std::string>& which,
+                                        RunScope scope = RunScope::here);
 
 // Changes in the main worktree that are not committed (cocode's own .cocode/ aside): agents
 // start from the last commit and will not see them. Empty when there are none or git
