@@ -116,6 +116,35 @@ TEST(Tools, ManPagesAreMadeFromTheHelpWithExamplesAndExitCodes) {
     const std::string dispatch = read_text(fs::path(COCODE_MAN_DIR) / "cocode-dispatch.1");
     for (const char* option : {"concurrency", "resume", "no\\-check", "follow"})
         EXPECT_NE(dispatch.find(option), std::string::npos) << option;
+    // Each command under a heading of its own, its description apart from its options (before,
+    // help2man ran "… its own worktree Positionals:" and "Subcommands: issues" together).
+    for (const char* heading :
+         {".SS \"Command run:\"", ".SS \"Command issues list:\"", ".SS \"Command replay run:\""})
+        EXPECT_NE(dispatch.find(heading), std::string::npos) << heading;
+    EXPECT_EQ(dispatch.find("Positionals:"), std::string::npos);
+}
+
+// The exit codes of a run are said where a run is made (run, continue) and for the tool as a
+// whole, not under every command (before, `status --help` ended with "0 done (every run
+// completed)").
+TEST(Tools, ExitCodesAreSaidOnlyWhereTheyMeanSomething) {
+    TempDir dir;
+    for (const char* command : {"run", "continue"}) {
+        Shell help = sh(tool("cocode-dispatch") + " " + command + " --help", dir.path());
+        EXPECT_NE(help.out.find("Exit codes: 0 every run completed"), std::string::npos) << command;
+    }
+    for (const char* command : {"status", "logs", "report", "gate", "clean", "issues list"}) {
+        Shell help = sh(tool("cocode-dispatch") + " " + command + " --help", dir.path());
+        EXPECT_EQ(help.out.find("Exit codes"), std::string::npos) << command;
+    }
+    EXPECT_NE(sh(tool("cocode-dispatch") + " --help", dir.path()).out.find("Exit codes: 0 done"),
+              std::string::npos);
+    // report and gate read GitHub alone: their GitHub options apart, and no --issues.
+    for (const char* command : {"report", "gate"}) {
+        Shell help = sh(tool("cocode-dispatch") + " " + command + " --help", dir.path());
+        EXPECT_NE(help.out.find("\nGitHub:\n  --repo"), std::string::npos) << command;
+        EXPECT_EQ(help.out.find("--issues"), std::string::npos) << command;
+    }
 }
 
 // `cmake --install` lays out bin/, libexec/cocode/, share/: the installed tools find their

@@ -71,6 +71,13 @@ void add_issue_commands(CLI::App& app, Arguments& a, Commands& commands) {
     commands.emplace_back(show_cmd, [&a] { return run_issues_show(a.show); });
 }
 
+// What `run` and `continue` exit with (docs/runs.md); the verdicts do not change it.
+constexpr char kRunExitCodes[] =
+    "Exit codes: 0 every run completed, 1 a run failed (or an error), 2 a mistake in the\n"
+    "arguments or the configuration, 3 an agent's program is missing, 130 interrupted (or\n"
+    "the only runs that did not complete were stopped). Gate on the verdicts with\n"
+    "cocode-check --issue N --summary. See docs/runs.md.";
+
 void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     RunArgs& run = a.run;
     auto* run_cmd = app.add_subcommand("run", "run agents on issues, each in its own worktree");
@@ -112,6 +119,7 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
     // `replay run`'s own (not in the help): the task this run replays, what it must not see.
     run_cmd->add_option("--replay-task", run.replay_task)->group("");
     run_cmd->add_option("--hide", run.hide)->group("");
+    run_cmd->footer(kRunExitCodes);
     commands.emplace_back(run_cmd, [&a] { return run_run(a.run); });
 
     ContinueArgs& next = a.next;
@@ -152,6 +160,7 @@ void add_run_command(CLI::App& app, Arguments& a, Commands& commands) {
                              "who said it on GitHub (@login; watch and serve pass it)");
     continue_cmd->add_option("--comment", next.comment_id,
                              "the GitHub comment that said it: a refusal is answered there");
+    continue_cmd->footer(kRunExitCodes);
     commands.emplace_back(continue_cmd, [&a] { return run_continue(a.next); });
 }
 
@@ -252,7 +261,6 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
 
     auto* report_cmd = app.add_subcommand(
         "report", "which agent to trust for which work: PASS rate, merges, reverts, cost");
-    a.report.source.add_to(*report_cmd);
     report_cmd->add_option("--since", a.report.since, "runs started this long ago or since (7d)");
     report_cmd->add_option("--by", a.report.by,
                            "rows by any of agent, model, kind, issue, day (agent,kind)");
@@ -270,6 +278,7 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
     report_cmd->add_option("--svg", a.report.svg,
                            "also draw the PASS rates and costs per PASS as an SVG picture here");
     report_cmd->add_flag("--prices", a.report.prices, "print the shipped price table");
+    a.report.source.add_to(*report_cmd, true);  // --published, --refresh
     commands.emplace_back(report_cmd, [&a] { return run_report(a.report); });
 
     auto* logs_cmd = app.add_subcommand("logs", "an agent's output");
@@ -299,11 +308,11 @@ void add_inspection_commands(CLI::App& app, Arguments& a, Commands& commands) {
 
     auto* gate_cmd = app.add_subcommand(
         "gate", "set the merge gate (cocode/gate) of an agent's pull request from GitHub");
-    a.gate.source.add_to(*gate_cmd);
     gate_cmd->add_option("pull", a.gate.pull, "the pull request's number");
     gate_cmd->add_option("--event", a.gate.event,
                          "the event (GITHUB_EVENT_PATH) of a review, an approve-merge comment "
                          "or a push on the pull request");
+    a.gate.source.add_to(*gate_cmd, true);
     commands.emplace_back(gate_cmd, [&a] { return run_gate(a.gate); });
 
     auto* presets_cmd = app.add_subcommand(
@@ -414,11 +423,6 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", version);
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "every command's options (what the man page shows)");
-    app.footer(
-        "Exit codes: 0 done (every run completed), 1 a run failed or an error, 2 a mistake in\n"
-        "the arguments or the configuration, or not a git repository, 3 a program that is\n"
-        "needed is missing, 130 interrupted. See docs/runs.md.");
-
     // In the order --help lists them.
     Arguments a;
     Commands commands;
@@ -429,6 +433,11 @@ int main(int argc, char** argv) {
     add_hidden_commands(app, a, commands);
     add_inspection_commands(app, a, commands);
     add_setup_commands(app, a, commands);
+    // Set after the commands are made, which would otherwise each repeat it under their help.
+    app.footer(
+        "Exit codes: 0 done, 1 a run failed or an error, 2 a mistake in the arguments or the\n"
+        "configuration, or not a git repository, 3 a program that is needed is missing, 130\n"
+        "interrupted. See docs/runs.md.");
 
     // `__complete WORD…`: what the completion scripts ask; never an error, only candidates.
     if (argc > 1 && std::string_view(argv[1]) == "__complete") {

@@ -7,28 +7,42 @@
 
 namespace cocode::tool {
 
-void SourceFlags::add_to(CLI::App& command) {
+void SourceFlags::add_to(CLI::App& command, bool github_only) {
+    const std::string group = github_only ? "GitHub" : "Issues: GitHub, or a folder";
     command.add_option("--repo", options.repo,
-                       "GitHub repository OWNER/NAME (default: the origin remote's)");
-    command.add_option("--issues", issues_dir,
-                       "a local folder of <number>.json issues instead of GitHub");
-    command.add_option("--api-url", options.api_url,
-                       "GitHub API base (default: $GITHUB_API_URL, else https://api.github.com)");
-    command.add_option("--ca-bundle", ca_bundle,
-                       "PEM file of CA certificates to trust besides the system's");
+                       "GitHub repository OWNER/NAME (default: the origin remote's)")
+        ->group(group);
+    if (!github_only)
+        command
+            .add_option("--issues", issues_dir,
+                        "a local folder of <number>.json issues instead of GitHub")
+            ->group(group);
+    command
+        .add_option("--api-url", options.api_url,
+                    "GitHub API base (default: $GITHUB_API_URL, else https://api.github.com)")
+        ->group(group);
+    command
+        .add_option("--ca-bundle", ca_bundle,
+                    "PEM file of CA certificates to trust besides the system's")
+        ->group(group);
     command.add_option("--connect-timeout", options.connect_timeout_s, "seconds (default 10)")
-        ->check(tool::whole_number(1, 600));
+        ->check(tool::whole_number(1, 600))
+        ->group(group);
     command.add_option("--read-timeout", options.read_timeout_s, "seconds (default 30)")
-        ->check(tool::whole_number(1, 3600));
+        ->check(tool::whole_number(1, 3600))
+        ->group(group);
     command
         .add_option("--max-wait", options.max_wait_s,
                     "seconds all retries and rate-limit waits may add up to (default 300)")
-        ->check(tool::whole_number(0, 86400));
+        ->check(tool::whole_number(0, 86400))
+        ->group(group);
     command
         .add_option("--per-page", options.per_page,
                     "items per page when listing (1-100, default 100)")
-        ->check(tool::whole_number(1, 100));
-    command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/");
+        ->check(tool::whole_number(1, 100))
+        ->group(group);
+    command.add_flag("--no-cache", options.no_cache, "do not use or fill .cocode/cache/")
+        ->group(group);
 }
 
 std::vector<std::string> SourceFlags::as_args() const {

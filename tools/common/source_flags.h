@@ -17,7 +17,10 @@ struct SourceFlags {
     std::optional<std::string> issues_dir;
     std::optional<std::string> ca_bundle;
 
-    void add_to(CLI::App& command);
+    // In a group of their own in the command's help, after its own options. `github_only`:
+    // a command that reads GitHub alone (report's --published and --refresh, gate) has no
+    // --issues.
+    void add_to(CLI::App& command, bool github_only = false);
     // `tool` prefixes the notices the source prints (retries, rate-limit waits).
     issues::SourceOptions resolve(const char* tool) const;
     bool names_a_source() const { return issues_dir || options.repo; }

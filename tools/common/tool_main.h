@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/cli_errors.h"
+#include "common/man_help.h"
 #include "config/presets.h"
 #include "core/error.h"
 #include "core/redact.h"
@@ -27,8 +28,13 @@ inline std::string version_line(const char* tool, const std::string& extra = "")
 }
 
 // Parses argv; nullopt to go on, else the exit code: 0 for --help and --version, else 2 after
-// one line saying what was wrong (cli_errors.h).
+// one line saying what was wrong (cli_errors.h). `--help-man` alone prints what the man page is
+// made from (man_help.h; the build's, so not listed).
 inline std::optional<int> parse(CLI::App& app, int argc, char** argv, const char* tool) {
+    if (argc == 2 && std::string_view(argv[1]) == "--help-man") {
+        std::fputs(man_help(app).c_str(), stdout);
+        return 0;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
