@@ -13,13 +13,16 @@ namespace cocode::check {
 
 namespace {
 
-constexpr int kWidth = 860;
+// A row's texts never overlap, even at 7 px a character (12 px sans-serif is about 6.5): its
+// keys (34 characters at most) end before the PASS bar, the rate's figures ("100% (100%–100%) of
+// 9999", 24) before the cost bar, the cost ("$1234.56") before the picture's edge.
+constexpr int kWidth = 960;
 constexpr int kTop = 64;     // the first row's top
 constexpr int kRow = 28;     // a row's height
 constexpr int kLabelX = 12;  // the row's keys
 constexpr int kPassX = 260;  // where 0 % is
 constexpr int kPassW = 300;  // 100 % wide
-constexpr int kCostX = 680;  // where $0 is
+constexpr int kCostX = 760;  // where $0 is
 constexpr int kCostW = 120;  // the dearest PASS
 
 // Text for an SVG element's content or attribute.

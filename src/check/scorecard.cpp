@@ -230,9 +230,10 @@ void count(Tally& t, const RunFacts& f) {
         row.passed += *f.pass;
     }
     row.tokens += f.tokens;
-    if (f.cost_usd)
+    if (f.cost_usd) {
         row.cost_usd += *f.cost_usd;
-    else if (f.unpriced)
+        ++row.priced;
+    } else if (f.unpriced)
         ++row.unpriced;
     if (f.ready_seconds) t.ready.push_back(*f.ready_seconds);
     if (const auto& o = f.outcome) {
@@ -410,7 +411,7 @@ std::string ReportRow::key() const {
 std::optional<double> ReportRow::pass_rate() const { return ratio(passed, judged); }
 
 std::optional<double> ReportRow::cost_per_pass() const {
-    if (passed == 0 || unpriced > 0) return std::nullopt;
+    if (passed == 0 || priced < runs - running - never_started) return std::nullopt;
     return cost_usd / passed;
 }
 
@@ -419,7 +420,7 @@ std::optional<double> ReportRow::revert_rate() const { return ratio(reverted, me
 std::optional<double> ReportRow::kept_rate() const { return ratio(lines_kept, lines_agent); }
 
 std::optional<double> ReportRow::cost_per_merge() const {
-    if (merged == 0 || unpriced > 0) return std::nullopt;
+    if (merged == 0 || priced < runs - running - never_started) return std::nullopt;
     return cost_usd / merged;
 }
 

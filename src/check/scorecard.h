@@ -141,6 +141,7 @@ struct ReportRow {
     int never_started = 0;
     run::Tokens tokens;
     double cost_usd = 0;  // of the runs whose cost is known
+    int priced = 0;       // ended runs whose cost is known
     int unpriced = 0;     // ended runs with tokens but no known cost
     std::optional<double> median_ready_seconds;
     // Pull requests (one a pair), by what became of them.
@@ -157,8 +158,13 @@ struct ReportRow {
     // PASS of those judged; nullopt when none was. With its 95 % interval.
     std::optional<double> pass_rate() const;
     std::optional<RateInterval> pass_interval() const { return wilson_interval(passed, judged); }
-    // What each PASS cost: every run's cost over the PASSes; nullopt without a PASS or when a
-    // run's cost is not known.
+    // The cost of the runs whose cost is known; nullopt when no run's is (a script agent's
+    // runs cost nothing cocode can see: unknown, not free).
+    std::optional<double> known_cost() const {
+        return priced ? std::optional<double>(cost_usd) : std::nullopt;
+    }
+    // What each PASS cost: every run's cost over the PASSes; nullopt without a PASS or when an
+    // ended run's cost is not known.
     std::optional<double> cost_per_pass() const;
     // Merged of those decided (merged or closed); reverted of those merged; kept of the
     // agent's lines; every run's cost over the merged pull requests.

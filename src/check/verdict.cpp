@@ -5,6 +5,13 @@
 namespace cocode::check {
 using json = nlohmann::json;
 
+std::string first_failure(const Verdict& verdict) {
+    for (const auto& item : verdict.checks)
+        if (item.outcome == Outcome::fail)
+            return item.name + (item.reason.empty() ? "" : ": " + item.reason);
+    return {};
+}
+
 std::string_view outcome_name(Outcome outcome) {
     switch (outcome) {
         case Outcome::pass:

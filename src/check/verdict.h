@@ -99,6 +99,9 @@ struct Verdict {
 
 // The structured result (`--json`, check.json); schema in docs/check.schema.json.
 nlohmann::json to_json(const Verdict& verdict);
+// Why a FAIL failed, in one line: its first failing check, "verify: make test: exit 1 after
+// 2s"; "" when none failed. The agent's text may be in it: shown terminal-safe.
+std::string first_failure(const Verdict& verdict);
 Verdict verdict_from_json(const nlohmann::json& json);
 
 }  // namespace cocode::check

@@ -1373,6 +1373,11 @@ TEST_F(DispatchRun, OnATerminalRunsAreRedrawnInPlaceAndNoColorIsHonoured) {
     EXPECT_NE(colour.out.find("\r\033[K"), std::string::npos);  // lines rewritten in place
     EXPECT_NE(colour.out.find("\033[2A"), std::string::npos);   // two runs: up two lines
     EXPECT_NE(colour.out.find("\033[32m"), std::string::npos);  // completed, in green
+    // The table has its header, and a FAIL says why (the logger never commits).
+    EXPECT_NE(colour.out.find("ISSUE  AGENT        STATE"), std::string::npos) << colour.out;
+    EXPECT_NE(colour.out.find("FAIL: ready marker: no commit after the base carries"),
+              std::string::npos)
+        << colour.out;
 
     Shell plain = on_terminal("NO_COLOR=1", "status --watch");
     EXPECT_EQ(plain.exit_code, 0) << plain.out;

@@ -211,7 +211,11 @@ TEST_F(Stop, TheReportCountsStoppedAndNeverStartedRunsApart) {
     EXPECT_EQ(row["interrupted"], 1);
     EXPECT_EQ(row["never_started"], 1);
     EXPECT_EQ(row["pass_rate"], 1.0);
+    // A script agent's cost is not known to cocode: unknown, never "$0.00" (free).
+    EXPECT_TRUE(row["cost_usd"].is_null()) << row.dump();
+    EXPECT_TRUE(row["cost_per_pass_usd"].is_null()) << row.dump();
     Shell text = dispatch("report");
+    EXPECT_EQ(text.out.find("$0.00"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("runs counts 1 interrupted and 1 whose agent never started: not "
                             "judged, not in the PASS rate"),
               std::string::npos)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "check/chart.h"
@@ -437,6 +439,44 @@ TEST(Chart, TheScorecardDrawnHoldsItsFiguresAndNoMarkupFromTheRows) {
     EXPECT_EQ(count_of(svg, "<g class=\"row\">"), by_model.rows.size());
     EXPECT_EQ(count_of(svg, "<g"), count_of(svg, "</g>"));
     EXPECT_EQ(count_of(svg, "<text"), count_of(svg, "</text>"));
+}
+
+// Every text of the picture on a line of its own, none over the next nor over the edge, taking 7 px
+// a character (12 px sans-serif is about 6.5): before, "100% (21%–100%) of 1" was drawn over
+// "$0.00".
+TEST(Chart, NoLabelOfTheScorecardOverlapsAnother) {
+    std::vector<RunFacts> facts;
+    for (int i = 0; i < 9; ++i)
+        facts.push_back(fact("an-agent-with-a-long-name", "feature/L", i < 5, 1234.5));
+    facts.push_back(fact("b", "fix/S", true, 0.01));
+    facts.push_back(fact("c", "fix/S", false, 0.5));
+    const std::string svg = scorecard_svg(scorecard(facts, {Dimension::agent, Dimension::kind}));
+    int width = 0;
+    std::sscanf(svg.c_str(), "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\"", &width);
+    ASSERT_GT(width, 0);
+    // (y, x, its characters) of every text drawn from its start.
+    std::map<int, std::vector<std::pair<double, std::size_t>>> lines;
+    for (auto at = svg.find("<text"); at != std::string::npos; at = svg.find("<text", at + 1)) {
+        const auto close = svg.find('>', at), end = svg.find("</text>", at);
+        const std::string tag = svg.substr(at, close - at);
+        if (tag.find("text-anchor") != std::string::npos) continue;  // the axis's ticks
+        double x = 0, y = 0;
+        ASSERT_EQ(std::sscanf(tag.c_str() + tag.find(" x=\"") + 4, "%lf", &x), 1) << tag;
+        ASSERT_EQ(std::sscanf(tag.c_str() + tag.find(" y=\"") + 4, "%lf", &y), 1) << tag;
+        std::size_t chars = 0;
+        for (char c : svg.substr(close + 1, end - close - 1))
+            chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        lines[static_cast<int>(y)].push_back({x, chars});
+    }
+    ASSERT_GE(lines.size(), 4u);
+    for (auto& [y, texts] : lines) {
+        std::sort(texts.begin(), texts.end());
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            const double end = texts[i].first + 7.0 * static_cast<double>(texts[i].second);
+            const double next = i + 1 < texts.size() ? texts[i + 1].first : width;
+            EXPECT_LE(end, next) << "at y " << y << ", the text at x " << texts[i].first;
+        }
+    }
 }
 
 // The same chart as Markdown, for a step summary: a row per key with its bar of text, the

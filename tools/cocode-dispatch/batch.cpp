@@ -72,6 +72,9 @@ std::string check_line(const check::BatchCheck& c) {
     if (!c.verdict) return c.interrupted ? c.error : "check: " + c.error;
     std::string line = std::string(c.verdict->pass ? "PASS" : "FAIL") + "  " +
                        (c.verdict->report_dir / check::kCheckMarkdown).string();
+    if (!c.verdict->pass)
+        if (const std::string why = check::first_failure(*c.verdict); !why.empty())
+            line += "  " + why;
     if (!c.comment_url.empty()) line += "  " + c.comment_url;
     if (!c.error.empty()) line += "  (" + c.error + ")";
     // A plan: how to approve it (docs/review.md, "Plans first").

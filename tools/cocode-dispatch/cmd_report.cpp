@@ -93,7 +93,7 @@ json row_json(const check::Scorecard& card, const check::ReportRow& row) {
              {{"input", row.tokens.input},
               {"output", row.tokens.output},
               {"cached", row.tokens.cached}}},
-            {"cost_usd", row.cost_usd},
+            {"cost_usd", number(row.known_cost())},
             {"unpriced_runs", row.unpriced},
             {"cost_per_pass_usd", number(row.cost_per_pass())},
             {"cost_per_merge_usd", number(row.cost_per_merge())},
@@ -155,7 +155,7 @@ void print_csv(const check::Scorecard& card) {
                                       std::to_string(row.tokens.input),
                                       std::to_string(row.tokens.output),
                                       std::to_string(row.tokens.cached),
-                                      csv_number(row.cost_usd),
+                                      csv_number(row.known_cost()),
                                       std::to_string(row.unpriced),
                                       csv_number(row.cost_per_pass()),
                                       csv_number(row.cost_per_merge()),
@@ -193,7 +193,7 @@ void print_row(const check::ReportRow& row, const std::vector<int>& widths) {
                 " ";
     }
     const std::string tokens = run::format_tokens(row.tokens);
-    std::string cost = run::format_cost(row.cost_usd);
+    std::string cost = run::format_cost(row.known_cost());
     if (row.unpriced) cost += "+";  // runs whose cost is not known are left out
     const auto kept = row.kept_rate();
     char line[640];

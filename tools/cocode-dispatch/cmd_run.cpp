@@ -58,6 +58,17 @@ void ensure_hooks(const std::vector<agent::PlannedRun>& runs) {
 
 // One run in the live view: state, elapsed time, output so far, commits, tokens and cost so
 // far, READY, verdict.
+// view_line's columns, named.
+constexpr char kViewColumns[] = "%-6s %-12s %-24s %7s %9s %10s %6s %7s  %-18s %s";
+std::string view_header() {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, kViewColumns, "ISSUE", "AGENT", "STATE", "ELAPSED", "OUTPUT",
+                  "COMMITS", "TOKENS", "COST", "READY", "VERDICT");
+    std::string line = buf;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+}
+
 std::string view_line(const agent::RunView& view, const std::string& verdict) {
     using Clock = std::chrono::steady_clock;
     const agent::PlannedRun& run = *view.run;
@@ -74,7 +85,7 @@ std::string view_line(const agent::RunView& view, const std::string& verdict) {
     const run::RunUsage usage = view.usage.value_or(run::RunUsage{});
     char buf[512];
     std::snprintf(
-        buf, sizeof buf, "#%-5ld %-12s %-24s %7s %9s %10s %6s %7s  %-18s %s", run.issue,
+        buf, sizeof buf, kViewColumns, ("#" + std::to_string(run.issue)).c_str(),
         run.agent.name.c_str(), state.c_str(), started ? format_elapsed(seconds).c_str() : "-",
         started ? format_bytes(view.output_bytes).c_str() : "-",
         started
@@ -228,6 +239,8 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
                          color_of(view.state));
     };
     if (progress.in_place()) {
+        // The table's header, above its first line (its columns: view_line's).
+        progress.set(" header", view_header(), "");
         options.on_tick = [&](const std::vector<agent::RunView>& views) {
             std::lock_guard<std::mutex> lock(shown);
             last_views = views;
@@ -253,7 +266,9 @@ std::pair<agent::BatchResult, std::vector<check::BatchCheck>> supervise_in_view(
         live.judged(c);
         if (!progress.in_place()) return;
         std::lock_guard<std::mutex> lock(shown);
-        verdicts[c.run_id] = c.verdict       ? (c.verdict->pass ? "PASS" : "FAIL")
+        verdicts[c.run_id] = c.verdict
+                                 ? (c.verdict->pass ? std::string("PASS")
+                                                    : "FAIL: " + check::first_failure(*c.verdict))
                              : c.interrupted ? "check interrupted"
                                              : "check failed";
         redraw(last_views);
