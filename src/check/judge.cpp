@@ -184,9 +184,10 @@ CheckItem scope_check(const config::CheckConfig& rules, const std::vector<git::F
     }
     if (outside.empty() && read_only.empty()) {
         item.outcome = Outcome::pass;
-        item.reason = files.size() == 1 ? "the 1 file is within the allowed paths"
-                                        : "all " + std::to_string(files.size()) +
-                                              " files within the allowed paths";
+        item.reason = files.empty()       ? "no file changed"
+                      : files.size() == 1 ? "the 1 file is within the allowed paths"
+                                          : "all " + std::to_string(files.size()) +
+                                                " files within the allowed paths";
         return item;
     }
     item.outcome = Outcome::fail;

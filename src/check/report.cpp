@@ -55,7 +55,8 @@ std::string fenced(const std::string& text) {
     return fence + "text\n" + text + "\n" + fence + "\n";
 }
 
-std::size_t outside_plan(const Verdict& v) {
+// The files the scope check found outside the allowed paths (or an approved plan's files).
+std::size_t out_of_scope(const Verdict& v) {
     const CheckItem* scope = v.find("scope");
     return scope ? scope->files.size() : 0;
 }
@@ -350,7 +351,7 @@ std::string render_text(const Verdict& v) {
 }
 
 RankFacts rank_facts(const Verdict& v) {
-    return {v.pass, outside_plan(v), v.insertions + v.deletions, v.run_seconds, v.agent};
+    return {v.pass, out_of_scope(v), v.insertions + v.deletions, v.run_seconds, v.agent};
 }
 
 bool ranks_before(const RankFacts& a, const RankFacts& b) {
@@ -497,7 +498,7 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
     const bool any_pass = !ranked.empty() && ranked.front().pass;
     out += any_pass ? " · best: " + code(ranked.front().agent) : " · none passed";
     out +=
-        "\n\n| agent | verdict | files | lines | outside plan | tests | run time | cost |\n"
+        "\n\n| agent | verdict | files | lines | out of scope | tests | run time | cost |\n"
         "|---|---|---:|---:|---:|---|---:|---:|\n";
     double spent = 0;
     int passes = 0;
@@ -508,7 +509,7 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
         if (i == 0 && any_pass) name = "**" + name + "** ⭐";
         out += "| " + name + " | " + (v.pass ? "✅ PASS" : "❌ FAIL") + " | " +
                std::to_string(file_count(v)) + " | +" + std::to_string(v.insertions) + " −" +
-               std::to_string(v.deletions) + " | " + std::to_string(outside_plan(v)) + " | " +
+               std::to_string(v.deletions) + " | " + std::to_string(out_of_scope(v)) + " | " +
                tests_cell(v) + " | " + (v.run_seconds ? format_seconds(*v.run_seconds) : "–") +
                " | " + cost_cell(v) + " |\n";
         passes += v.pass;

@@ -379,9 +379,15 @@ TEST_F(Publish, TheComparisonIsMadeOnAFreshRunnerFromThePublishedVerdicts) {
               outputs.end());
     EXPECT_NE(std::find(outputs.begin(), outputs.end(), "verdict=PASS"), outputs.end());
     int summaries = 0;
-    for (const auto& c : server.comments_of(1))
-        summaries +=
-            c["body"].get<std::string>().find("<!-- cocode:check/issue-1/summary -->") == 0;
+    for (const auto& c : server.comments_of(1)) {
+        const std::string body = c["body"];
+        if (body.find("<!-- cocode:check/issue-1/summary -->") != 0) continue;
+        ++summaries;
+        // Its column of files beyond the allowed paths says so (it read "outside plan", with
+        // no plan anywhere).
+        EXPECT_NE(body.find("| out of scope |"), std::string::npos) << body;
+        EXPECT_EQ(body.find("plan"), std::string::npos) << body;
+    }
     EXPECT_EQ(summaries, 1);
     // Nothing to compare anywhere: a clear error.
     server.add_issue(2, "Untouched", "", {});

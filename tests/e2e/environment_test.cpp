@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "dispatch_fixture.h"
 #include "loopback_server.h"
@@ -223,6 +224,16 @@ TEST_F(Environments, BuiltOnceForTenRunsAndNoAgentWritesIntoTheStoreOrItsNeighbo
     EXPECT_EQ(built.exit_code, 0) << built.err;
     EXPECT_EQ(built.err, "");
     EXPECT_EQ(builds(), 1);
+    // Listed for a person: its size in bytes' units and its age in one style (before, SIZE was
+    // a raw byte count, and ages read "111s" beside "2m").
+    Shell listed = in_store("env list");
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    const auto row = listed.out.substr(listed.out.find('\n') + 1);
+    EXPECT_TRUE(std::regex_search(
+        row, std::regex(R"( [0-9.]+ (B|KB|MB) +[0-9]+ +[0-9]+[smhd] +[0-9]+[smhd] )")))
+        << listed.out;
+    EXPECT_FALSE(std::regex_search(row, std::regex(R"(\b(6[0-9]|[7-9][0-9]|1[01][0-9])s\b)")))
+        << "an age of a minute or more is in minutes: " << listed.out;
 }
 
 // A build killed with -9 while its setup runs, and at several points after it: nothing is

@@ -194,6 +194,12 @@ TEST(Verdict, TheChecksThatAreFunctionsOfTheirInputs) {
         rules.read_only_paths = c.read_only;
         EXPECT_EQ(check::scope_check(rules, c.files).outcome, c.outcome);
     }
+    // Nothing changed is said as such (before: "all 0 files within the allowed paths").
+    rules.allowed_paths = {"src/**"};
+    rules.read_only_paths = {};
+    EXPECT_EQ(check::scope_check(rules, {}).reason, "no file changed");
+    EXPECT_EQ(check::scope_check(rules, {change("src/a.cpp")}).reason,
+              "the 1 file is within the allowed paths");
 
     auto item = [](Outcome outcome) {
         check::CheckItem c;

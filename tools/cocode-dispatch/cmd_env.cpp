@@ -13,6 +13,7 @@
 #include "environment/store.h"
 #include "git/repository.h"
 #include "proc/process_tree.h"
+#include "progress.h"
 #include "views.h"
 #include "workspace.h"
 
@@ -55,9 +56,10 @@ std::string age_of(std::chrono::system_clock::time_point at) {
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() - at)
             .count();
-    if (seconds < 120) return std::to_string(std::max<long long>(seconds, 0)) + "s";
-    if (seconds < 7200) return std::to_string(seconds / 60) + "m";
-    if (seconds < 172800) return std::to_string(seconds / 3600) + "h";
+    // Its largest whole unit, one style for every age ("45s", "2m", "3h", "4d").
+    if (seconds < 60) return std::to_string(std::max<long long>(seconds, 0)) + "s";
+    if (seconds < 3600) return std::to_string(seconds / 60) + "m";
+    if (seconds < 86400) return std::to_string(seconds / 3600) + "h";
     return std::to_string(seconds / 86400) + "d";
 }
 
@@ -123,7 +125,7 @@ int env_build(const EnvArgs& args) {
     } else {
         std::printf("%s  %s  %s in %zu files  %s\n", environment.key.c_str(),
                     terminal_safe_line(entry->dir.string()).c_str(),
-                    config::format_size(entry->manifest.size).c_str(), entry->manifest.files.size(),
+                    format_bytes(entry->manifest.size).c_str(), entry->manifest.files.size(),
                     terminal_safe_line(environment.spec.source).c_str());
     }
     return 0;
@@ -147,7 +149,7 @@ int env_list(const EnvArgs& args) {
         for (const auto& use : l.live) users += (users.empty() ? "" : ", ") + use.name;
         auto created = parse_utc_timestamp(l.manifest.created);
         std::printf("%-24s  %9s  %7zu  %5s  %9s  %s\n", l.key.c_str(),
-                    config::format_size(l.manifest.size).c_str(), l.manifest.files.size(),
+                    format_bytes(l.manifest.size).c_str(), l.manifest.files.size(),
                     created ? age_of(*created).c_str() : "?", age_of(l.last_used).c_str(),
                     users.empty() ? "-" : terminal_safe_line(users).c_str());
     }
@@ -170,7 +172,7 @@ int env_prune(const EnvArgs& args) {
         return 0;
     }
     for (const auto& key : pruned.removed) std::printf("removed %s\n", key.c_str());
-    std::printf("%s freed\n", config::format_size(pruned.freed).c_str());
+    std::printf("%s freed\n", format_bytes(pruned.freed).c_str());
     return 0;
 }
 
