@@ -2,6 +2,7 @@
 // the local issue store (src/issues/) uses too, so both sources yield the same values.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -176,6 +177,10 @@ struct IssueQuery {
     std::optional<std::string> state;     // open, closed, all
     std::optional<std::string> assignee;  // a login, "none" or "*"
     std::optional<int> per_page;          // unset: the client's page size (GitHub::page_size)
+    // A local store's issue file that does not read: told here and left out of the list when
+    // set (`issues list` shows the others); unset, it fails the listing (a run must not go on
+    // without an issue it was asked for).
+    std::function<void(const Error&)> on_unreadable;
 };
 
 // `where` names the document in errors: "issues/12.json", "GET /repos/o/r/issues/12".

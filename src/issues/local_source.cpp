@@ -59,6 +59,10 @@ class LocalSource final : public IssueSource {
         for (const auto& entry : list_folder(dir_, ec)) {
             if (!entry.is_regular_file || !number_of(entry.path)) continue;
             auto issue = load(entry.path);
+            if (!issue.ok() && query.on_unreadable) {
+                query.on_unreadable(issue.error());
+                continue;
+            }
             if (!issue.ok()) return std::move(issue).error();
             if (matches(issue.value(), query)) issues.push_back(std::move(issue).value());
         }

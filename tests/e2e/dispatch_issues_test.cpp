@@ -66,9 +66,20 @@ TEST(DispatchIssues, BadInputIsOneLineNamingFileAndField) {
     TempDir dir;
     fs::create_directories(dir / "issues");
     write_text(dir / "issues/5.json", R"({"number": 5, "title": ["not", "a string"]})");
+    write_issue(dir / "issues", 4, "Readable", {});
+    // The others are listed all the same (before, one bad file listed nothing), the bad one
+    // named, and the exit says something was wrong.
     Shell bad = sh(dispatch() + " issues list --issues issues", dir.path());
     EXPECT_EQ(bad.exit_code, 2);
-    EXPECT_EQ(bad.err, "cocode-dispatch: error: issues/5.json: field 'title': expected a string\n");
+    EXPECT_EQ(bad.out, "#4\topen\tReadable\n");
+    EXPECT_EQ(bad.err,
+              "1 issue from local folder issues\n"
+              "cocode-dispatch: error: issues/5.json: field 'title': expected a string\n");
+    // As JSON too: the readable ones, the bad one named.
+    Shell json_list = sh(dispatch() + " issues list --issues issues --json", dir.path());
+    EXPECT_EQ(json_list.exit_code, 2);
+    EXPECT_EQ(nlohmann::json::parse(json_list.out).size(), 1u);
+    fs::remove(dir / "issues/4.json");
 
     write_text(dir / "issues/5.json", "{\n  \"number\": 5,\n  \"title\": \"x\"\n  oops\n}");
     Shell broken = sh(dispatch() + " issues show 5 --issues issues", dir.path());

@@ -1533,6 +1533,23 @@ TEST_F(DispatchRun, ShellsCompleteCommandsOptionsAgentsAndIssues) {
     EXPECT_EQ(dispatch("completion tcsh").exit_code, 2);
 }
 
+// A configuration that does not read is one error, named where it is; what it configures is
+// not checked (before, a trailing comma also gave "agents: none configured (init)").
+TEST_F(DispatchRun, DoctorWithAConfigurationThatDoesNotReadSaysItOnce) {
+    write_text(repo_ / ".cocode/config.json", R"({"agents": {"a": {"command": "true"}},})");
+    Shell doctor = dispatch("doctor --json");
+    EXPECT_NE(doctor.exit_code, 0);
+    std::map<std::string, json> checks;
+    for (const auto& c : json::parse(doctor.out)) checks[c["check"]] = c;
+    EXPECT_EQ(checks["config"]["state"], "error");
+    EXPECT_NE(checks["config"]["detail"].get<std::string>().find(".cocode/config.json:1"),
+              std::string::npos);
+    EXPECT_EQ(checks["agents"]["state"], "error");
+    EXPECT_EQ(checks["agents"]["detail"].get<std::string>().find("none configured"),
+              std::string::npos)
+        << checks["agents"].dump();
+}
+
 TEST_F(DispatchRun, InitWritesTheConfigAndInstallsTheHookAndDoctorReports) {
     fs::create_directories(dir_ / "bin");
     // A fake `claude` on PATH: init finds it by name.

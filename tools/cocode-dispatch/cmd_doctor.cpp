@@ -375,13 +375,20 @@ int run_doctor(const DoctorArgs& args) {
                               std::to_string(unseen.size()) + " uncommitted change(s) (" +
                                   unseen.front() +
                                   "): agents start from the last commit and will not see them"});
+        bool config_read = true;
         if (auto config = config::load_config(ws->root); config) {
             ws->config = std::move(*config);
             checks.push_back({"config", "ok", (ws->root / config::kConfigFile).string()});
         } else {
+            config_read = false;
             checks.push_back({"config", "error", config.error().message});
         }
-        check_agents(ws->config, checks);
+        // What a configuration that does not read configures is unknown, not "none".
+        if (config_read)
+            check_agents(ws->config, checks);
+        else
+            checks.push_back({"agents", "error",
+                              "not checked: the configuration does not read (the line above)"});
         check_sandbox(ws->config, checks);
         check_environment(*ws, checks);
         auto where = hook::locate_hooks(ws->root);

@@ -35,12 +35,17 @@ int run_issues_list(const IssuesListArgs& args) {
     query.labels = args.labels;
     query.state = args.state;
     query.assignee = args.assignee;
+    // One file that does not read hides none of the others: each is named, and the exit is 2.
+    std::vector<Error> unreadable;
+    query.on_unreadable = [&](const Error& e) { unreadable.push_back(e); };
     auto list = source->list(query).value_or_throw();
+    const int code = unreadable.empty() ? 0 : static_cast<int>(ExitCode::usage);
     if (args.json) {
         json out = json::array();
         for (const auto& issue : list) out.push_back(github::to_json(issue));
         std::cout << json_output(out, 2) << "\n";
-        return 0;
+        for (const auto& e : unreadable) notice("error: " + e.message);
+        return code;
     }
     for (const auto& issue : list) {
         std::cout << "#" << issue.number << "\t" << line(issue.state) << "\t" << line(issue.title);
@@ -49,7 +54,8 @@ int run_issues_list(const IssuesListArgs& args) {
     }
     std::cerr << list.size() << (list.size() == 1 ? " issue" : " issues") << " from "
               << source->describe() << "\n";
-    return 0;
+    for (const auto& e : unreadable) notice("error: " + e.message);
+    return code;
 }
 
 int run_issues_show(const IssuesShowArgs& args) {
