@@ -116,6 +116,19 @@ try {
     "the hostile title created no element");
   await shot(page, "races-running");
   await accessible(page, "the races");
+  // Each run with its start and an id `logs` takes; a race's newest run first.
+  const cells = await page.$$eval(`${raceRow} td`, (tds) => tds.map((td) => td.textContent));
+  check(/\d\d:\d\d:\d\d/.test(cells[1]), `the race shows when the run started (${cells[1]})`);
+  check(scenario.race.id.startsWith(cells[2]) && cells[2].length >= 15, `… and its id's start (${cells[2]})`);
+  const order = await page.$$eval(`section[data-issue] tbody tr`, (trs) => trs.map((tr) => tr.dataset.run));
+  const started = Object.fromEntries((await (await api("runs", { headers: bearer })).json()).runs
+    .map((r) => [r.run_id, r.start_time]));
+  check(order.every((id, i) => i === 0 || started[order[i - 1]] >= started[id]), "a race lists its newest run first");
+  check((await page.textContent("#races-summary")).includes("2 running"), "the summary counts the two runs running");
+  // Opened in a new tab, a run's page asks the open tab for the token instead of the person.
+  const second = await open(`${origin}${base}#/run/${encodeURIComponent(scenario.race.id)}`);
+  await waitFor(second, "#log", "a run's page opened in a new tab gets the token from the open one");
+  await second.close();
 
   // The race moves: READY when the agent commits with the marker, PASS once judged.
   writeFileSync(`${scenario.race.folder}/go`, "");
@@ -131,6 +144,9 @@ try {
   await page.click(`${stoppedRow} button`);
   await waitFor(page, `${stoppedRow}[data-state="failed"]`, "Stop ends the other run");
   check((await page.textContent(stoppedRow)).includes("interrupted"), "… as interrupted, as Ctrl-C would");
+  await page.waitForFunction(() => document.querySelector("#races-summary").textContent.includes(" 0 running"),
+    null, { timeout: 10000 }).then(() => check(true, "the summary follows the runs live"),
+    () => check(false, "the summary follows the runs live"));
 
   // The run's page: its log (as `logs` renders it), verdict, diff, egress, rounds.
   await page.click(`${raceRow} a`);
@@ -141,8 +157,14 @@ try {
   await waitFor(page, "#verdict.v-PASS", "the run's page shows PASS");
   await page.click("#tab-1");
   await page.waitForFunction(() => document.querySelector("#panel-1").textContent.includes("PASS"),
-    null, { timeout: 10000 }).then(() => check(true, "its verdict (check.md) is shown"),
-    () => check(false, "its verdict (check.md) is shown"));
+    null, { timeout: 10000 }).then(() => check(true, "its verdict is shown"),
+    () => check(false, "its verdict is shown"));
+  // A table of the checks drawn from check.json, each result in words: no Markdown source, no
+  // emoji (which are boxes without an emoji font).
+  const verdictText = await page.textContent("#panel-1");
+  check((await page.$$("#panel-1 table#checks tbody tr")).length >= 4, "the verdict is a table of its checks");
+  check(verdictText.includes("✓ pass") && verdictText.includes("ready marker"), "… each with its result in words");
+  check(!/[|`✅❌]/.test(verdictText), "… and no Markdown nor emoji in it");
   await shot(page, "run-verdict");
   await page.click("#tab-2");
   check((await page.textContent("#panel-2")).includes("file.txt"), "its diff names the changed file");
@@ -157,6 +179,13 @@ try {
   await page.click('nav a[data-view="scorecard"]');
   await waitFor(page, "figure.chart svg rect.bar", "the scorecard draws its charts");
   check((await page.textContent("main")).includes("PASS rate"), "… PASS rate with its interval");
+  check((await page.textContent("main table.card")).includes("1 interrupted"),
+    "the run stopped from the page is counted apart, not judged");
+  // Every axis's ticks are distinct figures (the time to READY read "0s 0s 1s 1s 1s").
+  const axes = await page.$$eval("figure.chart svg", (svgs) => svgs.map((svg) =>
+    [...svg.querySelectorAll('text[text-anchor="middle"]')].map((t) => t.textContent)));
+  check(axes.length >= 3 && axes.every((ticks) => new Set(ticks).size === ticks.length),
+    `each chart's axis has distinct ticks (${axes.map((t) => t.join(" ")).join(" | ")})`);
   await shot(page, "scorecard");
   await accessible(page, "the scorecard");
   await page.click('nav a[data-view="environments"]');
@@ -164,6 +193,15 @@ try {
   await shot(page, "environments");
   await accessible(page, "the environments and queue");
   await page.close();
+
+  // Without any tab that has it, the token page says where the token is, as text to read.
+  const alone = await (await browser.newContext()).newPage();
+  await alone.goto(`${origin}${base}#/`);
+  await waitFor(alone, "main h1", "a page with no token anywhere asks for it");
+  const asked = await alone.textContent("main");
+  check(asked.includes("needs its token") && (await alone.$$("main code")).length === 2 && !asked.includes("`"),
+    "… naming the command and the address's end as code, with no stray backticks");
+  await alone.close();
 
   // Read-only: the same runs, no action offered, an action POST refused even with the token.
   const readOnly = await open(scenario.readOnlyUrl);

@@ -277,6 +277,14 @@ json run_detail(Dashboard::State& s, const std::string& id) {
         out["check_md"] = verdict->plan_round ? check::render_plan_markdown(*verdict)
                                               : check::render_markdown(*verdict);
         out["pass"] = verdict->pass;
+        // What the page draws its verdict from: the items' text, never the Markdown's markup.
+        json checks = json::array();
+        for (const auto& item : verdict->checks)
+            checks.push_back({{"name", item.name},
+                              {"result", check::outcome_name(item.outcome)},
+                              {"reason", item.reason}});
+        out["checks"] = std::move(checks);
+        out["first_failure"] = check::first_failure(*verdict);
         if (verdict->plan_round && verdict->plan && verdict->pass &&
             verdict->plan_rejected_by.empty())
             out["plan_hash"] = verdict->plan->hash;

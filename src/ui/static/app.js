@@ -12,6 +12,10 @@
     history.replaceState(null, '', location.pathname + location.search + '#/');
   }
   const token = () => sessionStorage.getItem(tokenKey) || '';
+  // A tab opened from another (a run's page in a new tab) asks the open ones for the token:
+  // it stays in this browser's memory while a tab of the dashboard is open, never on disk.
+  const tokenShape = /^[0-9A-Za-z._~-]{8,256}$/;
+  const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(tokenKey) : null;
 
   // ---- text and elements -------------------------------------------------------------
   // Control characters written as the terminal commands write them (core/terminal_text):
@@ -76,6 +80,31 @@
     if (n < 1e6) return (n / 1e3).toFixed(n < 1e4 ? 1 : 0) + 'k';
     return (n / 1e6).toFixed(1) + 'M';
   }
+  // An axis's end: the maximum rounded up so that its four steps read as whole figures in the
+  // axis's unit (seconds: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1, 2, 6, 12 h, days;
+  // the rest 1, 2, 2.5, 5 × a power of ten). Before, 1.6 s read "0s 0s 1s 1s 2s".
+  function niceMax(max, seconds) {
+    if (!(max > 0)) return 1;
+    const steps = seconds
+      ? [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400]
+      : null;
+    if (steps) {
+      for (const step of steps) if (step * 4 >= max) return step * 4;
+      return Math.ceil(max / 4 / 86400) * 86400 * 4;
+    }
+    const raw = max / 4, power = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (m * power >= raw - 1e-12) return m * power * 4;
+    return raw * 4;
+  }
+  // A run's start as a person reads it: "Nov 28 06:11:26", in this browser's time zone.
+  function startedAt(row) {
+    const t = Date.parse(row.start_time || '');
+    if (!isFinite(t)) return '–';
+    const d = new Date(t);
+    return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  }
+  // The start of a run id that names it to `logs` and `status` (its date and second).
+  const shortId = (id) => String(id).slice(0, 15);
   const money = (x) => (x === null || x === undefined ? '–' : '$' + (x < 0.01 && x > 0 ? x.toFixed(4) : x.toFixed(2)));
   const percent = (x) => (x === null || x === undefined ? '–' : Math.round(x * 100) + '%');
   function bytes(n) {
@@ -254,7 +283,7 @@
     clear(m);
     m.append(
       h('h1', null, 'The dashboard needs its token'),
-      h('p', { class: 'msg err', role: 'alert' }, 'Open the address `cocode-dispatch ui` printed: it ends in #token=…. Without the token the server answers nothing but this page.'),
+      h('p', { class: 'msg err', role: 'alert' }, 'Open the address ', h('code', null, 'cocode-dispatch ui'), ' printed: it ends in ', h('code', null, '#token=…'), '. Without the token the server answers nothing but this page.'),
     );
     const live = document.getElementById('live');
     live.textContent = 'no token';
@@ -287,7 +316,8 @@
       by.get(row.issue).push(row);
     }
     const list = [...by.entries()].map(([issue, rows]) => {
-      rows.sort((a, b) => (a.agent === b.agent ? a.round - b.round : a.agent < b.agent ? -1 : 1));
+      // Newest first: the latest race on top, each run with its start and id.
+      rows.sort((a, b) => ((b.start_time || b.run_id) > (a.start_time || a.run_id) ? 1 : (b.start_time || b.run_id) < (a.start_time || a.run_id) ? -1 : b.run_id > a.run_id ? 1 : -1));
       const latest = rows.reduce((m, r) => (r.start_time && r.start_time > m ? r.start_time : m), '');
       const title = rows.reduce((t, r) => t || r.issue_title, '');
       return { issue, rows, latest, title };
@@ -308,6 +338,8 @@
       'tr',
       { 'data-run': row.run_id, 'data-state': state.text, 'data-verdict': verdict || '' },
       h('td', null, h('a', { href: '#/run/' + encodeURIComponent(row.run_id) }, agentName(row))),
+      h('td', { class: 'nowrap' }, startedAt(row)),
+      h('td', null, h('span', { class: 'mono nowrap', title: row.run_id }, shortId(row.run_id))),
       h('td', null, h('span', { class: 'badge ' + state.cls }, state.text), row.reason ? h('span', { class: 'muted' }, ' ' + row.reason) : null),
       h('td', { class: 'n', 'data-start': row.start_time || '', 'data-end': row.end_time || '' }, elapsedOf(row)),
       h('td', { class: 'n' }, row.commits === null || row.commits === undefined ? '–' : String(row.commits)),
@@ -334,8 +366,8 @@
           h(
             'tr',
             null,
-            ['Agent', 'State', 'Elapsed', 'Commits', 'Tokens', 'Cost', 'Verdict', 'Pull request'].map((t, i) =>
-              h('th', { scope: 'col', class: i >= 2 && i <= 5 ? 'n' : null }, t),
+            ['Agent', 'Started', 'Run', 'State', 'Elapsed', 'Commits', 'Tokens', 'Cost', 'Verdict', 'Pull request'].map((t, i) =>
+              h('th', { scope: 'col', class: i >= 4 && i <= 7 ? 'n' : null }, t),
             ),
             readOnly ? null : h('th', { scope: 'col' }, 'Act'),
           ),
@@ -348,11 +380,14 @@
     const m = main();
     clear(m);
     const all = issues();
-    const active = [...runs.values()].filter(isActive).length;
-    m.append(
-      h('h1', null, 'Races'),
-      h('p', { class: 'muted' }, runs.size + ' runs on ' + all.length + ' issues · ' + active + ' running or queued'),
-    );
+    // The line under the title, kept true as runs change.
+    const summary = h('p', { class: 'muted', id: 'races-summary' });
+    const sum = () => {
+      const active = [...runs.values()].filter(isActive).length;
+      summary.textContent = runs.size + ' runs on ' + issues().length + ' issues · ' + active + ' running, queued or being checked';
+    };
+    sum();
+    m.append(h('h1', null, 'Races'), summary);
     if (!all.length) m.append(h('p', { class: 'empty' }, 'No runs yet: `cocode-dispatch run ISSUE` starts some.'));
     // The first screens at once, the rest a few hundred rows a frame: a thousand runs stay quick.
     const list = h('div', { id: 'races' });
@@ -372,6 +407,7 @@
     };
     requestAnimationFrame(more);
     return (row) => {
+      sum();
       const card = list.querySelector('section[data-issue="' + Number(row.issue) + '"]');
       const item = issues().find((i) => i.issue === row.issue);
       if (!item) {
@@ -403,7 +439,8 @@
       item('READY', h('span', { class: 'mono' }, row.ready_commit ? row.ready_commit.slice(0, 12) : '–')),
       item('Pull request', pullLink(row)),
       item('Reason', row.reason || '–'),
-      item('Run', h('span', { class: 'mono' }, row.run_id)),
+      item('Started', startedAt(row)),
+      item('Run', h('span', { class: 'mono nowrap' }, row.run_id)),
     );
   }
   function diffView(text) {
@@ -474,6 +511,21 @@
     box.append(note);
     return box;
   }
+  // The verdict as a table, from check.json's items (their text, never the Markdown's markup):
+  // each check's result in words and a mark of its own shape, its name, and why.
+  function verdictView(detail) {
+    if (!Array.isArray(detail.checks)) return [h('p', { class: 'empty' }, 'Not judged yet.')];
+    const marks = { pass: '✓ pass', fail: '✗ FAIL', skipped: '– skipped' };
+    const verdict = detail.pass ? 'PASS' : 'FAIL';
+    return [
+      h('p', null, 'Verdict: ', h('span', { class: 'badge v-' + verdict, id: 'verdict-word' }, verdict), detail.first_failure ? h('span', { class: 'muted' }, ' — ' + visible(detail.first_failure)) : null),
+      table({ id: 'checks' }, 'What was checked', ['Result', 'Check', 'Why'], detail.checks, (c) => [
+        h('td', { class: 'nowrap' }, h('span', { class: 'r-' + (marks[c.result] ? c.result : 'skipped') }, marks[c.result] || visible(c.result))),
+        h('td', null, visible(c.name)),
+        h('td', null, visible(c.reason || '')),
+      ]),
+    ];
+  }
   function viewRun(id) {
     const m = main();
     clear(m);
@@ -522,7 +574,7 @@
           if (nearEnd) log.scrollTop = log.scrollHeight;
         }
         if (event === 'end') {
-          logState.textContent = 'the run has ended';
+          logState.textContent = lines ? 'the run has ended' : 'the run has ended; it wrote nothing on ' + streamSelect.value;
           return false;
         }
         logState.textContent = 'live';
@@ -542,7 +594,7 @@
       const actions = actionsView(row, detail);
       if (actions) actionsBox.append(actions);
       for (const p of panels.slice(1)) clear(p);
-      panels[1].append(detail.check_md ? h('pre', { class: 'light', tabindex: '0' }, detail.check_md) : h('p', { class: 'empty' }, 'Not judged yet.'));
+      panels[1].append(...verdictView(detail));
       panels[2].append(detail.diff ? diffView(detail.diff) : h('p', { class: 'empty' }, 'No change yet.'));
       if (detail.diff_cut) panels[2].append(h('p', { class: 'muted' }, 'The diff is longer: its first 512 KiB are shown.'));
       panels[3].append(egressView(detail.egress || []));
@@ -569,7 +621,7 @@
     const shown = rows.filter((r) => value(r) !== null && value(r) !== undefined);
     const height = top + Math.max(1, shown.length) * rowH + 24;
     const most = Math.max(0, ...shown.map((r) => (options.high ? options.high(r) : value(r))));
-    const max = options.max || (most > 0 ? most : 1);
+    const max = options.max || niceMax(most, options.axis === duration);
     const x = (v) => label + ((width - label - right) * v) / max;
     const svg = s('svg', { viewBox: '0 0 ' + width + ' ' + height, role: 'img', 'aria-label': title }, s('title', null, title));
     svg.append(s('text', { x: 0, y: 16, 'font-weight': '600' }, title));
@@ -650,11 +702,14 @@
             barChart('Merge rate (merged of decided)', rows, (r) => r.merge_rate, (r) => percent(r.merge_rate), { cls: 'rose', max: 1, axis: percent }),
           ),
         );
-        const figures = ['Runs', 'PASS', 'Interval', 'Cost/PASS', 'To READY', 'Merged', 'Reverted', 'Cost'].map((t) => [t, 'n']);
+        const figures = ['Runs', 'Not judged', 'PASS', 'Interval', 'Cost/PASS', 'To READY', 'Merged', 'Reverted', 'Cost'].map((t) => [t, 'n']);
         out.append(
           table({ class: 'card' }, 'The figures behind the charts', ['Row', ...figures], rows, (r) => [
             h('th', { scope: 'row' }, r.key),
             h('td', { class: 'n' }, String(r.runs)),
+            // Interrupted, or whose agent never started: counted apart, never in the PASS rate.
+            h('td', { class: 'n', title: (r.interrupted || 0) + ' interrupted, ' + (r.never_started || 0) + ' never started' },
+              (r.interrupted || 0) + (r.never_started || 0) ? [r.interrupted ? r.interrupted + ' interrupted' : null, r.never_started ? r.never_started + ' never started' : null].filter(Boolean).join(', ') : '0'),
             h('td', { class: 'n' }, r.passed + '/' + r.judged),
             h('td', { class: 'n' }, r.pass_rate_interval ? percent(r.pass_rate_interval[0]) + '–' + percent(r.pass_rate_interval[1]) : '–'),
             h('td', { class: 'n' }, money(r.cost_per_pass_usd)),
@@ -758,6 +813,16 @@
     }
   }, 1000);
   window.addEventListener('hashchange', route);
-  if (!token()) showAuth();
-  else loadRuns().then(route, fail);
+  if (channel)
+    channel.onmessage = (e) => {
+      if (e.data === 'token?' && token()) channel.postMessage({ token: token() });
+      else if (e.data && typeof e.data.token === 'string' && !token() && tokenShape.test(e.data.token)) {
+        sessionStorage.setItem(tokenKey, e.data.token);
+        loadRuns().then(route, fail);
+      }
+    };
+  if (!token()) {
+    showAuth();
+    if (channel) channel.postMessage('token?');
+  } else loadRuns().then(route, fail);
 })();
