@@ -8,6 +8,7 @@
 #include "git/agent_repo.h"
 #include "git/repository.h"
 #include "proc/environment.h"
+#include "run/checking.h"
 #include "run/seal.h"
 
 namespace cocode::agent {
@@ -163,9 +164,10 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
     }
     // A pair's worktree and branch are its live run's while one is going, whichever of the
     // pair's runs was named (an earlier, ended one shares them): none of it is cleaned.
+    // Its agent going, or its check (whose verify runs in a clean tree of the branch).
     std::map<std::string, const run::RunRecord*> live;
     for (const auto& r : all_runs)
-        if (run::is_active(r.status))
+        if (run::is_active(r.status) || run::checking_now(repo_root, r.run_id))
             if (const auto made = made_for(repo_root, r, options)) live[made->branch] = &r;
     std::set<std::string> branches_done;
     for (const auto& r : runs) {
@@ -180,7 +182,9 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
         if (const auto going = live.find(made->branch); going != live.end()) {
             const run::RunRecord& g = *going->second;
             steps.push_back({"run " + g.run_id, false,
-                             "is " + std::string(run::status_name(g.status)) +
+                             "is " +
+                                 (run::is_active(g.status) ? std::string(run::status_name(g.status))
+                                                           : std::string("being checked")) +
                                  " (its dispatcher is pid " + std::to_string(g.supervisor_pid) +
                                  "); `cocode-dispatch stop " + g.run_id +
                                  "` ends it, then clean removes its worktree and branch"});

@@ -100,6 +100,10 @@ TEST_F(Stop, StopInTheCheckEndsItsVerifyAndLeavesNoVerdict) {
     ASSERT_TRUE(wait_until([&] { return status_shows_checking(); }, std::chrono::seconds(60)))
         << dispatch("status").out << read_text(repo_ / "err.txt");
     const std::string id = only_run().run_id;
+    // clean leaves a run being checked as it leaves one running, naming stop.
+    Shell clean = dispatch("clean 1");
+    EXPECT_NE(clean.err.find("is being checked"), std::string::npos) << clean.out << clean.err;
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-seed"));
     Shell stop = dispatch("stop " + id);
     ASSERT_EQ(stop.exit_code, 0) << stop.err;
     EXPECT_NE(stop.out.find("stopping " + id), std::string::npos) << stop.out;
