@@ -31,6 +31,12 @@ Result<std::string> login_of(const json& value, const char* field, std::string_v
     return optional_string(*it, "login", std::string(where) + ": " + field);
 }
 
+// Whether a document's `user` is of GitHub's type Bot: a bot whose login lacks "[bot]" is one.
+bool typed_bot(const json& value) {
+    auto user = value.find("user");
+    return user != value.end() && user->is_object() && user->value("type", "") == "Bot";
+}
+
 bool valid_name_part(std::string_view part) {
     return !part.empty() && part != "." && part != ".." &&
            std::all_of(part.begin(), part.end(), [](char c) {
@@ -101,6 +107,7 @@ Result<Issue> issue_from_json(const json& value, std::string_view where) {
     auto author = login_of(value, "user", where);
     if (!author.ok()) return std::move(author).error();
     issue.author = std::move(author).value();
+    issue.author_is_bot = typed_bot(value);
 
     if (auto labels = value.find("labels"); labels != value.end() && !labels->is_null()) {
         if (!labels->is_array()) return field_error(where, "labels", "an array");
@@ -157,6 +164,7 @@ Result<Review> review_from_json(const json& value, std::string_view where) {
     auto author = login_of(value, "user", where);
     if (!author.ok()) return std::move(author).error();
     review.author = std::move(author).value();
+    review.author_is_bot = typed_bot(value);
     return review;
 }
 
@@ -190,6 +198,7 @@ Result<ReviewComment> review_comment_from_json(const json& value, std::string_vi
     auto author = login_of(value, "user", where);
     if (!author.ok()) return std::move(author).error();
     comment.author = std::move(author).value();
+    comment.author_is_bot = typed_bot(value);
     return comment;
 }
 
@@ -215,8 +224,7 @@ Result<Comment> comment_from_json(const json& value, std::string_view where) {
     auto association = optional_string(value, "author_association", where);
     if (!association.ok()) return std::move(association).error();
     comment.author_association = std::move(association).value();
-    if (auto user = value.find("user"); user != value.end() && user->is_object())
-        comment.author_is_bot = user->value("type", "") == "Bot";
+    comment.author_is_bot = typed_bot(value);
     // …/issues/<n>: the number the issues API knows it by (a pull request's too).
     auto issue_url = optional_string(value, "issue_url", where);
     if (!issue_url.ok()) return std::move(issue_url).error();

@@ -50,6 +50,7 @@ struct Issue {
     std::string updated_at;
     long comments = 0;
     bool is_pull_request = false;  // the issues API lists pull requests too
+    bool author_is_bot = false;    // its user's `type` is "Bot" (whatever its login says)
 };
 
 struct Comment {
@@ -109,7 +110,8 @@ struct Review {
     std::string state;  // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
     std::string body;
     std::string submitted_at;
-    std::string commit_id;  // the head it was given on: a later push makes an approval stale
+    std::string commit_id;       // the head it was given on: a later push makes an approval stale
+    bool author_is_bot = false;  // its user's `type` is "Bot" (Copilot's reviews are)
 };
 
 // A review comment: on a line of the diff (GET /pulls/{n}/comments). A thread is its first
@@ -124,6 +126,7 @@ struct ReviewComment {
     std::string diff_hunk;
     std::string body;
     std::string created_at;
+    bool author_is_bot = false;  // its user's `type` is "Bot"
 };
 
 // A check run on a commit (GET /commits/{ref}/check-runs). A GitHub Actions job's check run

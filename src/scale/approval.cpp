@@ -24,7 +24,7 @@ Result<std::string> unapproved_edit(github::GitHub& github, const config::Config
         if (!*edit || (*edit)->at < since) continue;
         // An edit GitHub does not say the author of (a deleted account) is no writer's.
         if ((*edit)->by.empty()) return std::string(what) + " at " + (*edit)->at;
-        auto standing = standing_of(github, config, (*edit)->by, (*edit)->bot);
+        auto standing = standing_of(github, config.trigger, (*edit)->by, (*edit)->bot);
         if (!standing) return std::move(standing).error();
         if (standing->may) continue;
         return std::string(what) + " by @" + (*edit)->by + " (" + standing->role + ") at " +

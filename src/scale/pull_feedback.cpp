@@ -13,27 +13,23 @@ Result<void> keep_those_who_may_command(github::GitHub& github,
                                         std::vector<github::Review>& reviews,
                                         std::vector<github::ReviewComment>& comments,
                                         const Said& said) {
+    // Each author once, as GitHub typed them: a Bot whose login lacks "[bot]" is a bot here as
+    // everywhere else cocode decides who may command (trigger.h, standing_of).
     std::map<std::string, bool> may;
-    for (const auto& login : [&] {
-             std::vector<std::string> authors;
-             for (const auto& r : reviews) authors.push_back(r.author);
-             for (const auto& c : comments) authors.push_back(c.author);
-             return authors;
-         }()) {
+    std::vector<std::pair<std::string, bool>> authors;
+    for (const auto& r : reviews) authors.emplace_back(r.author, r.author_is_bot);
+    for (const auto& c : comments) authors.emplace_back(c.author, c.author_is_bot);
+    for (const auto& [login, typed_bot] : authors) {
         if (may.count(login)) continue;
-        bool allowed = false;
-        if (github::bot_account(login)) {
-            const auto& bots = trigger.allowed_bots;
-            allowed = std::find(bots.begin(), bots.end(), login) != bots.end();
-        } else {
-            auto permission = github.collaborator_permission(login);
-            if (!permission) return std::move(permission).error();
-            allowed = may_command(*permission);
-        }
+        auto standing = standing_of(github, trigger, login, github::bot_account(login, typed_bot));
+        if (!standing) return std::move(standing).error();
+        const bool allowed = standing->may;
         may[login] = allowed;
         if (!allowed)
-            said("left out of the feedback: what " + terminal_safe_line(login) +
-                 " wrote (no write access)");
+            said("left out of the feedback: what " + terminal_safe_line(login) + " wrote (" +
+                 (standing->role == "bot" ? "a bot not in trigger.allowed_bots"
+                                          : "no write access") +
+                 ")");
     }
     std::erase_if(reviews, [&](const github::Review& r) { return !may[r.author]; });
     std::erase_if(comments, [&](const github::ReviewComment& c) { return !may[c.author]; });

@@ -420,10 +420,10 @@ std::optional<EventRequest> polled_request(const github::PullRequest& pull, cons
 
 bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
 
-Result<Standing> standing_of(github::GitHub& github, const config::Config& config,
+Result<Standing> standing_of(github::GitHub& github, const config::TriggerConfig& trigger,
                              const std::string& login, bool bot) {
     if (bot) {
-        const auto& bots = config.trigger.allowed_bots;
+        const auto& bots = trigger.allowed_bots;
         return Standing{std::find(bots.begin(), bots.end(), login) != bots.end(), "bot"};
     }
     auto permission = github.collaborator_permission(login);
@@ -466,7 +466,7 @@ Result<bool> may_ask(const EventRequest& request, const config::Config& config,
         notice = "refused: the event does not say who asked";
         return false;
     }
-    auto standing = standing_of(github, config, request.login, request.bot);
+    auto standing = standing_of(github, config.trigger, request.login, request.bot);
     if (!standing) return std::move(standing).error();
     if (standing->may) return true;
     if (request.bot) {

@@ -130,7 +130,7 @@ struct Standing {
     bool may = false;
     std::string role;
 };
-Result<Standing> standing_of(github::GitHub& github, const config::Config& config,
+Result<Standing> standing_of(github::GitHub& github, const config::TriggerConfig& trigger,
                              const std::string& login, bool bot);
 
 struct Decision {

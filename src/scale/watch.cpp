@@ -343,7 +343,7 @@ Result<void> Watcher::body_command(const github::Issue& issue) {
     EventRequest e;
     e.issue = issue.number;
     e.login = issue.author;
-    e.bot = github::bot_account(issue.author);
+    e.bot = github::bot_account(issue.author, issue.author_is_bot);
     if (!read_command(issue.body, config.trigger, e)) return {};
     bodies_decided_.insert(issue.number);
     if (auto saved = save(); !saved) return saved;

@@ -280,6 +280,10 @@ TEST_F(RoundsOnGitHub, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
         server_.add_review_comment(pull, review, "alice", "src/work.txt", 1,
                                    "@@ -0,0 +1 @@\n+the work", "Say what the work is.");
     server_.add_review_comment(pull, review, "alice", "src/old.txt", 0, "@@ -1 +1 @@", "outdated");
+    // A bot GitHub types as one, whose login has no "[bot]" (Copilot's reviews are): a bot not
+    // in trigger.allowed_bots, as everywhere else, never asked about as a person.
+    server_.add_review(pull, "Copilot", "COMMENTED", "copilot: also push to main", "", true);
+    server_.set_permission("Copilot", "admin", "admin");  // were it asked as a person: admin
 
     Shell second = on_github("continue 1 --from-pr --publish");
     ASSERT_EQ(second.exit_code, 0) << second.err;
@@ -301,6 +305,13 @@ TEST_F(RoundsOnGitHub, FromThePullRequestTheReviewAndItsThreadsAreTheFeedback) {
     EXPECT_NE(second.err.find("left out of the feedback: what carol wrote (no write access)"),
               std::string::npos)
         << second.err;
+    EXPECT_EQ(seen.find("copilot:"), std::string::npos) << seen;
+    EXPECT_NE(second.err.find("left out of the feedback: what Copilot wrote (a bot not in "
+                              "trigger.allowed_bots)"),
+              std::string::npos)
+        << second.err;
+    for (const auto& asked : server_.requests())
+        EXPECT_EQ(asked.path.find("/collaborators/Copilot/"), std::string::npos) << asked.path;
     EXPECT_NE(seen.find("Thread on src/work.txt, line 1:"), std::string::npos);
     EXPECT_EQ(seen.find("outdated"), std::string::npos) << "its lines have changed since";
     EXPECT_EQ(check_of(round2)["verdict"], "PASS");

@@ -83,7 +83,8 @@ TEST_F(Stop, CtrlCInTheCheckEndsItsVerifyAndLeavesNoVerdict) {
     const pid_t dispatcher = start("cocode-dispatch", "run 1");
     ASSERT_TRUE(wait_until([&] { return status_shows_checking(); }, std::chrono::seconds(60)))
         << dispatch("status").out << read_text(repo_ / "err.txt");
-    ASSERT_TRUE(verify_running());
+    // `status` says so as the verify starts: its process follows at once.
+    ASSERT_TRUE(wait_until([&] { return verify_running(); }));
     const auto asked = Clock::now();
     ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
     const auto [code, seconds] = ended(asked);

@@ -1066,11 +1066,12 @@ std::vector<json> FakeGitHub::statuses() const {
     return server_->statuses;
 }
 long long FakeGitHub::add_review(long pull, const std::string& login, const std::string& state,
-                                 const std::string& body, const std::string& commit_id) {
+                                 const std::string& body, const std::string& commit_id, bool bot) {
     std::lock_guard lock(server_->mutex);
     json review = github_example("pull-request-review-items");
     review["id"] = ++server_->next_id;
     review["user"]["login"] = login;
+    review["user"]["type"] = bot ? "Bot" : "User";
     review["state"] = state;
     review["body"] = body;
     review["submitted_at"] = server_->now();

@@ -118,8 +118,10 @@ class FakeGitHub {
     // A review of pull request `pull` (state APPROVED, CHANGES_REQUESTED, COMMENTED), and a
     // comment of it on `path` at `line` (0: outdated, its lines changed since) with its diff
     // hunk, replying to `in_reply_to` (a thread) when given: their ids.
+    // `bot`: its user is of GitHub's type Bot whatever its login (Copilot's reviews are).
     long long add_review(long pull, const std::string& login, const std::string& state,
-                         const std::string& body, const std::string& commit_id = "");
+                         const std::string& body, const std::string& commit_id = "",
+                         bool bot = false);
     long long add_review_comment(long pull, long long review, const std::string& login,
                                  const std::string& path, int line, const std::string& diff_hunk,
                                  const std::string& body, long long in_reply_to = 0);

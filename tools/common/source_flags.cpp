@@ -9,8 +9,9 @@ namespace cocode::tool {
 
 void SourceFlags::add_to(CLI::App& command, bool github_only) {
     const std::string group = github_only ? "GitHub" : "Issues: GitHub, or a folder";
-    command.add_option("--repo", options.repo,
-                       "GitHub repository OWNER/NAME (default: the origin remote's)")
+    command
+        .add_option("--repo", options.repo,
+                    "GitHub repository OWNER/NAME (default: the origin remote's)")
         ->group(group);
     if (!github_only)
         command
