@@ -317,7 +317,10 @@ Result<Verdict> judge_and_record(const JudgeInput& given) {
         judged.emplace(judge(input));
     }
     auto verdict = std::move(*judged);
-    if (!verdict && verdict.error().code == ExitCode::interrupted && !input.run_id.empty()) {
+    const bool interrupted = !verdict && verdict.error().code == ExitCode::interrupted;
+    if (!input.run_id.empty() && (verdict || interrupted))
+        (void)run::note_check_ended(input.report_dir, interrupted);
+    if (interrupted && !input.run_id.empty()) {
         (void)run::append_event(input.report_dir, input.run_id, "CHECK_INTERRUPTED",
                                 {{"why", verdict.error().message}});
         return verdict;

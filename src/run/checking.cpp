@@ -53,8 +53,17 @@ std::optional<Checking> checking_now(const fs::path& repo_root, const std::strin
     return step;
 }
 
+Result<void> note_check_ended(const fs::path& run_folder, bool interrupted) {
+    // Only where a state is kept already: a run from before states were kept gets none of only
+    // this field (record_from would take its empty issue and branch from it).
+    if (!kept_status(run_folder)) return {};
+    return keep_state(run_folder, [&](FlatYaml& kept) {
+        kept.set("check", interrupted ? "interrupted" : "done");
+    });
+}
+
 bool check_interrupted(const fs::path& run_folder) {
-    return last_event_of(run_folder, {"CHECK", "CHECK_INTERRUPTED"}) == "CHECK_INTERRUPTED";
+    return kept_field(run_folder, "check") == "interrupted";
 }
 
 }  // namespace cocode::run

@@ -33,7 +33,9 @@ void clear_checking(const std::filesystem::path& repo_root, const std::string& r
 std::optional<Checking> checking_now(const std::filesystem::path& repo_root,
                                      const std::string& run_id);
 
-// Whether the run's last check was interrupted (its events: CHECK_INTERRUPTED after any CHECK).
+// Whether the run's last check was interrupted: kept in its state beside its seal (an agent's
+// CHECK_INTERRUPTED in events.jsonl says nothing). `interrupted` false: its check ended.
+Result<void> note_check_ended(const std::filesystem::path& run_folder, bool interrupted);
 bool check_interrupted(const std::filesystem::path& run_folder);
 
 }  // namespace cocode::run

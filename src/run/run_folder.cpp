@@ -95,6 +95,11 @@ RunRecord record_from_kept(const fs::path& folder) {
 
 }  // namespace
 
+std::string kept_field(const fs::path& folder, std::string_view key) {
+    const auto kept = kept_state(folder);
+    return kept ? kept->get(key).value_or("") : std::string();
+}
+
 std::optional<RunStatus> kept_status(const fs::path& folder) {
     const auto kept = kept_state(folder);
     if (!kept) return std::nullopt;

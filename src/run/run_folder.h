@@ -132,6 +132,9 @@ void set_agent(FlatYaml& info, const ProcessStamp& agent);
 Result<void> keep_state(const std::filesystem::path& folder,
                         const std::function<void(FlatYaml&)>& edit);
 
+// One field of the state kept beside its seal; "" when there is none.
+std::string kept_field(const std::filesystem::path& folder, std::string_view key);
+
 // The run's status as kept beside its seal; nullopt when no state is kept for `folder` (a run
 // from before states were kept, or a folder that is not a run's: a check's report).
 std::optional<RunStatus> kept_status(const std::filesystem::path& folder);

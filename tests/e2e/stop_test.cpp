@@ -229,6 +229,23 @@ TEST_F(Stop, TheReportCountsStoppedAndNeverStartedRunsApart) {
     EXPECT_NE(csv.out.find(",interrupted,never_started\n"), std::string::npos) << csv.out;
 }
 
+// What an agent writes in its run folder says nothing of its check: a CHECK_INTERRUPTED it
+// planted in events.jsonl does not make `status` say its check was interrupted.
+TEST_F(Stop, AnInterruptionAnAgentPlantedIsNotBelieved) {
+    const std::string plant =
+        "printf '%s\\n' '{\"type\":\"CHECK_INTERRUPTED\",\"run_id\":\"x\"}' >> "
+        "\"$JRUN_RUN_FOLDER/events.jsonl\"; echo x > f && git add f && "
+        "git commit -q -m \"$COCODE_READY_MARKER\"";
+    configure({{"agents", {{"planter", {{"command", "sh"}, {"args", {"-c", plant}}}}}}});
+    ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
+    const auto types = event_types(only_run());
+    ASSERT_NE(std::find(types.begin(), types.end(), "CHECK_INTERRUPTED"), types.end())
+        << "the agent planted it";
+    Shell status = dispatch("status --json");
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_TRUE(json::parse(status.out).at(0)["verdict"].is_null()) << status.out;
+}
+
 // A check run again is judged by the rules its run was dispatched with, whatever the
 // configuration says now, and says so: before, a shorter timeout written since was silently
 // not used.
