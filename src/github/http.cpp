@@ -19,6 +19,7 @@
 #include "core/files.h"
 #include "core/json_text.h"
 #include "core/sha256.h"
+#include "proc/interrupt.h"
 
 namespace cocode::github {
 namespace {
@@ -295,10 +296,18 @@ Result<void> HttpClient::pause(milliseconds delay, const std::string& why) {
         return Error::general(why + " (gave up: waiting " + seconds_text(delay) +
                               " more would pass the limit of " +
                               std::to_string(options_.max_wait.count()) + " s, --max-wait)");
-    if (options_.sleep)
+    if (options_.sleep) {
         options_.sleep(delay);
-    else
-        std::this_thread::sleep_for(delay);
+    } else {
+        // A retry's wait or a rate limit's ends at once when a stop is asked (Ctrl-C while a
+        // verdict is published: proc/interrupt.h).
+        const auto until = std::chrono::steady_clock::now() + delay;
+        while (std::chrono::steady_clock::now() < until) {
+            if (stop_asked()) return Error{ExitCode::interrupted, why + " (interrupted)"};
+            std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+                until - std::chrono::steady_clock::now(), milliseconds(50)));
+        }
+    }
     stats_.waited += delay;
     return {};
 }

@@ -1,6 +1,8 @@
 // cocode-check as a user and CI run it: real repositories made with the git CLI, the tool as a
 // process, its JSON checked against docs/check.schema.json, its Markdown against golden files,
 // and publishing to the loopback TLS GitHub (with faults) and to the local store.
+#include <signal.h>
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -281,6 +283,37 @@ class Publish : public Check {
                                                .dump());
     }
 };
+
+// Publishing is a phase of the check that Ctrl-C ends too: waiting out GitHub's rate limit (two
+// minutes here), cocode-check stops at once with 130, saying so, instead of sleeping it out.
+TEST_F(Publish, CtrlCEndsAWaitForGitHubsRateLimit) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Fix it", "b", {});
+    server.exhaust_rate_limit(std::chrono::seconds(120));
+    const std::string args =
+        "--issue 1 --agent a --exit-code 0 --publish --repo octo-org/demo "
+        "--api-url " +
+        server.base_url() + " --ca-bundle " + quote(loopback_tls().files.certificate.string());
+    Shell started = sh("(GITHUB_TOKEN=" + std::string(kTestToken) + " " +
+                           quote(tool_path("cocode-check").string()) + " --worktree . --base " +
+                           base_ + " " + args +
+                           " > ../out.txt 2> ../err.txt & echo $! > ../pid.txt; wait $!; "
+                           "echo $? > ../code.txt) > /dev/null 2>&1 & "
+                           "until test -s ../pid.txt; do sleep 0.01; done; cat ../pid.txt",
+                       repo_);
+    const pid_t check = static_cast<pid_t>(std::stol(started.out));
+    ASSERT_TRUE(wait_until([&] {
+        return read_text(dir_ / "err.txt").find("retrying in") != std::string::npos;
+    })) << read_text(dir_ / "err.txt");
+    const auto asked = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(check, SIGINT), 0);
+    ASSERT_TRUE(wait_until([&] { return !read_text(dir_ / "code.txt").empty(); }));
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(),
+              15.0);
+    EXPECT_EQ(read_text(dir_ / "code.txt"), "130\n") << read_text(dir_ / "err.txt");
+    EXPECT_NE(read_text(dir_ / "err.txt").find("(interrupted)"), std::string::npos)
+        << read_text(dir_ / "err.txt");
+}
 
 TEST_F(Publish, ThreePublishesToGitHubLeaveOneCommentOneStatusOnePullRequest) {
     FakeGitHub server(loopback_options());

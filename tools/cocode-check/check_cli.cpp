@@ -266,7 +266,10 @@ int run_check(const CheckArgs& args) {
         if (auto w = check::write_actions_outputs(markdown, outputs); !w)
             notice("warning: " + w.error().message);
     }
-    if (publish_error) throw Failure(Error::general("publishing: " + publish_error->message));
+    if (publish_error)  // interrupted (Ctrl-C while it waited for GitHub): 130, as any stop
+        throw Failure(Error{publish_error->code == ExitCode::interrupted ? ExitCode::interrupted
+                                                                         : ExitCode::general,
+                            "publishing: " + publish_error->message});
     return verdict.pass ? 0 : 1;
 }
 

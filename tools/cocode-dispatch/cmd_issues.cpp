@@ -7,6 +7,7 @@
 #include "core/json_text.h"
 #include "core/redact.h"
 #include "core/terminal_text.h"
+#include "workspace.h"
 
 namespace cocode::dispatch_cli {
 namespace {
