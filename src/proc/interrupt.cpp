@@ -1,11 +1,12 @@
 #include "proc/interrupt.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <ctime>
 
 namespace cocode {
 
@@ -53,18 +54,29 @@ InterruptWatch::InterruptWatch() {
         sigaddset(&set, s);
     }
     ::pthread_sigmask(SIG_BLOCK, &set, &previous_);
-    taker_ = std::thread([this, set] {
-        const timespec tick{0, 100'000'000};
+    // Taken through a signalfd, beside an eventfd that says the watch ends: no tick, and the
+    // end of a command is not held back by one.
+    const int signals = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    taker_ = std::thread([this, signals] {
+        pollfd fds[2] = {{signals, POLLIN, 0}, {wake_, POLLIN, 0}};
         while (!ending_.load()) {
-            const int taken = ::sigtimedwait(&set, nullptr, &tick);
-            if (taken > 0) request_interrupt();
+            if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+            signalfd_siginfo info;
+            while (signals >= 0 &&
+                   ::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+                request_interrupt();
         }
+        if (signals >= 0) ::close(signals);
     });
 }
 
 InterruptWatch::~InterruptWatch() {
     ending_ = true;
+    const std::uint64_t one = 1;
+    if (wake_ >= 0) (void)!::write(wake_, &one, sizeof one);
     taker_.join();
+    if (wake_ >= 0) ::close(wake_);
     ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }
 

@@ -58,6 +58,7 @@ class InterruptWatch {
 
   private:
     sigset_t previous_{};
+    int wake_ = -1;  // an eventfd: the watch ends
     std::atomic<bool> ending_{false};
     std::thread taker_;
 };
