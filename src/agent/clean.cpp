@@ -187,7 +187,8 @@ std::vector<CleanStep> clean(const fs::path& repo_root, const std::vector<run::R
                                                            : std::string("being checked")) +
                                  " (its dispatcher is pid " + std::to_string(g.supervisor_pid) +
                                  "); `cocode-dispatch stop " + g.run_id +
-                                 "` ends it, then clean removes its worktree and branch"});
+                                 "` ends it, then clean removes its worktree and branch (`clean "
+                                 "--stop` does both)"});
             continue;
         }
         clean_run(*repo, *made, options, *worktrees, steps);

@@ -183,6 +183,30 @@ TEST_F(Stop, ARunStoppedWhileItsAgentRanIsNotJudged) {
     EXPECT_NE(check.err.find("is not judged: it was interrupted"), std::string::npos) << check.err;
 }
 
+// `clean --stop` stops a run still going first, as `stop` does, then removes what it made;
+// without --stop it leaves it, naming both ways.
+TEST_F(Stop, CleanStopStopsARunningPairThenRemovesIt) {
+    configure(
+        {{"grace", "300ms"},
+         {"agents",
+          {{"sleeper", {{"command", agent_path("sleep-agent.sh")}, {"env", {"AGENT_SLEEP"}}}}}}});
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] {
+        auto all = runs();
+        return all.size() == 1 && all[0].status == run::RunStatus::running;
+    }));
+    Shell kept = dispatch("clean 1");
+    EXPECT_EQ(kept.exit_code, 1);
+    EXPECT_NE(kept.err.find("(`clean --stop` does both)"), std::string::npos) << kept.err;
+    EXPECT_TRUE(fs::exists(repo_ / ".cocode/worktrees/1-sleeper"));
+    Shell clean = dispatch("clean 1 --stop");
+    EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+    EXPECT_NE(clean.out.find("stopping " + only_run().run_id), std::string::npos) << clean.out;
+    EXPECT_FALSE(fs::exists(repo_ / ".cocode/worktrees/1-sleeper")) << clean.out << clean.err;
+    EXPECT_EQ(sh("git rev-parse --verify -q cocode/1-sleeper", repo_).exit_code, 1);
+    EXPECT_EQ(ended(Clock::now()).first, "130\n");
+}
+
 // The scorecard counts only what the agent finished: its run a person stopped and its run
 // whose program was missing are counted apart, so one PASS of one finished run is 100 %.
 TEST_F(Stop, TheReportCountsStoppedAndNeverStartedRunsApart) {

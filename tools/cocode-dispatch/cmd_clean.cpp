@@ -6,6 +6,7 @@
 #include "agent/confined.h"
 #include "commands.h"
 #include "core/terminal_text.h"
+#include "views.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -17,6 +18,9 @@ int run_clean(const CleanArgs& args) {
     if (args.all && args.which) throw Failure(Error::usage("clean: --all takes no RUN or ISSUE"));
     Workspace ws = open_workspace(false);
     auto runs = select_runs(ws, args.all ? std::nullopt : args.which);
+    // --stop: what is still going is stopped first, as `stop` stops it; then cleaned.
+    if (args.stop && !stop_and_wait(ws, runs, "terminal").empty())
+        runs = select_runs(ws, args.all ? std::nullopt : args.which);
     auto all = args.all ? runs : select_runs(ws, std::nullopt);
     agent::CleanOptions options;
     options.force = args.force;

@@ -41,21 +41,16 @@ Result<bool> request_stop(const Workspace& ws, const run::RunRecord& r, const st
     return true;
 }
 
-int run_stop(const StopArgs& args) {
-    Workspace ws = open_workspace(false);
-    auto runs = select_runs(ws, args.which);
+std::vector<run::RunRecord> stop_and_wait(const Workspace& ws,
+                                          const std::vector<run::RunRecord>& runs,
+                                          const std::string& by, bool wait) {
     std::vector<run::RunRecord> asked;
     for (const auto& r : runs) {
-        if (!request_stop(ws, r, "terminal").value_or_throw()) continue;
+        if (!request_stop(ws, r, by).value_or_throw()) continue;
         std::printf("stopping %s (#%ld %s)\n", r.run_id.c_str(), r.issue, r.agent.c_str());
         asked.push_back(r);
     }
-    if (asked.empty()) {
-        std::printf("nothing to stop: '%s' has no run queued, running or being checked\n",
-                    args.which.c_str());
-        return 0;
-    }
-    if (args.no_wait) return 0;
+    if (!wait) return asked;
     // Until each has ended: its supervisor's grace, then SIGKILL, bound how long.
     std::fflush(stdout);
     for (const auto& r : asked) {
@@ -75,6 +70,14 @@ int run_stop(const StopArgs& args) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
     }
+    return asked;
+}
+
+int run_stop(const StopArgs& args) {
+    Workspace ws = open_workspace(false);
+    if (stop_and_wait(ws, select_runs(ws, args.which), "terminal", !args.no_wait).empty())
+        std::printf("nothing to stop: '%s' has no run queued, running or being checked\n",
+                    args.which.c_str());
     return 0;
 }
 

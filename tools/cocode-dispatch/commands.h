@@ -169,6 +169,7 @@ struct CleanArgs {
     std::optional<std::string> which;
     bool all = false;
     bool force = false;
+    bool stop = false;  // stop what is still going first
 };
 
 struct InitArgs {

@@ -391,6 +391,8 @@ void add_setup_commands(CLI::App& app, Arguments& a, Commands& commands) {
     clean_cmd->add_option("which", a.clean.which, "a run id or an issue number");
     clean_cmd->add_flag("--all", a.clean.all, "every run's");
     clean_cmd->add_flag("--force", a.clean.force, "even with unpushed commits or changes");
+    clean_cmd->add_flag("--stop", a.clean.stop,
+                        "stop runs still going (or being checked) first, as `stop` does");
     commands.emplace_back(clean_cmd, [&a] { return run_clean(a.clean); });
 
     auto* doctor_cmd = app.add_subcommand("doctor", "check git, agents, tokens, hook, disk");

@@ -56,5 +56,10 @@ nlohmann::json environments_json();
 // events (STOP_REQUESTED, by whom). An error when the request cannot be written; a run that
 // has already ended is left as it is (false).
 Result<bool> request_stop(const Workspace& ws, const run::RunRecord& r, const std::string& by);
+// Asks each of `runs` still going (its agent or its check) to stop, says so ("stopping ID"),
+// and waits until they have ended, printing how each ended; the runs asked.
+std::vector<run::RunRecord> stop_and_wait(const Workspace& ws,
+                                          const std::vector<run::RunRecord>& runs,
+                                          const std::string& by, bool wait = true);
 
 }  // namespace cocode::dispatch_cli
