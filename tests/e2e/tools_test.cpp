@@ -80,7 +80,14 @@ TEST(Tools, EveryCommandsHelpMatchesItsGoldenFile) {
         const std::string file = name + ".txt";
         expected.insert(file);
         if (std::getenv("UPDATE_GOLDEN")) write_text(golden_dir / file, help.out);
-        EXPECT_EQ(help.out, fs::exists(golden_dir / file) ? read_text(golden_dir / file) : "")
+        // Up to the blank lines that end it: CLI11 2.4 (Debian 13) ends a help without a footer
+        // with one newline fewer than 2.1 (here) does.
+        auto text = [](std::string t) {
+            while (!t.empty() && t.back() == '\n') t.pop_back();
+            return t;
+        };
+        EXPECT_EQ(text(help.out),
+                  text(fs::exists(golden_dir / file) ? read_text(golden_dir / file) : ""))
             << "UPDATE_GOLDEN=1 rewrites " << (golden_dir / file);
         for (const auto& sub : subcommands_in(help.out)) {
             auto next = command;
