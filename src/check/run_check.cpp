@@ -269,9 +269,9 @@ class CheckOfRun {
         root_ = input.repository;
         run_id_ = input.run_id;
         // A request left from the agent's time is not for this check.
-        std::error_code ec;
-        fs::remove(run::stop_request_path(root_, run_id_), ec);
         const fs::path request = run::stop_request_path(root_, run_id_);
+        std::error_code ec;
+        fs::remove(request, ec);
         scope_.emplace([request] {
             std::error_code missing;
             return fs::exists(request, missing);
@@ -311,12 +311,11 @@ Result<Verdict> judge_and_record(const JudgeInput& given) {
     if (ec)
         return Error::general("cannot create " + given.report_dir.string() + ": " + ec.message());
     JudgeInput input = given;
-    std::optional<Result<Verdict>> judged;
-    {
+    // Its check's record beside the seal is gone once judge() returns, before what follows.
+    auto verdict = [&] {
         CheckOfRun check(given, input);
-        judged.emplace(judge(input));
-    }
-    auto verdict = std::move(*judged);
+        return judge(input);
+    }();
     const bool interrupted = !verdict && verdict.error().code == ExitCode::interrupted;
     if (!input.run_id.empty() && (verdict || interrupted))
         (void)run::note_check_ended(input.report_dir, interrupted);

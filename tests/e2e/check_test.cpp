@@ -305,11 +305,9 @@ TEST_F(Publish, CtrlCEndsAWaitForGitHubsRateLimit) {
     ASSERT_TRUE(wait_until([&] {
         return read_text(dir_ / "err.txt").find("retrying in") != std::string::npos;
     })) << read_text(dir_ / "err.txt");
-    const auto asked = std::chrono::steady_clock::now();
     ASSERT_EQ(::kill(check, SIGINT), 0);
+    // Ended before the limit would have lifted (a wait_until's 20 s against its 120 s).
     ASSERT_TRUE(wait_until([&] { return !read_text(dir_ / "code.txt").empty(); }));
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(),
-              15.0);
     EXPECT_EQ(read_text(dir_ / "code.txt"), "130\n") << read_text(dir_ / "err.txt");
     EXPECT_NE(read_text(dir_ / "err.txt").find("(interrupted)"), std::string::npos)
         << read_text(dir_ / "err.txt");
