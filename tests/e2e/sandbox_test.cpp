@@ -1020,10 +1020,14 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
         }
         return false;
     };
+    // The end is kept beside the seal first (what `status` reads), then written past each
+    // lock the agent holds, a moment each: the events may land just after `status --watch`.
     for (const auto& [agent, r] : by_agent) {
         const std::string end = agent == "honest" ? "RUN_STOP" : "RUN_CRASH";
-        EXPECT_TRUE(has_event(r.folder / "events.jsonl", r.run_id, end)) << agent;
-        EXPECT_TRUE(has_event(repo_ / ".cocode/runs/events.jsonl", r.run_id, end)) << agent;
+        EXPECT_TRUE(wait_until([&] {
+            return has_event(r.folder / "events.jsonl", r.run_id, end) &&
+                   has_event(repo_ / ".cocode/runs/events.jsonl", r.run_id, end);
+        })) << agent;
     }
 }
 
