@@ -227,6 +227,28 @@ std::string approved_plan_feedback(const WorkPlan& plan, const std::string& appr
            fenced(text, "markdown");
 }
 
+std::string_view plan_verb_name(PlanVerb verb) {
+    switch (verb) {
+        case PlanVerb::none:
+            return "";
+        case PlanVerb::plan:
+            return "plan";
+        case PlanVerb::approve:
+            return "approve";
+        case PlanVerb::revise:
+            return "revise";
+        case PlanVerb::reject:
+            return "reject";
+    }
+    return "";
+}
+
+std::optional<PlanVerb> parse_plan_verb(std::string_view name) {
+    for (PlanVerb verb : {PlanVerb::plan, PlanVerb::approve, PlanVerb::revise, PlanVerb::reject})
+        if (name == plan_verb_name(verb)) return verb;
+    return std::nullopt;
+}
+
 PlanDecision decide_plan_verb(PlanVerb verb, const std::optional<std::string>& hash,
                               const PlanState& state) {
     PlanDecision d;
@@ -234,10 +256,7 @@ PlanDecision decide_plan_verb(PlanVerb verb, const std::optional<std::string>& h
     if (!state.any_round) {
         d.why_not = "there is no plan: no round has run";
     } else if (!state.plan_round) {
-        d.why_not = "there is no plan to " +
-                    std::string(verb == PlanVerb::approve  ? "approve"
-                                : verb == PlanVerb::revise ? "revise"
-                                                           : "reject") +
+        d.why_not = "there is no plan to " + std::string(plan_verb_name(verb)) +
                     ": the newest round (" + round +
                     ") writes code; ask for changes on its pull "
                     "request";

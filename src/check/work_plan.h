@@ -62,7 +62,14 @@ std::string approved_plan_feedback(const WorkPlan& plan, const std::string& appr
 //   revise   its newest round is a plan round (a rejected one too: a new plan);
 //   reject   its newest round is a plan round not rejected already.
 // Anything else does nothing, with one line saying why.
-enum class PlanVerb { approve, revise, reject };
+enum class PlanVerb { none, plan, approve, revise, reject };
+// "plan", "approve", "revise", "reject" ("" for none), as commands and flags say them.
+std::string_view plan_verb_name(PlanVerb verb);
+std::optional<PlanVerb> parse_plan_verb(std::string_view name);
+// approve, revise or reject: what a person does with a plan that is there (not a new plan).
+inline bool answers_plan(PlanVerb verb) {
+    return verb == PlanVerb::approve || verb == PlanVerb::revise || verb == PlanVerb::reject;
+}
 struct PlanState {
     bool any_round = false;          // the pair has run at all
     int round = 0;                   // its newest round

@@ -1,6 +1,7 @@
 #include "scale/approval.h"
 
 #include "core/terminal_text.h"
+#include "scale/intake.h"
 #include "scale/trigger.h"
 
 namespace cocode::scale {

@@ -139,15 +139,20 @@ std::vector<Claim> claims_in(long issue, const std::vector<github::Comment>& com
     return claims;
 }
 
-Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label) {
-    auto events = github.issue_events(issue);
-    if (!events) return std::move(events).error();
+LabelRequest latest_labelling(const std::vector<github::IssueEvent>& events,
+                              const std::string& label) {
     LabelRequest latest;
-    for (const auto& e : *events)
+    for (const auto& e : events)
         if (e.event == "labeled" && e.label == label && e.id > latest.id)
             latest = {e.id, e.actor.empty() ? std::string() : "@" + e.actor, e.actor,
                       github::bot_account(e.actor, e.actor_is_bot), e.created_at};
     return latest;
+}
+
+Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label) {
+    auto events = github.issue_events(issue);
+    if (!events) return std::move(events).error();
+    return latest_labelling(*events, label);
 }
 
 std::time_t server_now(const github::GitHub& github) {

@@ -83,6 +83,9 @@ struct LabelRequest {
     std::string at;  // when (GitHub's time)
 };
 Result<LabelRequest> latest_request(github::GitHub& github, long issue, const std::string& label);
+// The newest labelling with `label` among an issue's events (id 0: none).
+LabelRequest latest_labelling(const std::vector<github::IssueEvent>& events,
+                              const std::string& label);
 
 // GitHub's clock: the `Date` of its last answer (this machine's when there was none).
 std::time_t server_now(const github::GitHub& github);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/terminal_text.h"
+#include "scale/intake.h"
 #include "scale/trigger.h"
 
 namespace cocode::scale {

@@ -13,6 +13,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr char kBodyAnswersNoPlan[] = "a new issue's body can ask for a plan, not answer one";
+
 std::string first_line(std::string_view body) {
     std::istringstream in{std::string(body)};
     for (std::string line; std::getline(in, line);) {
@@ -75,39 +77,6 @@ Result<void> read_pull(const json& payload, EventRequest& request) {
     if (request.head_ref.empty())
         return Error::usage(
             "event: field 'pull_request.head.ref': expected the pull request's branch");
-    return {};
-}
-
-// An agent name as the command gave it, when it is one a configuration could hold; else none
-// of it goes into the reply (comment text is untrusted: no markup, no mentions).
-bool plain_name(const std::string& name) {
-    return !name.empty() && name.size() <= 40 &&
-           std::all_of(name.begin(), name.end(), [](unsigned char c) {
-               return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-           });
-}
-std::string quoted_name(const std::string& name) {
-    return plain_name(name) ? "`" + name + "`" : "of that name";
-}
-
-std::string known_agents(const config::Config& config) {
-    std::string out;
-    for (const auto& agent : config.agents) out += (out.empty() ? "`" : ", `") + agent.name + "`";
-    return out;
-}
-
-Result<void> reply_once(github::GitHub& github, const EventRequest& request,
-                        const std::string& text) {
-    // A command in an issue comment keeps the marker it always had; the round's other kinds
-    // name theirs (a review's id and a comment's may be the same number).
-    const std::string marker = github::comment_marker(
-        request.kind == EventRequest::Kind::round && request.request.kind != Request::Kind::command
-            ? "refused/" + std::string(request_kind_name(request.request.kind)) + "-" +
-                  std::to_string(request.request.id)
-        : request.comment_id == 0 ? std::string("refused/issue-body")  // the issue's own command
-                                  : "refused/" + std::to_string(request.comment_id));
-    auto posted = github.upsert_comment(request.issue, marker, text);
-    if (!posted) return std::move(posted).error();
     return {};
 }
 
@@ -192,9 +161,9 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             read_author(payload["issue"], request);
             if (!read_command(text_field(payload["issue"], "body"), trigger, request))
                 request.why_not = "issue opened without " + trigger.command + " in its body";
-            else if (!request.verb.empty() && request.verb != "plan") {
+            else if (check::answers_plan(request.verb)) {
                 request.kind = EventRequest::Kind::none;
-                request.why_not = "a new issue's body can ask for a plan, not answer one";
+                request.why_not = kBodyAnswersNoPlan;
             }
         } else if (action != "labeled") {
             request.why_not = "issues event '" + action + "', not 'labeled'";
@@ -202,7 +171,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
             request.why_not = "label '" + label + "' is not '" + trigger.label + "'";
         } else {
             request.kind = EventRequest::Kind::label;
-            if (trigger.plan) request.verb = "plan";
+            if (trigger.plan) request.verb = check::PlanVerb::plan;
         }
         return request;
     }
@@ -310,11 +279,8 @@ std::optional<PlanCommand> plan_command(std::string_view body, const std::string
     if (first == lines.end()) return std::nullopt;
     auto verb_of = [&](const std::string& line) -> std::vector<std::string> {
         auto said = words(line);
-        static const char* kVerbs[] = {"plan", "approve", "revise", "reject"};
-        if (said.size() < 2 || said[0] != command) return {};
-        for (const char* verb : kVerbs)
-            if (said[1] == verb) return said;
-        return {};
+        if (said.size() < 2 || said[0] != command || !check::parse_plan_verb(said[1])) return {};
+        return said;
     };
     auto trimmed_text = [](const std::string& text) {
         std::string visible = visible_text(text).text;
@@ -330,18 +296,19 @@ std::optional<PlanCommand> plan_command(std::string_view body, const std::string
     PlanCommand out;
     auto said = verb_of(*first);
     if (!said.empty()) {
-        out.verb = said[1];
-        if (out.verb == "revise") out.words = trimmed_text(join(first + 1, lines.end()));
+        out.verb = *check::parse_plan_verb(said[1]);
+        if (out.verb == check::PlanVerb::revise)
+            out.words = trimmed_text(join(first + 1, lines.end()));
     } else {
         said = verb_of(*last);
         if (said.empty() || said[1] != "revise") return std::nullopt;
-        out.verb = "revise";
+        out.verb = check::PlanVerb::revise;
         out.words = trimmed_text(join(lines.begin(), last.base() - 1));
     }
     for (std::size_t i = 2; i < said.size(); ++i) {
         const bool hash = said[i].size() == 12 &&
                           said[i].find_first_not_of("0123456789abcdef") == std::string::npos;
-        if (hash && out.verb == "approve")
+        if (hash && out.verb == check::PlanVerb::approve)
             out.hash = said[i];
         else
             out.agents.push_back(said[i]);
@@ -394,7 +361,7 @@ EventRequest label_event(long issue, const LabelRequest& labelled, const std::st
     request.login = labelled.login;
     request.bot = labelled.bot;
     request.label = label;
-    if (trigger.plan) request.verb = "plan";
+    if (trigger.plan) request.verb = check::PlanVerb::plan;
     return request;
 }
 
@@ -418,222 +385,41 @@ std::optional<EventRequest> polled_request(const github::PullRequest& pull, cons
     return e;
 }
 
+std::optional<EventRequest> polled_comment(long issue, const github::Comment& comment,
+                                           const config::TriggerConfig& trigger) {
+    EventRequest e;
+    e.issue = issue;
+    e.comment_id = comment.id;
+    e.login = comment.author;
+    e.bot = github::bot_account(comment.author, comment.author_is_bot);
+    if (!read_command(comment.body, trigger, e)) return std::nullopt;
+    return e;
+}
+
+std::optional<EventRequest> polled_issue_body(const github::Issue& issue,
+                                              const config::TriggerConfig& trigger) {
+    EventRequest e;
+    e.issue = issue.number;
+    e.login = issue.author;
+    e.bot = github::bot_account(issue.author, issue.author_is_bot);
+    if (!read_command(issue.body, trigger, e)) return std::nullopt;
+    if (check::answers_plan(e.verb)) {
+        e.kind = EventRequest::Kind::none;
+        e.why_not = kBodyAnswersNoPlan;
+    }
+    return e;
+}
+
+EventRequest polled_failed_check(const github::PullRequest& pull, long long check_id) {
+    EventRequest e;
+    e.kind = EventRequest::Kind::round;
+    e.issue = pull.number;
+    e.head_ref = pull.head_ref;
+    e.head_repository = pull.head_repository;
+    e.request = {Request::Kind::check_suite, check_id};
+    return e;
+}
+
 bool may_command(const github::CollaboratorPermission& p) { return p.can_write(); }
-
-Result<Standing> standing_of(github::GitHub& github, const config::TriggerConfig& trigger,
-                             const std::string& login, bool bot) {
-    if (bot) {
-        const auto& bots = trigger.allowed_bots;
-        return Standing{std::find(bots.begin(), bots.end(), login) != bots.end(), "bot"};
-    }
-    auto permission = github.collaborator_permission(login);
-    if (!permission) return std::move(permission).error();
-    return Standing{may_command(*permission), permission->role_name};
-}
-
-namespace {
-
-// A label someone may not start cocode with: answered once on the issue (one comment, however
-// often it is applied), and taken off, so that it reads as what it is and a writer's labelling
-// is a new request. A bot is answered too: a comment labels nothing, so no bot loop can start.
-Result<void> refuse_label(github::GitHub& github, const EventRequest& request,
-                          const config::Config& config, const std::string& whose) {
-    const std::string label = request.label.empty() ? config.trigger.label : request.label;
-    const std::string text =
-        "@" + request.login + " the `" + label +
-        "` label starts coding agents, so it counts only when someone with write, maintain or "
-        "admin permission on this repository applies it, or a bot listed in "
-        "`trigger.allowed_bots`" +
-        whose + ". It was taken off; a maintainer can apply it again.";
-    if (auto posted = github.upsert_comment(
-            request.issue, github::comment_marker("refused/label-" + std::to_string(request.issue)),
-            text);
-        !posted)
-        return std::move(posted).error();
-    return github.remove_label(request.issue, label);
-}
-
-// Whoever asks — applies the label, says a command, asks for changes in a review — may start
-// cocode: a bot only when listed, a person with write access, asked of GitHub (never guessed
-// from the event's author_association). A command is answered once and a label once (and taken
-// off); a bot's command is not (a bot answering a bot can go on forever), nor a reader's review.
-// `notice` says why not.
-Result<bool> may_ask(const EventRequest& request, const config::Config& config,
-                     github::GitHub& github, std::string& notice) {
-    const std::string who = terminal_safe_line(request.login);
-    const bool label = request.kind == EventRequest::Kind::label;
-    if (request.login.empty()) {
-        notice = "refused: the event does not say who asked";
-        return false;
-    }
-    auto standing = standing_of(github, config.trigger, request.login, request.bot);
-    if (!standing) return std::move(standing).error();
-    if (standing->may) return true;
-    if (request.bot) {
-        notice = "refused: " + who + " is a bot not listed in trigger.allowed_bots";
-        if (label)
-            if (auto refused = refuse_label(github, request, config, ""); !refused)
-                return std::move(refused).error();
-        return false;
-    }
-    notice = "refused: " + who + " has " + terminal_safe_line(standing->role) +
-             " permission; write, maintain or admin is needed";
-    const std::string role =
-        plain_name(standing->role) ? "`" + standing->role + "`" : "a custom role";
-    if (label) {
-        if (auto refused = refuse_label(github, request, config, " (yours is " + role + ")");
-            !refused)
-            return std::move(refused).error();
-        return false;
-    }
-    if (!request.commanded) return false;  // a reader's review: not a command, not answered
-    if (auto replied = reply_once(
-            github, request,
-            "@" + request.login + " thanks — `" + config.trigger.command +
-                "` starts coding agents, so it runs only for people with write access to "
-                "this repository (yours is " +
-                role + "). A maintainer can start it for you.");
-        !replied)
-        return std::move(replied).error();
-    return false;
-}
-
-Result<Decision> decide_round(EventRequest request, const config::Config& config,
-                              github::GitHub& github) {
-    Decision decision;
-    const std::string pr = "pull request #" + std::to_string(request.issue);
-    if (request.head_ref.empty()) {
-        auto pull = github.pull_request(request.issue);
-        if (!pull) return std::move(pull).error();
-        request.head_ref = pull->head_ref;
-        request.head_repository = pull->head_repository;
-    }
-    const auto pair = pair_of_branch(request.head_ref, config.branch_prefix);
-    if (!pair || !config.find_agent(pair->agent)) {
-        decision.notice = "nothing to do: " + pr + " is not on a branch of cocode's (" +
-                          terminal_safe_line(request.head_ref) + ")";
-        return decision;
-    }
-    // A fork may name its branch like cocode's; only the repository's own branch is a run's.
-    if (!request.head_repository.empty() && request.head_repository != github.repo().full()) {
-        decision.notice = "nothing to do: " + pr + " is from another repository (" +
-                          terminal_safe_line(request.head_repository) + ")";
-        return decision;
-    }
-    if (request.request.kind == Request::Kind::check_suite) {
-        if (!config.review.fix_checks) {
-            decision.notice =
-                "nothing to do: a check failed on " + pr + ", and review.fix_checks is off";
-            return decision;
-        }
-    } else {
-        auto allowed = may_ask(request, config, github, decision.notice);
-        if (!allowed) return std::move(allowed).error();
-        if (!*allowed) return decision;
-    }
-    // Seen at once: 👀 where GitHub has reactions (not on a review itself, nor a check).
-    if (request.request.kind == Request::Kind::command) {
-        if (auto eyes = github.add_comment_reaction(request.request.id, "eyes"); !eyes)
-            return std::move(eyes).error();
-    } else if (request.request.kind == Request::Kind::review_comment) {
-        if (auto eyes = github.add_review_comment_reaction(request.request.id, "eyes"); !eyes)
-            return std::move(eyes).error();
-    }
-    decision.run = true;
-    decision.round = true;
-    decision.issue = pair->issue;
-    decision.agents = {pair->agent};
-    decision.pull = request.issue;
-    decision.request = request.request;
-    decision.instruction = request.instruction;
-    static constexpr std::string_view kWhat[] = {"", "a command", "a review", "a review comment",
-                                                 "a failed check suite"};
-    decision.notice = pr + " (issue #" + std::to_string(pair->issue) + ", agent " + pair->agent +
-                      "): a round, for " +
-                      std::string(kWhat[static_cast<int>(request.request.kind)]) +
-                      (request.login.empty() ? "" : " by " + terminal_safe_line(request.login));
-    return decision;
-}
-
-}  // namespace
-
-Result<Decision> decide(const EventRequest& request, const config::Config& config,
-                        github::GitHub& github) {
-    if (request.kind == EventRequest::Kind::round) return decide_round(request, config, github);
-    Decision decision;
-    decision.issue = request.issue;
-    const std::string who = terminal_safe_line(request.login);
-    switch (request.kind) {
-        case EventRequest::Kind::none:
-            decision.notice = "nothing to do: " + terminal_safe_line(request.why_not);
-            return decision;
-        case EventRequest::Kind::label: {
-            auto allowed = may_ask(request, config, github, decision.notice);
-            if (!allowed) return std::move(allowed).error();
-            if (!*allowed) return decision;
-            decision.run = true;
-            decision.verb = request.verb;
-            if (!request.login.empty()) decision.by = "@" + request.login;
-            decision.notice =
-                "issue #" + std::to_string(request.issue) + " labelled '" + config.trigger.label +
-                "'" + (request.verb.empty() ? "" : ": plan rounds (trigger.plan)") + " by " + who;
-            return decision;
-        }
-        case EventRequest::Kind::command:
-        case EventRequest::Kind::round:
-            break;
-    }
-    auto allowed = may_ask(request, config, github, decision.notice);
-    if (!allowed) return std::move(allowed).error();
-    if (!*allowed) return decision;
-    for (const auto& name : request.agents) {
-        if (config.find_agent(name)) continue;
-        if (auto replied =
-                reply_once(github, request,
-                           "@" + request.login + " there is no agent " + quoted_name(name) +
-                               " in this repository's cocode configuration; the "
-                               "agents are " +
-                               known_agents(config) + ".");
-            !replied)
-            return std::move(replied).error();
-        decision.notice =
-            "refused: no agent '" + terminal_safe_line(name) + "' in the configuration";
-        return decision;
-    }
-    // A plan command says what it acts on: an approval names the plan's hash (a plan changed
-    // since cannot be approved by accident), a revision says what to change.
-    const std::string missing =
-        request.verb == "approve" && request.plan_hash.empty()
-            ? "name the plan you approve by its hash, as its comment shows it: `" +
-                  config.trigger.command + " approve AGENT HASH`."
-        : request.verb == "revise" && request.instruction.empty()
-            ? "say what to change (or answer the plan's questions) in the same comment, "
-              "before `" +
-                  config.trigger.command + " revise`."
-            : std::string();
-    if (!missing.empty()) {
-        if (auto replied = reply_once(github, request, "@" + request.login + " " + missing);
-            !replied)
-            return std::move(replied).error();
-        decision.notice = "refused: " + config.trigger.command + " " + request.verb + " from " +
-                          who + " without " + (request.verb == "approve" ? "a hash" : "words");
-        return decision;
-    }
-    // 👀 on the comment; on the issue itself for a command in its body.
-    if (auto eyes = request.comment_id == 0
-                        ? github.add_reaction(request.issue, "eyes")
-                        : github.add_comment_reaction(request.comment_id, "eyes");
-        !eyes)
-        return std::move(eyes).error();
-    decision.run = true;
-    decision.agents = request.agents;
-    decision.verb = request.verb;
-    decision.plan_hash = request.plan_hash;
-    decision.instruction = request.instruction;
-    decision.by = "@" + request.login;
-    decision.notice = "issue #" + std::to_string(request.issue) + ": " + config.trigger.command +
-                      (request.verb.empty() ? "" : " " + request.verb) + " from " + who;
-    return decision;
-}
 
 }  // namespace cocode::scale

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check/work_plan.h"
 #include "config/config.h"
 #include "core/result.h"
 #include "github/api.h"
@@ -44,7 +45,7 @@ struct EventRequest {
     // A plan command on an issue (docs/review.md, "Plans"): `plan`, `approve`, `revise` or
     // `reject` (kind command), the plan's hash an approval names, and for `revise` the words
     // that go with it (in `instruction`). A label with trigger.plan asks for a plan too.
-    std::string verb;
+    check::PlanVerb verb = check::PlanVerb::none;
     std::string plan_hash;
     // The merge gate (gate.approvals) of the pull request `issue` may have changed: a review
     // submitted or dismissed, an approve-merge command, a push (docs/review.md, "The gate").
@@ -59,7 +60,7 @@ struct EventRequest {
 // `/cocode revise [agent]` on its first line (the words after it go with it) or on its last
 // (the words before it).
 struct PlanCommand {
-    std::string verb;
+    check::PlanVerb verb = check::PlanVerb::none;
     std::vector<std::string> agents;
     std::string hash;
     std::string words;  // revise: what to change, hidden text left out
@@ -98,6 +99,17 @@ std::optional<EventRequest> polled_request(const github::PullRequest& pull, cons
                                            std::string_view body, bool changes_requested,
                                            const config::TriggerConfig& trigger);
 
+// What `watch`'s poll finds, read as read_event reads the delivery of the same:
+// - a comment on issue `issue` saying a command (a plan command too), nullopt when it says none;
+// - a new issue whose body's first line is the command, from its author (a plan, not an
+//   answer to one: kind none, why_not);
+// - a failed check run `check_id` on `pull` (the suite's failure, as check_suite's).
+std::optional<EventRequest> polled_comment(long issue, const github::Comment& comment,
+                                           const config::TriggerConfig& trigger);
+std::optional<EventRequest> polled_issue_body(const github::Issue& issue,
+                                              const config::TriggerConfig& trigger);
+EventRequest polled_failed_check(const github::PullRequest& pull, long long check_id);
+
 // The pair whose branch `branch` is (`<branch_prefix><issue>-<agent>`), when it is one.
 struct BranchPair {
     long issue = 0;
@@ -126,12 +138,12 @@ bool may_command(const github::CollaboratorPermission& permission);
 
 // Whether `login` may start cocode: a bot listed in trigger.allowed_bots, or a person whose
 // permission may_command (asked of GitHub). `role` is theirs (a bot's: "bot").
+// (scale/intake.h: standing_from decides it, gather asks GitHub.)
 struct Standing {
     bool may = false;
     std::string role;
+    bool operator==(const Standing&) const = default;
 };
-Result<Standing> standing_of(github::GitHub& github, const config::TriggerConfig& trigger,
-                             const std::string& login, bool bot);
 
 struct Decision {
     bool run = false;
@@ -145,20 +157,9 @@ struct Decision {
     Request request;
     std::string instruction;
     // A plan command (EventRequest::verb), its hash, and who said it ("@login").
-    std::string verb;
+    check::PlanVerb verb = check::PlanVerb::none;
     std::string plan_hash;
     std::string by;
 };
-
-// Decides on a request: a label runs when who applied it may command (else it is answered
-// once and taken off); a command runs when its author may command and names only configured
-// agents, else it is answered once, politely, and nothing runs. Who may command: a person
-// whose permission is write, maintain or admin (asked of GitHub), or a bot listed in
-// trigger.allowed_bots. An accepted command gets 👀. A round runs only on a pull request of a cocode
-// branch in the repository itself (not a fork's), for a configured agent; a review asking for
-// changes or a command by someone who may command (a refused command is answered once, a review is
-// not); a failed check suite only with review.fix_checks.
-Result<Decision> decide(const EventRequest& request, const config::Config& config,
-                        github::GitHub& github);
 
 }  // namespace cocode::scale

@@ -19,6 +19,7 @@
 #include "core/redact.h"
 #include "core/run_id.h"
 #include "run/run_folder.h"
+#include "scale/intake.h"
 #include "scale/trigger.h"
 
 namespace cocode::scale {
@@ -78,7 +79,7 @@ json entry_json(const WatchEntry& e) {
                         {"agent", e.round->agent},
                         {"instruction", e.round->instruction}};
     if (e.plan)
-        out["plan"] = {{"verb", e.plan->verb},
+        out["plan"] = {{"verb", check::plan_verb_name(e.plan->verb)},
                        {"hash", e.plan->hash},
                        {"words", e.plan->words},
                        {"by", e.plan->by}};
@@ -121,7 +122,9 @@ Result<WatchEntry> entry_from(const json& j, const std::string& watcher, const f
             e.approval.event = j.at("approved_event").get<std::string>();
         if (j.contains("plan")) {
             const json& p = j.at("plan");
-            e.plan = WatchPlan{p.at("verb").get<std::string>(), p.at("hash").get<std::string>(),
+            const auto verb = check::parse_plan_verb(p.at("verb").get<std::string>());
+            if (!verb) throw std::invalid_argument("plan.verb");
+            e.plan = WatchPlan{*verb, p.at("hash").get<std::string>(),
                                p.at("words").get<std::string>(), p.at("by").get<std::string>()};
         }
     } catch (const std::exception&) {
@@ -340,24 +343,20 @@ Result<void> Watcher::poll_issues() {
 Result<void> Watcher::body_command(const github::Issue& issue) {
     if (bodies_decided_.count(issue.number)) return {};
     const config::Config& config = *options_.config;
-    EventRequest e;
-    e.issue = issue.number;
-    e.login = issue.author;
-    e.bot = github::bot_account(issue.author, issue.author_is_bot);
-    if (!read_command(issue.body, config.trigger, e)) return {};
+    const auto e = polled_issue_body(issue, config.trigger);
+    if (!e) return {};
     bodies_decided_.insert(issue.number);
     if (auto saved = save(); !saved) return saved;
-    if (!e.verb.empty() && e.verb != "plan") {
-        options_.notice("#" + std::to_string(issue.number) +
-                        ": nothing to do: a new issue's body can ask for a plan, not answer one");
+    if (e->kind == EventRequest::Kind::none) {
+        options_.notice("#" + std::to_string(issue.number) + ": nothing to do: " + e->why_not);
         return {};
     }
-    auto decision = decide(e, config, *github_);
+    auto decision = decide(*e, config, *github_);
     if (!decision) return std::move(decision).error();
     options_.notice(decision->notice);
     if (!decision->run) return {};
     std::optional<WatchPlan> plan;
-    if (!decision->verb.empty())
+    if (decision->verb != check::PlanVerb::none)
         plan = WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
     auto taken = take(issue.number, {Request::Kind::command, 0}, decision->agents, plan,
                       decision->by, WatchApproval{issue.created_at, ""});
@@ -395,9 +394,9 @@ Result<void> Watcher::claim_new() {
         }
         if (!allowed->second) continue;
         auto taken = take(number, Request{Request::Kind::label, request->id}, {},
-                          config.trigger.plan
-                              ? std::optional<WatchPlan>(WatchPlan{"plan", "", "", request->by})
-                              : std::nullopt,
+                          config.trigger.plan ? std::optional<WatchPlan>(WatchPlan{
+                                                    check::PlanVerb::plan, "", "", request->by})
+                                              : std::nullopt,
                           request->by, WatchApproval{request->at, ""});
         if (!taken) return std::move(taken).error();
         if (*taken == Taking::started) --room;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check/work_plan.h"
 #include "config/config.h"
 #include "core/result.h"
 #include "issues/source.h"
@@ -38,7 +39,7 @@ inline constexpr char kLabelFailed[] = "cocode:failed";
 // with trigger.plan), `approve`, `revise` and `reject` act on the pair's plan; with the hash an
 // approval names, the words of a revision, and who said it ("@login").
 struct WatchPlan {
-    std::string verb;
+    check::PlanVerb verb = check::PlanVerb::none;
     std::string hash;
     std::string words;
     std::string by;

@@ -9,6 +9,7 @@
 
 #include "run/run_folder.h"
 #include "scale/gate.h"
+#include "scale/intake.h"
 #include "scale/trigger.h"
 #include "scale/watch.h"
 
@@ -99,15 +100,7 @@ Result<void> Watcher::claim_rounds() {
                     (run.conclusion == "failure" || run.conclusion == "timed_out") &&
                     run.id > newest)
                     newest = run.id;
-            if (newest != 0) {
-                EventRequest e;
-                e.kind = EventRequest::Kind::round;
-                e.issue = pull.number;
-                e.head_ref = pull.head_ref;
-                e.head_repository = pull.head_repository;
-                e.request = {Request::Kind::check_suite, newest};
-                asked.push_back(std::move(e));
-            }
+            if (newest != 0) asked.push_back(polled_failed_check(pull, newest));
         }
 
         for (auto& e : asked) {
@@ -145,21 +138,10 @@ Result<void> Watcher::claim_plan_commands() {
         if (!comments) return std::move(comments).error();
         for (const auto& c : *comments) {
             if (c.created_at < since) continue;
-            const auto said = plan_command(c.body, config.trigger.command);
-            if (!said || said->verb == "plan") continue;
+            const auto e = polled_comment(issue, c, config.trigger);
+            if (!e || !check::answers_plan(e->verb)) continue;
             if (!decided_.insert({Request::Kind::command, c.id}).second) continue;
-            EventRequest e;
-            e.kind = EventRequest::Kind::command;
-            e.issue = issue;
-            e.comment_id = c.id;
-            e.login = c.author;
-            e.bot = github::bot_account(c.author, c.author_is_bot);
-            e.commanded = true;
-            e.verb = said->verb;
-            e.agents = said->agents;
-            e.plan_hash = said->hash;
-            e.instruction = said->words;
-            auto decision = decide(e, config, *github_);
+            auto decision = decide(*e, config, *github_);
             if (!decision) return std::move(decision).error();
             options_.notice(decision->notice);
             if (!decision->run) continue;
@@ -199,20 +181,15 @@ Result<void> Watcher::claim_commands() {
         // Made in the second the last poll ended at, and read by it.
         if (c.created_at == commands_seen_ && commands_at_seen_.count(c.id)) continue;
         if (c.on_pull_request || c.issue == 0) continue;
-        EventRequest e;
-        e.issue = c.issue;
-        e.comment_id = c.id;
-        e.login = c.author;
-        e.bot = github::bot_account(c.author, c.author_is_bot);
-        if (!read_command(c.body, config.trigger, e)) continue;
-        if (!e.verb.empty() && e.verb != "plan") continue;
+        const auto e = polled_comment(c.issue, c, config.trigger);
+        if (!e || check::answers_plan(e->verb)) continue;
         if (!decided_.insert({Request::Kind::command, c.id}).second) continue;
-        auto decision = decide(e, config, *github_);
+        auto decision = decide(*e, config, *github_);
         if (!decision) return std::move(decision).error();
         options_.notice(decision->notice);
         if (!decision->run) continue;
         std::optional<WatchPlan> plan;
-        if (!decision->verb.empty())
+        if (decision->verb != check::PlanVerb::none)
             plan =
                 WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
         auto taken = take(c.issue, {Request::Kind::command, c.id}, decision->agents, plan,

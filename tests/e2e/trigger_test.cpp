@@ -3,6 +3,7 @@
 // GitHub. A label dispatches; a /cocode comment runs only for write, maintain or admin — asked
 // of GitHub — and gets 👀; read and none get one polite reply, however often the event is
 // replayed; bots are refused without a reply unless listed.
+#include "scale/intake.h"
 #include "scale/trigger.h"
 
 #include <nlohmann/json.hpp>

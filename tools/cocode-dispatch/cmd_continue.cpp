@@ -7,6 +7,7 @@
 
 #include "batch.h"
 #include "check/report.h"
+#include "check/work_plan.h"
 #include "commands.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -17,6 +18,7 @@
 #include "run/rounds.h"
 #include "run/seal.h"
 #include "scale/approval.h"
+#include "scale/intake.h"
 #include "scale/pull_feedback.h"
 #include "scale/trigger.h"
 #include "workspace.h"
@@ -152,8 +154,7 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
     const char* name = std::getenv("GITHUB_EVENT_NAME");
     auto request = scale::read_event(name ? name : "", payload, ws.config.trigger).value_or_throw();
     const bool plan_verb =
-        request.kind == scale::EventRequest::Kind::command &&
-        (request.verb == "approve" || request.verb == "revise" || request.verb == "reject");
+        request.kind == scale::EventRequest::Kind::command && check::answers_plan(request.verb);
     if (request.kind != scale::EventRequest::Kind::round && !plan_verb) {
         notice(request.kind == scale::EventRequest::Kind::none
                    ? "nothing to do: " + terminal_safe_line(request.why_not)
@@ -176,9 +177,9 @@ std::optional<ContinueArgs> round_of_event(const ContinueArgs& args, const Works
         verb.source = flags;
         verb.which = std::to_string(decision.issue);
         verb.agents = decision.agents;
-        verb.approve = decision.verb == "approve";
-        verb.revise = decision.verb == "revise";
-        verb.reject = decision.verb == "reject";
+        verb.approve = decision.verb == check::PlanVerb::approve;
+        verb.revise = decision.verb == check::PlanVerb::revise;
+        verb.reject = decision.verb == check::PlanVerb::reject;
         if (verb.approve) verb.hash = decision.plan_hash;
         verb.message = decision.instruction;
         verb.by = decision.by;

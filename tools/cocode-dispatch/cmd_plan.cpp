@@ -7,10 +7,12 @@
 #include <map>
 
 #include "check/progress.h"
+#include "check/work_plan.h"
 #include "commands.h"
 #include "core/files.h"
 #include "core/terminal_text.h"
 #include "routing.h"
+#include "scale/intake.h"
 #include "scale/plan.h"
 #include "scale/trigger.h"
 #include "workspace.h"
@@ -63,10 +65,10 @@ int run_plan(const PlanArgs& args) {
         // A round is not a run to plan: it goes on from the pair's last run (docs/review.md);
         // nor is what a person does with a plan (continue --event carries it out).
         if (request->kind == scale::EventRequest::Kind::command &&
-            (request->verb == "approve" || request->verb == "revise" ||
-             request->verb == "reject")) {
+            check::answers_plan(request->verb)) {
             request->why_not = "issue #" + std::to_string(request->issue) + ": `" +
-                               ws.config.trigger.command + " " + request->verb +
+                               ws.config.trigger.command + " " +
+                               std::string(check::plan_verb_name(request->verb)) +
                                "` is carried out by `cocode-dispatch continue --event`";
             request->kind = scale::EventRequest::Kind::none;
         }
@@ -81,7 +83,7 @@ int run_plan(const PlanArgs& args) {
             decision = scale::decide(*request, ws.config, *api).value_or_throw();
         } else {
             decision.run = request->kind == scale::EventRequest::Kind::label;
-            decision.verb = decision.run ? request->verb : "";
+            decision.verb = decision.run ? request->verb : check::PlanVerb::none;
             decision.issue = request->issue;
             decision.notice = decision.run
                                   ? "issue #" + std::to_string(request->issue) + " labelled '" +
@@ -89,7 +91,7 @@ int run_plan(const PlanArgs& args) {
                                   : "nothing to do: " + terminal_safe_line(request->why_not);
         }
         notice(decision.notice);
-        plan_rounds = decision.verb == "plan";
+        plan_rounds = decision.verb == check::PlanVerb::plan;
         if (decision.run) {
             numbers = {decision.issue};
             if (!decision.agents.empty()) wanted_agents = decision.agents;

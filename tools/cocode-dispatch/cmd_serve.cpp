@@ -13,11 +13,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "check/work_plan.h"
 #include "core/files.h"
 #include "core/json_text.h"
 #include "dashboard.h"
 #include "listen.h"
 #include "scale/gate.h"
+#include "scale/intake.h"
 #include "scale/trigger.h"
 #include "scale/webhook.h"
 #include "watching.h"
@@ -105,7 +107,8 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         notice(decision->notice);
         if (!decision->run) return {};
         std::optional<scale::WatchPlan> plan;
-        if (w.ws.config.trigger.plan) plan = scale::WatchPlan{"plan", "", "", labelled->by};
+        if (w.ws.config.trigger.plan)
+            plan = scale::WatchPlan{check::PlanVerb::plan, "", "", labelled->by};
         auto approval = keep_approval(w, d, payload, labelled->at);
         if (!approval) return std::move(approval).error();
         auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, labelled->id},
@@ -125,7 +128,7 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         return {};
     }
     std::optional<scale::WatchPlan> plan;
-    if (!decision->verb.empty())
+    if (decision->verb != check::PlanVerb::none)
         plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
                                 decision->by};
     // Approved when the command was said: its comment's time, or the new issue's.

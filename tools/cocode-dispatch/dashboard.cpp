@@ -12,6 +12,7 @@
 #include "agent/usage.h"
 #include "check/report.h"
 #include "check/run_check.h"
+#include "check/work_plan.h"
 #include "common/executables.h"
 #include "core/files.h"
 #include "core/json_text.h"
@@ -556,19 +557,19 @@ void post_plan(Dashboard::State& s, const Request& req, Response& res) {
     const auto run = named_run(s, req, res);
     if (!run) return;
     const json body = body_of(req);
-    const std::string verb = json_value(body, "verb", std::string());
+    const auto verb = check::parse_plan_verb(json_value(body, "verb", std::string()));
     const std::string message = json_value(body, "message", std::string());
     // As the plan's verdict tells a person to type it: the issue, and the pair's agent.
     std::vector<std::string> args = {"continue", std::to_string(run->issue), "--agent", run->agent,
                                      "--detach"};
-    if (verb == "approve") {
+    if (verb == check::PlanVerb::approve) {
         const std::string hash = json_value(body, "hash", std::string());
         if (hash.empty()) return send_error(res, 400, "approve: the plan's hash is missing");
         args.insert(args.end(), {"--approve", "--hash", hash});
-    } else if (verb == "revise") {
+    } else if (verb == check::PlanVerb::revise) {
         if (message.empty()) return send_error(res, 400, "revise: say what to change");
         args.insert(args.end(), {"--revise", "-m", message});
-    } else if (verb == "reject") {
+    } else if (verb == check::PlanVerb::reject) {
         args.push_back("--reject");
     } else {
         return send_error(res, 400, "verb: expected approve, revise or reject");

@@ -23,18 +23,6 @@ check::PlanVerb verb_of(const ContinueArgs& args) {
                          : check::PlanVerb::reject;
 }
 
-const char* verb_name(check::PlanVerb verb) {
-    switch (verb) {
-        case check::PlanVerb::approve:
-            return "approve";
-        case check::PlanVerb::revise:
-            return "revise";
-        case check::PlanVerb::reject:
-            return "reject";
-    }
-    return "";
-}
-
 check::PlanState state_of(const run::RunRecord* newest) {
     check::PlanState state;
     if (!newest) return state;
@@ -71,7 +59,8 @@ std::vector<std::string> verify_prefixes(const Workspace& ws, const run::RunReco
                 args.by + " cocode did nothing: " + why + ".\n");
             !replied)
             notice("warning: could not answer on GitHub: " + replied.error().message);
-    throw Failure(Error::usage("continue --" + std::string(verb_name(verb_of(args))) + ": " + why));
+    throw Failure(Error::usage("continue --" + std::string(check::plan_verb_name(verb_of(args))) +
+                               ": " + why));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "agent/prepare.h"
 #include "agent/usage.h"
 #include "check/outcome.h"
+#include "check/work_plan.h"
 #include "common/executables.h"
 #include "environment/store.h"
 #include "proc/command.h"
@@ -101,13 +102,13 @@ Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFla
                                             long issue, const std::vector<std::string>& agents,
                                             const scale::WatchPlan& plan, long long comment,
                                             const scale::WatchApproval& approval) {
-    if (plan.verb == "plan") {
+    if (plan.verb == check::PlanVerb::plan) {
         return start_runs(ws, flags, issue, agents, plan.by, approval, {"--plan"});
     }
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "continue",
                                      std::to_string(issue),
-                                     "--" + plan.verb,
+                                     "--" + std::string(check::plan_verb_name(plan.verb)),
                                      "--by",
                                      plan.by,
                                      "--comment",
@@ -116,7 +117,7 @@ Result<std::vector<std::string>> start_plan(const Workspace& ws, const SourceFla
     for (const auto& agent : agents) argv.insert(argv.end(), {"--agent", agent});
     if (!plan.hash.empty()) argv.insert(argv.end(), {"--hash", plan.hash});
     if (!plan.words.empty()) argv.insert(argv.end(), {"-m", plan.words});
-    if (plan.verb == "reject") {  // no run to name
+    if (plan.verb == check::PlanVerb::reject) {  // no run to name
         auto rejected = run_dispatch(ws, std::move(argv), flags);
         if (!rejected) return std::move(rejected).error();
         return std::vector<std::string>{};
@@ -276,8 +277,9 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
                                 long issue, const std::vector<std::string>& named,
                                 const scale::WatchPlan& plan, long long comment,
                                 const scale::WatchApproval& approval) {
-        return start_plan(*ws, source, issue, named.empty() && plan.verb == "plan" ? mine : named,
-                          plan, comment, approval);
+        return start_plan(*ws, source, issue,
+                          named.empty() && plan.verb == check::PlanVerb::plan ? mine : named, plan,
+                          comment, approval);
     };
     options.dispatch_round = [ws, source = args.source](long issue, const std::string& agent,
                                                         const std::string& instruction) {
