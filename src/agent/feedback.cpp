@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/markdown.h"
 #include "core/visible_text.h"
 
 namespace cocode::agent {

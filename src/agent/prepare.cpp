@@ -18,6 +18,7 @@
 #include "agent/usage.h"
 #include "config/presets.h"
 #include "core/files.h"
+#include "core/markdown.h"
 #include "core/run_id.h"
 #include "core/visible_text.h"
 #include "environment/key.h"

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "check/report.h"
+#include "core/markdown.h"
 #include "run/usage.h"
 
 namespace cocode::check {
@@ -156,30 +157,6 @@ std::string scorecard_svg(const Scorecard& card) {
 }
 
 namespace {
-
-// Text as Markdown shows it: every ASCII punctuation character that can mean something there
-// backslash-escaped (CommonMark lets any be; `:` and `@` too, against links and mentions), `<`, `>`
-// and `&` as entities, line ends as spaces, other control characters as U+FFFD.
-std::string markdown_text(std::string_view text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else if (c == '\n' || c == '\r' || c == '\t')
-            out += ' ';
-        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            out += "\ufffd";  // a control character (an escape sequence's start) is shown as one
-        else if (std::ispunct(static_cast<unsigned char>(c)) && !std::strchr("/,%;?'\"", c))
-            out += std::string("\\") + c;
-        else
-            out += c;
-    }
-    return out;
-}
 
 constexpr int kBarCells = 20;
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "check/report.h"
+#include "core/markdown.h"
 
 namespace cocode::check {
 namespace {
@@ -113,7 +114,7 @@ Result<GateDecision> read_gate(github::GitHub& github, const config::Config& con
 Result<void> write_gate(github::GitHub& github, const config::Config& config,
                         const github::PullRequest& pull, const std::string& agent,
                         const GateDecision& d) {
-    std::string body = "### cocode gate · `" + agent + "` · " +
+    std::string body = "### cocode gate · " + markdown_code(agent) + " · " +
                        (d.state == "success"   ? "✅ ready to merge"
                         : d.state == "failure" ? "❌ not mergeable"
                                                : "⏳ waiting") +

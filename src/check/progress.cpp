@@ -9,6 +9,7 @@
 #include "check/report.h"
 #include "core/files.h"
 #include "core/json_text.h"
+#include "core/markdown.h"
 #include "run/usage.h"
 
 namespace cocode::check {
@@ -31,17 +32,6 @@ json row_json(const ProgressRow& r) {
             {"seconds", r.seconds},   {"commits", r.commits},
             {"tokens", r.tokens},     {"cost_usd", r.cost_usd ? json(*r.cost_usd) : json(nullptr)},
             {"logs_url", r.logs_url}, {"pr_url", r.pr_url}};
-}
-
-// A table cell of text someone else wrote (an agent's name is the configuration's; a URL is
-// GitHub's): no pipe, no newline, no HTML.
-std::string cell(std::string text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '|' || c == '\n' || c == '\r' || c == '<' || c == '>' || c == '`') continue;
-        out += c;
-    }
-    return out;
 }
 
 std::string elapsed(long seconds) {
@@ -214,15 +204,15 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
     std::string out = "### cocode · " + std::to_string(rows.size()) +
                       (rows.size() == 1 ? " agent" : " agents") + " on #" + std::to_string(issue) +
                       (done ? " · done" : " · running") + "\n\n";
-    if (!note.empty()) out += "Chosen by evidence: " + cell(note) + "\n\n";
+    if (!note.empty()) out += "Chosen by evidence: " + markdown_text(note) + "\n\n";
     out += "| agent | state | time | commits | tokens | cost | logs |\n";
     out += "|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& r : rows) {
-        out += "| `" + cell(r.agent) + "` | " + icon(r.state) + " " + cell(r.state) + " | " +
-               elapsed(r.seconds) + " | " + std::to_string(r.commits) + " | " +
-               (r.tokens ? run::format_count(r.tokens) : "–") + " | " +
-               (r.cost_usd ? run::format_cost(r.cost_usd) : "–") + " | " +
-               (r.logs_url.empty() ? "" : "[logs](" + cell(r.logs_url) + ")") + " |\n";
+        out += "| " + markdown_code(r.agent, true) + " | " + icon(r.state) + " " +
+               markdown_text(r.state) + " | " + elapsed(r.seconds) + " | " +
+               std::to_string(r.commits) + " | " + (r.tokens ? run::format_count(r.tokens) : "–") +
+               " | " + (r.cost_usd ? run::format_cost(r.cost_usd) : "–") + " | " +
+               (r.logs_url.empty() ? "" : markdown_link("logs", r.logs_url)) + " |\n";
     }
     const bool plans = std::any_of(rows.begin(), rows.end(),
                                    [](const ProgressRow& r) { return r.state == "PLAN"; });
@@ -233,7 +223,7 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
     } else if (done) {
         out += "\n";
         if (!ranked.empty() && ranked.front().pass)
-            out += "Best: `" + cell(ranked.front().agent) + "`.";
+            out += "Best: " + markdown_code(ranked.front().agent) + ".";
         else if (!ranked.empty())
             out += "No agent passed.";
         int passes = 0;
@@ -242,7 +232,9 @@ std::string render_progress(long issue, const std::vector<ProgressRow>& rows,
             out += std::to_string(passes) + " of " + std::to_string(rows.size()) + " passed.";
         std::string prs;
         for (const auto& r : rows)
-            if (!r.pr_url.empty()) prs += " `" + cell(r.agent) + "`: " + cell(r.pr_url);
+            if (!r.pr_url.empty())
+                prs += " " + markdown_code(r.agent) + ": " +
+                       markdown_link(markdown_text(r.pr_url), r.pr_url);
         if (!prs.empty()) out += " Pull requests:" + prs + ".";
         out += " Each agent's verdict is in its own comment.\n";
     }

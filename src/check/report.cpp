@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/markdown.h"
+
 namespace cocode::check {
 
 namespace {
@@ -17,42 +19,6 @@ std::string icon(Outcome outcome) {
             return "➖";
     }
     return "";
-}
-
-// Text inside a Markdown table cell: no line breaks, no column separators.
-std::string cell(std::string text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n' || c == '\r')
-            out += ' ';
-        else
-            out += c;
-    }
-    return out;
-}
-
-std::size_t longest_backtick_run(const std::string& text) {
-    std::size_t longest = 0, run = 0;
-    for (char c : text) {
-        run = c == '`' ? run + 1 : 0;
-        longest = std::max(longest, run);
-    }
-    return longest;
-}
-
-// A code span that survives backticks in the text.
-std::string code(const std::string& text) {
-    std::string fence(longest_backtick_run(text) + 1, '`');
-    const char* pad = text.find('`') != std::string::npos ? " " : "";
-    return fence + pad + text + pad + fence;
-}
-
-// A fenced block longer than any run of backticks in the text.
-std::string fenced(const std::string& text) {
-    std::string fence(std::max<std::size_t>(3, longest_backtick_run(text) + 1), '`');
-    return fence + "text\n" + text + "\n" + fence + "\n";
 }
 
 // The files the scope check found outside the allowed paths (or an approved plan's files).
@@ -109,37 +75,23 @@ std::string usage_line(const Verdict& v) {
 
 namespace {
 
-// An agent's words in a list item: one line, no HTML (so nothing can open a comment or pass
-// for one of cocode's hidden records).
-std::string words(const std::string& text) {
-    std::string out;
-    for (char c : cell(text)) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else
-            out += c;
-    }
-    return out;
-}
-
 // How much of an unreadable plan a comment shows (GitHub takes 65536 characters a comment).
 constexpr std::size_t kShownAnswer = 16 << 10;
 
 std::string plan_rules_section(const run::SealedPlan& plan) {
-    std::string out = "\n**Rules from the approved plan** " + code(plan.hash) + " (" +
-                      words(plan.approved_by) + "): files ";
+    std::string out = "\n**Rules from the approved plan** " + markdown_code(plan.hash) + " (" +
+                      markdown_text(plan.approved_by) + "): files ";
     for (std::size_t i = 0; i < plan.files.size(); ++i)
-        out += (i ? ", " : "") + code(plan.files[i]);
+        out += (i ? ", " : "") + markdown_code(plan.files[i]);
     out += " (within the configured allowed paths)";
     if (!plan.verify.empty()) {
         out += "; verify ";
         for (std::size_t i = 0; i < plan.verify.size(); ++i)
-            out += (i ? ", " : "") + code(plan.verify[i]);
+            out += (i ? ", " : "") + markdown_code(plan.verify[i]);
     }
     out += ".\n";
-    for (const auto& left : plan.left_out) out += "- left out of verify: " + code(left) + "\n";
+    for (const auto& left : plan.left_out)
+        out += "- left out of verify: " + markdown_code(left) + "\n";
     return out;
 }
 
@@ -148,14 +100,14 @@ std::string plan_rules_section(const run::SealedPlan& plan) {
 std::string render_markdown(const Verdict& v) {
     if (v.plan_round) return render_plan_markdown(v);
     std::string out = "### " + std::string(v.pass ? "✅ PASS" : "❌ FAIL") + " · cocode check";
-    if (!v.agent.empty()) out += " · " + code(v.agent);
+    if (!v.agent.empty()) out += " · " + markdown_code(v.agent);
     if (v.issue) out += " on #" + std::to_string(v.issue);
     out += "\n\n";
 
     std::vector<std::string> facts;
-    if (!v.branch.empty()) facts.push_back(code(v.branch));
+    if (!v.branch.empty()) facts.push_back(markdown_code(v.branch));
     facts.push_back(plural(v.commits.size(), "commit", "commits") + " since " +
-                    code(v.base.substr(0, 7)));
+                    markdown_code(v.base.substr(0, 7)));
     facts.push_back(plural(v.files.size(), "file", "files") + " +" + std::to_string(v.insertions) +
                     " −" + std::to_string(v.deletions));
     if (v.run_seconds) facts.push_back("run " + format_seconds(*v.run_seconds));
@@ -167,24 +119,26 @@ std::string render_markdown(const Verdict& v) {
                               : r.plan  ? (*r.pass ? "plan" : "no plan")
                               : *r.pass ? "PASS"
                                         : "FAIL";
-        out += "- round " + std::to_string(r.number) + " · " + cell(r.trigger) + " · " + verdict +
-               " · " + code(r.from.substr(0, 7) + ".." + r.to.substr(0, 7)) + "\n";
+        out += "- round " + std::to_string(r.number) + " · " + markdown_text(r.trigger) + " · " +
+               verdict + " · " + markdown_code(r.from.substr(0, 7) + ".." + r.to.substr(0, 7)) +
+               "\n";
     }
     if (!v.rounds.empty()) out += "\n";
     out += "| | check | result |\n|---|---|---|\n";
     for (const auto& c : v.checks)
-        out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
+        out += "| " + icon(c.outcome) + " | " + markdown_text(c.name) + " | " +
+               markdown_text(c.reason) + " |\n";
 
     for (const auto& c : v.checks) {
         if (c.outcome != Outcome::fail || c.output_tail.empty()) continue;
-        out += "\n<details><summary>" + cell(c.name) + ": last lines</summary>\n\n" +
+        out += "\n<details><summary>" + html_text(c.name) + ": last lines</summary>\n\n" +
                fenced(c.output_tail) + "\n</details>\n";
     }
     if (v.plan_rules) out += plan_rules_section(*v.plan_rules);
     // What the agent's proxy blocked, with the commands that tried (docs/security.md).
     if (const CheckItem* network = v.find("network"); network && !network->files.empty()) {
         out += "\n**Blocked by the network allowlist:**\n\n";
-        for (const auto& line : network->files) out += "- " + code(line) + "\n";
+        for (const auto& line : network->files) out += "- " + markdown_code(line) + "\n";
     }
     if (!v.files.empty()) {
         out += "\n<details><summary>" + plural(v.files.size(), "file", "files") +
@@ -192,18 +146,19 @@ std::string render_markdown(const Verdict& v) {
         const std::size_t shown = std::min<std::size_t>(v.files.size(), 50);
         for (std::size_t i = 0; i < shown; ++i) {
             const auto& f = v.files[i];
-            std::string name = code(f.path);
-            if (f.status == 'R') name = code(f.old_path) + " → " + name;
+            std::string name = markdown_code(f.path, true);
+            if (f.status == 'R') name = markdown_code(f.old_path, true) + " → " + name;
             if (f.status == 'A') name += " (new)";
             if (f.status == 'D') name += " (deleted)";
-            out += "| " + cell(name) + " | " + (f.binary ? "bin" : std::to_string(f.insertions)) +
-                   " | " + (f.binary ? "bin" : std::to_string(f.deletions)) + " |\n";
+            out += "| " + name + " | " + (f.binary ? "bin" : std::to_string(f.insertions)) + " | " +
+                   (f.binary ? "bin" : std::to_string(f.deletions)) + " |\n";
         }
         if (v.files.size() > shown)
             out += "| … and " + std::to_string(v.files.size() - shown) + " more | | |\n";
         out += "\n</details>\n";
     }
-    if (auto line = usage_line(v); !line.empty()) out += "\n<sub>" + cell(line) + "</sub>\n";
+    if (auto line = usage_line(v); !line.empty())
+        out += "\n<sub>" + markdown_text(line) + "</sub>\n";
     return out;
 }
 
@@ -215,30 +170,30 @@ std::string approve_command(const Verdict& v) {
 
 std::string render_plan_markdown(const Verdict& v, const std::string& command) {
     std::string out = "### " + std::string(v.pass ? "📝 PLAN" : "❌ NO PLAN") + " · cocode plan";
-    if (!v.agent.empty()) out += " · " + code(v.agent);
+    if (!v.agent.empty()) out += " · " + markdown_code(v.agent);
     if (v.issue) out += " on #" + std::to_string(v.issue);
-    if (v.plan) out += " · " + code(v.plan->hash);
+    if (v.plan) out += " · " + markdown_code(v.plan->hash);
     out += "\n\n";
     if (v.plan) {
         const WorkPlan& plan = *v.plan;
         if (!plan.questions.empty()) {
             out += "**Questions** — answer them in a comment ending with " +
-                   code(command + " revise") + ":\n\n";
-            for (const auto& q : plan.questions) out += "- " + words(q) + "\n";
+                   markdown_code(command + " revise") + ":\n\n";
+            for (const auto& q : plan.questions) out += "- " + markdown_text(q) + "\n";
             out += "\n";
         }
         out += "**Files** — the code round may touch only these:\n\n";
-        for (const auto& f : plan.files) out += "- " + code(f) + "\n";
+        for (const auto& f : plan.files) out += "- " + markdown_code(f) + "\n";
         if (!plan.tests.empty()) {
             out += "\n**Tests**:\n\n";
-            for (const auto& t : plan.tests) out += "- " + code(t) + "\n";
+            for (const auto& t : plan.tests) out += "- " + markdown_code(t) + "\n";
         }
         out += "\n**Steps**:\n\n";
         for (std::size_t i = 0; i < plan.steps.size(); ++i)
-            out += std::to_string(i + 1) + ". " + words(plan.steps[i]) + "\n";
+            out += std::to_string(i + 1) + ". " + markdown_text(plan.steps[i]) + "\n";
     } else {
-        out += "The answer could not be read as a plan: " + words(v.plan_why_not) + ". As written" +
-               (v.plan_text.size() > kShownAnswer ? " (its end)" : "") + ":\n\n" +
+        out += "The answer could not be read as a plan: " + markdown_text(v.plan_why_not) +
+               ". As written" + (v.plan_text.size() > kShownAnswer ? " (its end)" : "") + ":\n\n" +
                fenced(v.plan_text.empty()
                           ? "(nothing)"
                           : v.plan_text.substr(v.plan_text.size() -
@@ -246,22 +201,26 @@ std::string render_plan_markdown(const Verdict& v, const std::string& command) {
     }
     out += "\n| | check | result |\n|---|---|---|\n";
     for (const auto& c : v.checks)
-        out += "| " + icon(c.outcome) + " | " + cell(c.name) + " | " + cell(c.reason) + " |\n";
+        out += "| " + icon(c.outcome) + " | " + markdown_text(c.name) + " | " +
+               markdown_text(c.reason) + " |\n";
     out += "\n";
     if (!v.plan_rejected_by.empty())
-        out += "**Rejected** (" + words(v.plan_rejected_by) +
+        out += "**Rejected** (" + markdown_text(v.plan_rejected_by) +
                "): no code round starts. Write what to change followed by " +
-               code(command + " revise") + " for a new plan.\n";
+               markdown_code(command + " revise") + " for a new plan.\n";
     else if (v.plan && v.pass)
         out += "A person with write access answers " +
-               code(command + " approve " + v.agent + " " + v.plan->hash) +
+               markdown_code(command + " approve " + v.agent + " " + v.plan->hash) +
                " (the code round starts, held to these files), or writes what to change "
                "followed by " +
-               code(command + " revise") + ", or " + code(command + " reject") + ".\n";
+               markdown_code(command + " revise") + ", or " + markdown_code(command + " reject") +
+               ".\n";
     else
-        out += "Nothing to approve: write what to change followed by " + code(command + " revise") +
-               " for another plan, or " + code(command + " reject") + ".\n";
-    if (auto line = usage_line(v); !line.empty()) out += "\n<sub>" + cell(line) + "</sub>\n";
+        out += "Nothing to approve: write what to change followed by " +
+               markdown_code(command + " revise") + " for another plan, or " +
+               markdown_code(command + " reject") + ".\n";
+    if (auto line = usage_line(v); !line.empty())
+        out += "\n<sub>" + markdown_text(line) + "</sub>\n";
     return out;
 }
 
@@ -496,7 +455,7 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
     std::string out = "### cocode · " + plural(ranked.size(), "agent", "agents") + " on #" +
                       std::to_string(issue);
     const bool any_pass = !ranked.empty() && ranked.front().pass;
-    out += any_pass ? " · best: " + code(ranked.front().agent) : " · none passed";
+    out += any_pass ? " · best: " + markdown_code(ranked.front().agent) : " · none passed";
     out +=
         "\n\n| agent | verdict | files | lines | out of scope | tests | run time | cost |\n"
         "|---|---|---:|---:|---:|---|---:|---:|\n";
@@ -505,7 +464,7 @@ std::string render_summary(long issue, const std::vector<Verdict>& ranked) {
     bool all_known = true;
     for (std::size_t i = 0; i < ranked.size(); ++i) {
         const Verdict& v = ranked[i];
-        std::string name = code(v.agent.empty() ? "?" : v.agent);
+        std::string name = markdown_code(v.agent.empty() ? "?" : v.agent, true);
         if (i == 0 && any_pass) name = "**" + name + "** ⭐";
         out += "| " + name + " | " + (v.pass ? "✅ PASS" : "❌ FAIL") + " | " +
                std::to_string(file_count(v)) + " | +" + std::to_string(v.insertions) + " −" +

@@ -7,6 +7,7 @@
 
 #include "core/glob.h"
 #include "core/json_text.h"
+#include "core/markdown.h"
 #include "core/sha256.h"
 #include "core/visible_text.h"
 

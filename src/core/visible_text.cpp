@@ -179,12 +179,4 @@ VisibleText visible_text(std::string_view markdown) {
     return result;
 }
 
-std::string fenced(std::string_view text, std::string_view info) {
-    std::string fence = "```";
-    while (text.find(fence) != std::string_view::npos) fence += '`';
-    std::string out = fence + std::string(info) + "\n" + std::string(text);
-    if (out.back() != '\n') out += '\n';
-    return out + fence + "\n";
-}
-
 }  // namespace cocode

@@ -28,8 +28,4 @@ VisibleText visible_text(std::string_view markdown);
 // True for a code point visible_text removes.
 bool is_hidden_code_point(char32_t c);
 
-// `text` as a fenced code block with info string `info`, the fence longer than any run of
-// backticks in the text, so that nothing in it can close the block early.
-std::string fenced(std::string_view text, std::string_view info = "text");
-
 }  // namespace cocode

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/markdown.h"
 #include "core/terminal_text.h"
 #include "scale/intake.h"
 #include "scale/trigger.h"
@@ -83,7 +84,8 @@ namespace {
 Result<void> tell_checks_on_base(github::GitHub& github, long pull, const run::RunRecord& last,
                                  const std::vector<std::string>& on_base_too) {
     std::string names;
-    for (const auto& name : on_base_too) names += (names.empty() ? "`" : ", `") + name + "`";
+    // A check's name is whatever the app that ran it called it.
+    for (const auto& name : on_base_too) names += (names.empty() ? "" : ", ") + markdown_code(name);
     auto told = github.upsert_comment(
         pull, github::comment_marker("checks-on-base/" + last.agent + "/" + last.base_commit),
         "cocode starts no round for " + names + ": it fails on the base commit too (" +

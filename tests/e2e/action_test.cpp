@@ -159,7 +159,7 @@ TEST_F(Action, ALabelFansOutToOneRunnerPerAgentAndAFreshRunnerComparesThem) {
     // job says what the race cost, read on its fresh runner from the published verdicts.
     EXPECT_NE(summaries_.find("cocode check · `fast` on #1"), std::string::npos) << summaries_;
     EXPECT_NE(summaries_.find("cocode check · `careful` on #1"), std::string::npos);
-    EXPECT_NE(summaries_.find("<sub>m · 1k in / 100 out · $0.25 · "), std::string::npos)
+    EXPECT_NE(summaries_.find("<sub>m · 1k in / 100 out · \\$0.25 · "), std::string::npos)
         << summaries_;
     EXPECT_NE(summaries_.find("Cost: $0.75 in all, $0.38 per PASS."), std::string::npos)
         << summaries_;

@@ -303,7 +303,8 @@ TEST_F(DispatchRun, TheVerdictTheComparisonAndTheReportSayWhatRunsCost) {
     EXPECT_EQ(run.exit_code, 0) << run.err;  // both ran to their end; one was judged FAIL
     for (const auto& r : runs()) {
         const std::string report = read_text(r.folder / "check.md");
-        const std::string cost = r.agent == "cheap" ? "$0.20" : "$0.60";
+        // The line is Markdown: its `$` escaped (GitHub would read a pair as math).
+        const std::string cost = r.agent == "cheap" ? "\\$0.20" : "\\$0.60";
         EXPECT_NE(report.find("<sub>m-1 · 1k in / 100 out · " + cost + " · "), std::string::npos)
             << report;
         EXPECT_EQ(json::parse(read_text(r.folder / "check.json"))["usage"]["cost_usd"],

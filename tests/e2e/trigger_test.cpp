@@ -3,7 +3,6 @@
 // GitHub. A label dispatches; a /cocode comment runs only for write, maintain or admin — asked
 // of GitHub — and gets 👀; read and none get one polite reply, however often the event is
 // replayed; bots are refused without a reply unless listed.
-#include "scale/intake.h"
 #include "scale/trigger.h"
 
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "fake_github.h"
 #include "github/api.h"
 #include "github/http.h"
+#include "scale/intake.h"
 #include "test_support.h"
 #include "webhook_examples.h"
 
