@@ -1,6 +1,7 @@
 #include "check/published.h"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -31,6 +32,23 @@ std::optional<std::pair<long, std::string>> pair_of(std::string_view body) {
 }
 
 }  // namespace
+
+std::vector<RunSummary> evidence_runs(const std::vector<RunSummary>& here,
+                                      const std::vector<RunSummary>& published,
+                                      EvidenceRuns which) {
+    std::map<std::string, const RunSummary*> by_id;
+    for (const auto& s : here) by_id[s.run_id] = &s;
+    std::vector<RunSummary> out;
+    if (which == EvidenceRuns::here_and_published) out = here;
+    for (const auto& s : published) {
+        const auto same = by_id.find(s.run_id);
+        if (same == by_id.end())
+            out.push_back(s);
+        else if (which == EvidenceRuns::published_only)
+            out.push_back(*same->second);
+    }
+    return out;
+}
 
 PublishedRuns published_runs(const std::vector<github::Comment>& comments) {
     std::set<std::pair<long, std::string>> pairs;

@@ -6,6 +6,7 @@
 // it cost was in its own verdict, since replaced), so it counts as a run of unknown cost.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "check/scorecard.h"
@@ -21,5 +22,18 @@ struct PublishedRuns {
     std::vector<run::RunRecord> records;
 };
 PublishedRuns published_runs(const std::vector<github::Comment>& comments);
+
+// Evidence — what the runs say of how agents did — is read one way wherever it is used:
+// `report` shows it, routing trusts it. The runs here (their summaries) and those published on
+// the issues (an Action's, whose folders went with their runners): a run that is both is the
+// same run, counted once and as here (its folder holds what publishing summarised). Routing
+// reads the evidence of the last 180 days; `report` that of `--since`.
+inline constexpr std::chrono::hours kEvidenceWindow{24 * 180};
+enum class EvidenceRuns {
+    here_and_published,  // routing: all cocode knows of
+    published_only,      // report --published: the runs published, each as here when it is
+};
+std::vector<RunSummary> evidence_runs(const std::vector<RunSummary>& here,
+                                      const std::vector<RunSummary>& published, EvidenceRuns which);
 
 }  // namespace cocode::check

@@ -261,6 +261,7 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& 
     mine.nonce = attempt.nonce;
     mine.lease = terms.lease;
     int unseen = 0;  // looks since ours was (maybe) made that did not show it
+    int reread = 0;  // claims read again by their id (a list showed them stale)
     std::string last_failure = "GitHub's list of comments never showed the claim just made";
     bool look_at_once = false;  // just after our claim is made: the list often shows it already
     for (int round = 0; round < kRounds; ++round) {
@@ -272,10 +273,41 @@ Result<ClaimOutcome> contend(github::GitHub& github, long issue, const Request& 
         look_at_once = false;
         auto listed = github.comments(issue);
         if (!listed) return std::move(listed).error();
-        const auto claims = claims_in(issue, *listed);
+        auto claims = claims_in(issue, *listed);
         const bool awaiting = attempt.sent && unseen < kRounds / 2;
-        const ClaimDecision d = decide_claim(claims, request, terms.watcher, attempt.nonce,
-                                             awaiting, server_now(github));
+        auto d = decide_claim(claims, request, terms.watcher, attempt.nonce, awaiting,
+                              server_now(github));
+        // A list may show a claim as it was before its last edits (GitHub's replicas lag): one
+        // this would delete — an orphan of this watcher's, one past its lease — may have been
+        // answered or renewed since. Each is read again by its id, which is as it is now, and
+        // the contest decided on what is there now.
+        for (bool fresh = false; !fresh && reread < kRounds * 4;) {
+            fresh = true;
+            for (long long id : d.remove) {
+                auto was = std::find_if(claims.begin(), claims.end(),
+                                        [&](const Claim& c) { return c.comment_id == id; });
+                if (was == claims.end() ||
+                    (was->watcher == terms.watcher && was->nonce == attempt.nonce))
+                    continue;  // our own, made twice: the younger goes
+                ++reread;
+                auto now = github.comment(id);
+                if (!now) return std::move(now).error();
+                std::optional<Claim> current;
+                if (*now && trusted(**now)) current = claim_of(issue, **now);
+                if (current && current->updated_at == was->updated_at &&
+                    current->state == was->state)
+                    continue;  // as listed
+                if (current)
+                    *was = std::move(*current);
+                else
+                    claims.erase(was);
+                fresh = false;
+                break;
+            }
+            if (!fresh)
+                d = decide_claim(claims, request, terms.watcher, attempt.nonce, awaiting,
+                                 server_now(github));
+        }
         for (long long id : d.remove) {
             if (auto gone = github.delete_comment(id); !gone) return std::move(gone).error();
             if (id != attempt.comment_id) continue;

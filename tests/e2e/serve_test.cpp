@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <functional>
 #include <thread>
 
@@ -520,6 +521,47 @@ class RoundsFromGitHub : public Serve {
         return id.substr(0, id.size() - 1);
     }
 };
+
+// One review delivered twenty times — ten delivery ids, each sent twice (GitHub's retry), the
+// ten racing each other and the round they start — and ten times more once it is answered,
+// while GitHub's lists of comments lag (a claim's edits show late), starts one round, answered
+// once.
+TEST_F(RoundsFromGitHub, AReviewDeliveredTwentyTimesStartsOneRound) {
+    const fs::path a = machine("a");
+    start(a);
+    const long pull = first_round(a);
+    ASSERT_NE(pull, 0);
+    github_->lag_comment_lists(6);
+    const json asked = writers_review(pull, "src/flaw.txt", "remove src/flaw.txt");
+    std::atomic<int> taken{0};
+    const auto deliver_from_ten = [&](const std::string& prefix) {
+        std::vector<std::thread> senders;
+        for (int t = 0; t < 10; ++t)
+            senders.emplace_back([&, t] {
+                const std::string id = prefix + std::to_string(t);
+                for (int i = 0; i < 2; ++i) {
+                    const int status = deliver("pull_request_review", id, asked);
+                    taken += status == 202 || status == 200;
+                }
+            });
+        for (auto& sender : senders) sender.join();
+    };
+    deliver_from_ten("again-");
+    EXPECT_EQ(taken, 20);
+    EXPECT_TRUE(wait_until(
+        [&] { return final_claims(pull) >= 1 && fs::is_empty(a / ".cocode/serve/queue"); }, 60s))
+        << served_.err;
+    // Answered: the same review under new ids, and under the old ones again.
+    deliver_from_ten("late-");
+    EXPECT_EQ(taken, 40);
+    EXPECT_TRUE(wait_until([&] { return fs::is_empty(a / ".cocode/serve/queue"); }, 60s))
+        << served_.err;
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    const auto runs = pair_runs(a);
+    EXPECT_EQ(runs.size(), 2u) << ended.err;
+    EXPECT_EQ(claims_on(pull).size(), 1u) << ended.err;
+}
 
 TEST_F(RoundsFromGitHub, AWritersReviewStartsRoundTwoOnTheSameBranchOnceAndEachThreadGetsOneReply) {
     const fs::path a = machine("a");

@@ -84,6 +84,18 @@ struct FakeGitHub::Server {
     std::map<long long, long long> visible_at;
     long long comment_lists = 0;
     long long list_lag = 0;
+    // … and an edited comment shows as it was before the edit until `comment_lists` reaches
+    // the entry's `until`.
+    struct Stale {
+        json before;
+        long long until = 0;
+    };
+    std::map<long long, Stale> stale;
+    // A comment as a listing shows it now.
+    const json* listed(const json& c) const {
+        auto old = stale.find(c["id"].get<long long>());
+        return old != stale.end() && comment_lists < old->second.until ? &old->second.before : &c;
+    }
     std::vector<json> statuses, pulls, reactions;
     std::map<long, std::vector<json>> reviews, review_comments;  // by pull request number
     std::vector<json> check_runs;
@@ -481,7 +493,7 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 for (const auto& c : st.comments[number]) {
                     auto lag = st.visible_at.find(c["id"].get<long long>());
                     if (lag != st.visible_at.end() && lag->second > st.comment_lists) continue;
-                    visible.push_back(&c);
+                    visible.push_back(st.listed(c));
                 }
                 std::string items = page_of(visible);
                 std::string etag = etag_of(items + res.get_header_value("Link"));
@@ -538,7 +550,9 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                     for (const auto& c : list) {
                         auto v = st.visible_at.find(c["id"].get<long long>());
                         if (v != st.visible_at.end() && st.comment_lists < v->second) continue;
-                        if (c["updated_at"].get<std::string>() >= since) all.push_back(&c);
+                        const json* shown = st.listed(c);
+                        if ((*shown)["updated_at"].get<std::string>() >= since)
+                            all.push_back(shown);
                     }
                 const bool newest_first =
                     req.has_param("direction") && req.get_param_value("direction") == "desc";
@@ -566,6 +580,13 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 for (auto& [number, list] : st.comments)
                     for (auto& c : list)
                         if (c["id"] == id) {
+                            if (st.list_lag > 0) {
+                                auto old = st.stale.find(id);
+                                if (old == st.stale.end() || st.comment_lists >= old->second.until)
+                                    st.stale[id] = {c, st.comment_lists + st.list_lag};
+                                else
+                                    old->second.until = st.comment_lists + st.list_lag;
+                            }
                             c["body"] = body.value("body", "");
                             c["updated_at"] = st.now();
                             st.touch(number);

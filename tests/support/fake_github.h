@@ -95,7 +95,9 @@ class FakeGitHub {
     void advance_clock(std::chrono::seconds by);
     void inject(Fault fault);
     // Listings of comments lag behind writes: a new comment shows only from the `lists`-th
-    // listing after it was made (as GitHub's replicas can), never before an older one.
+    // listing after it was made (as GitHub's replicas can), never before an older one, and an
+    // edited one shows as it was before its first lagging edit until the `lists`-th listing
+    // after its last.
     void lag_comment_lists(int lists);
     // An outage: the first request matching `method`, a path containing `path_contains` and a
     // body containing `body_contains` is processed and answered as usual, and every request

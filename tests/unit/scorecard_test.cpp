@@ -11,6 +11,7 @@
 
 #include "check/chart.h"
 #include "check/outcome.h"
+#include "check/published.h"
 #include "check/route.h"
 #include "core/run_id.h"
 
@@ -56,6 +57,32 @@ TEST(Scorecard, TheKindOfWorkComesFromLabelsElseFromTheAcceptedChange) {
     EXPECT_EQ(size_of_change(31), 'M');
     EXPECT_EQ(size_of_change(300), 'M');
     EXPECT_EQ(size_of_change(301), 'L');
+}
+
+// The runs evidence counts, for routing (all cocode knows of) and `report --published` (what
+// was published): a run here and published is one run, as here — both paths count it alike.
+TEST(Scorecard, EvidenceCountsARunHereAndPublishedOnceAsHere) {
+    auto summary = [](const std::string& id, bool pass) {
+        RunSummary s;
+        s.run_id = id;
+        s.agent = "claude";
+        s.pass = pass;
+        return s;
+    };
+    // 1 only here; 2 here and published (published says FAIL: its folder says PASS); 3 only
+    // published.
+    const std::vector<RunSummary> here = {summary("1", true), summary("2", true)};
+    const std::vector<RunSummary> published = {summary("2", false), summary("3", false)};
+    auto ids = [](const std::vector<RunSummary>& runs) {
+        std::string out;
+        for (const auto& r : runs) out += r.run_id + (*r.pass ? "+" : "-") + " ";
+        return out;
+    };
+    EXPECT_EQ(ids(evidence_runs(here, published, EvidenceRuns::here_and_published)), "1+ 2+ 3- ");
+    EXPECT_EQ(ids(evidence_runs(here, published, EvidenceRuns::published_only)), "2+ 3- ");
+    EXPECT_EQ(ids(evidence_runs({}, published, EvidenceRuns::published_only)), "2- 3- ");
+    EXPECT_EQ(ids(evidence_runs(here, {}, EvidenceRuns::here_and_published)), "1+ 2+ ");
+    EXPECT_EQ(ids(evidence_runs(here, {}, EvidenceRuns::published_only)), "");
 }
 
 TEST(Scorecard, TheLinesAMergeKeptWhateverWayItMerged) {

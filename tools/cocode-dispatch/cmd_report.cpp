@@ -265,7 +265,14 @@ check::Scorecard scorecard_of(const Workspace& ws, const ReportArgs& args,
         notice("published: " + std::to_string(published.summaries.size()) + " runs of " +
                std::to_string(comments.size()) + " comments");
         if (args.refresh) refresh(ws, github, published.records);
-        facts = check::run_facts(ws.root, published.summaries, since);
+        // A published run that is here too is counted as here, as routing counts it.
+        const fs::path cache =
+            args.source.options.no_cache ? fs::path() : ws.root / check::kScorecardCache;
+        facts = check::run_facts(
+            ws.root,
+            check::evidence_runs(check::run_summaries(ws.root, ws.runs_dir(), cache),
+                                 published.summaries, check::EvidenceRuns::published_only),
+            since);
     } else if (args.refresh) {
         auto source = github_source(ws, args);
         refresh(ws, github_of(*source, "report --refresh"), run::list_runs(ws.runs_dir()).runs);

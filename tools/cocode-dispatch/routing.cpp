@@ -1,7 +1,5 @@
 #include "routing.h"
 
-#include <set>
-
 #include "agent/usage.h"
 #include "check/published.h"
 #include "check/scorecard.h"
@@ -17,20 +15,21 @@ std::map<long, check::Routed> route_issues(const Workspace& ws,
     std::map<long, check::Routed> out;
     if (!ws.config.route.evidence || !named.empty() || issues.empty()) return out;
     const auto now = std::chrono::system_clock::now();
-    auto summaries = check::run_summaries(ws.root, ws.runs_dir(), ws.root / check::kScorecardCache);
+    const auto since = now - check::kEvidenceWindow;
+    const auto here =
+        check::run_summaries(ws.root, ws.runs_dir(), ws.root / check::kScorecardCache);
+    std::vector<check::RunSummary> elsewhere;
     if (published) {
-        const auto since = format_utc_timestamp(now - std::chrono::hours(24 * 180));
-        auto comments = published->comments_since(since);
+        auto comments = published->comments_since(format_utc_timestamp(since));
         if (!comments.ok())
             throw Failure(
                 Error::general("route: the published verdicts: " + comments.error().message));
-        std::set<std::string> here;
-        for (const auto& s : summaries) here.insert(s.run_id);
-        for (auto& s : check::published_runs(*comments).summaries)
-            if (!here.count(s.run_id)) summaries.push_back(std::move(s));
+        elsewhere = check::published_runs(*comments).summaries;
     }
     const check::Scorecard card = check::scorecard(
-        check::run_facts(ws.root, summaries, std::chrono::system_clock::time_point{}),
+        check::run_facts(
+            ws.root, check::evidence_runs(here, elsewhere, check::EvidenceRuns::here_and_published),
+            since),
         {check::Dimension::agent, check::Dimension::kind});
     check::RouteAsk ask;
     for (const auto& a : agents) ask.agents.push_back(a.name);
