@@ -77,6 +77,22 @@ Result<GateDecision> read_gate(github::GitHub& github, const config::Config& con
     in.head = pull.head_sha;
     auto issue_comments = github.comments(issue);
     if (!issue_comments) return std::move(issue_comments).error();
+    // A list may show the pair's comment as it was before its last edit (GitHub's replicas
+    // lag: the verdict of the round before): it is read again by its id, as it is now.
+    const std::string marker = github::comment_marker(comment_key(issue, agent));
+    for (auto c = issue_comments->begin(); c != issue_comments->end();) {
+        if (c->body.find(marker) == std::string::npos) {
+            ++c;
+            continue;
+        }
+        auto now = github.comment(c->id);
+        if (!now) return std::move(now).error();
+        if (!*now) {
+            c = issue_comments->erase(c);
+            continue;
+        }
+        *c++ = std::move(**now);
+    }
     // The pair's verdict as it published it (only the comment publishing keeps, by the
     // repository's people or a bot), and only when it judged this very head.
     if (auto published = published_pair(*issue_comments, issue, agent)) {

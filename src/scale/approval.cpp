@@ -15,23 +15,18 @@ std::string text_of(const json& object, const char* field) {
     return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The edits since the approval that were not made by someone who may start cocode: the
-// first one found, described ("its body was edited by @x (read) at T"), or "" when none.
-Result<std::string> unapproved_edit(github::GitHub& github, const config::Config& config,
-                                    const github::IssueEdits& edits, const std::string& since) {
-    const std::pair<const char*, const std::optional<github::TextEdit>*> parts[] = {
-        {"its body was edited", &edits.body}, {"its title was changed", &edits.title}};
-    for (const auto& [what, edit] : parts) {
-        if (!*edit || (*edit)->at < since) continue;
-        // An edit GitHub does not say the author of (a deleted account) is no writer's.
-        if ((*edit)->by.empty()) return std::string(what) + " at " + (*edit)->at;
-        auto standing = standing_of(github, config.trigger, (*edit)->by, (*edit)->bot);
-        if (!standing) return std::move(standing).error();
-        if (standing->may) continue;
-        return std::string(what) + " by @" + (*edit)->by + " (" + standing->role + ") at " +
-               (*edit)->at;
-    }
-    return std::string();
+// How an unapproved edit is said: "body was edited by @x (read) at T" — after "its " in a
+// notice, after "this issue's " in the comment.
+std::string said(const ApprovalEdit& e) {
+    const std::string what = e.part == "body" ? "body was edited" : "title was changed";
+    // An edit GitHub does not say the author of (a deleted account) is no writer's.
+    if (e.edit.by.empty()) return what + " at " + e.edit.at;
+    return what + " by @" + e.edit.by + " (" + (e.standing ? e.standing->role : "") + ") at " +
+           e.edit.at;
+}
+
+bool approved_by_writer(const ApprovalEdit& e) {
+    return !e.edit.by.empty() && e.standing && e.standing->may;
 }
 
 }  // namespace
@@ -53,48 +48,91 @@ Result<Approval> approval_of_event(const json& payload, std::string_view source)
     return approval;
 }
 
-Result<ApprovedText> approved_text(github::GitHub& github, const config::Config& config,
-                                   github::Issue now, const Approval& approval) {
-    ApprovedText out;
-    const bool known = approval.title && approval.body && approval.issue == now.number;
-    if (known && now.title == *approval.title && now.body == *approval.body) {
-        out.issue = std::move(now);
-        return out;
-    }
+bool text_known_unchanged(const github::Issue& now, const Approval& approval) {
+    return approval.title && approval.body && approval.issue == now.number &&
+           now.title == *approval.title && now.body == *approval.body;
+}
+
+Result<std::vector<ApprovalEdit>> gather_edits(github::GitHub& github, const config::Config& config,
+                                               const github::Issue& now, const Approval& approval) {
+    std::vector<ApprovalEdit> out;
+    if (text_known_unchanged(now, approval)) return out;
     auto edits = github.issue_edits(now.number);
     if (!edits) return std::move(edits).error();
-    auto unapproved = unapproved_edit(github, config, *edits, approval.at);
-    if (!unapproved) return std::move(unapproved).error();
+    for (const auto& [part, edit] : {std::pair{"body", &edits->body}, {"title", &edits->title}}) {
+        if (!*edit || (*edit)->at < approval.at) continue;
+        ApprovalEdit e{part, **edit, std::nullopt};
+        if (!e.edit.by.empty()) {
+            auto standing = standing_of(github, config.trigger, e.edit.by, e.edit.bot);
+            if (!standing) return std::move(standing).error();
+            e.standing = *standing;
+        }
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+ApprovalDecision decide_approval(const config::Config& config, github::Issue now,
+                                 const Approval& approval, const std::vector<ApprovalEdit>& edits) {
+    ApprovalDecision d;
+    if (text_known_unchanged(now, approval)) {
+        d.text.issue = std::move(now);
+        return d;
+    }
+    const bool known = approval.title && approval.body && approval.issue == now.number;
     const std::string issue = "#" + std::to_string(now.number);
-    if (unapproved->empty()) {
+    const ApprovalEdit* unapproved = nullptr;
+    for (const auto& e : edits)
+        if (e.edit.at >= approval.at && !approved_by_writer(e)) {
+            unapproved = &e;
+            break;
+        }
+    if (!unapproved) {
         // Unchanged since, or changed only by people who may start cocode: as it is now.
         if (known)
-            out.notice = issue + ": edited since it was approved, by people with write access";
-        out.issue = std::move(now);
-        return out;
+            d.text.notice = issue + ": edited since it was approved, by people with write access";
+        d.text.issue = std::move(now);
+        return d;
     }
     if (known) {
-        out.notice = issue + ": " + terminal_safe_line(*unapproved) +
-                     "; the agent gets the text as it was approved";
+        d.text.notice = issue + ": its " + terminal_safe_line(said(*unapproved)) +
+                        "; the agent gets the text as it was approved";
         now.title = *approval.title;
         now.body = *approval.body;
-        out.issue = std::move(now);
-        return out;
+        d.text.issue = std::move(now);
+        return d;
     }
     // Not known what was approved: nothing runs, and the issue says why once.
     const std::string when = approval.at.empty() ? "" : " at " + approval.at;
-    const std::string why = issue + " changed after it was approved" + when + ": " + *unapproved;
-    if (auto posted = github.upsert_comment(
-            now.number, github::comment_marker("refused/edited-" + std::to_string(now.number)),
-            "cocode did not start: this issue's " + unapproved->substr(4) +
-                ", after it was approved" + when +
-                ", and an agent only gets text someone with write access approved. A "
-                "maintainer can read it and start cocode again (apply the `" +
-                config.trigger.label + "` label again, or say `" + config.trigger.command + "`).");
-        !posted)
-        return std::move(posted).error();
-    return Error::general("refused: " + terminal_safe_line(why) +
-                          "; a writer must approve it again");
+    d.refused = true;
+    const long number = now.number;
+    d.why = "refused: " +
+            terminal_safe_line(issue + " changed after it was approved" + when + ": its " +
+                               said(*unapproved)) +
+            "; a writer must approve it again";
+    d.reply = Reply{github::comment_marker("refused/edited-" + std::to_string(number)),
+                    "cocode did not start: this issue's " + said(*unapproved) +
+                        ", after it was approved" + when +
+                        ", and an agent only gets text someone with write access approved. A "
+                        "maintainer can read it and start cocode again (apply the `" +
+                        config.trigger.label + "` label again, or say `" + config.trigger.command +
+                        "`)."};
+    d.text.issue = std::move(now);  // where the reply goes
+    return d;
+}
+
+Result<ApprovedText> approved_text(github::GitHub& github, const config::Config& config,
+                                   github::Issue now, const Approval& approval) {
+    auto edits = gather_edits(github, config, now, approval);
+    if (!edits) return std::move(edits).error();
+    ApprovalDecision d = decide_approval(config, std::move(now), approval, *edits);
+    if (d.reply)
+        if (auto posted =
+                github.upsert_comment(d.text.issue.number, d.reply->marker, d.reply->text);
+            !posted)
+            return std::move(posted).error();
+    if (d.refused) return Error::general(d.why);
+    return std::move(d.text);
 }
 
 }  // namespace cocode::scale

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "github/api.h"
+#include "scale/intake.h"
 
 namespace cocode::scale {
 
@@ -39,9 +40,30 @@ struct ApprovedText {
     std::string notice;   // one line when the text is not the issue's as it is now, or why
 };
 
-// The issue's text a run it approved may give its agent, from `now` (the issue as fetched).
-// A refusal is an error (code general) saying who edited what, when; it is answered once on
-// the issue (a comment asking a writer to approve again).
+// The issue's text a run it approved may give its agent, from `now` (the issue as fetched),
+// in the intake's three steps (scale/intake.h):
+//   gather_edits     the last edit of its body and rename of its title since the approval,
+//                    with their authors' standing (asked of GitHub only when the text
+//                    approved is not known to be the text now);
+//   decide_approval  pure: the text as it is now, the text as approved (with a notice), or a
+//                    refusal with the one reply the issue gets (a writer must approve again);
+//   approved_text    the three: a refusal is answered and is an error (code general) saying
+//                    who edited what, when.
+struct ApprovalEdit {
+    std::string part;  // "body" or "title"
+    github::TextEdit edit;
+    std::optional<Standing> standing;  // of its author (none when GitHub does not say who)
+};
+Result<std::vector<ApprovalEdit>> gather_edits(github::GitHub& github, const config::Config& config,
+                                               const github::Issue& now, const Approval& approval);
+struct ApprovalDecision {
+    ApprovedText text;  // the text, unless refused (then the issue the reply goes on)
+    bool refused = false;
+    std::string why;  // refused: one line
+    std::optional<Reply> reply;
+};
+ApprovalDecision decide_approval(const config::Config& config, github::Issue now,
+                                 const Approval& approval, const std::vector<ApprovalEdit>& edits);
 Result<ApprovedText> approved_text(github::GitHub& github, const config::Config& config,
                                    github::Issue now, const Approval& approval);
 
