@@ -217,10 +217,18 @@ Result<Facts> gather(const EventRequest& request, const config::Config& config, 
 }
 
 Intake intake(const EventRequest& request, const Facts& facts, const config::Config& config) {
-    if (request.kind == EventRequest::Kind::round) return round_intake(request, facts, config);
     Intake out;
     Decision& decision = out.decision;
     decision.issue = request.issue;
+    if (facts.local_store) {
+        decision.run = request.kind == EventRequest::Kind::label;
+        decision.verb = decision.run ? request.verb : check::PlanVerb::none;
+        decision.notice = decision.run ? "issue #" + std::to_string(request.issue) + " labelled '" +
+                                             config.trigger.label + "'"
+                                       : "nothing to do: " + terminal_safe_line(request.why_not);
+        return out;
+    }
+    if (request.kind == EventRequest::Kind::round) return round_intake(request, facts, config);
     const std::string who = terminal_safe_line(request.login);
     switch (request.kind) {
         case EventRequest::Kind::none:

@@ -29,6 +29,9 @@ struct Facts {
     std::string head_ref;         // a round's pull request branch, when the event lacked it
     std::string head_repository;  // … and the repository that branch is in
     std::string repository;       // OWNER/NAME of the repository cocode works for
+    // A local issue store (`plan --event … --issues DIR`): no people to ask; a label is the
+    // person's at the terminal, and nothing else can be acted on.
+    bool local_store = false;
 };
 
 // A comment cocode posts once on the issue or pull request (upserted under its marker, however

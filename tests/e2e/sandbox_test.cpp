@@ -1022,7 +1022,9 @@ TEST_F(Sandbox, LocksAnAgentHoldsNeverStallItsDispatcher) {
     };
     // The end is kept beside the seal first (what `status` reads), then written past each
     // lock the agent holds, a moment each: the events may land just after `status --watch`.
-    for (const auto& [agent, r] : by_agent) {
+    for (const auto& entry : by_agent) {
+        const std::string& agent = entry.first;
+        const run::RunRecord& r = entry.second;  // named: clang 14 captures no binding
         const std::string end = agent == "honest" ? "RUN_STOP" : "RUN_CRASH";
         EXPECT_TRUE(wait_until([&] {
             return has_event(r.folder / "events.jsonl", r.run_id, end) &&

@@ -351,6 +351,36 @@ TEST_F(Trigger, WhatIsNotACommandAsksForNothing) {
         "cocode-dispatch: error: --event ../broken.json: not valid JSON (a webhook payload)\n");
 }
 
+// The action's `plan --event` on a local issue store (`--issues DIR`): no people to ask, so a
+// label is the person's at the terminal and starts the runs; a comment command is refused.
+TEST_F(Trigger, OnALocalStoreALabelStartsTheRunsAndACommandIsRefused) {
+    fs::create_directories(dir_ / "issues");
+    write_text(dir_ / "issues/1.json",
+               json{{"number", 1}, {"title", "Helo"}, {"body", "It says Helo."}}.dump());
+    auto plan_local = [&](const json& payload, const std::string& event_name) {
+        write_text(dir_ / "event.json", payload.dump());
+        return sh("GITHUB_EVENT_NAME=" + event_name + " " +
+                      quote(tool_path("cocode-dispatch").string()) +
+                      " plan --json --issues ../issues --event ../event.json",
+                  dir_ / "repo");
+    };
+    json labelled = example_payload("issues", "labeled");
+    labelled["issue"]["number"] = 1;
+    labelled["label"]["name"] = "bug";
+    labelled["sender"]["login"] = "reader";  // nobody's permission is asked of a folder
+    Shell planned = plan_local(labelled, "issues");
+    EXPECT_EQ(planned.exit_code, 0) << planned.err;
+    EXPECT_EQ(planned.out,
+              R"({"include":[{"agent":"claude","issue":1},{"agent":"codex","issue":1}]})"
+              "\n");
+    EXPECT_NE(planned.err.find("issue #1 labelled 'bug'"), std::string::npos) << planned.err;
+    Shell commanded = plan_local(comment("/cocode", "writer"), "issue_comment");
+    EXPECT_EQ(commanded.exit_code, 2);
+    EXPECT_NE(commanded.err.find("the local issue store has no permissions to ask"),
+              std::string::npos)
+        << commanded.err;
+}
+
 // Who may start cocode is one decision (scale::decide) for every way of asking: the table of
 // actor kind × permission × trigger, through the action's `plan --event`. A label counts only
 // from someone who may command; a refused label is answered once on the issue and taken off.

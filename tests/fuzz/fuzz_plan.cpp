@@ -40,8 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(kept.find_first_of(";|&$`<>\n\\") == std::string::npos);
 
     if (auto said = scale::plan_command(text, "/cocode"))
-        FUZZ_CHECK(said->verb == "plan" || said->verb == "approve" || said->verb == "revise" ||
-                   said->verb == "reject");
+        FUZZ_CHECK(said->verb != check::PlanVerb::none);
     if (auto sha = check::approve_merge_sha(text, "/cocode"))
         FUZZ_CHECK(sha->size() >= 7 && sha->size() <= 40);
     return 0;

@@ -497,6 +497,27 @@ TEST(Intake, EachRefusalIsKeptUnderTheMarkerOfWhatAsked) {
     }
 }
 
+// A local issue store (the action's `plan --event` with `--issues DIR`) has no people to ask:
+// a label is the terminal's person's, and a command can be acted on by no one.
+TEST(Intake, ALocalStoreActsOnALabelAlone) {
+    for (const bool plan : {false, true}) {
+        const config::Config config = configured({false, false, plan});
+        scale::Facts local;
+        local.local_store = true;
+        const Actor reader{"reader", false, "read", "read"};
+        for (const Event e : kEvents) {
+            SCOPED_TRACE(name_of(e));
+            const auto t = scale::intake(delivered(e, reader, config), local, config);
+            EXPECT_EQ(t.decision.run, e == Event::label);
+            EXPECT_EQ(t.decision.verb,
+                      e == Event::label && plan ? check::PlanVerb::plan : check::PlanVerb::none);
+            EXPECT_FALSE(t.reply);  // nowhere to post
+            EXPECT_FALSE(t.reaction);
+            EXPECT_TRUE(t.label_to_remove.empty());
+        }
+    }
+}
+
 // The text a run's agent gets (scale/approval.h): as it is now, as it was approved, or
 // refused with one reply — from the edits since the approval and their authors' standing.
 TEST(Intake, TheTextAnAgentGetsIsTheTextAWriterApproved) {

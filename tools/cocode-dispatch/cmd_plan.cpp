@@ -78,18 +78,11 @@ int run_plan(const PlanArgs& args) {
             request->kind = scale::EventRequest::Kind::none;
         }
         // Without GitHub (a local store named with --issues) only a label can be acted on.
-        scale::Decision decision;
-        if (api) {
-            decision = scale::decide(*request, ws.config, *api).value_or_throw();
-        } else {
-            decision.run = request->kind == scale::EventRequest::Kind::label;
-            decision.verb = decision.run ? request->verb : check::PlanVerb::none;
-            decision.issue = request->issue;
-            decision.notice = decision.run
-                                  ? "issue #" + std::to_string(request->issue) + " labelled '" +
-                                        ws.config.trigger.label + "'"
-                                  : "nothing to do: " + terminal_safe_line(request->why_not);
-        }
+        scale::Facts local;
+        local.local_store = true;
+        const scale::Decision decision =
+            api ? scale::decide(*request, ws.config, *api).value_or_throw()
+                : scale::intake(*request, local, ws.config).decision;
         notice(decision.notice);
         plan_rounds = decision.verb == check::PlanVerb::plan;
         if (decision.run) {
