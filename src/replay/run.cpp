@@ -159,4 +159,42 @@ Result<ReplaySpace> make_replay_space(const fs::path& main_root, const Task& tas
     return space;
 }
 
+std::vector<std::string> hidden_from_replays(const fs::path& main_root,
+                                             const fs::path& common_dir) {
+    std::vector<std::string> hide = {main_root.string()};
+    if (common_dir.lexically_relative(main_root).native().rfind("..", 0) == 0)
+        hide.push_back(common_dir.string());
+    return hide;
+}
+
+int replay_exit_code(const std::vector<int>& codes) {
+    int code = 0;
+    for (int c : codes)
+        if (c == 3 || (code == 0 && c != 0)) code = c;
+    return code;
+}
+
+Result<void> bring_program(const fs::path& main_root, const std::string& agent,
+                           const std::vector<std::string>& argv, const fs::path& repo) {
+    if (argv.empty()) return {};
+    const fs::path program(argv.front());
+    const fs::path inside = program.lexically_relative(main_root);
+    if (!program.is_absolute() || inside.empty() || inside.native().rfind("..", 0) == 0) return {};
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(repo / inside, ec)))
+        return {};  // tracked: as the task has it
+    const auto status = fs::symlink_status(program, ec);
+    if (!fs::is_regular_file(status))
+        return Error::missing(
+            "replay run: agent '" + agent + "': its program " + program.string() +
+            (fs::exists(status) ? " is not a regular file" : " does not exist") +
+            "; a replay copies an untracked script of the repository into its own, and finds "
+            "nothing else of the main repository (it is hidden)");
+    auto text = read_file_no_follow(program, std::size_t{16} << 20);
+    if (!text) return Error::general("replay run: agent '" + agent + "': " + text.error().message);
+    fs::create_directories((repo / inside).parent_path(), ec);
+    return write_file_atomic(repo / inside, *text,
+                             static_cast<mode_t>(status.permissions() & fs::perms::mask));
+}
+
 }  // namespace cocode::replay

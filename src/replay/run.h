@@ -33,6 +33,23 @@ Result<ReplaySpace> make_replay_space(const std::filesystem::path& main_root, co
                                       const std::filesystem::path& task_dir,
                                       const std::string& name);
 
+// What a replay's agent must not see — its answer is on the same disk: the main repository,
+// and its git folder wherever that is (a linked worktree's is outside it).
+std::vector<std::string> hidden_from_replays(const std::filesystem::path& main_root,
+                                             const std::filesystem::path& common_dir);
+
+// `replay run`'s exit code from its runs' (in order): a missing dependency (3) said by any,
+// else the first that failed, else 0.
+int replay_exit_code(const std::vector<int>& codes);
+
+// The agent's program, where the replay's repository `repo` has it: a script the main
+// repository (at `main_root`) does not track (the README's `.cocode/fix.sh`) is copied in where
+// `run` would find it, as it is in the main worktree (a regular file, no link followed). A
+// program outside the repository, or tracked (the task has it as it was), is left. An error
+// (missing dependency) when the replay could not reach it: the main repository is hidden.
+Result<void> bring_program(const std::filesystem::path& main_root, const std::string& agent,
+                           const std::vector<std::string>& argv, const std::filesystem::path& repo);
+
 // The script a task's verify commands run first, in the clean tree of the agent's commit: each
 // hidden test file as the base had it (or none), then the patch — whatever the agent did to
 // those files, the tests are the change's.

@@ -2,7 +2,9 @@
 // message says it closes or merged, how its verify commands' runs split, and git's log read.
 #include <gtest/gtest.h>
 
+#include "replay/run.h"
 #include "replay/task.h"
+#include "test_support.h"
 
 namespace cocode::replay {
 namespace {
@@ -178,6 +180,57 @@ TEST(ReplayTask, GitsLogIsReadWithEveryParent) {
     EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(commits[1].time.time_since_epoch())
                   .count(),
               1600000000);
+}
+
+// What a replay hides: the main repository, and its git folder when it is elsewhere.
+TEST(ReplayRun, WhatAReplayHidesAndHowItsRunsSayItEnded) {
+    EXPECT_EQ(replay::hidden_from_replays("/src/app", "/src/app/.git"),
+              (std::vector<std::string>{"/src/app"}));
+    EXPECT_EQ(replay::hidden_from_replays("/src/app-wt", "/src/app/.git"),
+              (std::vector<std::string>{"/src/app-wt", "/src/app/.git"}));
+    // A missing dependency wins; else the first failure; else 0.
+    EXPECT_EQ(replay::replay_exit_code({}), 0);
+    EXPECT_EQ(replay::replay_exit_code({0, 0}), 0);
+    EXPECT_EQ(replay::replay_exit_code({0, 1, 124}), 1);
+    EXPECT_EQ(replay::replay_exit_code({124, 3, 1}), 3);
+    EXPECT_EQ(replay::replay_exit_code({130, 0}), 130);
+}
+
+// The agent's program: an untracked script of the repository is copied in, as a file (no link
+// followed); a tracked one is the task's; one outside the repository is left; a link refused.
+TEST(ReplayRun, AnUntrackedScriptIsBroughtInAndNothingElseOfTheMainRepository) {
+    test::TempDir dir;
+    const auto main_root = dir.path() / "main", repo = dir.path() / "replay";
+    std::filesystem::create_directories(main_root / ".cocode");
+    std::filesystem::create_directories(repo / ".cocode");
+    test::write_text(main_root / ".cocode/fix.sh", "#!/bin/sh\necho fixed\n");
+    std::filesystem::permissions(main_root / ".cocode/fix.sh", std::filesystem::perms::owner_exec,
+                                 std::filesystem::perm_options::add);
+    const std::string fix = (main_root / ".cocode/fix.sh").string();
+    ASSERT_TRUE(replay::bring_program(main_root, "mine", {fix, "--go"}, repo));
+    EXPECT_EQ(test::read_text(repo / ".cocode/fix.sh"), "#!/bin/sh\necho fixed\n");
+    EXPECT_NE(std::filesystem::status(repo / ".cocode/fix.sh").permissions() &
+                  std::filesystem::perms::owner_exec,
+              std::filesystem::perms::none);
+    // Tracked (the task has it): left as the task has it.
+    test::write_text(repo / ".cocode/fix.sh", "as the task had it\n");
+    ASSERT_TRUE(replay::bring_program(main_root, "mine", {fix}, repo));
+    EXPECT_EQ(test::read_text(repo / ".cocode/fix.sh"), "as the task had it\n");
+    // Outside the repository, or a bare name on PATH: nothing to bring.
+    EXPECT_TRUE(replay::bring_program(main_root, "cli", {"/usr/bin/env"}, repo));
+    EXPECT_TRUE(replay::bring_program(main_root, "cli", {"claude"}, repo));
+    // A link in the main repository is not followed: refused, a missing dependency.
+    std::filesystem::create_symlink("/etc/passwd", main_root / ".cocode/link.sh");
+    const auto linked =
+        replay::bring_program(main_root, "mine", {(main_root / ".cocode/link.sh").string()}, repo);
+    ASSERT_FALSE(linked);
+    EXPECT_NE(linked.error().message.find("is not a regular file"), std::string::npos);
+    EXPECT_FALSE(
+        std::filesystem::exists(std::filesystem::symlink_status(repo / ".cocode/link.sh")));
+    const auto missing =
+        replay::bring_program(main_root, "mine", {(main_root / ".cocode/gone.sh").string()}, repo);
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("does not exist"), std::string::npos);
 }
 
 }  // namespace

@@ -94,35 +94,6 @@ struct Replayed {
     std::optional<run::RunRecord> run;
 };
 
-// The agent's program, where the replay's repository has it: a script the repository does not
-// track (the README's `.cocode/fix.sh`) is copied in where `run` would find it, as it is in the
-// main worktree (a regular file, no link followed). Refused before anything starts when the
-// replay could not reach it: the main repository is hidden from a replay's agent.
-void bring_program(const Workspace& ws, const config::AgentConfig& agent, const fs::path& repo) {
-    if (agent.argv.empty()) return;
-    const fs::path program(agent.argv.front());
-    const fs::path inside = program.lexically_relative(ws.root);
-    if (!program.is_absolute() || inside.empty() || inside.native().rfind("..", 0) == 0) return;
-    std::error_code ec;
-    if (fs::exists(fs::symlink_status(repo / inside, ec))) return;  // tracked: as the task has it
-    const auto status = fs::symlink_status(program, ec);
-    if (!fs::is_regular_file(status))
-        throw Failure(Error::missing(
-            "replay run: agent '" + agent.name + "': its program " + program.string() +
-            (fs::exists(status) ? " is not a regular file" : " does not exist") +
-            "; a replay copies an untracked script of the repository into its own, and finds "
-            "nothing else of the main repository (it is hidden)"));
-    auto text = read_file_no_follow(program, std::size_t{16} << 20);
-    if (!text)
-        throw Failure(
-            Error::general("replay run: agent '" + agent.name + "': " + text.error().message));
-    fs::create_directories((repo / inside).parent_path(), ec);
-    if (auto written = write_file_atomic(
-            repo / inside, *text, static_cast<mode_t>(status.permissions() & fs::perms::mask));
-        !written)
-        throw Failure(written.error());
-}
-
 Replayed replay_one(const Workspace& ws, const replay::Task& task,
                     const config::AgentConfig& agent_config, const std::vector<std::string>& hide) {
     const std::string& agent = agent_config.name;
@@ -130,7 +101,7 @@ Replayed replay_one(const Workspace& ws, const replay::Task& task,
     const auto space =
         replay::make_replay_space(ws.root, task, ws.root / replay::kTasksDir / task.id, name)
             .value_or_throw();
-    bring_program(ws, agent_config, space.repo);
+    replay::bring_program(ws.root, agent, agent_config.argv, space.repo).value_or_throw();
     std::vector<std::string> argv = {tool::self_executable("cocode-dispatch").string(),
                                      "run",
                                      std::to_string(space.issue),
@@ -180,20 +151,17 @@ int replay_run(const Workspace& ws, const ReplayArgs& args) {
     if (tasks.empty())
         throw Failure(Error::usage("replay run: no tasks (`replay mine` makes them)"));
     const auto agents = config::choose_agents(ws.config, args.agents).value_or_throw();
-    // Hidden from every agent: the main repository, wherever its git folder is.
-    std::vector<std::string> hide = {ws.root.string()};
-    const auto common = git::Repository::open(ws.root).value_or_throw().common_dir();
-    if (common.lexically_relative(ws.root).native().rfind("..", 0) == 0)
-        hide.push_back(common.string());
+    const auto hide = replay::hidden_from_replays(
+        ws.root, git::Repository::open(ws.root).value_or_throw().common_dir());
     std::vector<Replayed> done;
-    int code = 0;
+    std::vector<int> codes;
     for (const auto& task : tasks)
         for (const auto& agent : agents)
             for (int k = 0; k < args.repeat; ++k) {
                 done.push_back(replay_one(ws, task, agent, hide));
-                if (done.back().exit_code == 3 || (code == 0 && done.back().exit_code != 0))
-                    code = done.back().exit_code;
+                codes.push_back(done.back().exit_code);
             }
+    const int code = replay::replay_exit_code(codes);
     json out = json::array();
     if (!args.json) std::printf("%-12s  %-16s  %-7s  %s\n", "TASK", "AGENT", "VERDICT", "RUN");
     for (const auto& r : done) {
