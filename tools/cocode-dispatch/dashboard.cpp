@@ -23,6 +23,7 @@
 #include "scale/watch.h"
 #include "scale/webhook.h"
 #include "ui/assets.h"
+#include "ui/views.h"
 #include "ui/web.h"
 #include "views.h"
 
@@ -54,40 +55,10 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
     send_json(res, {{"error", message}}, status);
 }
 
-bool safe_id(const std::string& id) {
-    return !id.empty() && id.size() < 128 &&
-           id.find_first_not_of(
-               "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") ==
-               std::string::npos;
-}
-
-// Where the run's verdict was published (its last PUBLISH event): the comment and the pull
-// request, only when they are addresses of this repository (the events file is the agent's
-// to write, so a link elsewhere, or of another scheme, is not shown).
+// Where the run's verdict was published (ui/views.h decides which links are shown).
 json links_of(const fs::path& folder, const std::string& project) {
-    json out = json::object();
     auto text = read_file_no_follow(run::RunFiles{folder}.events(), 64u << 20);
-    if (!text) return out;
-    auto ours = [&](const json& url) {
-        if (!url.is_string()) return false;
-        const std::string u = url.get<std::string>();
-        return (u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0) &&
-               u.find("/" + project + "/") != std::string::npos &&
-               u.find_first_of(" \"'<>\\") == std::string::npos;
-    };
-    for (std::size_t start = 0; start < text->size();) {
-        std::size_t nl = text->find('\n', start);
-        if (nl == std::string::npos) nl = text->size();
-        const std::string_view line = std::string_view(*text).substr(start, nl - start);
-        start = nl + 1;
-        if (line.find("\"PUBLISH\"") == std::string_view::npos) continue;
-        const json event = json::parse(line, nullptr, false);
-        if (json_value(event, "type", std::string()) != "PUBLISH") continue;
-        out = json::object();
-        for (const char* key : {"comment", "pull_request"})
-            if (event.contains(key) && ours(event[key])) out[key] = event[key];
-    }
-    return out;
+    return text ? ui::published_links(*text, project) : json::object();
 }
 
 // What the races show of a run (its page asks for the rest).
@@ -303,11 +274,10 @@ json run_detail(Dashboard::State& s, const std::string& id) {
         if (auto at = git::git_line(s.ws.root, {"rev-parse", "--verify", "-q", "--end-of-options",
                                                 "refs/heads/" + (*seal)->branch + "^{commit}"}))
             head = *at;
-    if (head.empty()) head = r.ready_commit;
-    if (git::is_object_id(base) && git::is_object_id(head))
-        if (auto diff =
-                git::git_output(s.ws.root, {"diff", "--no-color", "--no-ext-diff", "--stat",
-                                            "--patch", "--end-of-options", base, head, "--"})) {
+    if (const auto range = ui::diff_range(base, head, r.ready_commit, git::is_object_id))
+        if (auto diff = git::git_output(s.ws.root,
+                                        {"diff", "--no-color", "--no-ext-diff", "--stat", "--patch",
+                                         "--end-of-options", range->base, range->head, "--"})) {
             std::string text = std::move(*diff);
             const bool cut = text.size() > kShownText;
             if (cut) text.resize(kShownText);
@@ -400,7 +370,7 @@ std::uint64_t tail_start(const fs::path& file) {
 // The run a request names (its first match), or nullopt with the 404 answered.
 std::optional<run::RunRecord> named_run(Dashboard::State& s, const Request& req, Response& res) {
     const std::string id = req.matches[1];
-    if (safe_id(id))
+    if (ui::safe_run_id(id))
         if (auto info = run::read_run_info(s.ws.runs_dir() / id))
             return run::record_from(*info, s.ws.runs_dir() / id);
     send_error(res, 404, "no run " + id);
@@ -625,7 +595,7 @@ void Dashboard::mount(httplib::Server& server) {
     server.Get(api + "events", route(stream_rows));
     server.Get(api + R"(runs/([^/]+))", [&s](const Request& req, Response& res) {
         const std::string id = req.matches[1];
-        json detail = safe_id(id) ? run_detail(s, id) : json(nullptr);
+        json detail = ui::safe_run_id(id) ? run_detail(s, id) : json(nullptr);
         if (detail.is_null()) return send_error(res, 404, "no run " + id);
         send_json(res, detail);
     });
