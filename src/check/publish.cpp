@@ -65,14 +65,14 @@ Result<std::vector<std::string>> reply_to_threads(github::GitHub& github, const 
 }  // namespace
 
 PublishRequest configured_request(const config::Config& config, const fs::path& worktree,
-                                  const Verdict& verdict) {
+                                  const Verdict& verdict, PublishAsks asked) {
     PublishRequest request;
     request.worktree = worktree;
     request.markdown = render_markdown(verdict);
     request.status = config.publish.status;
     request.labels = config.publish.labels;
-    request.push = config.publish.push;
-    request.pull_request = config.publish.pull_request;
+    request.push = config.publish.push || asked.push;
+    request.pull_request = config.publish.pull_request || asked.pull_request;
     request.pass_label = config.check.pass_label;
     request.fail_label = config.check.fail_label;
     if (verdict.plan_round) {

@@ -55,8 +55,15 @@ Result<PublishResult> publish(issues::IssueSource& source, const Verdict& verdic
 
 // The request the configuration asks for (publish.*, check.labels), for `verdict`'s worktree;
 // the pull request's base is base_branch, else origin's HEAD branch, else "main".
+// `asked`: what the command line adds to the configuration (`--push`, `--open-pr`); a plan
+// round pushes nothing and opens nothing, whatever is asked.
+struct PublishAsks {
+    bool push = false;
+    bool pull_request = false;
+};
 PublishRequest configured_request(const config::Config& config,
-                                  const std::filesystem::path& worktree, const Verdict& verdict);
+                                  const std::filesystem::path& worktree, const Verdict& verdict,
+                                  PublishAsks asked = {});
 
 // Pushes `branch` from `worktree` to origin. A GitHub token, when one is available, goes to
 // git through its environment (never the command line, never a file) for an https origin on

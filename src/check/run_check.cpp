@@ -93,6 +93,43 @@ std::string round_trigger_text(const std::string& trigger, long issue) {
 
 }  // namespace
 
+Result<CheckoutInput> input_for_checkout(const CheckoutAsk& ask) {
+    CheckoutInput out;
+    auto opened = git::Repository::open(ask.worktree);
+    if (!opened) return Error::usage("--worktree: " + opened.error().message);
+    auto repo = std::move(opened).value();
+    if (!repo.lookup(ask.base))
+        return Error::usage("--base " + ask.base + ": no such commit in " + ask.worktree.string());
+    auto config = config_at_commit(ask.worktree, ask.base);
+    if (!config) return std::move(config).error();
+    out.config = std::move(*config);
+    JudgeInput& input = out.input;
+    input.worktree = ask.worktree;
+    input.base = ask.base;
+    if (ask.head) input.head = *ask.head;
+    input.exit_code = ask.exit_code;
+    input.marker = ask.marker.empty() ? out.config.ready_marker : ask.marker;
+    input.rules = out.config.check;
+    input.rules_source = "the base commit's";
+    out.main_root = repo.main_work_dir();
+    auto tree = tree_rules_for(out.config, ask.worktree, out.main_root, ask.base, "");
+    if (!tree) return std::move(tree).error();
+    input.tree = std::move(*tree);
+    input.worktree_own_paths = cocode_own_paths(out.config);
+    input.issue = ask.issue;
+    input.agent = ask.agent;
+    input.branch = ask.branch.value_or(repo.head_branch().value_or(""));
+    if (ask.report_dir) {
+        input.report_dir = *ask.report_dir;
+    } else {
+        auto head = repo.lookup(input.head);
+        if (!head) return Error::usage("--head " + input.head + ": no such commit");
+        input.report_dir = out.main_root / ".cocode" / "checks" / head->id.substr(0, 12);
+        (void)repo.exclude("/.cocode/checks/");
+    }
+    return out;
+}
+
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config) {
     if (run::is_active(record.status))
         return Error::usage(

@@ -47,6 +47,30 @@ std::vector<std::string> cocode_own_paths(const config::Config& config);
 // error: its exit code is not known yet).
 Result<JudgeInput> input_for_run(const run::RunRecord& record, const config::Config& config);
 
+// The judge's input for a checkout (`cocode-check --worktree`: CI's checkout of a change, the
+// pre-push gate's): its rules are the base commit's, so that a change cannot loosen the rules
+// it is judged by; the ready marker the configuration's, or `marker` when given; the clean
+// tree's rules the base commit's; the report in `report_dir`, else
+// `.cocode/checks/<head>/` of the main worktree (excluded from git). Its runner is the
+// caller's to set (the sandbox is agent/'s).
+struct CheckoutAsk {
+    std::filesystem::path worktree;
+    std::string base;
+    std::optional<std::string> head;
+    std::optional<int> exit_code;
+    std::string marker;  // COCODE_READY_MARKER, when set
+    long issue = 0;
+    std::string agent;
+    std::optional<std::string> branch;
+    std::optional<std::filesystem::path> report_dir;
+};
+struct CheckoutInput {
+    config::Config config;  // the base commit's
+    JudgeInput input;
+    std::filesystem::path main_root;  // the main worktree of the checkout's repository
+};
+Result<CheckoutInput> input_for_checkout(const CheckoutAsk& ask);
+
 // Judges, then writes check.json and check.md into input.report_dir (atomically) and, for a
 // run, appends a CHECK event.
 Result<Verdict> judge_and_record(const JudgeInput& input);

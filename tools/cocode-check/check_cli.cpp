@@ -168,41 +168,23 @@ int run_check(const CheckArgs& args) {
         take_back_commits(root, config, input);
         repo_dir = root;
     } else {
+        // In CI the worktree is the change's own checkout, judged by its base commit's rules.
         repo_dir = fs::absolute(*args.worktree);
-        auto opened = git::Repository::open(repo_dir);
-        if (!opened) throw Failure(Error::usage("--worktree: " + opened.error().message));
-        auto repo = std::move(opened).value();
-        if (!repo.lookup(*args.base))
-            throw Failure(
-                Error::usage("--base " + *args.base + ": no such commit in " + repo_dir.string()));
-        // In CI the worktree is the change's own checkout: its rules come from the base
-        // commit, so that a change cannot loosen the rules it is judged by.
-        config = check::config_at_commit(repo_dir, *args.base).value_or_throw();
-        input.worktree = repo_dir;
-        input.base = *args.base;
-        if (args.head) input.head = *args.head;
-        input.exit_code = args.exit_code;
-        input.marker = config.ready_marker;
+        check::CheckoutAsk ask;
+        ask.worktree = repo_dir;
+        ask.base = *args.base;
+        ask.head = args.head;
+        ask.exit_code = args.exit_code;
         if (const char* marker = std::getenv("COCODE_READY_MARKER"); marker && *marker)
-            input.marker = marker;
-        input.rules = config.check;
-        input.rules_source = "the base commit's";
-        const fs::path main_root_dir = repo.main_work_dir();
-        input.tree =
-            check::tree_rules_for(config, repo_dir, main_root_dir, *args.base, "").value_or_throw();
-        input.runner = agent::confined_runner(config, main_root_dir);
-        input.worktree_own_paths = check::cocode_own_paths(config);
-        input.issue = args.issue.value_or(0);
-        input.agent = args.agent.value_or("");
-        input.branch = args.branch.value_or(repo.head_branch().value_or(""));
-        if (args.report_dir) {
-            input.report_dir = fs::absolute(*args.report_dir);
-        } else {
-            auto head = repo.lookup(input.head);
-            if (!head) throw Failure(Error::usage("--head " + input.head + ": no such commit"));
-            input.report_dir = repo.main_work_dir() / ".cocode" / "checks" / head->id.substr(0, 12);
-            (void)repo.exclude("/.cocode/checks/");
-        }
+            ask.marker = marker;
+        ask.issue = args.issue.value_or(0);
+        ask.agent = args.agent.value_or("");
+        ask.branch = args.branch;
+        if (args.report_dir) ask.report_dir = fs::absolute(*args.report_dir);
+        auto checkout = check::input_for_checkout(ask).value_or_throw();
+        config = std::move(checkout.config);
+        input = std::move(checkout.input);
+        input.runner = agent::confined_runner(config, checkout.main_root);
     }
     input.verify = !args.no_verify;
     auto verdict = check::judge_and_record(input).value_or_throw();
@@ -215,10 +197,8 @@ int run_check(const CheckArgs& args) {
         // A run's verdict is published from the main repository (its worktree's git folder is
         // the agent's); a checkout's (--worktree, CI) from the checkout.
         auto request = check::configured_request(
-            config, input.repository.empty() ? input.worktree : input.repository, verdict);
-        // A plan round has nothing to push and no pull request to open.
-        request.push = !verdict.plan_round && (request.push || args.push);
-        request.pull_request = !verdict.plan_round && (request.pull_request || args.open_pr);
+            config, input.repository.empty() ? input.worktree : input.repository, verdict,
+            {args.push, args.open_pr});
         if (args.run || latest) check::add_run_parts(request, verdict, repo_dir);
         auto result = check::publish(*source, verdict, request);
         if (result) {
