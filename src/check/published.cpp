@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "check/report.h"
+#include "core/json_text.h"
 
 namespace cocode::check {
 
@@ -32,6 +33,30 @@ std::optional<std::pair<long, std::string>> pair_of(std::string_view body) {
 }
 
 }  // namespace
+
+std::vector<RoundToRestore> rounds_to_restore(const Published& published,
+                                              const github::Issue& issue,
+                                              const std::string& agent) {
+    const Verdict& v = published.verdict;
+    std::vector<RoundLine> rounds = v.rounds;
+    if (rounds.empty())
+        rounds.push_back({1, "issue #" + std::to_string(issue.number), v.pass, v.base, v.head,
+                          v.run_id, v.plan_round});
+    rounds.back().run_id = v.run_id;
+    std::vector<RoundToRestore> out;
+    for (const auto& line : rounds) {
+        if (line.run_id.empty()) continue;  // judged without a run: nothing to go on from
+        const bool last = &line == &rounds.back();
+        out.push_back(
+            {run::RestoredRound{line.run_id, issue.number, issue.html_url, issue.title, issue.body,
+                                agent, v.branch, v.base, line.number, line.trigger, line.from,
+                                line.pass, line.to,
+                                last ? published.continuation.output : std::string(), line.plan,
+                                last ? json_dump(to_json(v)) : std::string()},
+             last ? std::optional<run::Seal>(published.continuation.seal) : std::nullopt});
+    }
+    return out;
+}
 
 std::vector<RunSummary> evidence_runs(const std::vector<RunSummary>& here,
                                       const std::vector<RunSummary>& published,

@@ -9,9 +9,12 @@
 #include <chrono>
 #include <vector>
 
+#include "check/report.h"
 #include "check/scorecard.h"
 #include "github/types.h"
+#include "run/restore.h"
 #include "run/run_folder.h"
+#include "run/seal.h"
 
 namespace cocode::check {
 
@@ -22,6 +25,17 @@ struct PublishedRuns {
     std::vector<run::RunRecord> records;
 };
 PublishedRuns published_runs(const std::vector<github::Comment>& comments);
+
+// The rounds a fresh runner restores of a pair (`continue` where the pair never ran) from its
+// published comment: each round of the verdict that had a run, oldest first, the last with
+// the verdict whole (a plan it holds can be approved there), the agent's last words and the
+// seal the next round copies; each told the issue's text `issue` (as a writer approved it).
+struct RoundToRestore {
+    run::RestoredRound round;
+    std::optional<run::Seal> seal;  // the last round's
+};
+std::vector<RoundToRestore> rounds_to_restore(const Published& published,
+                                              const github::Issue& issue, const std::string& agent);
 
 // Evidence — what the runs say of how agents did — is read one way wherever it is used:
 // `report` shows it, routing trusts it. The runs here (their summaries) and those published on

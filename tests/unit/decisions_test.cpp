@@ -6,6 +6,7 @@
 #include "agent/egress.h"
 #include "agent/supervisor.h"
 #include "check/judge.h"
+#include "check/published.h"
 #include "check/scorecard.h"
 #include "config/config.h"
 #include "run/rounds.h"
@@ -389,6 +390,47 @@ TEST(RoundDecision, CapAndTwoFailuresInARow) {
         EXPECT_EQ(d.number, c.number);
         EXPECT_EQ(d.why_not, c.why_not);
     }
+}
+
+// What a fresh runner restores of a pair from its published comment: each round that had a
+// run, the last with the verdict whole, the agent's last words and the seal.
+TEST(Decisions, AFreshRunnerRestoresEachRoundThatHadARunTheLastWhole) {
+    check::Published published;
+    check::Verdict& v = published.verdict;
+    v.run_id = "r3";
+    v.branch = "cocode/7-claude";
+    v.base = std::string(40, 'a');
+    v.pass = true;
+    v.rounds = {
+        {1, "issue #7", false, v.base, std::string(40, 'b'), "r1", false},
+        {2, "review by @writer", std::nullopt, "", "", "", false},  // judged, no run
+        {3, "review by @writer", true, std::string(40, 'b'), std::string(40, 'c'), "", false}};
+    published.continuation.output = "done";
+    published.continuation.seal.run_id = "r3";
+    github::Issue issue;
+    issue.number = 7;
+    issue.title = "Fix";
+    issue.body = "as approved";
+    const auto rounds = check::rounds_to_restore(published, issue, "claude");
+    ASSERT_EQ(rounds.size(), 2u);
+    EXPECT_EQ(rounds[0].round.run_id, "r1");
+    EXPECT_EQ(rounds[0].round.round, 1);
+    EXPECT_EQ(rounds[0].round.output, "");
+    EXPECT_TRUE(rounds[0].round.verdict_json.empty());
+    EXPECT_FALSE(rounds[0].seal);
+    EXPECT_EQ(rounds[1].round.run_id, "r3");  // the last round is the verdict's run
+    EXPECT_EQ(rounds[1].round.round, 3);
+    EXPECT_EQ(rounds[1].round.issue_body, "as approved");
+    EXPECT_EQ(rounds[1].round.output, "done");
+    EXPECT_FALSE(rounds[1].round.verdict_json.empty());
+    ASSERT_TRUE(rounds[1].seal);
+    EXPECT_EQ(rounds[1].seal->run_id, "r3");
+    // A verdict that lists no rounds is its one round.
+    v.rounds.clear();
+    const auto one = check::rounds_to_restore(published, issue, "claude");
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].round.round_trigger, "issue #7");
+    EXPECT_EQ(one[0].round.run_id, "r3");
 }
 
 }  // namespace cocode

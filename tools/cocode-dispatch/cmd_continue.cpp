@@ -6,6 +6,7 @@
 #include <map>
 
 #include "batch.h"
+#include "check/published.h"
 #include "check/report.h"
 #include "check/work_plan.h"
 #include "commands.h"
@@ -94,25 +95,9 @@ void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
                 issue = scale::approved_text(github, ws.config, *issue, {}).value_or_throw().issue;
         }
         const check::Verdict& v = published->verdict;
-        std::vector<check::RoundLine> rounds = v.rounds;
-        if (rounds.empty())
-            rounds.push_back({1, "issue #" + std::to_string(number), v.pass, v.base, v.head,
-                              v.run_id, v.plan_round});
-        rounds.back().run_id = v.run_id;
-        for (const auto& line : rounds) {
-            if (line.run_id.empty()) continue;  // judged without a run: nothing to go on from
-            const bool last = &line == &rounds.back();
-            run::RestoredRound round{
-                line.run_id, number, issue->html_url, issue->title, issue->body, agent, v.branch,
-                v.base, line.number, line.trigger, line.from, line.pass, line.to,
-                last ? published->continuation.output : std::string(), line.plan,
-                // The last round's verdict whole: a plan it holds can be approved here.
-                last ? json_dump(check::to_json(v)) : std::string()};
-            run::restore_round(
-                ws.root, ws.runs_dir(), round,
-                last ? std::optional<run::Seal>(published->continuation.seal) : std::nullopt)
-                .value_or_throw();
-        }
+        const auto rounds = check::rounds_to_restore(*published, *issue, agent);
+        for (const auto& r : rounds)
+            run::restore_round(ws.root, ws.runs_dir(), r.round, r.seal).value_or_throw();
         // A plan wrote nothing and pushed nothing: its code round makes the branch anew.
         if (v.plan_round) {
             notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
