@@ -755,4 +755,15 @@ Result<void> Watcher::hand_back() {
     return {};
 }
 
+bool due(std::optional<std::chrono::steady_clock::time_point> last,
+         std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration every,
+         bool asked) {
+    return asked || !last || now - *last >= every;
+}
+
+bool cleaned_before_it_runs(const std::vector<run::RunRecord>& runs_here, long issue) {
+    return std::any_of(runs_here.begin(), runs_here.end(),
+                       [&](const run::RunRecord& r) { return r.issue == issue; });
+}
+
 }  // namespace cocode::scale

@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "issues/source.h"
+#include "run/run_folder.h"
 #include "scale/claim.h"
 
 namespace cocode::scale {
@@ -214,5 +215,18 @@ class Watcher {
     struct Lock;
     std::unique_ptr<Lock> lock_;
 };
+
+// What a watcher does beside its polls, and when (tools/cocode-dispatch/watching runs them):
+// the base's environment built ahead, looked at once a minute; what became of the pull
+// requests, learnt at the first pass, then every ten minutes, and at once when asked.
+inline constexpr std::chrono::minutes kAheadEvery{1};
+inline constexpr std::chrono::minutes kOutcomesEvery{10};
+bool due(std::optional<std::chrono::steady_clock::time_point> last,
+         std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration every,
+         bool asked = false);
+
+// An issue labelled again still has the worktrees and branches of its earlier runs here: they
+// are cleaned (as `clean` does it, never a branch with commits not pushed) before it runs.
+bool cleaned_before_it_runs(const std::vector<run::RunRecord>& runs_here, long issue);
 
 }  // namespace cocode::scale

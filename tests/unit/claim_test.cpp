@@ -210,5 +210,25 @@ TEST(Claims, WhatStoppingDoesWithEachEntry) {
     }
 }
 
+// What a watcher does beside its polls, and when.
+TEST(WatchChores, EachIsDueAtItsFirstPassThenEveryPeriodOrWhenAsked) {
+    using namespace std::chrono_literals;
+    const std::chrono::steady_clock::time_point t0{};
+    EXPECT_TRUE(scale::due(std::nullopt, t0, scale::kOutcomesEvery));
+    EXPECT_FALSE(scale::due(t0, t0 + 9min, scale::kOutcomesEvery));
+    EXPECT_TRUE(scale::due(t0, t0 + 9min, scale::kOutcomesEvery, /*asked=*/true));
+    EXPECT_TRUE(scale::due(t0, t0 + 10min, scale::kOutcomesEvery));
+    EXPECT_FALSE(scale::due(t0, t0 + 59s, scale::kAheadEvery));
+    EXPECT_TRUE(scale::due(t0, t0 + 60s, scale::kAheadEvery));
+    // An issue that ran here before is cleaned before it runs again; another's runs do not
+    // count.
+    run::RunRecord other, earlier;
+    other.issue = 2;
+    earlier.issue = 1;
+    EXPECT_FALSE(scale::cleaned_before_it_runs({}, 1));
+    EXPECT_FALSE(scale::cleaned_before_it_runs({other}, 1));
+    EXPECT_TRUE(scale::cleaned_before_it_runs({other, earlier}, 1));
+}
+
 }  // namespace
 }  // namespace cocode::scale

@@ -76,9 +76,7 @@ Result<std::vector<std::string>> start_runs(const Workspace& ws, const SourceFla
     options.cwd = ws.root;
     // An issue labelled again still has the worktrees and branches of its last runs: they go
     // first, as `clean` does it — never a branch with commits not pushed; then `run` says so.
-    const auto earlier = run::list_runs(ws.runs_dir()).runs;
-    if (std::any_of(earlier.begin(), earlier.end(),
-                    [&](const run::RunRecord& r) { return r.issue == issue; })) {
+    if (scale::cleaned_before_it_runs(run::list_runs(ws.runs_dir()).runs, issue)) {
         auto cleaned = run_command(
             {tool::self_executable("cocode-dispatch").string(), "clean", std::to_string(issue)},
             options);
@@ -162,7 +160,7 @@ class Ahead {
                                    std::to_string(code) + "; see " + log().string() + ")");
         }
         const auto now = std::chrono::steady_clock::now();
-        if (looked_ && now - *looked_ < std::chrono::minutes(1)) return;
+        if (!scale::due(looked_, now, scale::kAheadEvery)) return;
         looked_ = now;
         agent::DispatchContext context;
         context.repo_root = ws_.root;
@@ -218,7 +216,7 @@ class Outcomes {
         github::GitHub* github = source_.github_api();
         if (!github) return;  // a local issue folder: no pull requests
         const auto at = std::chrono::steady_clock::now();
-        if (!now && looked_ && at - *looked_ < std::chrono::minutes(10)) return;
+        if (!scale::due(looked_, at, scale::kOutcomesEvery, now)) return;
         looked_ = at;
         auto done = check::refresh_outcomes(ws_.root, run::list_runs(ws_.runs_dir()).runs, *github,
                                             std::chrono::system_clock::now());
