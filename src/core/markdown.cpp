@@ -19,9 +19,10 @@ std::size_t longest_backtick_run(std::string_view text) {
     return longest;
 }
 
-}  // namespace
-
+// A letter or digit of a word, ASCII or not (a byte of UTF-8 beyond ASCII).
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || (c & 0x80) != 0; }
+
+}  // namespace
 
 std::string markdown_text(std::string_view text) {
     std::string out;
