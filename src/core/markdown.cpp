@@ -19,17 +19,22 @@ std::size_t longest_backtick_run(std::string_view text) {
     return longest;
 }
 
-// A letter or digit of a word, ASCII or not (a byte of UTF-8 beyond ASCII).
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || (c & 0x80) != 0; }
+// An ASCII letter or digit. Not a byte beyond ASCII: CommonMark takes Unicode punctuation and
+// spaces (。, «, a no-break space) for the edges of emphasis, so an `_` beside one is escaped.
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
 std::string markdown_text(std::string_view text) {
     std::string out;
     out.reserve(text.size() + text.size() / 4);
-    // Where a line's own markup could begin: a heading, a list, a quote, a thematic break.
+    // Where a line's own markup could begin: a heading, a list, a quote, a thematic break. The
+    // blanks before it go (four would make a code block of a list item or a paragraph).
     const std::size_t lead = text.find_first_not_of(" \t\r\n");
-    for (std::size_t i = 0; i < text.size(); ++i) {
+    if (lead == std::string_view::npos) return out;
+    // An ordered list's number: the digits at the start, and what follows them.
+    const std::size_t after_digits = text.find_first_not_of("0123456789", lead);
+    for (std::size_t i = lead; i < text.size(); ++i) {
         const char c = text[i];
         const char before = i > 0 ? text[i - 1] : ' ';
         const char after = i + 1 < text.size() ? text[i + 1] : ' ';
@@ -51,8 +56,7 @@ std::string markdown_text(std::string_view text) {
         // At the start: `#`, `-`, `+`, `=` and an ordered list's `1.` or `1)`.
         else if (i == lead && std::strchr("#-+=", c))
             out += std::string("\\") + c;
-        else if ((c == '.' || c == ')') && i > 0 && lead != std::string_view::npos &&
-                 text.find_first_not_of("0123456789", lead) == i && i > lead)
+        else if ((c == '.' || c == ')') && i == after_digits && i > lead)
             out += std::string("\\") + c;
         else
             out += c;
@@ -94,6 +98,9 @@ std::string markdown_code(std::string_view text, bool in_table) {
         else
             body += c;
     }
+    // Nothing in it: one space, never an empty pair of backticks (which a later span's
+    // two-backtick fence would close on, leaving its text to be read as Markdown).
+    if (body.empty()) body = " ";
     const std::string fence(longest_backtick_run(body) + 1, '`');
     // A backtick in it: a space inside each fence, which CommonMark takes off again.
     const bool pad = body.find('`') != std::string::npos;

@@ -13,8 +13,10 @@ namespace cocode {
 // Text as inline Markdown, shown as it is and read as easily as prose: what can be markup
 // anywhere in a line backslash-escaped (`\`, backticks, `*`, `[`, `]`, `|`, `~`, `$`, and
 // `_` but inside a word), and at its start what begins a heading, list or break (`#`, `-`,
-// `+`, `=`, `1.`); `<`, `>` and `&` as entities; line ends and tabs as spaces; other control
-// characters as U+FFFD. Safe in a paragraph, a list item, a heading and a table cell. A web
+// `+`, `=`, `1.`), the blanks before it dropped; `<`, `>` and `&` as entities; line ends and
+// tabs as spaces; other control characters as U+FFFD. An `_` counts as inside a word only
+// between ASCII letters and digits. Safe in a paragraph, a list item, a heading and a table
+// cell. A web
 // address stays as it is (GitHub shows it as a link, as it does in any comment), and so does
 // an `@`: GitHub finds mentions in the text it shows, which no Markdown escape hides.
 std::string markdown_text(std::string_view text);

@@ -92,6 +92,36 @@ TEST(Markdown, HostileTextIsShownAsItWasWherePostedTextGoes) {
               "verify: ./test_calc.sh failed (exit 1).");
 }
 
+// What an attack on the escaper found: an `_` beside Unicode punctuation or spaces made
+// emphasis; an empty code span left two backticks a later span closed on, its text read as
+// HTML; four blanks before a list item's text made a code block.
+TEST(Markdown, WhatAnAttackFoundRendersAsText) {
+    for (const std::string& text :
+         {std::string("\u3002_x_\u3002"), std::string("\uff08_x_\uff09"),
+          std::string("\u00bb_x_\u00ab"), std::string("Keep it\u00a0_secret_\u00a0now"),
+          std::string("\u3000_y_\u3000"), std::string("\xff_x_\xff")}) {
+        const std::string html = rendered("- " + markdown_text(text) + "\n");
+        EXPECT_EQ(tags_of(html), (std::multiset<std::string>{"ul", "/ul", "li", "/li"})) << html;
+    }
+    const std::string spans = "Pull requests: " + markdown_code("") + ": [x](https://e/1) " +
+                              markdown_code("<img src=x onerror=alert(1)>") + "\n";
+    const std::string html = rendered(spans);
+    EXPECT_EQ(tags_of(html),
+              (std::multiset<std::string>{"p", "/p", "code", "/code", "code", "/code", "a", "/a"}))
+        << html;
+    EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+    for (const std::string& blanks :
+         {std::string("    "), std::string("\t\t\t\t"), std::string("\n\n\n\n")}) {
+        const std::string item = rendered("- " + markdown_text(blanks + "x") + "\n");
+        EXPECT_EQ(tags_of(item), (std::multiset<std::string>{"ul", "/ul", "li", "/li"})) << item;
+        EXPECT_EQ(text_of(item), "x");
+    }
+    // An ordered list's number is found once, however many dots follow it.
+    EXPECT_EQ(markdown_text("10. ten"), "10\\. ten");
+    EXPECT_EQ(markdown_text(" 1) one"), "1\\) one");
+    EXPECT_EQ(markdown_text("2026.11.28"), "2026\\.11.28");
+}
+
 TEST(Markdown, ATableKeepsItsColumnsWhateverItsCellsSay) {
     const std::string table = "| name | path |\n|---|---|\n| " + markdown_text(kHostile) + " | " +
                               markdown_code(kHostile, true) + " |\n";
