@@ -259,12 +259,15 @@ Result<void> Watcher::pass(bool poll) {
                                      : "holding new requests: " + held);
         held_ = held;
     }
+    // A step that fails (GitHub, for one issue or all) is the pass's failure, said at its end:
+    // what was taken goes on meanwhile.
+    Result<void> claimed;
     if (poll && held.empty()) {
-        if (auto claimed = claim_new(); !claimed) return claimed;
-        if (options_.rounds) {
-            if (auto rounds = claim_rounds(); !rounds) return rounds;
-            if (auto plans = claim_plan_commands(); !plans) return plans;
-            if (auto commands = claim_commands(); !commands) return commands;
+        claimed = claim_new();
+        if (claimed && options_.rounds) {
+            claimed = claim_rounds();
+            if (claimed) claimed = claim_plan_commands();
+            if (claimed) claimed = claim_commands();
         }
     }
     for (std::size_t i = 0; i < entries_.size();) {
@@ -286,7 +289,7 @@ Result<void> Watcher::pass(bool poll) {
             ++i;
         }
     }
-    return {};
+    return claimed;
 }
 
 Result<void> Watcher::poll_issues() {
@@ -369,19 +372,15 @@ Result<void> Watcher::claim_new() {
     int room = options_.max_parallel - static_cast<int>(entries_.size());
     if (room <= 0) return {};
     const config::Config& config = *options_.config;
-    for (const auto& [number, updated_at] : labelled_) {
-        if (room == 0) break;
-        if (std::any_of(entries_.begin(), entries_.end(),
-                        [&, n = number](const WatchEntry& e) { return e.claim.issue == n; }))
-            continue;
+    const auto claim_one = [&](long number, const std::string& updated_at) -> Result<void> {
         // Answered, and not touched since (a new labelling would have touched it): nothing to
         // ask GitHub about. Issues held by another watcher are looked at every poll, so that a
         // lapsed lease is noticed.
         if (auto a = answered_.find(number); a != answered_.end() && a->second == updated_at)
-            continue;
+            return {};
         auto request = latest_request(*github_, number, options_.label);
         if (!request) return std::move(request).error();
-        if (request->id == 0) continue;
+        if (request->id == 0) return {};
         // Who applied it may start cocode (trigger.h: the decision `serve` and the action make).
         auto allowed = label_decisions_.find(request->id);
         if (allowed == label_decisions_.end()) {
@@ -392,7 +391,7 @@ Result<void> Watcher::claim_new() {
             allowed = label_decisions_.emplace(request->id, decision->run).first;
             if (auto saved = save(); !saved) return saved;
         }
-        if (!allowed->second) continue;
+        if (!allowed->second) return {};
         auto taken = take(number, Request{Request::Kind::label, request->id}, {},
                           config.trigger.plan ? std::optional<WatchPlan>(WatchPlan{
                                                     check::PlanVerb::plan, "", "", request->by})
@@ -404,7 +403,24 @@ Result<void> Watcher::claim_new() {
         // last change: a relabelling in that same second would carry the same updated_at.
         if (*taken == Taking::answered && server_now(*github_) > time_of_github(updated_at))
             answered_[number] = updated_at;
+        return {};
+    };
+    // One issue GitHub cannot answer about now (an outage of its own, a list someone keeps
+    // churning) holds back none of the others: each is tried, and the first failure is the
+    // pass's, said after them.
+    std::optional<Error> first;
+    for (const auto& [number, updated_at] : labelled_) {
+        if (room == 0) break;
+        if (std::any_of(entries_.begin(), entries_.end(),
+                        [&, n = number](const WatchEntry& e) { return e.claim.issue == n; }))
+            continue;
+        if (auto claimed = claim_one(number, updated_at); !claimed) {
+            if (first)
+                options_.notice("#" + std::to_string(number) + ": " + claimed.error().message);
+            if (!first) first = std::move(claimed).error();
+        }
     }
+    if (first) return std::move(*first);
     return {};
 }
 

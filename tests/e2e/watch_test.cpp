@@ -177,6 +177,26 @@ TEST_F(Watch, ShiftingPagesOfCommentsNeverMakeTwoWinners) {
     expect_each_issue_answered_once({a, b});
 }
 
+// One issue GitHub cannot answer about (a list someone keeps churning, an outage of its own)
+// holds back none of the others: issue 2's events fail once; the issues after it are claimed
+// in that same pass, the failure is said, and the next pass answers every issue once.
+TEST_F(Watch, AnIssueGitHubCannotAnswerAboutHoldsBackNoOther) {
+    const fs::path a = machine("a");
+    Fault fault;
+    fault.method = "GET";
+    fault.path_contains = "/issues/2/events";
+    fault.status = 404;
+    fault.body = R"({"message":"Not Found"})";
+    github_->inject(fault);
+    Shell first = watch(a);
+    EXPECT_NE(first.exit_code, 0) << first.err;
+    for (long n : {1, 3, 4, 5}) EXPECT_EQ(claims_on(n).size(), 1u) << "#" << n << first.err;
+    EXPECT_TRUE(claims_on(2).empty());
+    Shell second = watch(a);
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    expect_each_issue_answered_once({a});
+}
+
 // `watch --per-page 2` makes pages of 2 of every list it asks for: issues, events, comments.
 TEST_F(Watch, PerPageIsHonouredForEveryList) {
     const fs::path a = machine("a");
