@@ -23,6 +23,27 @@ std::size_t longest_backtick_run(std::string_view text) {
 // spaces (。, «, a no-break space) for the edges of emphasis, so an `_` beside one is escaped.
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
+// What no reader gets raw, in text and in HTML alike: `<`, `>`, `&` (and with `quote`, `"`) as
+// entities, line ends and tabs as spaces, other control characters as U+FFFD. False: `c` is
+// none of those.
+bool put_plain(char c, std::string& out, bool quote = false) {
+    if (c == '<')
+        out += "&lt;";
+    else if (c == '>')
+        out += "&gt;";
+    else if (c == '&')
+        out += "&amp;";
+    else if (c == '"' && quote)
+        out += "&quot;";
+    else if (c == '\n' || c == '\r' || c == '\t')
+        out += ' ';
+    else if (control(c))
+        out += "\ufffd";
+    else
+        return false;
+    return true;
+}
+
 }  // namespace
 
 std::string markdown_text(std::string_view text) {
@@ -38,20 +59,10 @@ std::string markdown_text(std::string_view text) {
         const char c = text[i];
         const char before = i > 0 ? text[i - 1] : ' ';
         const char after = i + 1 < text.size() ? text[i + 1] : ' ';
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else if (c == '\n' || c == '\r' || c == '\t')
-            out += ' ';
-        else if (control(c))
-            out += "\ufffd";
+        if (put_plain(c, out)) continue;
         // Markup anywhere in a line: escapes, code, emphasis, links and images, tables,
         // strikethrough, math. An `_` inside a word (snake_case) is no emphasis.
-        else if (std::strchr("\\`*[]|~$", c) ||
-                 (c == '_' && !(word_char(before) && word_char(after))))
+        if (std::strchr("\\`*[]|~$", c) || (c == '_' && !(word_char(before) && word_char(after))))
             out += std::string("\\") + c;
         // At the start: `#`, `-`, `+`, `=` and an ordered list's `1.` or `1)`.
         else if (i == lead && std::strchr("#-+=", c))
@@ -66,22 +77,8 @@ std::string markdown_text(std::string_view text) {
 
 std::string html_text(std::string_view text) {
     std::string out;
-    for (char c : text) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else if (c == '"')
-            out += "&quot;";
-        else if (c == '\n' || c == '\r' || c == '\t')
-            out += ' ';
-        else if (control(c))
-            out += "\ufffd";
-        else
-            out += c;
-    }
+    for (char c : text)
+        if (!put_plain(c, out, /*quote=*/true)) out += c;
     return out;
 }
 
