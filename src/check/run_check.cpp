@@ -348,14 +348,18 @@ Result<Verdict> judge_and_record(const JudgeInput& given) {
     if (ec)
         return Error::general("cannot create " + given.report_dir.string() + ": " + ec.message());
     JudgeInput input = given;
-    // Its check's record beside the seal is gone once judge() returns, before what follows.
+    // Its check's record beside the seal is gone once judge() returns, before what follows;
+    // how the check ended is kept before it goes (`stop`, waiting for the check to end, reads
+    // the one once the other is gone).
+    bool interrupted = false;
     auto verdict = [&] {
         CheckOfRun check(given, input);
-        return judge(input);
+        auto judged = judge(input);
+        interrupted = !judged && judged.error().code == ExitCode::interrupted;
+        if (!input.run_id.empty() && (judged || interrupted))
+            (void)run::note_check_ended(input.report_dir, interrupted);
+        return judged;
     }();
-    const bool interrupted = !verdict && verdict.error().code == ExitCode::interrupted;
-    if (!input.run_id.empty() && (verdict || interrupted))
-        (void)run::note_check_ended(input.report_dir, interrupted);
     if (interrupted && !input.run_id.empty()) {
         (void)run::append_event(input.report_dir, input.run_id, "CHECK_INTERRUPTED",
                                 {{"why", verdict.error().message}});
