@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                 };
                 commit("a");
                 auto start_at = Clock::now();
-                if (!cocode::agent::take_back(true, repo, a)) return 1;
+                if (!cocode::agent::take_back(cocode::SandboxMaker::automatic, repo, a)) return 1;
                 sandboxed.push_back(ms_since(start_at));
                 commit("b");
                 start_at = Clock::now();

@@ -4,10 +4,12 @@
 #      trivial agent (worktrees made in parallel, plus the 20 runs) vs `git worktree add` x20.
 #   2. Trivial agents started per second: 100 runs of `true` on a small repository, the
 #      supervisor's rate from the first RUN_START to the last (worktrees are made before),
-#      in the sandbox (the default) and with `--sandbox none`; the same 100 runs end to end
-#      against `git worktree add` x100 alone and against themselves without the sandbox; and
-#      what bubblewrap alone does here, 20 at once, with no bind and with the binds of an
-#      agent's sandbox (the kernel's mount work is most of a sandbox's start).
+#      in the sandbox (the default: cocode-sandbox), with `--sandbox none` and with `--sandbox
+#      bwrap` (the same sandbox made by bubblewrap); the same 100 runs end to end against `git
+#      worktree add` x100 alone and against themselves without the sandbox; and a sandbox
+#      alone, 20 at once, given an agent's own command line: cocode-sandbox beside bubblewrap,
+#      with its network namespace made for it and without one (a batch's agents are given
+#      namespaces made ahead: proc/network_pool.h), with the busy CPU a start costs.
 #   2b. A verify command's cost in the sandbox: 20 commands `true`, judged by cocode-check,
 #      beside the same check with `sandbox: none`.
 #      (BIG=0 leaves it out: it takes minutes on a slow disk.)
@@ -86,7 +88,7 @@ PY
 
 echo "100 trivial runs on a small repository, in the sandbox and without ..."
 make_repo "$work/small" 10 100
-rates=() e2e=() peer=() rates_none=() e2e_none=()
+rates=() e2e=() peer=() rates_none=() e2e_none=() rates_bwrap=()
 trivial() {  # SANDBOX: the runs' start rate and their wall time, appended to the named arrays
   reset_repo "$work/small"; sync
   t0=$(now); (cd "$work/small" && "$bin/cocode-dispatch" run $(seq -s ' ' 1 100) --concurrency 20 --no-check --sandbox "$1" >/dev/null 2>&1); t1=$(now)
@@ -97,45 +99,48 @@ trivial() {  # SANDBOX: the runs' start rate and their wall time, appended to th
 for _ in $(seq 1 "$runs"); do
   read -r r w < <(trivial auto); rates+=("$r"); e2e+=("$w")
   read -r r w < <(trivial none); rates_none+=("$r"); e2e_none+=("$w")
+  read -r r _ < <(trivial bwrap); rates_bwrap+=("$r")
   reset_repo "$work/small"; sync
   t0=$(now); (cd "$work/small" && for i in $(seq 1 100); do git worktree add -q -b "wt/$i" "wt/$i"; done); t1=$(now)
   peer+=("$(echo "$t1 - $t0" | bc)")
 done
 rate=$(printf '%s\n' "${rates[@]}" | median)
 rate_none=$(printf '%s\n' "${rates_none[@]}" | median)
+rate_bwrap=$(printf '%s\n' "${rates_bwrap[@]}" | median)
 e=$(printf '%s\n' "${e2e[@]}" | median)
 e_none=$(printf '%s\n' "${e2e_none[@]}" | median)
 p=$(printf '%s\n' "${peer[@]}" | median)
 
-# bubblewrap alone, 20 at once, 200 starts of `true`: with no bind, and with the binds the last
-# sandboxed run of the batch above had (its command line, from its run-info).
-bwrap_rate() {  # ARGS...: starts a second
-  python3 - "$@" <<'PY'
-import subprocess, sys, time
-cmd, running, done, started, n = sys.argv[1:], [], 0, 0, 200
-t = time.time()
-while done < n:
-    while len(running) < 20 and started < n:
-        running.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)); started += 1
-    running.pop(0).wait(); done += 1
-print(n / (time.time() - t))
-PY
-}
-bare=$(bwrap_rate bwrap --die-with-parent --unshare-pid --unshare-ipc --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --unshare-net -- /usr/bin/true)
+# A sandbox alone, 20 at once, 400 starts of `true`, given the command line the last run of the
+# batch above had (from its run-info), with its network namespace made at each start and
+# without one: cocode-sandbox beside bubblewrap. Medians over RUNS of starts a second and the
+# machine's busy CPU a start.
 reset_repo "$work/small"
 (cd "$work/small" && "$bin/cocode-dispatch" run 1 --no-check >/dev/null 2>&1)
-agent_line=$(python3 - "$work/small/.cocode/runs" <<'PY'
+agent_words=$(python3 - "$work/small/.cocode/runs" <<'PY'
 import glob, shlex, sys
 for info in glob.glob(sys.argv[1] + "/*/run-info.yaml"):
     for line in open(info):
         if line.startswith("commandline: "):
             words = shlex.split(line[len("commandline: "):])
-            print(shlex.join(words[:words.index("--") + 1] + ["/usr/bin/true"]))
+            print(shlex.join(words[1:words.index("--") + 1] + ["/usr/bin/true"]))
 PY
 )
-mkdir -p "$work/small/.cocode/worktrees/1-noop"
-binds=$(echo "$agent_line" | grep -o -- ' --\(ro-\)\?bind \| --tmpfs ' | wc -l)
-agent_sandbox=$(eval "bwrap_rate $agent_line")
+binds=$(echo "$agent_words" | grep -o -- ' --\(ro-\)\?bind \| --tmpfs ' | wc -l)
+medians() {  # lines "A B" on stdin: "median-of-A median-of-B"
+  local lines; lines=$(cat)
+  echo "$(echo "$lines" | cut -d' ' -f1 | median) $(echo "$lines" | cut -d' ' -f2 | median)"
+}
+alone() {  # PROGRAM NETWORK(yes|no): "starts/s busy-ms", medians
+  local words=$agent_words
+  [ "$2" = yes ] || words=${words/--unshare-net /}
+  for _ in $(seq 1 "$runs"); do eval "\"$bin/cocode-bench-starts\" 20 400 -- \"$1\" $words"; done | medians
+}
+read -r cs_net cs_net_ms < <(alone "$bin/cocode-sandbox" yes)
+read -r cs_pool cs_pool_ms < <(alone "$bin/cocode-sandbox" no)
+read -r bw_net bw_net_ms < <(alone "$(command -v bwrap)" yes)
+read -r bw_pool bw_pool_ms < <(alone "$(command -v bwrap)" no)
+read -r bare bare_ms < <(for _ in $(seq 1 "$runs"); do "$bin/cocode-bench-starts" 20 400 -- /usr/bin/true; done | medians)
 
 echo "a verify command in the sandbox and without ..."
 reset_repo "$work/small"
@@ -187,7 +192,12 @@ done
 printf '\n%-58s %12s %12s %8s\n' "benchmark (median of $runs)" "cocode" "peer" "ratio"
 printf '%-58s %11.2fs %11.2fs %7.2fx\n' "20 worktrees, 20k files (peer: git worktree add x20)" "$c" "$g" "$(echo "$c / $g" | bc -l)"
 printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "trivial agents started per second (peer: sandbox none)" "$rate" "$rate_none" "$(echo "$rate / $rate_none" | bc -l)"
-printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "bwrap alone, 20 at once: an agent's $binds binds (peer: none)" "$agent_sandbox" "$bare" "$(echo "$agent_sandbox / $bare" | bc -l)"
+printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "trivial agents started per second (peer: sandbox bwrap)" "$rate" "$rate_bwrap" "$(echo "$rate / $rate_bwrap" | bc -l)"
+printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "a sandbox alone, $binds binds, network made (peer: bwrap)" "$cs_net" "$bw_net" "$(echo "$cs_net / $bw_net" | bc -l)"
+printf '%-58s %9.2fms %9.2fms %7.2fx\n' "  its busy CPU a start (peer: bwrap)" "$cs_net_ms" "$bw_net_ms" "$(echo "$cs_net_ms / $bw_net_ms" | bc -l)"
+printf '%-58s %10.0f/s %10.0f/s %7.2fx\n' "a sandbox alone, $binds binds, no network made (peer: bwrap)" "$cs_pool" "$bw_pool" "$(echo "$cs_pool / $bw_pool" | bc -l)"
+printf '%-58s %9.2fms %9.2fms %7.2fx\n' "  its busy CPU a start (peer: bwrap)" "$cs_pool_ms" "$bw_pool_ms" "$(echo "$cs_pool_ms / $bw_pool_ms" | bc -l)"
+printf '%-58s %10.0f/s %9.2fms\n' "true alone, 20 at once: starts, busy CPU a start" "$bare" "$bare_ms"
 printf '%-58s %11.2fs %11.2fs %7.2fx\n' "100 trivial runs end to end (peer: git worktree add x100)" "$e" "$p" "$(echo "$e / $p" | bc -l)"
 printf '%-58s %11.2fs %11.2fs %7.2fx\n' "100 trivial runs end to end (peer: sandbox none)" "$e" "$e_none" "$(echo "$e / $e_none" | bc -l)"
 printf '%-58s %10.1fms %10.1fms %+7.1fms\n' "a verify command, p50 (peer: sandbox none)" "$(echo "1000 * $v_in" | bc -l)" "$(echo "1000 * $v_out" | bc -l)" "$(echo "1000 * ($v_in - $v_out)" | bc -l)"

@@ -21,13 +21,13 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# What it runs besides its libraries: git (the hook's commits, worktrees) and bubblewrap (the
-# sandbox every agent and everything that runs its code runs in: without it, no agent runs
-# unless the configuration says `"sandbox": "none"`); Universal Ctags (the codali agent's
-# symbols and imports; without it search still works); python3 only for the example agents
-# and the demo.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "git, bubblewrap")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ca-certificates, universal-ctags")
+# What it runs besides its libraries: git (the hook's commits, worktrees); bubblewrap only
+# where the configuration says `"sandbox": "bwrap"`, or the kernel is older than 5.12 (cocode's
+# own libexec/cocode/cocode-sandbox makes the sandbox otherwise); Universal Ctags (the codali
+# agent's symbols and imports; without it search still works); python3 only for the example
+# agents and the demo.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "git")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ca-certificates, universal-ctags, bubblewrap")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 # The documents Debian's policy asks for, made at build time in share/doc/cocode: copyright,

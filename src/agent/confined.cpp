@@ -48,10 +48,7 @@ std::string value_in(const std::vector<std::string>& environment, const std::str
     return {};
 }
 
-bool lies_in(const fs::path& path, const fs::path& folder) {
-    const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
-    return !rel.empty() && *rel.begin() != "..";
-}
+bool lies_in(const fs::path& path, const fs::path& folder) { return path_within(path, folder); }
 
 // What a child runs programs from, as PATH names it, where a folder of its own would hide it
 // (HOME, /tmp): in the user's HOME a `bin` folder's whole prefix (~/.local, a Node.js version
@@ -178,12 +175,25 @@ Result<void> copy_cli_settings(const config::CliPreset& cli, const fs::path& fro
     return {};
 }
 
-Result<std::optional<std::string>> take_back(bool sandboxed, const fs::path& repo_root,
+std::optional<SandboxMaker> sandbox_maker(const config::Config& config) {
+    switch (config.sandbox) {
+        case config::SandboxMode::none:
+            return std::nullopt;
+        case config::SandboxMode::bwrap:
+            return SandboxMaker::bubblewrap;
+        case config::SandboxMode::automatic:
+            break;
+    }
+    return SandboxMaker::automatic;
+}
+
+Result<std::optional<std::string>> take_back(std::optional<SandboxMaker> maker,
+                                             const fs::path& repo_root,
                                              const git::AgentRepo& agent_repo) {
-    if (!sandboxed)
+    if (!maker)
         return git::take_agent_branch(repo_root, agent_repo.git_dir, agent_repo.branch,
                                       "git-upload-pack");
-    const SandboxProbe& probe = probe_sandbox();
+    const SandboxProbe& probe = probe_sandbox(*maker);
     if (!probe.available)
         return Error::missing(no_sandbox_refusal("reading an agent's repository", probe));
     auto scratch = TempFolder::make("cocode-take");
@@ -201,7 +211,7 @@ Result<std::optional<std::string>> take_back(bool sandboxed, const fs::path& rep
         return Error::general("the sandbox for git-upload-pack cannot be made: " + refused);
     return git::take_agent_branch(
         repo_root, agent_repo.git_dir, agent_repo.branch,
-        shell_command(sandboxed_argv(probe.bwrap, plan, {"git-upload-pack"})));
+        shell_command(sandboxed_argv(probe.program, plan, {"git-upload-pack"})));
 }
 
 std::string no_sandbox_refusal(const std::string& what, const SandboxProbe& probe) {
@@ -229,7 +239,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
     return [config, repo_root, allow, around](const CommandRequest& c) -> Result<CommandOutcome> {
         if (config.sandbox == config::SandboxMode::none)
             return run_to_log(c, shell_argv(c.command), c.environment);
-        const SandboxProbe& probe = probe_sandbox();
+        const SandboxProbe& probe = probe_sandbox(*sandbox_maker(config));
         if (!probe.available)
             return Error::missing(no_sandbox_refusal("`" + c.command + "`", probe));
         const NetworkDecision network =
@@ -293,7 +303,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
         }
         if (const std::string refused = plan_refused(plan); !refused.empty())
             return Error::general("the sandbox for `" + c.command + "` cannot be made: " + refused);
-        argv = sandboxed_argv(probe.bwrap, plan, argv);
+        argv = sandboxed_argv(probe.program, plan, argv);
         auto outcome = run_to_log(c, argv, environment);
         if (!outcome) return outcome;
         proxy.reset();  // every process of it is gone: nothing is left to go out

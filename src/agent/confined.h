@@ -46,11 +46,16 @@ std::vector<std::filesystem::path> secrets_in_home(const std::filesystem::path& 
 Result<void> copy_cli_settings(const config::CliPreset& cli, const std::filesystem::path& from_home,
                                const std::filesystem::path& home);
 
+// The program the configuration has make its sandboxes: `"sandbox": "bwrap"` bubblewrap, `auto`
+// cocode's own where it can be made (proc/sandbox.h); nullopt for `"sandbox": "none"`.
+std::optional<SandboxMaker> sandbox_maker(const config::Config& config);
+
 // The agent's branch taken back into the main repository (git::take_agent_branch), the side
-// that serves it — git-upload-pack in the agent's repository — run in the sandbox (as it is
-// only under `"sandbox": "none"`). The branch's commit; nullopt when the agent's repository
-// has no such branch. `sandboxed`: false only for a run under `"sandbox": "none"`.
-Result<std::optional<std::string>> take_back(bool sandboxed, const std::filesystem::path& repo_root,
+// that serves it — git-upload-pack in the agent's repository — run in a sandbox `maker` makes
+// (nullopt only for a run under `"sandbox": "none"`, where it runs as it is). The branch's
+// commit; nullopt when the agent's repository has no such branch.
+Result<std::optional<std::string>> take_back(std::optional<SandboxMaker> maker,
+                                             const std::filesystem::path& repo_root,
                                              const git::AgentRepo& agent_repo);
 
 // The one line that refuses to run `what` (an agent's code) where no sandbox can be made.

@@ -81,8 +81,7 @@ NetworkDecision decide_network(std::optional<config::NetworkMode> asked, bool sa
     return {config::NetworkMode::open,
             "network.mode " + std::string(network_name(*asked)) +
                 " needs the sandbox's network namespace, but " + why_not +
-                " (install bubblewrap and allow user namespaces, or set network.mode to "
-                "\"open\")"};
+                " (allow user namespaces, or set network.mode to \"open\")"};
 }
 
 net::Allowlist allowlist_of(const config::Config& config, const config::AgentConfig& agent) {

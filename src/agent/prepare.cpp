@@ -538,7 +538,7 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
     if (context.config.sandbox == config::SandboxMode::none) {
         run.sandbox = "none (sandbox: none)";
     } else if (sandboxed) {
-        run.sandbox = "bwrap";
+        run.sandbox = context.sandbox->maker;
         run.egress = egress_plan(context.config, run.agent, network.mode, run.files.folder);
         SandboxPlan plan = sandbox_plan(run, context);
         run.environment = sandbox_environment(run.environment, plan, user_home());
@@ -548,11 +548,12 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
                                         "': its sandbox cannot be made: " + refused);
             run.failed_reason = run::StopReason::setup;
         }
-        run.argv = sandboxed_argv(context.sandbox->bwrap, plan, run.argv);
+        run.argv = sandboxed_argv(context.sandbox->program, plan, run.argv);
     } else {
         // Where the sandbox cannot be made, an agent does not run; only the configuration's
         // `"sandbox": "none"` runs it without.
-        const SandboxProbe unprobed{false, {}, {}, "not probed", false, {}};
+        SandboxProbe unprobed;
+        unprobed.why_not = "not probed";
         run.sandbox = "none (" + (context.sandbox ? context.sandbox->why_not : "not probed") + ")";
         if (!run.failed) {
             run.failed = Error::missing(
@@ -562,7 +563,7 @@ void complete_launch(PlannedRun& run, const DispatchContext& context,
         }
     }
     // A replay's answer is on the same disk: without the sandbox the agent could read it.
-    if (!context.replay_task.empty() && run.sandbox != "bwrap" && !run.failed) {
+    if (!context.replay_task.empty() && !run.sandboxed() && !run.failed) {
         run.failed = Error::missing("agent '" + run.agent.name + "': a replay (task " +
                                     context.replay_task + ") runs only in the sandbox, not " +
                                     run.sandbox + ": its answer is on the same disk");
@@ -764,8 +765,9 @@ Result<Pair> decide_pair(const DispatchContext& context, const git::Repository& 
     // taken before anything moves the branch.
     const run::PairSandbox own = run::pair_sandbox(context.runs_dir(), issue.number, agent.name);
     if (!pair.remake && fs::is_directory(fs::symlink_status(own.git(), ec))) {
-        const bool sandboxed = context.config.sandbox != config::SandboxMode::none;
-        if (auto taken = take_back(sandboxed, context.repo_root, {own.git(), path, branch}); !taken)
+        if (auto taken = take_back(sandbox_maker(context.config), context.repo_root,
+                                   {own.git(), path, branch});
+            !taken)
             return Error{taken.error().code, pair_text + ": " + taken.error().message};
     }
     // Only now, with nothing of the last run alive in the worktree, does a round touch it.
@@ -881,8 +883,8 @@ Result<void> decide_environment(PlannedRun& run, const DispatchContext& context,
     std::error_code ec;
     fs::create_directories(store, ec);
     fs::create_directories(context.worktree_root(), ec);
-    const auto choice = environment::choose_mode(
-        run.sandbox == "bwrap", view_scratch(context, run.run_id), store, context.worktree_root());
+    const auto choice = environment::choose_mode(run.sandboxed(), view_scratch(context, run.run_id),
+                                                 store, context.worktree_root());
     run.environment_mode = choice.mode;
     return {};
 }
@@ -1031,7 +1033,7 @@ Result<PlannedRun> make_run(const DispatchContext& context, const Pair& pair,
     if (ec)
         return Error::general("cannot rename " + making.folder.string() + " to " +
                               run.files.folder.string() + ": " + ec.message());
-    if (run.sandbox == "bwrap" && !run.failed)
+    if (run.sandboxed() && !run.failed)
         if (auto ok = make_sandbox_home(run, round || pair.resume); !ok)
             return std::move(ok).error();
     run::Seal seal = seal_of(context, run, launch, round, resumed_round, pair.resume, sealed);
@@ -1286,7 +1288,7 @@ Result<std::vector<PlannedRun>> plan_runs(const DispatchContext& context,
     launch.with_identity = context;
     launch.with_identity.commit_identity = commit_identity(*repo);
     if (context.config.sandbox != config::SandboxMode::none && !launch.with_identity.sandbox)
-        launch.with_identity.sandbox = probe_sandbox();
+        launch.with_identity.sandbox = probe_sandbox(*sandbox_maker(context.config));
 
     std::vector<PlannedRun> runs;
     for (const Pair& pair : pairs) {
@@ -1345,7 +1347,8 @@ Result<PlannedRun> replan_run(const DispatchContext& context, const run::RunReco
     if (auto repo = git::Repository::open(context.repo_root))
         with_identity.commit_identity = commit_identity(*repo);
     if (context.config.sandbox != config::SandboxMode::none && !with_identity.sandbox)
-        with_identity.sandbox = probe_sandbox();
+        with_identity.sandbox =
+            probe_sandbox(sandbox_maker(with_identity.config).value_or(SandboxMaker::automatic));
     complete_launch(run, with_identity, current_environment(), ::geteuid() == 0);
     deliver_prompt_argument(run);
     // Its environment as sealed, over the worktree again (a restarted overlay keeps what the

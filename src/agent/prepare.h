@@ -108,9 +108,11 @@ struct PlannedRun {
     std::vector<std::string> argv;  // argv[0] resolved to a path
     std::vector<std::string> environment;
     config::LaunchAdjustments launch;  // base_url and model in the CLI's terms, IS_SANDBOX
-    std::string sandbox;               // "bwrap", or "none" and why: recorded in run-info
-    run::PairSandbox own;              // its HOME and /tmp in the sandbox
-    EgressPlan egress;                 // its network: open, or enclosed behind its proxy
+    // What made its sandbox (kCocodeSandbox, kBubblewrap), or "none" and why: in run-info.
+    std::string sandbox;
+    bool sandboxed() const { return !sandbox.empty() && sandbox.rfind("none", 0) != 0; }
+    run::PairSandbox own;  // its HOME and /tmp in the sandbox
+    EgressPlan egress;     // its network: open, or enclosed behind its proxy
     // Its prepared environment (docs/environments.md): the key (sealed), what builds it and
     // from which commit, how it reaches the worktree, and the overlays its processes get.
     std::string environment_key;  // "" for none

@@ -29,6 +29,7 @@
 #include "hook/ready.h"
 #include "net/proxy.h"
 #include "proc/interrupt.h"
+#include "proc/network_pool.h"
 #include "proc/process_tree.h"
 #include "proc/spawn.h"
 
@@ -103,6 +104,8 @@ struct Slot {
     std::string end_error;
     // The run's egress proxy, from its first start to its end (agent/egress.h).
     std::unique_ptr<net::EgressProxy> proxy;
+    // The network namespace its sandbox was given (proc/network_pool.h), while it runs.
+    UniqueFd network;
 };
 
 // Where a run's usage is read from: a built-in agent's usage.jsonl, else its stdout.
@@ -180,6 +183,7 @@ class Supervisor {
         // on every tick instead.
         if (auto watch = ReadyWatch::create()) watch_.emplace(std::move(*watch));
         subreaper_ = become_subreaper();
+        reserve_networks();
         const auto cpu_before = own_cpu_time();
         const auto wall_before = std::chrono::steady_clock::now();  // measured, never injected
 
@@ -328,14 +332,18 @@ class Supervisor {
     // checked on the way, its code run in the sandbox. Its head, or nullopt (nothing taken,
     // `why` says what went wrong when something did). Run on a thread of its own: the loop goes
     // on, and `takes_done_` wakes it when the answer is there.
-    static Taken take_branch(bool sandboxed, const fs::path& root, const git::AgentRepo& own) {
-        auto taken = take_back(sandboxed, root, own);
+    static Taken take_branch(std::optional<SandboxMaker> maker, const fs::path& root,
+                             const git::AgentRepo& own) {
+        auto taken = take_back(maker, root, own);
         if (!taken) return {std::nullopt, taken.error().message};
         return {*taken, ""};
     }
 
     // The branch may have moved: taken back (at once, or after the take in flight), then its
-    // new commits read. `always`: taken back even when the ref reads as before (the end).
+    // new commits read. `always`: taken back even when the ref reads as before (the end),
+    // unless it reads as exactly the commit the main repository has of the branch already:
+    // then there is nothing to take. (The ref is the agent's to write: one that reads so while
+    // the branch moved only leaves the agent's own work untaken, never takes anything unchecked.)
     void scan_commits(Slot& slot, bool always = false) {
         PlannedRun& run = *slot.run;
         if (!slot.dirs) return;
@@ -347,12 +355,17 @@ class Supervisor {
             slot.again_always = slot.again_always || always;
             return;
         }
-        const bool sandboxed = run.sandbox.rfind("none", 0) != 0;
+        if (always && !slot.last_head.empty() && mark == "loose " + slot.last_head + "\n") {
+            slot.take_error.clear();
+            return;
+        }
+        std::optional<SandboxMaker> maker;
+        if (run.sandboxed()) maker = maker_named(run.sandbox);
         const int done = takes_done_.get();
         slot.taking_always = always;
         slot.taking = std::async(std::launch::async,
-                                 [sandboxed, root = main_root(run), own = agent_repo(run), done] {
-                                     Taken taken = take_branch(sandboxed, root, own);
+                                 [maker, root = main_root(run), own = agent_repo(run), done] {
+                                     Taken taken = take_branch(maker, root, own);
                                      const std::uint64_t one = 1;
                                      (void)!::write(done, &one, sizeof one);
                                      return taken;
@@ -509,7 +522,7 @@ class Supervisor {
         if (!slot.started_once) watch_commits(slot);
         if (!slot.usage)
             slot.usage.emplace(run.agent.model.value_or(""), declared_stream(run.agent),
-                               run.sandbox == "bwrap" ? run.own.home() : fs::path());
+                               run.sandboxed() ? run.own.home() : fs::path());
         if (run.egress.enclosed() && !slot.proxy) {
             auto proxy = start_proxy(run);
             if (!proxy) {
@@ -529,6 +542,16 @@ class Supervisor {
         child.err = ChildStream::append_to(run.files.stderr_file());
         child.group = ChildOptions::Group::own_session;
         child.overlays = run.overlays;  // its environment, copy-on-write (environment/view.h)
+        // Its network: one of the batch's, made ahead (proc/network_pool.h), where cocode's
+        // sandbox encloses it; else the sandbox makes one.
+        if (pooled_network(run)) {
+            if (!networks_) networks_.emplace(run.argv.front());
+            slot.network = networks_->take();
+            if (slot.network.valid()) {
+                child.fd3 = slot.network.get();
+                child.argv.insert(child.argv.begin() + 1, {"--net-from-fd", "3"});
+            }
+        }
         // Read before the spawn: the attempt's time starts no later than the agent does.
         const auto now = clock_now();
         auto pid = start_child(child);
@@ -581,6 +604,28 @@ class Supervisor {
                                  {"pid", slot.pid},
                                  {"attempt", slot.result.restarts + 1}});
         update(slot, UpdateKind::started, "pid " + std::to_string(slot.pid));
+    }
+
+    // Whether a run's sandbox gets one of the batch's network namespaces (proc/network_pool.h):
+    // cocode's sandbox, its network enclosed, and no overlay (cocode-overlay's user namespace
+    // would be the sandbox's parent, and the pool's is not within it).
+    static bool pooled_network(const PlannedRun& run) {
+        return run.sandbox == kCocodeSandbox && run.egress.enclosed() && run.overlays.empty();
+    }
+
+    // The batch's network namespaces, made before the first run starts: one for each run that
+    // can go at once (each given back when its run ends, for the next).
+    void reserve_networks() {
+        int wanted = 0;
+        const std::string* program = nullptr;
+        for (const auto& slot : slots_)
+            if (!slot.run->failed && pooled_network(*slot.run)) {
+                ++wanted;
+                program = &slot.run->argv.front();
+            }
+        if (!program) return;
+        networks_.emplace(*program);
+        networks_->reserve(std::min(wanted, std::max(1, options_.concurrency)));
     }
 
     // Sleeps until a signal, a change the ready watch saw, or the next deadline.
@@ -650,6 +695,11 @@ class Supervisor {
             if (wait_child(slot.pid, &status, WNOHANG) == slot.pid) {
                 slot.exited = true;
                 slot.wait_status = status;
+                // Back to the pool only from a sandbox that ended by itself: its first
+                // process waited for every other, so nothing of it is left in there.
+                if (slot.network.valid() && WIFEXITED(status) && networks_)
+                    networks_->give_back(std::move(slot.network));
+                slot.network = UniqueFd();
             }
         }
         if (subreaper_) reap_orphans();
@@ -989,6 +1039,7 @@ class Supervisor {
     std::vector<Slot> slots_;
     bool interrupted_ = false;
     bool subreaper_ = false;
+    std::optional<NetworkPool> networks_;  // the batch's network namespaces, made as asked
     UniqueFd signals_;
     const ProcessStamp self_ = stamp_of(::getpid());
     const std::string boot_ = boot_id();

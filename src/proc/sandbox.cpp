@@ -1,5 +1,7 @@
 #include "proc/sandbox.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -31,11 +33,29 @@ std::string userns_advice() {
     return "";
 }
 
-// Whether `path` is `folder` or lies below it (both absolute and normal).
-bool within(const fs::path& path, const fs::path& folder) {
-    const fs::path rel = path.lexically_normal().lexically_relative(folder.lexically_normal());
-    return !rel.empty() && *rel.begin() != "..";
+// `path` as a string without `.`, `..`, doubled or trailing slashes: as it is when it has none
+// (the common case, asked thousands of times a plan), else lexically_normal's.
+std::string normal_text(const fs::path& path) {
+    const std::string& text = path.native();
+    bool plain = !text.empty();
+    // Each part between slashes: none empty (but a leading one), `.` or `..`.
+    for (std::size_t at = 0; plain && at < text.size();) {
+        std::size_t end = text.find('/', at);
+        if (end == std::string::npos) end = text.size();
+        const std::size_t length = end - at;
+        if ((length == 0 && at != 0) || (length == 1 && text[at] == '.') ||
+            (length == 2 && text[at] == '.' && text[at + 1] == '.'))
+            plain = false;
+        at = end + 1;
+        if (end + 1 == text.size() && end != 0) plain = false;  // a trailing slash
+    }
+    if (plain) return text;
+    std::string normal = path.lexically_normal().native();
+    while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+    return normal;
 }
+
+bool within(const fs::path& path, const fs::path& folder) { return path_within(path, folder); }
 
 bool within_any(const fs::path& path, const std::vector<fs::path>& folders) {
     return std::any_of(folders.begin(), folders.end(),
@@ -53,8 +73,8 @@ std::vector<fs::path> writable_folders(const SandboxPlan& plan) {
 const fs::path kTmp = "/tmp";
 
 // The fixed part of every sandbox: the host read-only, devices and processes of its own.
-std::vector<std::string> base_argv(const fs::path& bwrap, bool own_network) {
-    std::vector<std::string> out = {bwrap.string(),
+std::vector<std::string> base_argv(const fs::path& program, bool own_network) {
+    std::vector<std::string> out = {program.string(),
                                     "--die-with-parent",
                                     "--unshare-pid",
                                     "--unshare-ipc",
@@ -73,49 +93,105 @@ std::vector<std::string> base_argv(const fs::path& bwrap, bool own_network) {
 
 }  // namespace
 
-const SandboxProbe& probe_sandbox() {
-    static const SandboxProbe probed = [] {
-        SandboxProbe probe;
-        auto bwrap = find_in_path("bwrap");
-        if (!bwrap) {
-            probe.why_not =
-                "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
-            return probe;
-        }
-        probe.bwrap = *bwrap;
-        if (auto version = run_command({bwrap->string(), "--version"});
-            version && version->exit_code == 0)
-            probe.version = first_line_of(version->out);
-        // What it starts inside is bwrap itself (`--version`): a program surely there, whatever
-        // PATH holds.
-        std::vector<std::string> argv = base_argv(*bwrap, false);
-        argv.insert(argv.end(), {"--", bwrap->string(), "--version"});
-        auto tried = run_command(argv);
-        if (!tried) {
-            probe.why_not = tried.error().message;
-            return probe;
-        }
-        if (tried->exit_code != 0) {
-            probe.why_not = "bwrap cannot make a sandbox here (" + first_line_of(tried->err) + ")" +
-                            userns_advice();
-            return probe;
-        }
-        probe.available = true;
-        probe.network_why_not = network_namespace_refused(*bwrap);
-        probe.network = probe.network_why_not.empty();
-        return probe;
-    }();
-    return probed;
+bool path_within(const fs::path& path, const fs::path& folder) {
+    const std::string p = normal_text(path), f = normal_text(folder);
+    if (p.empty() || f.empty() || (p.front() == '/') != (f.front() == '/')) return false;
+    if (f == "/") return true;
+    return p.size() >= f.size() && p.compare(0, f.size(), f) == 0 &&
+           (p.size() == f.size() || p[f.size()] == '/');
 }
 
-std::string network_namespace_refused(const fs::path& bwrap) {
-    std::vector<std::string> argv = base_argv(bwrap, true);
-    argv.insert(argv.end(), {"--", bwrap.string(), "--version"});
+SandboxMaker maker_named(const std::string& recorded) {
+    return recorded == kBubblewrap ? SandboxMaker::bubblewrap : SandboxMaker::cocode;
+}
+
+fs::path sandbox_program() {
+    std::error_code ec;
+    const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (!ec)
+        for (const fs::path& candidate :
+             {dir / kCocodeSandbox, dir / ".." / "libexec" / "cocode" / kCocodeSandbox})
+            if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+    if (auto found = find_in_path(kCocodeSandbox)) return *found;
+    return {};
+}
+
+namespace {
+
+// Whether `program` makes the sandbox here, tried for real.
+SandboxProbe probe_with(const fs::path& program, const std::string& maker) {
+    SandboxProbe probe;
+    probe.program = program;
+    if (auto version = run_command({program.string(), "--version"});
+        version && version->exit_code == 0)
+        probe.version = first_line_of(version->out);
+    // What it starts inside is the program itself (`--version`): a program surely there,
+    // whatever PATH holds.
+    std::vector<std::string> argv = base_argv(program, false);
+    argv.insert(argv.end(), {"--", program.string(), "--version"});
+    auto tried = run_command(argv);
+    if (!tried) {
+        probe.why_not = tried.error().message;
+        return probe;
+    }
+    if (tried->exit_code != 0) {
+        probe.why_not = maker + " cannot make a sandbox here (" + first_line_of(tried->err) + ")" +
+                        userns_advice();
+        return probe;
+    }
+    probe.available = true;
+    probe.maker = maker;
+    probe.network_why_not = network_namespace_refused(program);
+    probe.network = probe.network_why_not.empty();
+    return probe;
+}
+
+SandboxProbe probe_cocode() {
+    const fs::path program = sandbox_program();
+    if (program.empty()) {
+        SandboxProbe probe;
+        probe.why_not = std::string(kCocodeSandbox) +
+                        " is not installed beside cocode-dispatch (libexec/cocode/)";
+        return probe;
+    }
+    return probe_with(program, kCocodeSandbox);
+}
+
+SandboxProbe probe_bubblewrap() {
+    auto bwrap = find_in_path("bwrap");
+    if (!bwrap) {
+        SandboxProbe probe;
+        probe.why_not =
+            "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap)";
+        return probe;
+    }
+    return probe_with(*bwrap, kBubblewrap);
+}
+
+}  // namespace
+
+const SandboxProbe& probe_sandbox(SandboxMaker maker) {
+    static const SandboxProbe cocode = probe_cocode();
+    if (maker == SandboxMaker::cocode) return cocode;
+    static const SandboxProbe bubblewrap = probe_bubblewrap();
+    if (maker == SandboxMaker::bubblewrap) return bubblewrap;
+    // cocode's own, else bubblewrap's where cocode's cannot be made (an older kernel); where
+    // neither can, why cocode's cannot (bubblewrap's reason is the same or it is missing).
+    static const SandboxProbe automatic = [] {
+        if (cocode.available || !probe_sandbox(SandboxMaker::bubblewrap).available) return cocode;
+        return probe_sandbox(SandboxMaker::bubblewrap);
+    }();
+    return automatic;
+}
+
+std::string network_namespace_refused(const fs::path& program) {
+    std::vector<std::string> argv = base_argv(program, true);
+    argv.insert(argv.end(), {"--", program.string(), "--version"});
     auto tried = run_command(argv);
     if (!tried) return tried.error().message;
     if (tried->exit_code != 0)
-        return "bwrap cannot make a network namespace here (" + first_line_of(tried->err) + ")" +
-               userns_advice();
+        return "the sandbox cannot have a network namespace here (" + first_line_of(tried->err) +
+               ")" + userns_advice();
     return "";
 }
 
@@ -144,11 +220,13 @@ std::string plan_refused(const SandboxPlan& plan) {
     return "";
 }
 
-std::vector<std::string> sandboxed_argv(const fs::path& bwrap, const SandboxPlan& plan,
+std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPlan& plan,
                                         const std::vector<std::string>& argv) {
-    std::vector<std::string> out = base_argv(bwrap, plan.own_network);
+    std::vector<std::string> out = base_argv(program, plan.own_network);
     std::error_code ec;
-    std::vector<fs::path> covered;  // folders of the host replaced by folders of its own
+    // Folders of the host replaced by folders of its own: its /dev (base_argv) first, so that
+    // a repository on the host's /dev/shm comes back too.
+    std::vector<fs::path> covered = {"/dev"};
     for (const auto& path : plan.hidden_first)
         if (fs::is_directory(path, ec)) {
             out.insert(out.end(), {"--tmpfs", path.string()});

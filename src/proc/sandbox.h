@@ -1,9 +1,11 @@
 // The sandbox everything runs in that runs what an agent wrote — the agent itself, verify,
 // setup and key commands, environment builds, the critic, replay — described as data
-// (SandboxPlan), then made by bubblewrap (`bwrap`). It denies by default: the host's files are
-// read-only; the child writes what the plan lists as writable, a HOME of its own and a /tmp of
-// its own, and nothing else; what the plan hides (credentials, other CLIs' logins, the host's
-// service sockets) is out of its sight. It gets a PID namespace of its own (the host's
+// (SandboxPlan), then made by cocode's own program, tools/cocode-sandbox, which takes
+// bubblewrap's options with bubblewrap's meaning (so the same command line runs under Debian's
+// bubblewrap when the configuration says `"sandbox": "bwrap"`). It denies by default: the host's
+// files are read-only; the child writes what the plan lists as writable, a HOME of its own and a
+// /tmp of its own, and nothing else; what the plan hides (credentials, other CLIs' logins, the
+// host's service sockets) is out of its sight. It gets a PID namespace of its own (the host's
 // processes are out of sight, and every process it starts is gone when it ends or the
 // dispatcher dies: setsid, double forks and `env -i` included), an IPC namespace of its own,
 // no capability, and, when asked, a network namespace of its own (agent/egress.h). A plan that
@@ -16,21 +18,36 @@
 
 namespace cocode {
 
+// Which program makes the sandbox: cocode's own (tools/cocode-sandbox, beside this program or in
+// ../libexec/cocode/), or Debian's bubblewrap given the same command line. `automatic`:
+// cocode's, else bubblewrap's where cocode's cannot be made here (a kernel before 5.12).
+enum class SandboxMaker { automatic, cocode, bubblewrap };
+
+// How a run records the program that made its sandbox (run-info's `sandbox`), and back.
+inline constexpr const char* kCocodeSandbox = "cocode-sandbox";
+inline constexpr const char* kBubblewrap = "bwrap";
+SandboxMaker maker_named(const std::string& recorded);
+
 struct SandboxProbe {
     bool available = false;
-    std::filesystem::path bwrap;  // the program, when found
-    std::string version;          // "bubblewrap 0.8.0"
-    std::string why_not;          // when not available: what failed, and what would fix it
+    std::filesystem::path program;  // what makes it, when found: cocode-sandbox or bwrap
+    std::string maker;              // kCocodeSandbox or kBubblewrap, when available
+    std::string version;            // "cocode-sandbox 0.1.0", "bubblewrap 0.8.0"
+    std::string why_not;            // when not available: what failed, and what would fix it
     // Whether it can give a network namespace too (an enclosed network: agent/egress.h), and
     // when not, why.
     bool network = false;
     std::string network_why_not;
 };
 
-// Whether the sandbox can be made here: bwrap is on PATH and starts `true` in one as
-// sandboxed_argv makes it (read-only root, PID and IPC namespaces, no capability); then
-// whether a network namespace can be made too. Probed once per process.
-const SandboxProbe& probe_sandbox();
+// Whether the sandbox can be made here by `maker`: its program is found and starts a program
+// in one as sandboxed_argv makes it (read-only root, PID and IPC namespaces, no capability);
+// then whether a network namespace can be made too. Probed once per process and maker.
+const SandboxProbe& probe_sandbox(SandboxMaker maker = SandboxMaker::automatic);
+
+// cocode's own sandbox program (tools/cocode-sandbox): beside this program (the build tree) or
+// in ../libexec/cocode/ (installed), else as PATH finds it.
+std::filesystem::path sandbox_program();
 
 // What a sandboxed child may write and see. Everything not listed is the host's, read-only.
 struct SandboxPlan {
@@ -66,14 +83,19 @@ struct SandboxPlan {
     bool own_network = false;
 };
 
+// Whether `path` is `folder` or lies below it (both absolute, or both relative), by their
+// names alone: no file system asked, `.`, `..` and doubled slashes taken as they read.
+bool path_within(const std::filesystem::path& path, const std::filesystem::path& folder);
+
 // Why `plan` cannot be made as written ("" when it can): a writable path that is not absolute,
 // a read-only path not directly inside a writable folder, a hidden or protected path inside a
 // writable one.
 std::string plan_refused(const SandboxPlan& plan);
 
 // The command line that runs `argv` inside the sandbox `plan` describes (plan_refused says ""
-// of it).
-std::vector<std::string> sandboxed_argv(const std::filesystem::path& bwrap, const SandboxPlan& plan,
+// of it), made by `program` (a probe's: cocode-sandbox or bwrap, which take the same options).
+std::vector<std::string> sandboxed_argv(const std::filesystem::path& program,
+                                        const SandboxPlan& plan,
                                         const std::vector<std::string>& argv);
 
 // The environment a child gets inside: `environment` with HOME its own, TMPDIR /tmp, and the
@@ -90,8 +112,8 @@ std::vector<std::string> sandbox_environment(std::vector<std::string> environmen
 // still be connected to, so these are hidden, not made read-only.
 std::vector<std::filesystem::path> host_secrets(const std::filesystem::path& user_home);
 
-// Whether bwrap can also give a network namespace here (an agent's enclosed network,
-// agent/egress.h): "" when it can, else what failed and what would fix it.
-std::string network_namespace_refused(const std::filesystem::path& bwrap);
+// Whether `program` (a probe's) can also give a network namespace here (an agent's enclosed
+// network, agent/egress.h): "" when it can, else what failed and what would fix it.
+std::string network_namespace_refused(const std::filesystem::path& program);
 
 }  // namespace cocode

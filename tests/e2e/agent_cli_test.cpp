@@ -207,7 +207,7 @@ TEST_P(AgentCli, ThePresetAsShippedRunsTheRealCliToReadyAndPass) {
     // does not widen: it reached its endpoint through its proxy, and nothing else — told
     // by its preset to ask for nothing but its model (docs/security.md).
     if (probe_sandbox().available) {
-        EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"), "bwrap");
+        EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"), kCocodeSandbox);
         EXPECT_EQ(run::read_run_info(r.folder)->get("network"), "allowlist");
         const auto egress = net::read_egress(r.folder / "egress.jsonl");
         EXPECT_FALSE(egress.empty());

@@ -171,6 +171,89 @@ class Sandbox : public DispatchRun {
         return {{"command", file.string()}};
     }
 
+    // ANetworkGivenToTheNextRunKeepsNothingOfTheLast, as this test's user or (`as_other`,
+    // from root) as user 65534.
+    void network_kept_nothing(bool as_other) {
+        // An ifreq is 40 bytes: the name, then the address or the flags.
+        const std::string agent = R"(readlink /proc/self/ns/net > "$JRUN_RUN_FOLDER/network"
+python3 - "$COCODE_ISSUE_NUMBER" "$JRUN_RUN_FOLDER/tried" <<'PY'
+import errno, fcntl, os, socket, struct, sys, time
+issue, path = sys.argv[1], sys.argv[2]
+out = open(path, "w")
+def ifreq(tail):
+    return struct.pack("16s", b"lo") + tail + b"\0" * (24 - len(tail))
+def ioctl(request, payload):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        return fcntl.ioctl(s, request, payload)
+    finally:
+        s.close()
+def write_now(path, data):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+def attempt(what, do):
+    try:
+        do()
+        out.write(what + ": done\n")
+    except OSError as e:  # refused for want of the right, not for a wrong question
+        out.write(what + ": " + ("refused" if e.errno in (errno.EPERM, errno.EACCES, errno.EROFS)
+                                 else "failed " + errno.errorcode[e.errno]) + "\n")
+if issue == "1":
+    if os.fork() == 0:  # a server that would outlive its agent
+        os.setsid()
+        server = socket.socket()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 45677))
+        server.listen(8)
+        open(path + ".listening", "w").close()
+        time.sleep(600)
+        os._exit(0)
+    while not os.path.exists(path + ".listening"):
+        time.sleep(0.02)
+    address = struct.pack("H2s4s8s", socket.AF_INET, b"\0\0", socket.inet_aton("10.77.0.1"), b"\0" * 8)
+    attempt("address", lambda: ioctl(0x8916, ifreq(address)))                   # SIOCSIFADDR
+    attempt("loopback down", lambda: ioctl(0x8914, ifreq(struct.pack("h", 0))))  # SIOCSIFFLAGS
+    attempt("forwarding", lambda: write_now("/proc/sys/net/ipv4/ip_forward", b"1"))
+else:
+    probe = socket.socket()
+    out.write("server: " + ("reached" if probe.connect_ex(("127.0.0.1", 45677)) == 0 else "gone") + "\n")
+    flags = struct.unpack("16sh", ioctl(0x8913, ifreq(b""))[:18])[1]          # SIOCGIFFLAGS
+    out.write("loopback: " + ("up" if flags & 1 else "down") + "\n")
+    out.write("address: " + ("there" if "10.77.0.1" in open("/proc/net/fib_trie").read() else "none") + "\n")
+    out.write("forwarding: " + open("/proc/sys/net/ipv4/ip_forward").read().strip() + "\n")
+out.close()
+PY
+)";
+        configure({{"concurrency", 1}, {"agents", {{"tries", script("tries", agent)}}}});
+        // As the user this test runs as, and as another (root runs no user namespace of its own:
+        // another user's runs do, the pool's made inside one).
+        const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+        if (as_other) {
+            sh_ok("chown -R 65534:65534 " + quote(dir_.path().string()) + " && chmod 755 " +
+                      quote(dir_.path().string()),
+                  dir_.path());
+        }
+        Shell run = as_other ? sh(as_nobody + env() + quote(tool_path("cocode-dispatch").string()) +
+                                      " run 1 2 --no-check",
+                                  repo_)
+                             : dispatch_as_user("run 1 2 --no-check");
+        ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+        std::map<long, run::RunRecord> by_issue;
+        for (const auto& r : runs()) by_issue[r.issue] = r;
+        ASSERT_EQ(by_issue.size(), 2u);
+        const std::string first = read_text(by_issue[1].folder / "network");
+        ASSERT_FALSE(first.empty());
+        ASSERT_EQ(read_text(by_issue[2].folder / "network"), first)
+            << "the second run was to have the first's network";
+        EXPECT_EQ(read_text(by_issue[1].folder / "tried"),
+                  "address: refused\nloopback down: refused\nforwarding: refused\n");
+        EXPECT_EQ(read_text(by_issue[2].folder / "tried"),
+                  "server: gone\nloopback: up\naddress: none\nforwarding: 0\n");
+    }
+
     // What a hostile commit runs wherever cocode runs its code: every trap of the toolbox
     // (docs/../TESTING.md), aimed at this host's real paths.
     std::string payload(int port) const {
@@ -1123,6 +1206,18 @@ TEST_F(Sandbox, AnAgentSeesNothingOfAnotherRun) {
     EXPECT_EQ(seen.find(".state"), std::string::npos) << seen;
     EXPECT_EQ(seen.find(by_agent["peek"].run_id + ".json"), std::string::npos) << seen;
     EXPECT_NE(seen.find(by_agent["peek"].run_id), std::string::npos) << seen;
+}
+
+// A batch's network namespaces are made ahead and given to one run after another (proc/
+// network_pool.h). The first run of the pair below tries to leave something in its network for
+// the next — a server on its loopback that outlives it (a daemon of its own session), an
+// address, its loopback taken down, a forwarding setting — and the next run, given the same
+// namespace (the premise: checked by its inode), finds none of it.
+TEST_F(Sandbox, ANetworkGivenToTheNextRunKeepsNothingOfTheLast) { network_kept_nothing(false); }
+
+TEST_F(Sandbox, AnotherUsersNetworkGivenToTheNextRunKeepsNothingOfTheLast) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+    network_kept_nothing(true);
 }
 
 // An agent's run folder is its to write: its events.jsonl, the check's egress record and its

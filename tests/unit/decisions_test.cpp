@@ -318,7 +318,7 @@ TEST(Network, WhatARunsNetworkIs) {
     }
     EXPECT_EQ(agent::decide_network(NetworkMode::allowlist, false, false, "sandbox: none").refused,
               "network.mode allowlist needs the sandbox's network namespace, but sandbox: none "
-              "(install bubblewrap and allow user namespaces, or set network.mode to \"open\")");
+              "(allow user namespaces, or set network.mode to \"open\")");
 }
 
 // Which hosts an agent's network allows, by its preset and its configuration: its model's, its

@@ -58,12 +58,55 @@ TEST(SandboxPlan, APlanThatCannotBeMadeAsWrittenIsRefusedNeverMadeWeaker) {
     }
 }
 
+// path_within answers by names alone, as the paths' lexically normal forms would: the same as
+// lexically_relative for every pair of these (`.`, `..`, doubled and trailing slashes, a name
+// that only starts like the folder's, relative paths).
+TEST(SandboxPlan, WhatLiesWithinAFolderIsDecidedByNamesAsTheirNormalFormsRead) {
+    const char* const paths[] = {"/",     "/a",  "/a/",     "/a/b",  "/a/./b", "/a/../b",
+                                 "/a//b", "/ab", "/a/b/..", "/a/.c", "/.c/d",  "/a/b/.",
+                                 "a",     "a/b", "./a",     "..",    "/a/..",  "/r/.cocode/runs",
+                                 "/r/wt"};
+    for (const char* path : paths)
+        for (const char* folder : paths) {
+            const fs::path rel = fs::path(path).lexically_normal().lexically_relative(
+                fs::path(folder).lexically_normal());
+            const bool expected = !rel.empty() && *rel.begin() != "..";
+            EXPECT_EQ(path_within(path, folder), expected) << path << " in " << folder;
+        }
+    EXPECT_TRUE(path_within("/r/.cocode/runs/1", "/r/.cocode/runs"));
+    EXPECT_FALSE(path_within("/r/.cocode/runs-old", "/r/.cocode/runs"));
+}
+
 // The position of `word` followed by `path` in `argv`, or npos.
 std::size_t where(const std::vector<std::string>& argv, const std::string& word,
                   const std::string& path) {
     for (std::size_t i = 0; i + 1 < argv.size(); ++i)
         if (argv[i] == word && argv[i + 1] == path) return i;
     return std::string::npos;
+}
+
+// A repository on the host's /dev/shm (a tmpfs some runners keep their work on) lies under the
+// sandbox's own /dev: it comes back, read-only, and its worktree writable, after /dev is made.
+TEST(SandboxPlan, ARepositoryUnderDevShmComesBackOverTheSandboxesOwnDev) {
+    if (!fs::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm here";
+    test::TempDir dir;
+    const fs::path shm = fs::path("/dev/shm") / dir.path().filename();
+    const fs::path repo = shm / "repo", wt = repo / ".cocode/worktrees/1-a";
+    fs::create_directories(wt);
+    SandboxPlan plan;
+    plan.visible = {repo};
+    plan.writable = {wt};
+    const auto argv = sandboxed_argv("cocode-sandbox", plan, {"agent"});
+    const std::size_t dev = where(argv, "--dev", "/dev");
+    const std::size_t back = where(argv, "--ro-bind", repo.string());
+    const std::size_t write = where(argv, "--bind", wt.string());
+    std::error_code ec;
+    fs::remove_all(shm, ec);
+    ASSERT_NE(dev, std::string::npos);
+    ASSERT_NE(back, std::string::npos) << "the repository stays out of sight under /dev";
+    ASSERT_NE(write, std::string::npos);
+    EXPECT_LT(dev, back);
+    EXPECT_LT(back, write);
 }
 
 TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {

@@ -117,8 +117,8 @@ void take_back_commits(const fs::path& root, const config::Config& config,
     std::error_code ec;
     if (!fs::is_directory(fs::symlink_status(own, ec))) return;
     const std::string branch = input.head.substr(std::string_view("refs/heads/").size());
-    auto taken = agent::take_back(config.sandbox != config::SandboxMode::none, root,
-                                  {own, input.worktree, branch});
+    auto taken =
+        agent::take_back(agent::sandbox_maker(config), root, {own, input.worktree, branch});
     if (!taken)
         notice("warning: run " + input.run_id + ": its branch could not be taken back from " +
                own.string() + " (" + taken.error().message + "); judging what was taken before");

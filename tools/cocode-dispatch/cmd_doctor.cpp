@@ -249,8 +249,8 @@ void check_environment(const Workspace& ws, std::vector<Check>& checks) {
     checks.push_back(
         {"environment", "ok",
          environment::describe(**spec) + "; at HEAD: " + state + " in " + store.root().string()});
-    const bool sandboxed =
-        ws.config.sandbox != config::SandboxMode::none && probe_sandbox().available;
+    const bool sandboxed = ws.config.sandbox != config::SandboxMode::none &&
+                           probe_sandbox(*agent::sandbox_maker(ws.config)).available;
     auto own = check::cocode_git_dir(ws.root);
     if (!own) return;
     std::error_code ec;
@@ -268,10 +268,10 @@ void check_environment(const Workspace& ws, std::vector<Check>& checks) {
 
 // The agents' network (docs/security.md): enclosed behind the allowlist needs the sandbox's
 // network namespace; without it a configured allowlist or audit refuses every run.
-void check_network(const config::Config& config, const fs::path& bwrap,
+void check_network(const config::Config& config, const fs::path& program,
                    const std::string& no_sandbox, std::vector<Check>& checks) {
-    const bool sandboxed = !bwrap.empty();
-    const std::string why_not = sandboxed ? network_namespace_refused(bwrap) : no_sandbox;
+    const bool sandboxed = !program.empty();
+    const std::string why_not = sandboxed ? network_namespace_refused(program) : no_sandbox;
     const auto decided = agent::decide_network(config.network.mode, sandboxed,
                                                sandboxed && why_not.empty(), why_not);
     if (!decided.refused.empty()) {
@@ -329,12 +329,12 @@ void check_sandbox(const config::Config& config, std::vector<Check>& checks) {
                           "builds run as you, on the host: they can read and write everything "
                           "you can (docs/security.md)"});
         check_network(config, {}, "sandbox: none", checks);
-    } else if (const auto& probe = probe_sandbox(); probe.available) {
+    } else if (const auto& probe = probe_sandbox(*agent::sandbox_maker(config)); probe.available) {
         checks.push_back({"sandbox", "ok",
-                          probe.version +
-                              ": agents and everything that runs their code (verify, setup, "
+                          probe.version + " (" + probe.program.string() +
+                              "): agents and everything that runs their code (verify, setup, "
                               "builds) see the host read-only and write only their own"});
-        check_network(config, probe.bwrap, "", checks);
+        check_network(config, probe.program, "", checks);
     } else {
         checks.push_back({"sandbox", "missing",
                           probe.why_not + "; no agent runs without it (`\"sandbox\": \"none\"` "

@@ -131,7 +131,7 @@ int replay_run(const Workspace& ws, const ReplayArgs& args) {
         throw Failure(Error::missing(
             "replay run: the configuration says sandbox: none, and a replay runs only in the "
             "sandbox (its answer is on the same disk)"));
-    if (const auto probe = probe_sandbox(); !probe.available)
+    if (const auto& probe = probe_sandbox(*agent::sandbox_maker(ws.config)); !probe.available)
         throw Failure(Error::missing("replay run: no sandbox here (" + probe.why_not +
                                      "), and a replay runs only in it (its answer is on the same "
                                      "disk)"));
