@@ -132,11 +132,12 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // waits for ever. Made now: one made later would show through the read-only view.
     plan.apart = {repo_root / run::kRunsDir, repo_root / ".cocode/sandboxes",
                   repo_root / run::kSealsDir};
-    for (const fs::path& own : {own_git, environment::Store::locks_in(store)}) {
-        if (own.empty()) continue;
-        fs::create_directories(own, ec);
-        plan.apart.push_back(own);
-    }
+    for (const fs::path& own : {own_git, environment::Store::locks_in(store)})
+        if (!own.empty()) plan.apart.push_back(own);
+    // Each made now, whether or not anything is in it yet: a folder the command line finds
+    // missing is not covered, and a run that starts beside this one (the first batch of a
+    // repository) makes it meanwhile, in sight.
+    for (const fs::path& folder : plan.apart) fs::create_directories(folder, ec);
     return plan;
 }
 
@@ -258,6 +259,7 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
         }
         SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first);
         plan.apart.push_back(config::worktree_root_of(config, repo_root));
+        fs::create_directories(plan.apart.back(), ec);
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
         plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());

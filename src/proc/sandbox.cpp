@@ -223,6 +223,12 @@ std::string plan_refused(const SandboxPlan& plan) {
 std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPlan& plan,
                                         const std::vector<std::string>& argv) {
     std::vector<std::string> out = base_argv(program, plan.own_network);
+    // cocode-sandbox makes the kernel's parts of /proc read-only itself; bubblewrap only where
+    // it finds them writable by a capability, which /proc/sys is not (its settings are written
+    // by user id: root's, with no capability, still writes them).
+    if (program.filename() == kBubblewrap)
+        for (const char* part : {"/proc/sys", "/proc/sysrq-trigger"})
+            out.insert(out.end(), {"--ro-bind-try", part, part});
     std::error_code ec;
     // Folders of the host replaced by folders of its own: its /dev (base_argv) first, so that
     // a repository on the host's /dev/shm comes back too.

@@ -119,6 +119,36 @@ TEST_F(Egress, AHostileAgentGetsOutOnlyWhereTheAllowlistSays) {
 
 // network.on_blocked: fail makes a block a FAIL of the check, naming the host and the
 // command; the verdict lists what was blocked.
+// What the bridge tells the proxy of a connection's maker is that process's command line, the
+// agent's bytes: one that is not UTF-8, or cut in a character at 300 bytes, once ended the
+// bridge (the sandbox's first process) with the run. It is told as text, and the run goes on.
+TEST_F(Egress, AConnectionsMakerNamedInBytesThatAreNotUtf8EndsNothing) {
+    const std::string url = "http://127.0.0.1:" + std::to_string(allowed.port) + "/";
+    const json agent =
+        json{{"command", "sh"},
+             {"args",
+              {"-c",
+               "python3 - \"$(printf '\\351\\303%.0s' $(seq 200))\" \"$(printf 'e%.0s' "
+               "$(seq 299))\\303\\251\" <<'PY'\n"
+               "import urllib.request\n"
+               "print(urllib.request.urlopen('" +
+                   url +
+                   "').read().decode())\n"
+                   "PY\n"}}};
+    configure({{"network",
+                {{"mode", "allowlist"}, {"allow", {"127.0.0.1:" + std::to_string(allowed.port)}}}},
+               {"agents", {{"talker", agent}}}});
+    Shell run = dispatch("run 1 --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto& r = only_run();
+    EXPECT_EQ(read_text(r.folder / "agent-stdout.txt"), "allowed\n")
+        << read_text(r.folder / "agent-stderr.txt");
+    const auto events = net::read_egress(r.folder / "egress.jsonl");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_TRUE(events.front().allowed);
+    EXPECT_NE(events.front().command.find("python3"), std::string::npos) << events.front().command;
+}
+
 TEST_F(Egress, OnBlockedFailFailsTheCheckAndNamesTheHost) {
     configure({{"network", {{"mode", "allowlist"}, {"on_blocked", "fail"}}},
                {"agents", {{"prober", prober_agent()}}}});

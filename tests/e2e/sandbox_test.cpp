@@ -217,6 +217,8 @@ if issue == "1":
     attempt("address", lambda: ioctl(0x8916, ifreq(address)))                   # SIOCSIFADDR
     attempt("loopback down", lambda: ioctl(0x8914, ifreq(struct.pack("h", 0))))  # SIOCSIFFLAGS
     attempt("forwarding", lambda: write_now("/proc/sys/net/ipv4/ip_forward", b"1"))
+    attempt("ttl", lambda: write_now("/proc/sys/net/ipv4/ip_default_ttl", b"42"))
+    attempt("low ports", lambda: write_now("/proc/sys/net/ipv4/ip_unprivileged_port_start", b"32000"))
 else:
     probe = socket.socket()
     out.write("server: " + ("reached" if probe.connect_ex(("127.0.0.1", 45677)) == 0 else "gone") + "\n")
@@ -224,6 +226,7 @@ else:
     out.write("loopback: " + ("up" if flags & 1 else "down") + "\n")
     out.write("address: " + ("there" if "10.77.0.1" in open("/proc/net/fib_trie").read() else "none") + "\n")
     out.write("forwarding: " + open("/proc/sys/net/ipv4/ip_forward").read().strip() + "\n")
+    out.write("ttl: " + open("/proc/sys/net/ipv4/ip_default_ttl").read().strip() + "\n")
 out.close()
 PY
 )";
@@ -249,9 +252,12 @@ PY
         ASSERT_EQ(read_text(by_issue[2].folder / "network"), first)
             << "the second run was to have the first's network";
         EXPECT_EQ(read_text(by_issue[1].folder / "tried"),
-                  "address: refused\nloopback down: refused\nforwarding: refused\n");
+                  "address: refused\nloopback down: refused\nforwarding: refused\nttl: "
+                  "refused\nlow ports: refused\n");
+        // Its bridge listened on the proxy's port (a poisoned port range would have kept it
+        // from it), and nothing of the last run is there.
         EXPECT_EQ(read_text(by_issue[2].folder / "tried"),
-                  "server: gone\nloopback: up\naddress: none\nforwarding: 0\n");
+                  "server: gone\nloopback: up\naddress: none\nforwarding: 0\nttl: 64\n");
     }
 
     // What a hostile commit runs wherever cocode runs its code: every trap of the toolbox
@@ -1218,6 +1224,87 @@ TEST_F(Sandbox, ANetworkGivenToTheNextRunKeepsNothingOfTheLast) { network_kept_n
 TEST_F(Sandbox, AnotherUsersNetworkGivenToTheNextRunKeepsNothingOfTheLast) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
     network_kept_nothing(true);
+}
+
+// What reaches past every namespace, tried by an agent (as root in CI: no user namespace of
+// its own): the kernel's settings (kernel.core_pattern is run by the kernel on the host; only
+// opened here, never written), its keyrings (root's are the host's), a virtual machine's
+// sockets to its host (a network namespace does not enclose vsock), io_uring (whose socket
+// operations a filter cannot see). Each is refused.
+TEST_F(Sandbox, AnAgentReachesNoKernelSettingKeyringOrVirtualMachinesHost) {
+#if !defined(__x86_64__)
+    GTEST_SKIP() << "the agent names x86-64's system calls";
+#endif
+    const std::string agent = R"(python3 - "$JRUN_RUN_FOLDER/tried" <<'PY'
+import ctypes, errno, os, socket, sys
+out = open(sys.argv[1], "w")
+def said(what, error):
+    out.write(what + ": " + (errno.errorcode.get(error, str(error)) if error else "done") + "\n")
+for setting in ("kernel/core_pattern", "kernel/hostname", "net/ipv4/ip_unprivileged_port_start"):
+    try:
+        os.close(os.open("/proc/sys/" + setting, os.O_WRONLY))
+        said(setting, 0)
+    except OSError as e:
+        said(setting, e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+for name, number, args in (("add_key", 248, (b"user", b"cocode-test", b"x", 1, -3)),
+                           ("request_key", 249, (b"user", b"cocode-test", None, -3)),
+                           ("keyctl", 250, (0, -3, 0)),  # KEYCTL_GET_KEYRING_ID of the user's
+                           ("io_uring_setup", 425, (8, None))):
+    said(name, 0 if libc.syscall(number, *args) >= 0 else ctypes.get_errno())
+try:
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()
+    said("vsock", 0)
+except OSError as e:
+    said("vsock", e.errno)
+out.close()
+PY
+)";
+    configure({{"agents", {{"tries", script("tries", agent)}}}});
+    Shell run = dispatch_as_user("run 1 --no-check");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(read_text(only_run().folder / "tried"),
+              "kernel/core_pattern: EROFS\n"
+              "kernel/hostname: EROFS\n"
+              "net/ipv4/ip_unprivileged_port_start: EROFS\n"
+              "add_key: EPERM\nrequest_key: EPERM\nkeyctl: EPERM\n"
+              "io_uring_setup: ENOSYS\nvsock: EAFNOSUPPORT\n");
+}
+
+// The first batch of a repository: its runs start beside each other before anything of theirs
+// existed (the command lines were made before), and each tries to read the other's HOME and
+// uncommitted work, waiting (on the runs' bus, which both write) until the other has written
+// them. Neither reads anything of the other's.
+TEST_F(Sandbox, TheFirstBatchsRunsSeeNothingOfEachOther) {
+    ASSERT_FALSE(fs::exists(repo_ / ".cocode/sandboxes"));
+    ASSERT_FALSE(fs::exists(repo_ / ".cocode/worktrees"));
+    const std::string agent = R"(me=$COCODE_ISSUE_NUMBER; other=$((3 - me))
+echo "secret-of-$me" > "$HOME/secret"
+echo "work-of-$me" > wip.txt
+bus="$JRUN_RUNS_DIR/events.jsonl"
+echo "{"type":"TEST_WROTE","issue":$me}" >> "$bus"
+until grep -q ""TEST_WROTE","issue":$other" "$bus"; do sleep 0.05; done
+cat "$JRUN_RUNS_DIR/../sandboxes/$other-peek/home/secret" "$JRUN_RUNS_DIR/../worktrees/$other-peek/wip.txt"   > "$JRUN_RUN_FOLDER/seen" 2>&1 || true
+ls -A "$JRUN_RUNS_DIR/../sandboxes" "$JRUN_RUNS_DIR/../worktrees" > "$JRUN_RUN_FOLDER/listed" 2>&1 || true
+echo "{"type":"TEST_PEEKED","issue":$me}" >> "$bus"
+until grep -q ""TEST_PEEKED","issue":$other" "$bus"; do sleep 0.05; done
+)";
+    configure({{"concurrency", 2}, {"agents", {{"peek", script("peek", agent)}}}});
+    Shell run = dispatch_within(120, "run 1 2 --no-check");
+    ASSERT_TRUE(ended_in_time(run)) << "the two agents did not both get to write and peek";
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    for (const auto& r : runs()) {
+        const std::string seen = read_text(r.folder / "seen");
+        const std::string listed = read_text(r.folder / "listed");
+        SCOPED_TRACE("issue " + std::to_string(r.issue));
+        EXPECT_EQ(seen.find("secret-of-"), std::string::npos) << seen;
+        EXPECT_EQ(seen.find("work-of-"), std::string::npos) << seen;
+        const std::string own = std::to_string(r.issue) + "-peek";
+        // Its own pair's folders, and nothing else, in each.
+        EXPECT_NE(listed.find("/sandboxes:\n" + own + "\n"), std::string::npos) << listed;
+        EXPECT_NE(listed.find("/worktrees:\n" + own + "\n"), std::string::npos) << listed;
+        EXPECT_EQ(listed.find(std::to_string(3 - r.issue) + "-peek"), std::string::npos) << listed;
+    }
 }
 
 // An agent's run folder is its to write: its events.jsonl, the check's egress record and its

@@ -96,12 +96,16 @@ nlohmann::json peer_of(int fd) {
     return nlohmann::json::object();
 }
 
-// One connection from inside: to the proxy, with who made it; for a forward, asked for
-// by CONNECT first.
-void pass_on(UniqueFd client, const fs::path& socket, std::string host, int port) {
+// One connection from inside: to the proxy, with who made it (its command line is the
+// agent's bytes: what is not UTF-8, or cut in a character, is replaced); for a forward, asked
+// for by CONNECT first. Nothing it meets ends the bridge: the connection alone ends.
+void pass_on_one(UniqueFd client, const fs::path& socket, const std::string& host, int port) {
     auto proxy = net::connect_unix(socket);
     if (!proxy) return;
-    std::string first = std::string(net::kPeerPreamble) + peer_of(client.get()).dump() + "\r\n";
+    std::string first =
+        std::string(net::kPeerPreamble) +
+        peer_of(client.get()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\r\n";
     if (!host.empty()) {
         const std::string target = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
                                    ":" + std::to_string(port);
@@ -116,6 +120,14 @@ void pass_on(UniqueFd client, const fs::path& socket, std::string host, int port
     }
     net::relay(client.get(), proxy->get(),
                -1);  // until both ends close: the bridge ends with its agent
+}
+
+void pass_on(UniqueFd client, const fs::path& socket, std::string host, int port) {
+    try {
+        pass_on_one(std::move(client), socket, host, port);
+    } catch (...) {
+        // This connection is lost (out of memory, say); the bridge and the rest go on.
+    }
 }
 
 }  // namespace

@@ -39,8 +39,11 @@
 // Never sanitized, linked statically from no library of cocode's: it starts for every sandboxed
 // command, and becomes the first process of every sandbox.
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/nsfs.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -56,6 +59,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -281,15 +286,18 @@ OwnFolders make_own_folders(std::size_t count, bool dev, bool covered) {
     return out;
 }
 
-// A procfs of the PID namespace, and, where they could be written (as root), the parts that
-// reach the kernel itself read-only, as bubblewrap covers them.
+// A procfs of the PID namespace, with the parts that reach the kernel itself read-only, always:
+// a setting of /proc/sys is the kernel's to write by user id, not by capability (root with none
+// still writes kernel.core_pattern, which the kernel then runs on the host), and one of the
+// network's (net.*) would stay in the network namespace for the next run given it.
 void make_proc(const std::string& dest) {
     make_mount_point(dest, true);
     if (::mount("proc", dest.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
         fail("cannot mount a procfs at " + dest);
     for (const char* part : {"sys", "sysrq-trigger", "irq", "bus"}) {
         const std::string path = dest + "/" + part;
-        if (::access(path.c_str(), W_OK) != 0) continue;  // already read-only, or not there
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0) continue;  // not in this kernel
         const int tree = clone_tree(path);
         if (set_attributes(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY) != 0)
             fail("cannot make " + path + " read-only");
@@ -384,6 +392,57 @@ void join_network(int fd, bool own_users) {
     ::close(fd);
 }
 
+// What nothing a sandbox runs needs and what would reach past its namespaces, refused by a
+// seccomp filter its program inherits (the same calls Docker's default profile refuses):
+//   add_key, request_key, keyctl    a uid's kernel keyrings are the host's for a sandbox
+//                                   without a user namespace of its own (as root): EPERM;
+//   io_uring_setup/enter/register   its operations (a socket among them) bypass this filter:
+//                                   ENOSYS, and the program does without (libuv falls back);
+//   socket(AF_VSOCK, …)             a virtual machine's sockets to its host, which a network
+//                                   namespace does not enclose: EAFNOSUPPORT;
+//   a 32-bit or x32 system call      numbered apart from the checks above: ENOSYS.
+#if defined(__x86_64__)
+constexpr std::uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+#error "cocode-sandbox: the seccomp filter names this architecture's calls: add it here"
+#endif
+
+void refuse_what_reaches_out() {
+    constexpr std::uint32_t kX32 = 0x40000000;
+    auto errno_of = [](int error) {
+        return static_cast<std::uint32_t>(SECCOMP_RET_ERRNO |
+                                          (static_cast<std::uint32_t>(error) & SECCOMP_RET_DATA));
+    };
+    const sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(ENOSYS)),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(ENOSYS)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_add_key, 3, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_request_key, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_keyctl, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 1, 2),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(EPERM)),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(ENOSYS)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(ENOSYS)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_VSOCK, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, errno_of(EAFNOSUPPORT)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)),
+                       const_cast<sock_filter*>(filter)};
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0)
+        fail("cannot install its seccomp filter");
+}
+
 int status_code(int status) {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -474,6 +533,7 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     // Its folder entered again by name: the one it was started in may be under a mount now.
     if (::chdir(cwd.c_str()) != 0 && ::chdir("/") != 0) fail("cannot enter " + cwd);
     drop_privileges();
+    refuse_what_reaches_out();
     // Not dumpable: what the sandbox runs cannot trace it or read its memory (the bridge's
     // connections); the program it starts is, as exec makes it.
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail("cannot be made undumpable");
