@@ -129,4 +129,10 @@ PublishedRuns published_runs(const std::vector<github::Comment>& comments) {
     return out;
 }
 
+Result<PublishedSince> published_since(github::GitHub& github, const std::string& since) {
+    auto comments = github.comments_since(since);
+    if (!comments) return std::move(comments).error();
+    return PublishedSince{published_runs(*comments), comments->size()};
+}
+
 }  // namespace cocode::check

@@ -26,6 +26,15 @@ struct PublishedRuns {
 };
 PublishedRuns published_runs(const std::vector<github::Comment>& comments);
 
+// The runs published on the repository's issues in comments updated since `since` (GitHub's
+// time; a run's comment is updated after the run started, so no run since then is missed),
+// asked of GitHub once; `comments`: how many comments were read.
+struct PublishedSince {
+    PublishedRuns runs;
+    std::size_t comments = 0;
+};
+Result<PublishedSince> published_since(github::GitHub& github, const std::string& since);
+
 // The rounds a fresh runner restores of a pair (`continue` where the pair never ran) from its
 // published comment: each round of the verdict that had a run, oldest first, the last with
 // the verdict whole (a plan it holds can be approved there), the agent's last words and the

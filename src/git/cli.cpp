@@ -114,4 +114,20 @@ Result<std::string> cli_version() {
     return git_line({}, {"--version"}, quick);
 }
 
+Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch) {
+    const std::string tracking = "refs/remotes/origin/" + branch;
+    if (auto fetched = git_output(
+            dir, {"fetch", "--quiet", "origin", "+refs/heads/" + branch + ":" + tracking});
+        !fetched)
+        return std::move(fetched).error();
+    auto local = run_git(
+        dir, {"rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/" + branch});
+    if (!local) return std::move(local).error();
+    if (local->exit_code == 0) return {};  // a branch of that name is here already
+    if (auto made = git_output(dir, {"branch", "--quiet", "--end-of-options", branch, tracking});
+        !made)
+        return std::move(made).error();
+    return {};
+}
+
 }  // namespace cocode::git

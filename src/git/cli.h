@@ -68,6 +68,11 @@ Result<std::string> git_line(const std::filesystem::path& dir, const std::vector
 // a run must be before it goes to git as a revision.
 bool is_object_id(std::string_view text);
 
+// The branch `branch` as origin has it (what a pull request on it shows): fetched into
+// refs/remotes/origin/, and made a local branch there when there is none of that name yet (one
+// that is there is left as it is). A round on a fresh runner (scale/pull_feedback.h).
+Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch);
+
 // `git --version`'s line ("git version 2.39.5"); an error when git is missing (3) or fails.
 Result<std::string> cli_version();
 

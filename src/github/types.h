@@ -227,8 +227,10 @@ nlohmann::json to_json(const Comment& comment);
 // True when `issue` passes `query` (for sources that filter themselves).
 bool matches(const Issue& issue, const IssueQuery& query);
 
-// A bot's account: its user type is "Bot", or its login ends in "[bot]" (an App's).
-bool bot_account(std::string_view login, bool typed_bot = false);
+// A bot's account: its user type is "Bot", or its login ends in "[bot]" (an App's). No default
+// for `typed_bot`: every caller says what GitHub typed the account (a `Bot` whose login lacks
+// `[bot]`, as Copilot's reviews are, is a bot on every path).
+bool bot_account(std::string_view login, bool typed_bot);
 
 // The hidden HTML marker that identifies cocode's comment for `key` (e.g. "issue-12/claude").
 std::string comment_marker(std::string_view key);

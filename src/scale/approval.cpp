@@ -37,8 +37,7 @@ Result<Approval> approval_of_event(const json& payload, std::string_view source)
         return Error::usage(where + ": field 'issue': expected the issue the event is about");
     const json& issue = payload["issue"];
     Approval approval;
-    approval.at = text_of(payload.value("comment", json()), "created_at");
-    if (approval.at.empty()) approval.at = text_of(issue, "updated_at");
+    approval.at = asked_at(payload);  // the intake's rule for every door
     if (approval.at.empty())
         return Error::usage(where + ": field 'issue.updated_at': expected when it was approved");
     if (issue.contains("number") && issue["number"].is_number_integer())

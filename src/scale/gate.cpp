@@ -38,4 +38,17 @@ Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& c
     return out;
 }
 
+Result<GateRefresh> refresh_gate_of(github::GitHub& github, const config::Config& config,
+                                    long number) {
+    auto pull = github.pull_request(number);
+    if (!pull) return std::move(pull).error();
+    return refresh_gate(github, config, *pull);
+}
+
+Result<std::string> requester_of(github::GitHub& github) {
+    auto login = github.token_login();
+    if (!login) return std::move(login).error();
+    return login->empty() ? std::string() : "@" + *login;
+}
+
 }  // namespace cocode::scale

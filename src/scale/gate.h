@@ -24,6 +24,14 @@ struct GateRefresh {
 // or gives it (pull_request(n): serve, `cocode-dispatch gate`).
 Result<GateRefresh> refresh_gate(github::GitHub& github, const config::Config& config,
                                  const github::PullRequest& pull, const std::string& last = "");
+// refresh_gate of pull request `number`, as GitHub gives it now (serve, `cocode-dispatch gate`).
+Result<GateRefresh> refresh_gate_of(github::GitHub& github, const config::Config& config,
+                                    long number);
+
+// Who asks for a run at a terminal, for the gate (whose approval does not count): "@login" of
+// whoever the token acts as; "" when GitHub does not say.
+Result<std::string> requester_of(github::GitHub& github);
+
 // What `last` is for a refresh: the head and the description written.
 std::string gate_written(const github::PullRequest& pull, const check::GateDecision& decision);
 

@@ -179,7 +179,26 @@ Askers askers_of(github::GitHub& github) {
     return Askers{
         github.repo().full(),
         [&github](const std::string& login) { return github.collaborator_permission(login); },
-        [&github](long number) { return github.pull_request(number); }};
+        [&github](long number) { return github.pull_request(number); },
+        [&github](long issue, const std::string& label) {
+            return latest_request(github, issue, label);
+        }};
+}
+
+// The request a label is decided on: as it came, or its latest labelling when gathered.
+EventRequest as_labelled(const EventRequest& request, const Facts& facts,
+                         const config::Config& config) {
+    if (request.kind != EventRequest::Kind::label || !facts.labelling || facts.labelling->id == 0)
+        return request;
+    EventRequest latest =
+        label_event(request.issue, *facts.labelling,
+                    request.label.empty() ? config.trigger.label : request.label, config.trigger);
+    latest.repository = request.repository;
+    return latest;
+}
+
+bool other_repository(const EventRequest& request, const std::string& ours) {
+    return !request.repository.empty() && !ours.empty() && request.repository != ours;
 }
 
 }  // namespace
@@ -190,14 +209,25 @@ Result<Standing> standing_of(github::GitHub& github, const config::TriggerConfig
 }
 
 Result<Facts> gather(const EventRequest& request, const config::Config& config,
-                     github::GitHub& github) {
-    return gather(request, config, askers_of(github));
+                     github::GitHub& github, Labelling labelling) {
+    return gather(request, config, askers_of(github), labelling);
 }
 
-Result<Facts> gather(const EventRequest& request, const config::Config& config, const Askers& ask) {
+Result<Facts> gather(const EventRequest& given, const config::Config& config, const Askers& ask,
+                     Labelling labelling) {
     Facts facts;
     facts.repository = ask.repository;
-    if (request.kind == EventRequest::Kind::none) return facts;
+    if (given.kind == EventRequest::Kind::none || other_repository(given, ask.repository))
+        return facts;
+    if (given.kind == EventRequest::Kind::label && labelling == Labelling::latest &&
+        ask.labelling) {
+        auto latest =
+            ask.labelling(given.issue, given.label.empty() ? config.trigger.label : given.label);
+        if (!latest) return std::move(latest).error();
+        facts.labelling = *latest;
+        if (latest->id == 0) return facts;  // gone again: nobody to ask about
+    }
+    const EventRequest request = as_labelled(given, facts, config);
     const bool round = request.kind == EventRequest::Kind::round;
     if (round && request.head_ref.empty()) {
         // A comment's event does not carry its pull request's branch.
@@ -216,7 +246,10 @@ Result<Facts> gather(const EventRequest& request, const config::Config& config, 
     return facts;
 }
 
-Intake intake(const EventRequest& request, const Facts& facts, const config::Config& config) {
+namespace {
+
+// What runs of a request for the repository cocode works for, and what is said of it.
+Intake decided(const EventRequest& request, const Facts& facts, const config::Config& config) {
     Intake out;
     Decision& decision = out.decision;
     decision.issue = request.issue;
@@ -297,11 +330,48 @@ Intake intake(const EventRequest& request, const Facts& facts, const config::Con
     return out;
 }
 
+}  // namespace
+
+Intake intake(const EventRequest& given, const Facts& facts, const config::Config& config) {
+    if (other_repository(given, facts.repository)) {
+        Intake out;
+        out.decision.issue = given.issue;
+        out.decision.notice = "nothing to do: the event is for " +
+                              terminal_safe_line(given.repository) + ", not " +
+                              terminal_safe_line(facts.repository);
+        return out;
+    }
+    Intake out;
+    if (given.kind == EventRequest::Kind::label && facts.labelling && facts.labelling->id == 0) {
+        out.decision.issue = given.issue;
+        out.decision.notice =
+            "nothing to do: the label '" +
+            terminal_safe_line(given.label.empty() ? config.trigger.label : given.label) +
+            "' is no longer on issue #" + std::to_string(given.issue);
+    } else {
+        const EventRequest request = as_labelled(given, facts, config);
+        out = decided(request, facts, config);
+        Decision& decision = out.decision;
+        decision.approved_at = request.at;
+        if (request.kind == EventRequest::Kind::label)
+            decision.request = {Request::Kind::label, facts.labelling ? facts.labelling->id : 0};
+        else if (request.kind == EventRequest::Kind::command)
+            decision.request = {Request::Kind::command, request.comment_id};
+    }
+    out.decision.refresh_gate = given.gate && config.gate.approvals > 0;
+    out.decision.learn_outcomes = given.outcome;
+    return out;
+}
+
+Result<void> answer(github::GitHub& github, long issue, const Reply& reply) {
+    auto posted = github.upsert_comment(issue, reply.marker, reply.text);
+    if (!posted) return std::move(posted).error();
+    return {};
+}
+
 Result<void> act(const Intake& taken, long issue, github::GitHub& github) {
     if (taken.reply)
-        if (auto posted = github.upsert_comment(issue, taken.reply->marker, taken.reply->text);
-            !posted)
-            return std::move(posted).error();
+        if (auto posted = answer(github, issue, *taken.reply); !posted) return posted;
     if (!taken.label_to_remove.empty())
         if (auto removed = github.remove_label(issue, taken.label_to_remove); !removed)
             return removed;
@@ -317,8 +387,8 @@ Result<void> act(const Intake& taken, long issue, github::GitHub& github) {
 }
 
 Result<Decision> decide(const EventRequest& request, const config::Config& config,
-                        github::GitHub& github) {
-    auto facts = gather(request, config, github);
+                        github::GitHub& github, Labelling labelling) {
+    auto facts = gather(request, config, github, labelling);
     if (!facts) return std::move(facts).error();
     Intake taken = intake(request, *facts, config);
     if (auto acted = act(taken, request.issue, github); !acted) return std::move(acted).error();

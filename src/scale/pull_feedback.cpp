@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "check/published.h"
 #include "core/markdown.h"
 #include "core/terminal_text.h"
+#include "git/cli.h"
+#include "run/restore.h"
+#include "run/seal.h"
+#include "scale/approval.h"
 #include "scale/intake.h"
 #include "scale/trigger.h"
 
@@ -142,6 +147,73 @@ Result<agent::RoundRequest> round_from_pull_request(github::GitHub& github,
     for (const auto& thread : feedback.given)
         round.threads.push_back({thread.comments.front().id, thread.path, thread.line.value_or(0)});
     return round;
+}
+
+Result<void> hand_to_a_person(github::GitHub& github, const std::string& branch,
+                              const std::string& agent, const std::string& why_not) {
+    auto pull = github.open_pull_request_for(branch);
+    if (!pull) return std::move(pull).error();
+    if (!*pull) return {};
+    if (auto labelled = github.add_labels((*pull)->number, {std::string(kNeedsHumanLabel)});
+        !labelled)
+        return std::move(labelled).error();
+    auto told = github.upsert_comment(
+        (*pull)->number, github::comment_marker("rounds-stopped/" + agent),
+        "cocode stops here: " + why_not + ". This pull request needs a person now (label `" +
+            kNeedsHumanLabel + "`).\n");
+    if (!told) return std::move(told).error();
+    return {};
+}
+
+Result<void> restore_published_rounds(github::GitHub& github, const config::Config& config,
+                                      const std::filesystem::path& repo_root,
+                                      const std::filesystem::path& runs_dir, long number,
+                                      const std::vector<std::string>& agents, const Said& said) {
+    const auto here = run::list_runs(runs_dir).runs;
+    std::optional<std::vector<github::Comment>> comments;
+    std::optional<github::Issue> issue;
+    for (const auto& agent : agents) {
+        if (std::any_of(here.begin(), here.end(), [&](const run::RunRecord& r) {
+                return r.issue == number && r.agent == agent;
+            }))
+            continue;
+        if (!comments) {
+            auto listed = github.comments(number);
+            if (!listed) return std::move(listed).error();
+            comments = std::move(*listed);
+        }
+        auto published = check::published_pair(*comments, number, agent);
+        if (!published) continue;
+        if (!issue) {
+            auto now = github.issue(number);
+            if (!now) return std::move(now).error();
+            issue = std::move(*now);
+            // The round re-reads the issue here: only as a writer approved it. Its text is the
+            // sealed one, or was changed since only by people who may start cocode.
+            const std::string& sealed = published->continuation.seal.issue_sha256;
+            if (!sealed.empty() && run::issue_text_sha256(issue->title, issue->body) != sealed) {
+                auto approved = approved_text(github, config, *issue, {});
+                if (!approved) return std::move(approved).error();
+                issue = approved->issue;
+            }
+        }
+        const check::Verdict& v = published->verdict;
+        const auto rounds = check::rounds_to_restore(*published, *issue, agent);
+        for (const auto& r : rounds)
+            if (auto restored = run::restore_round(repo_root, runs_dir, r.round, r.seal); !restored)
+                return restored;
+        const std::string pair = "issue " + std::to_string(number) + ", agent " + agent + ": " +
+                                 std::to_string(rounds.size()) +
+                                 (rounds.size() == 1 ? " round" : " rounds");
+        // A plan wrote nothing and pushed nothing: its code round makes the branch anew.
+        if (v.plan_round) {
+            said(pair + " restored from the published plan");
+            continue;
+        }
+        if (auto branch = git::branch_from_origin(repo_root, v.branch); !branch) return branch;
+        said(pair + " restored from the published verdict; branch " + v.branch + " from origin");
+    }
+    return {};
 }
 
 }  // namespace cocode::scale

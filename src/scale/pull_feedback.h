@@ -50,4 +50,24 @@ Result<agent::RoundRequest> round_from_pull_request(github::GitHub& github,
                                                     const run::RunRecord& last,
                                                     const std::string& words, const Said& said);
 
+// The label a pair's pull request gets once its rounds have stopped (docs/review.md).
+inline constexpr char kNeedsHumanLabel[] = "cocode:needs-human";
+
+// Rounds have stopped for the pair of `agent` whose branch is `branch` (run::decide_round said
+// `why_not`): its open pull request, when it has one, gets kNeedsHumanLabel and is told why,
+// once (the comment is upserted under its marker).
+Result<void> hand_to_a_person(github::GitHub& github, const std::string& branch,
+                              const std::string& agent, const std::string& why_not);
+
+// On a machine that never ran them (a fresh runner), the rounds of issue `number`'s pairs of
+// `agents` that have none here, restored from the comment each pair's last round published
+// (check::published_pair: the verdict with every round's run, and the seal the next round
+// copies; check::rounds_to_restore), with the issue's text as a writer approved it, and its
+// branch from origin (not for a plan, which made none). Nothing published, or not by the
+// repository's people or a bot: nothing restored. Each restored pair is said.
+Result<void> restore_published_rounds(github::GitHub& github, const config::Config& config,
+                                      const std::filesystem::path& repo_root,
+                                      const std::filesystem::path& runs_dir, long number,
+                                      const std::vector<std::string>& agents, const Said& said);
+
 }  // namespace cocode::scale

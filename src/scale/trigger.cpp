@@ -145,6 +145,7 @@ Result<EventRequest> read_event(std::string_view event_name, const json& payload
     EventRequest request;
     if (payload.contains("repository") && payload["repository"].is_object())
         request.repository = text_field(payload["repository"], "full_name");
+    request.at = asked_at(payload);
     const std::string action = text_field(payload, "action");
 
     if (name == "issues") {
@@ -353,6 +354,15 @@ std::optional<BranchPair> pair_of_branch(std::string_view branch, std::string_vi
                       std::string(name.substr(dash + 1))};
 }
 
+std::string asked_at(const json& payload) {
+    if (!payload.is_object()) return {};
+    if (payload.contains("comment") && payload["comment"].is_object())
+        if (std::string at = text_field(payload["comment"], "created_at"); !at.empty()) return at;
+    if (payload.contains("issue") && payload["issue"].is_object())
+        return text_field(payload["issue"], "updated_at");
+    return {};
+}
+
 EventRequest label_event(long issue, const LabelRequest& labelled, const std::string& label,
                          const config::TriggerConfig& trigger) {
     EventRequest request;
@@ -361,6 +371,7 @@ EventRequest label_event(long issue, const LabelRequest& labelled, const std::st
     request.login = labelled.login;
     request.bot = labelled.bot;
     request.label = label;
+    request.at = labelled.at;
     if (trigger.plan) request.verb = check::PlanVerb::plan;
     return request;
 }
@@ -392,6 +403,7 @@ std::optional<EventRequest> polled_comment(long issue, const github::Comment& co
     e.comment_id = comment.id;
     e.login = comment.author;
     e.bot = github::bot_account(comment.author, comment.author_is_bot);
+    e.at = comment.created_at;
     if (!read_command(comment.body, trigger, e)) return std::nullopt;
     return e;
 }
@@ -402,6 +414,7 @@ std::optional<EventRequest> polled_issue_body(const github::Issue& issue,
     e.issue = issue.number;
     e.login = issue.author;
     e.bot = github::bot_account(issue.author, issue.author_is_bot);
+    e.at = issue.created_at;
     if (!read_command(issue.body, trigger, e)) return std::nullopt;
     if (check::answers_plan(e.verb)) {
         e.kind = EventRequest::Kind::none;

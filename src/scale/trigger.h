@@ -53,7 +53,16 @@ struct EventRequest {
     // A pull request closed, merged or not: what became of the agents' pull requests is
     // learnt again (check/outcome.h).
     bool outcome = false;
+    // When it was asked (GitHub's time), what the text is approved as of: a comment's
+    // creation; else the last change as the event carries it (a labelling's payload
+    // has no time of its own; an opened issue's is its creation); a labelling found in the
+    // issue's events, its own.
+    std::string at;
 };
+
+// When the event `payload` was asked (EventRequest::at): its comment's creation, else its
+// issue's updated_at. "" when it says neither.
+std::string asked_at(const nlohmann::json& payload);
 
 // A plan command in a comment's body, when it says one: `/cocode plan [agents]`,
 // `/cocode approve [agent] [hash]`, `/cocode reject [agent]` on its first line, or
@@ -160,6 +169,13 @@ struct Decision {
     check::PlanVerb verb = check::PlanVerb::none;
     std::string plan_hash;
     std::string by;
+    // What the text is approved as of (scale/approval.h): when what runs was asked.
+    std::string approved_at;
+    // Besides what runs, whatever the event is: the pull request's merge gate is read again
+    // (gate.approvals: a review, an approve-merge, a push), and what became of the agents'
+    // pull requests is learnt again (a pull request closed).
+    bool refresh_gate = false;
+    bool learn_outcomes = false;
 };
 
 }  // namespace cocode::scale

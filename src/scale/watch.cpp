@@ -361,8 +361,8 @@ Result<void> Watcher::body_command(const github::Issue& issue) {
     std::optional<WatchPlan> plan;
     if (decision->verb != check::PlanVerb::none)
         plan = WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
-    auto taken = take(issue.number, {Request::Kind::command, 0}, decision->agents, plan,
-                      decision->by, WatchApproval{issue.created_at, ""});
+    auto taken = take(issue.number, decision->request, decision->agents, plan, decision->by,
+                      WatchApproval{decision->approved_at, ""});
     if (!taken) return std::move(taken).error();
     return {};
 }
@@ -780,6 +780,15 @@ bool due(std::optional<std::chrono::steady_clock::time_point> last,
 bool cleaned_before_it_runs(const std::vector<run::RunRecord>& runs_here, long issue) {
     return std::any_of(runs_here.begin(), runs_here.end(),
                        [&](const run::RunRecord& r) { return r.issue == issue; });
+}
+
+std::optional<std::chrono::seconds> github_hold(const github::GitHub& github,
+                                                std::chrono::system_clock::time_point now) {
+    const auto& quiet = github.http().stats().quiet_until;
+    if (!quiet) return std::nullopt;
+    const auto left = std::chrono::ceil<std::chrono::seconds>(*quiet - now);
+    if (left.count() <= 0) return std::nullopt;
+    return left;
 }
 
 }  // namespace cocode::scale

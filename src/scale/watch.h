@@ -229,4 +229,9 @@ bool due(std::optional<std::chrono::steady_clock::time_point> last,
 // are cleaned (as `clean` does it, never a branch with commits not pushed) before it runs.
 bool cleaned_before_it_runs(const std::vector<run::RunRecord>& runs_here, long issue);
 
+// How long a watcher holds every step: GitHub asked for no requests until a time still to
+// come (a rate limit's reset, a Retry-After); nullopt when it did not.
+std::optional<std::chrono::seconds> github_hold(const github::GitHub& github,
+                                                std::chrono::system_clock::time_point now);
+
 }  // namespace cocode::scale

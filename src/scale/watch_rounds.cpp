@@ -146,9 +146,9 @@ Result<void> Watcher::claim_plan_commands() {
             options_.notice(decision->notice);
             if (!decision->run) continue;
             auto taken = take(
-                issue, {Request::Kind::command, c.id}, decision->agents,
+                issue, decision->request, decision->agents,
                 WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by},
-                decision->by, WatchApproval{c.created_at, ""});
+                decision->by, WatchApproval{decision->approved_at, ""});
             if (!taken) return std::move(taken).error();
         }
     }
@@ -192,8 +192,8 @@ Result<void> Watcher::claim_commands() {
         if (decision->verb != check::PlanVerb::none)
             plan =
                 WatchPlan{decision->verb, decision->plan_hash, decision->instruction, decision->by};
-        auto taken = take(c.issue, {Request::Kind::command, c.id}, decision->agents, plan,
-                          decision->by, WatchApproval{c.created_at, ""});
+        auto taken = take(c.issue, decision->request, decision->agents, plan, decision->by,
+                          WatchApproval{decision->approved_at, ""});
         if (!taken) return std::move(taken).error();
     }
     if (newest == commands_seen_)

@@ -68,7 +68,10 @@ config::Config configured(const Setting& s) {
     return *config;
 }
 
-enum class Door { delivery, poll };
+// A delivery as the action's `plan --event` and `continue --event` decide it (its own
+// labelling), as `serve` does (a label on its latest labelling, here the same person's), and
+// what `watch`'s poll finds.
+enum class Door { delivery, serve, poll };
 
 // The events, each as a delivery's payload and as what `watch`'s poll finds.
 enum class Event {
@@ -295,26 +298,41 @@ std::optional<EventRequest> polled(Event e, const Actor& a, const config::Config
     }
 }
 
-// The facts, asked of the table: each question counted.
+// The facts, asked of the table: each question counted. `latest`: who applied the label last
+// (serve's door), `a` unless said.
 struct Asked {
     int permissions = 0;
     int pulls = 0;
+    int labellings = 0;
 };
+constexpr long long kLabelling = 555;
+constexpr char kLabelledAt[] = "2026-11-30T10:00:00Z";
 scale::Facts facts_for(const EventRequest& request, const Actor& a, const config::Config& config,
-                       Asked& asked) {
+                       Asked& asked, scale::Labelling labelling = scale::Labelling::as_delivered,
+                       std::optional<Actor> latest = std::nullopt,
+                       long long latest_id = kLabelling) {
+    const Actor asker = latest.value_or(a);
     scale::Askers ask{kRepository,
                       [&](const std::string& login) -> Result<github::CollaboratorPermission> {
                           ++asked.permissions;
-                          EXPECT_EQ(login, a.login);
-                          if (a.permission.empty()) return Error::general("not asked of a bot");
-                          return github::CollaboratorPermission{a.permission, a.role};
+                          EXPECT_EQ(login, asker.login);
+                          if (asker.permission.empty()) return Error::general("not asked of a bot");
+                          return github::CollaboratorPermission{asker.permission, asker.role};
                       },
                       [&](long number) -> Result<github::PullRequest> {
                           ++asked.pulls;
                           EXPECT_EQ(number, kPull);
                           return pull(Event::pull_comment_command);
+                      },
+                      [&](long issue, const std::string& label) -> Result<scale::LabelRequest> {
+                          ++asked.labellings;
+                          EXPECT_EQ(issue, kIssue);
+                          EXPECT_EQ(label, config.trigger.label);
+                          if (latest_id == 0) return scale::LabelRequest{};
+                          return scale::LabelRequest{latest_id, "@" + asker.login, asker.login,
+                                                     asker.bot(), kLabelledAt};
                       }};
-    auto facts = scale::gather(request, config, ask);
+    auto facts = scale::gather(request, config, ask, labelling);
     if (!facts) ADD_FAILURE() << facts.error().message;
     return facts ? *facts : scale::Facts{};
 }
@@ -362,14 +380,21 @@ TEST(Intake, EveryEventFromEveryoneThroughEveryDoorIsOneDecision) {
                     a.login == "helper[bot]" || (a.login == "Copilot" && setting.copilot_listed);
                 const bool may = a.bot() ? listed : writes(a);
                 std::map<Door, std::string> by_door;
-                for (const Door door : {Door::delivery, Door::poll}) {
-                    SCOPED_TRACE(door == Door::delivery ? "delivered" : "polled");
+                for (const Door door : {Door::delivery, Door::serve, Door::poll}) {
+                    SCOPED_TRACE(door == Door::delivery ? "delivered"
+                                 : door == Door::serve  ? "delivered to serve"
+                                                        : "polled");
                     const std::optional<EventRequest> request =
-                        door == Door::delivery ? std::optional(delivered(e, a, config))
-                                               : polled(e, a, config);
+                        door != Door::poll ? std::optional(delivered(e, a, config))
+                                           : polled(e, a, config);
                     ASSERT_TRUE(request) << "the poll reads it as no request";
                     Asked asked;
-                    const scale::Facts facts = facts_for(*request, a, config, asked);
+                    const scale::Facts facts =
+                        facts_for(*request, a, config, asked,
+                                  door == Door::serve ? scale::Labelling::latest
+                                                      : scale::Labelling::as_delivered);
+                    // Only serve asks who labelled last, and only of a label.
+                    EXPECT_EQ(asked.labellings, door == Door::serve && e == Event::label ? 1 : 0);
                     const scale::Intake t = scale::intake(*request, facts, config);
                     const auto& d = t.decision;
                     by_door[door] = summary(t);
@@ -384,7 +409,7 @@ TEST(Intake, EveryEventFromEveryoneThroughEveryDoorIsOneDecision) {
                                                      : 1);
                     // Only a comment's event lacks its pull request's branch.
                     EXPECT_EQ(asked.pulls,
-                              door == Door::delivery && e == Event::pull_comment_command ? 1 : 0);
+                              door != Door::poll && e == Event::pull_comment_command ? 1 : 0);
                     // Nothing but a label is ever taken off; nothing but a refused one is.
                     EXPECT_EQ(t.label_to_remove,
                               e == Event::label && !may ? config.trigger.label : "");
@@ -470,9 +495,123 @@ TEST(Intake, EveryEventFromEveryoneThroughEveryDoorIsOneDecision) {
                 }
                 // Whichever door it came in by, the same decision, reply and reaction.
                 EXPECT_EQ(by_door[Door::delivery], by_door[Door::poll]);
+                EXPECT_EQ(by_door[Door::serve], by_door[Door::poll]);
             }
     }
-    EXPECT_EQ(rows, 8 * static_cast<int>(std::size(kEvents)) * 9 * 2);
+    EXPECT_EQ(rows, 8 * static_cast<int>(std::size(kEvents)) * 9 * 3);
+}
+
+// serve decides a delivered label on who applied it last (the labelling its claim is for);
+// the action on the event's own labelling. A writer's labelling re-applied since by a reader
+// is the reader's: refused, answered, taken off; a reader's re-applied by a writer runs, its
+// approval from then; a label taken off since starts nothing and asks nothing more.
+TEST(Intake, ServeDecidesALabelOnItsLatestLabellingTheActionOnItsOwn) {
+    const config::Config config = configured({false, false, false});
+    const Actor writer{"writer", false, "write", "write"};
+    const Actor reader{"reader", false, "read", "read"};
+    {
+        Asked asked;
+        const auto request = delivered(Event::label, writer, config);
+        const auto t = scale::intake(
+            request, facts_for(request, writer, config, asked, scale::Labelling::latest, reader),
+            config);
+        EXPECT_FALSE(t.decision.run);
+        EXPECT_EQ(t.label_to_remove, config.trigger.label);
+        ASSERT_TRUE(t.reply);
+        EXPECT_EQ(t.reply->text.rfind("@reader ", 0), 0u) << t.reply->text;
+    }
+    {
+        Asked asked;
+        const auto request = delivered(Event::label, reader, config);
+        const auto t = scale::intake(
+            request, facts_for(request, reader, config, asked, scale::Labelling::latest, writer),
+            config);
+        EXPECT_TRUE(t.decision.run);
+        EXPECT_EQ(t.decision.by, "@writer");
+        EXPECT_EQ(t.decision.request, (Request{Request::Kind::label, kLabelling}));
+        EXPECT_EQ(t.decision.approved_at, kLabelledAt);
+        EXPECT_FALSE(t.reply);
+    }
+    {
+        Asked asked;
+        const auto request = delivered(Event::label, writer, config);
+        const auto t = scale::intake(
+            request,
+            facts_for(request, writer, config, asked, scale::Labelling::latest, std::nullopt, 0),
+            config);
+        EXPECT_FALSE(t.decision.run);
+        EXPECT_EQ(asked.permissions, 0);
+        EXPECT_EQ(t.decision.notice, "nothing to do: the label 'cocode' is no longer on issue #1");
+        EXPECT_FALSE(t.reply);
+        EXPECT_TRUE(t.label_to_remove.empty());
+    }
+    {
+        // The action's event: its sender decides, and it is approved as the payload's issue was
+        // last changed (a labelling's payload has no time of its own).
+        Asked asked;
+        const auto request = delivered(Event::label, writer, config);
+        const auto t = scale::intake(request, facts_for(request, writer, config, asked), config);
+        EXPECT_TRUE(t.decision.run);
+        EXPECT_EQ(asked.labellings, 0);
+        EXPECT_EQ(t.decision.approved_at, request.at);
+        EXPECT_FALSE(t.decision.approved_at.empty());
+        EXPECT_EQ(t.decision.request, (Request{Request::Kind::label, 0}));
+    }
+}
+
+// A delivery for a repository other than the one cocode works for asks GitHub nothing, runs
+// nothing and answers nothing, whoever sent it; the gate and outcomes it would touch are not
+// this repository's either.
+TEST(Intake, AnEventForAnotherRepositoryAsksNothingAndDoesNothing) {
+    config::Config config = configured({true, true, false});
+    config.gate.approvals = 1;
+    const Actor writer{"writer", false, "write", "write"};
+    for (const Event e : kEvents) {
+        SCOPED_TRACE(name_of(e));
+        EventRequest request = delivered(e, writer, config);
+        request.repository = "stranger/Elsewhere";
+        request.gate = request.outcome = true;
+        Asked asked;
+        const auto facts = facts_for(request, writer, config, asked, scale::Labelling::latest);
+        EXPECT_EQ(asked.permissions + asked.pulls + asked.labellings, 0);
+        const auto t = scale::intake(request, facts, config);
+        EXPECT_FALSE(t.decision.run);
+        EXPECT_FALSE(t.decision.refresh_gate);
+        EXPECT_FALSE(t.decision.learn_outcomes);
+        EXPECT_EQ(t.decision.notice, "nothing to do: the event is for stranger/Elsewhere, not " +
+                                         std::string(kRepository));
+        EXPECT_FALSE(t.reply);
+        EXPECT_FALSE(t.reaction);
+        EXPECT_TRUE(t.label_to_remove.empty());
+    }
+}
+
+// Whatever an event asks for, the gate is read again when it touches one and gate.approvals
+// is on, and outcomes are learnt again after a pull request closed; a command is approved as
+// of its comment, a new issue's as of the issue.
+TEST(Intake, TheGateOutcomesAndApprovalTimeAreTheIntakesToo) {
+    for (const int approvals : {0, 1}) {
+        config::Config config = configured({false, false, false});
+        config.gate.approvals = approvals;
+        const Actor writer{"writer", false, "write", "write"};
+        for (const bool touched : {false, true}) {
+            EventRequest request = delivered(Event::review_changes, writer, config);
+            request.gate = touched;
+            request.outcome = touched;
+            Asked asked;
+            const auto t =
+                scale::intake(request, facts_for(request, writer, config, asked), config);
+            EXPECT_EQ(t.decision.refresh_gate, touched && approvals > 0);
+            EXPECT_EQ(t.decision.learn_outcomes, touched);
+        }
+        Asked asked;
+        const auto command = delivered(Event::command, writer, config);
+        const auto t = scale::intake(command, facts_for(command, writer, config, asked), config);
+        ASSERT_TRUE(t.decision.run);
+        EXPECT_EQ(t.decision.request, (Request{Request::Kind::command, kId}));
+        EXPECT_FALSE(t.decision.approved_at.empty());
+        EXPECT_EQ(t.decision.approved_at, command.at);
+    }
 }
 
 // The replies name what asked, by the marker it is kept under: one per comment, review or

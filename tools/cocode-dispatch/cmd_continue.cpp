@@ -28,8 +28,6 @@ namespace cocode::dispatch_cli {
 
 namespace {
 
-constexpr char kNeedsHumanLabel[] = "cocode:needs-human";
-
 // The issue as the pair's runs read it: its text is in the newest run's folder, so a round
 // needs no GitHub (unless it publishes).
 github::Issue issue_of(const run::RunRecord& record) {
@@ -46,79 +44,17 @@ github::Issue issue_of(const run::RunRecord& record) {
 }
 
 // Rounds have stopped for this pair (the cap, two failures in a row): its pull request is
-// labelled cocode:needs-human and told why, once (the comment is upserted by its marker), and
-// the command stops with the reason.
+// handed to a person (scale::hand_to_a_person), and the command stops with the reason.
 void stop_if_rounds_stopped(github::GitHub& github, const Workspace& ws,
                             const run::RunRecord& last) {
     const auto decided = run::decide_round(
         run::rounds_of(run::list_runs(ws.runs_dir()).runs, last.issue, last.agent),
         ws.config.review.max_rounds);
     if (decided.go) return;
-    const std::string why = "issue " + std::to_string(last.issue) + ", agent " + last.agent +
-                            ": no round " + std::to_string(decided.number) + ": " + decided.why_not;
-    if (auto pull = github.open_pull_request_for(last.branch).value_or_throw()) {
-        github.add_labels(pull->number, {std::string(kNeedsHumanLabel)}).value_or_throw();
-        github
-            .upsert_comment(pull->number, github::comment_marker("rounds-stopped/" + last.agent),
-                            "cocode stops here: " + decided.why_not +
-                                ". This pull request needs a person now (label `" +
-                                kNeedsHumanLabel + "`).\n")
-            .value_or_throw();
-    }
-    throw Failure(Error::usage(why));
-}
-
-// On a machine that never ran the pair (a fresh runner), its rounds are restored from the
-// comment its last round published (check::published_pair: the verdict, with every round's
-// run, and the seal the next round copies) and its branch is taken from origin; then the round
-// goes on as anywhere. Nothing published (or not by the repository's people or a bot):
-// nothing restored, and the round is refused as one with no run.
-void restore_if_fresh(const Workspace& ws, github::GitHub& github, long number,
-                      const std::vector<std::string>& agents) {
-    const auto here = run::list_runs(ws.runs_dir()).runs;
-    std::optional<std::vector<github::Comment>> comments;
-    std::optional<github::Issue> issue;
-    for (const auto& agent : agents) {
-        if (std::any_of(here.begin(), here.end(), [&](const run::RunRecord& r) {
-                return r.issue == number && r.agent == agent;
-            }))
-            continue;
-        if (!comments) comments = github.comments(number).value_or_throw();
-        auto published = check::published_pair(*comments, number, agent);
-        if (!published) continue;
-        if (!issue) {
-            issue = github.issue(number).value_or_throw();
-            // The round re-reads the issue here: only as a writer approved it. Its text is the
-            // sealed one, or was changed since only by people who may start cocode.
-            const std::string& sealed = published->continuation.seal.issue_sha256;
-            if (!sealed.empty() && run::issue_text_sha256(issue->title, issue->body) != sealed)
-                issue = scale::approved_text(github, ws.config, *issue, {}).value_or_throw().issue;
-        }
-        const check::Verdict& v = published->verdict;
-        const auto rounds = check::rounds_to_restore(*published, *issue, agent);
-        for (const auto& r : rounds)
-            run::restore_round(ws.root, ws.runs_dir(), r.round, r.seal).value_or_throw();
-        // A plan wrote nothing and pushed nothing: its code round makes the branch anew.
-        if (v.plan_round) {
-            notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
-                   std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
-                   " restored from the published plan");
-            continue;
-        }
-        // The branch, as origin has it (what the pull request shows).
-        const std::string tracking = "refs/remotes/origin/" + v.branch;
-        git::git_output(ws.root,
-                        {"fetch", "--quiet", "origin", "+refs/heads/" + v.branch + ":" + tracking})
-            .value_or_throw();
-        const auto local =
-            git::run_git(ws.root, {"rev-parse", "--verify", "--quiet", "refs/heads/" + v.branch})
-                .value_or_throw();
-        if (local.exit_code != 0)  // no such branch here yet
-            git::git_output(ws.root, {"branch", "--quiet", v.branch, tracking}).value_or_throw();
-        notice("issue " + std::to_string(number) + ", agent " + agent + ": " +
-               std::to_string(rounds.size()) + (rounds.size() == 1 ? " round" : " rounds") +
-               " restored from the published verdict; branch " + v.branch + " from origin");
-    }
+    scale::hand_to_a_person(github, last.branch, last.agent, decided.why_not).value_or_throw();
+    throw Failure(Error::usage("issue " + std::to_string(last.issue) + ", agent " + last.agent +
+                               ": no round " + std::to_string(decided.number) + ": " +
+                               decided.why_not));
 }
 
 // --event: the round a pull request's event asks for (docs/review.md), decided as `serve`
@@ -215,8 +151,12 @@ int run_continue(const ContinueArgs& given) {
         std::vector<std::string> agents = args.agents;
         if (agents.empty())
             for (const auto& agent : here.config.agents) agents.push_back(agent.name);
+        // On a machine that never ran the pair (a fresh runner): its rounds from what it
+        // published, then the round goes on as anywhere.
         if (github::GitHub* github = source->github_api())
-            restore_if_fresh(here, *github, std::stol(args.which), agents);
+            scale::restore_published_rounds(*github, here.config, here.root, here.runs_dir(),
+                                            std::stol(args.which), agents, notice)
+                .value_or_throw();
     }
     if (!args.from_pr && !plan_verb &&
         args.message.find_first_not_of(" \t\r\n") == std::string::npos)

@@ -41,8 +41,7 @@ int run_gate(const GateArgs& args) {
     }
     auto source = issues::open_source(flags.resolve("cocode-dispatch")).value_or_throw();
     github::GitHub& github = github_of(*source, "gate");
-    const auto pull = github.pull_request(number).value_or_throw();
-    const auto refreshed = scale::refresh_gate(github, ws.config, pull).value_or_throw();
+    const auto refreshed = scale::refresh_gate_of(github, ws.config, number).value_or_throw();
     notice(refreshed.notice);
     return 0;
 }

@@ -260,10 +260,11 @@ check::Scorecard scorecard_of(const Workspace& ws, const ReportArgs& args,
             throw Failure(Error::usage("--published: replays are not published; --source live"));
         auto source = github_source(ws, args);
         github::GitHub& github = github_of(*source, "report --published");
-        const auto comments = github.comments_since(format_utc_timestamp(since)).value_or_throw();
-        const auto published = check::published_runs(comments);
+        const auto found =
+            check::published_since(github, format_utc_timestamp(since)).value_or_throw();
+        const auto& published = found.runs;
         notice("published: " + std::to_string(published.summaries.size()) + " runs of " +
-               std::to_string(comments.size()) + " comments");
+               std::to_string(found.comments) + " comments");
         if (args.refresh) refresh(ws, github, published.records);
         // A published run that is here too is counted as here, as routing counts it.
         const fs::path cache =

@@ -25,6 +25,7 @@
 #include "progress.h"
 #include "routing.h"
 #include "scale/approval.h"
+#include "scale/gate.h"
 #include "workspace.h"
 
 namespace cocode::dispatch_cli {
@@ -383,8 +384,7 @@ int run_run(const RunArgs& args) {
     RunArgs asked = args;
     if (asked.requested_by.empty() && ws.config.gate.approvals > 0)
         if (github::GitHub* github = source->github_api())
-            if (auto login = github->token_login().value_or_throw(); !login.empty())
-                asked.requested_by = "@" + login;
+            asked.requested_by = scale::requester_of(*github).value_or_throw();
     return run_pairs(asked, ws, timeout, source.get(), issues, agents, std::nullopt, {},
                      route_issues(ws, issues, agents, args.agents));
 }

@@ -65,7 +65,8 @@ Result<scale::WatchApproval> keep_approval(const Watching& w, const scale::Deliv
     return scale::WatchApproval{at, file.string()};
 }
 
-// One queued delivery: what it asks for, handed to the watcher. An error is GitHub's (the
+// One queued delivery: what it asks for, decided by the intake (a label on its latest
+// labelling, the claim's request), and handed to the watcher. An error is GitHub's (the
 // delivery stays queued for the next look); a delivery that asks for nothing is done.
 Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub& github) {
     const json payload = json::parse(d.body, nullptr, false);
@@ -80,65 +81,33 @@ Result<void> take_delivery(const scale::Delivery& d, Watching& w, github::GitHub
         notice("delivery " + d.id + ": " + request.error().message + "; dropped");
         return {};
     }
-    if (!request->repository.empty() && request->repository != github.repo().full()) {
-        notice("delivery " + d.id + ": for " + request->repository + ", not " +
-               github.repo().full() + "; dropped");
-        return {};
-    }
+    auto decided = scale::decide(*request, w.ws.config, github, scale::Labelling::latest);
+    if (!decided) return std::move(decided).error();
+    const scale::Decision& decision = *decided;
+    notice("delivery " + d.id + ": " + decision.notice);
     // The merge gate reads the pull request as it is now: a review, an approve-merge, a push.
-    if (request->gate && w.ws.config.gate.approvals > 0) {
-        auto pull = github.pull_request(request->issue);
-        if (!pull) return std::move(pull).error();
-        auto gate = scale::refresh_gate(github, w.ws.config, *pull);
+    if (decision.refresh_gate) {
+        auto gate = scale::refresh_gate_of(github, w.ws.config, request->issue);
         if (!gate) return std::move(gate).error();
         notice(gate->notice);
     }
-    if (request->outcome && w.learn_outcomes) w.learn_outcomes();
-    if (request->kind == scale::EventRequest::Kind::none) return {};
-    if (request->kind == scale::EventRequest::Kind::label) {
-        auto labelled = scale::latest_request(github, request->issue, w.label);
-        if (!labelled) return std::move(labelled).error();
-        if (labelled->id == 0) return {};  // the label is gone again
-        // Decided on who applied the label last (the request a claim is for), as `watch` does.
-        auto decision = scale::decide(
-            scale::label_event(request->issue, *labelled, w.label, w.ws.config.trigger),
-            w.ws.config, github);
-        if (!decision) return std::move(decision).error();
-        notice(decision->notice);
-        if (!decision->run) return {};
-        std::optional<scale::WatchPlan> plan;
-        if (w.ws.config.trigger.plan)
-            plan = scale::WatchPlan{check::PlanVerb::plan, "", "", labelled->by};
-        auto approval = keep_approval(w, d, payload, labelled->at);
-        if (!approval) return std::move(approval).error();
-        auto taken = w.watcher->take(request->issue, {scale::Request::Kind::label, labelled->id},
-                                     {}, plan, labelled->by, *approval);
-        if (!taken) return std::move(taken).error();
-        return {};
-    }
-    auto decision = scale::decide(*request, w.ws.config, github);
-    if (!decision) return std::move(decision).error();
-    notice(decision->notice);
-    if (!decision->run) return {};
-    if (decision->round) {
-        auto taken = w.watcher->take_round(
-            decision->pull, decision->request,
-            {decision->issue, decision->agents.front(), decision->instruction});
+    if (decision.learn_outcomes && w.learn_outcomes) w.learn_outcomes();
+    if (!decision.run) return {};
+    if (decision.round) {
+        auto taken =
+            w.watcher->take_round(decision.pull, decision.request,
+                                  {decision.issue, decision.agents.front(), decision.instruction});
         if (!taken) return std::move(taken).error();
         return {};
     }
     std::optional<scale::WatchPlan> plan;
-    if (decision->verb != check::PlanVerb::none)
-        plan = scale::WatchPlan{decision->verb, decision->plan_hash, decision->instruction,
-                                decision->by};
-    // Approved when the command was said: its comment's time, or the new issue's.
-    const json said_in = request->comment_id == 0 ? json_value(payload, "issue", json::object())
-                                                  : json_value(payload, "comment", json::object());
-    auto approval = keep_approval(w, d, payload, json_value(said_in, "created_at", std::string()));
+    if (decision.verb != check::PlanVerb::none)
+        plan =
+            scale::WatchPlan{decision.verb, decision.plan_hash, decision.instruction, decision.by};
+    auto approval = keep_approval(w, d, payload, decision.approved_at);
     if (!approval) return std::move(approval).error();
-    auto taken =
-        w.watcher->take(request->issue, {scale::Request::Kind::command, request->comment_id},
-                        decision->agents, plan, decision->by, *approval);
+    auto taken = w.watcher->take(decision.issue, decision.request, decision.agents, plan,
+                                 decision.by, *approval);
     if (!taken) return std::move(taken).error();
     return {};
 }

@@ -13,6 +13,7 @@
 #include "core/terminal_text.h"
 #include "run/rounds.h"
 #include "run/seal.h"
+#include "scale/intake.h"
 
 namespace cocode::dispatch_cli {
 namespace {
@@ -53,10 +54,10 @@ std::vector<std::string> verify_prefixes(const Workspace& ws, const run::RunReco
 [[noreturn]] void refuse(const ContinueArgs& args, issues::IssueSource* source,
                          const std::string& why) {
     if (args.comment_id && source && source->github_api())
-        if (auto replied = source->github_api()->upsert_comment(
-                std::stol(args.which),
-                github::comment_marker("refused/" + std::to_string(args.comment_id)),
-                args.by + " cocode did nothing: " + why + ".\n");
+        if (auto replied =
+                scale::answer(*source->github_api(), std::stol(args.which),
+                              {github::comment_marker("refused/" + std::to_string(args.comment_id)),
+                               args.by + " cocode did nothing: " + why + ".\n"});
             !replied)
             notice("warning: could not answer on GitHub: " + replied.error().message);
     throw Failure(Error::usage("continue --" + std::string(check::plan_verb_name(verb_of(args))) +

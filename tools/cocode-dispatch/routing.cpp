@@ -20,11 +20,11 @@ std::map<long, check::Routed> route_issues(const Workspace& ws,
         check::run_summaries(ws.root, ws.runs_dir(), ws.root / check::kScorecardCache);
     std::vector<check::RunSummary> elsewhere;
     if (published) {
-        auto comments = published->comments_since(format_utc_timestamp(since));
-        if (!comments.ok())
+        auto found = check::published_since(*published, format_utc_timestamp(since));
+        if (!found.ok())
             throw Failure(
-                Error::general("route: the published verdicts: " + comments.error().message));
-        elsewhere = check::published_runs(*comments).summaries;
+                Error::general("route: the published verdicts: " + found.error().message));
+        elsewhere = found->runs.summaries;
     }
     const check::Scorecard card = check::scorecard(
         check::run_facts(

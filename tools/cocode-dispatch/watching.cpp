@@ -301,14 +301,11 @@ std::unique_ptr<Watching> start_watching(const WatcherArgs& args) {
 }
 
 std::optional<std::chrono::milliseconds> hold_for_github(const Watching& w) {
-    const auto& quiet = w.source->github_api()->http().stats().quiet_until;
-    if (!quiet) return std::nullopt;
-    const auto left =
-        std::chrono::ceil<std::chrono::seconds>(*quiet - std::chrono::system_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    notice("GitHub asked for no requests for " + std::to_string(left.count()) +
+    const auto left = scale::github_hold(*w.source->github_api(), std::chrono::system_clock::now());
+    if (!left) return std::nullopt;
+    notice("GitHub asked for no requests for " + std::to_string(left->count()) +
            " s; holding every step until then");
-    return left;
+    return *left;
 }
 
 sigset_t block_stop_signals() {
