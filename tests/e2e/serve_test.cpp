@@ -163,6 +163,42 @@ TEST_F(Serve, ALabelFromABotNotListedStartsNothing) {
     EXPECT_EQ(answers, 1);
 }
 
+// serve decides a delivered label on who applied it last (the intake's Labelling::latest): a
+// writer's delivery whose label a reader applied again since is the reader's — refused,
+// answered, taken off; and a delivery for another repository starts nothing and asks nothing.
+TEST_F(Serve, ALabelIsDecidedOnWhoAppliedItLastAndAnotherRepositorysOnNothing) {
+    github_->set_label(2, "cocode", false);
+    github_->set_label(1, "cocode", false);
+    github_->set_permission("reader", "read", "read");
+    github_->set_label(1, "cocode", true, "reader");
+    const fs::path a = machine("a");
+    start(a);
+    json label = labeled(1);  // sent by the examples' sender, an admin here
+    EXPECT_EQ(deliver("issues", "l-1", label), 202);
+    json elsewhere = labeled(2);
+    elsewhere["repository"]["full_name"] = "stranger/elsewhere";
+    EXPECT_EQ(deliver("issues", "l-2", elsewhere), 202);
+    EXPECT_TRUE(wait_until(
+        [&] {
+            const auto labels = github_->labels_of(1);
+            return std::find(labels.begin(), labels.end(), "cocode") == labels.end();
+        },
+        60s));
+    const Shell ended = stop(a);
+    EXPECT_EQ(ended.exit_code, 0) << ended.err;
+    EXPECT_TRUE(runs_per_issue({a}).empty()) << ended.err;
+    EXPECT_NE(ended.err.find("delivery l-2: nothing to do: the event is for stranger/elsewhere"),
+              std::string::npos)
+        << ended.err;
+    EXPECT_NE(ended.err.find("refused: reader has read permission"), std::string::npos)
+        << ended.err;
+    int answers = 0;
+    for (const auto& c : github_->comments_of(1))
+        answers +=
+            c["body"].get<std::string>().find("@reader the `cocode` label") != std::string::npos;
+    EXPECT_EQ(answers, 1);
+}
+
 // serve gives the agent the issue's text as the delivery carried it when a writer labelled
 // it: its author's edit after the label never reaches the agent.
 TEST_F(Serve, TheAgentGetsTheTextTheLabelApprovedNotALaterEdit) {
