@@ -403,6 +403,10 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) 
     plan.writable.push_back(run.files.folder);
     plan.writable.push_back(context.runs_dir() / run::kBusFile);
     if (!run.argv.empty()) plan.visible.push_back(run.argv.front());
+    // A built-in agent's critic judges by the run's sealed rules: its own seal comes back,
+    // read-only, among the others out of sight.
+    if (config::is_builtin(run.agent.type))
+        plan.visible.push_back(run::seal_path(context.repo_root, run.run_id));
     plan.home = run.own.home();
     plan.tmp = run.own.tmp();
     return plan;

@@ -245,8 +245,11 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
     // What it must read comes back, then what it writes: the writable folders may lie inside.
     // One bind each: none inside another that comes back, or inside a writable folder.
     std::vector<fs::path> back;
+    // A device is the sandbox's own (its /dev has null, tty and the rest): one bound back from
+    // the host would come read-only, and opening /dev/null to write would fail.
     for (const auto& path : plan.visible)
-        if (within_any(path, covered) && !within_any(path, plan.writable) && fs::exists(path, ec))
+        if (within_any(path, covered) && !within_any(path, plan.writable) && fs::exists(path, ec) &&
+            !fs::is_character_file(path, ec) && !fs::is_block_file(path, ec))
             back.push_back(path.lexically_normal());
     std::sort(back.begin(), back.end());
     for (std::size_t i = 0; i < back.size(); ++i) {
@@ -263,10 +266,12 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
         if (!fs::is_directory(path, ec)) continue;
         out.insert(out.end(), {"--tmpfs", path.string()});
         apart.push_back(path);
+        // Bound if it is there when the child starts: one made after its command line (a plan
+        // round's own worktree) comes back too.
         for (const auto& read : plan.visible)
             if (within(read, path) && read.lexically_normal() != path.lexically_normal() &&
-                !within_any(read, plan.writable) && fs::exists(read, ec))
-                out.insert(out.end(), {"--ro-bind", read.string(), read.string()});
+                !within_any(read, plan.writable))
+                out.insert(out.end(), {"--ro-bind-try", read.string(), read.string()});
     }
     for (const auto& path : plan.writable)
         out.insert(out.end(), {"--bind", path.string(), path.string()});

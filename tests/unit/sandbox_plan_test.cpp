@@ -109,6 +109,30 @@ TEST(SandboxPlan, ARepositoryUnderDevShmComesBackOverTheSandboxesOwnDev) {
     EXPECT_LT(back, write);
 }
 
+// What a plan reads inside a folder apart is bound if it is there when the child starts: a plan
+// round's own worktree is made after its command line. A device it names (GIT_CONFIG_GLOBAL
+// naming /dev/null) is the sandbox's own: one bound back from the host comes read-only and
+// `nodev`, and git could not open /dev/null to write.
+TEST(SandboxPlan, WhatItReadsApartComesBackOnceMadeAndTheDevicesAreItsOwn) {
+    test::TempDir dir;
+    const fs::path repo = dir / "repo", worktrees = repo / ".cocode/worktrees",
+                   wt = worktrees / "1-a";
+    fs::create_directories(worktrees);
+    SandboxPlan plan;
+    plan.visible = {repo, wt, "/dev/null"};
+    plan.apart = {worktrees};
+    ASSERT_EQ(plan_refused(plan), "");
+    const auto argv = sandboxed_argv("cocode-sandbox", plan, {"agent"});
+    const std::size_t apart = where(argv, "--tmpfs", worktrees.string());
+    const std::size_t own = where(argv, "--ro-bind-try", wt.string());
+    ASSERT_NE(apart, std::string::npos);
+    ASSERT_NE(own, std::string::npos) << "its worktree, missing yet, would stay covered";
+    EXPECT_LT(apart, own);
+    EXPECT_EQ(argv[own + 2], wt.string());
+    EXPECT_EQ(where(argv, "--ro-bind", "/dev/null"), std::string::npos)
+        << "the host's /dev/null over the sandbox's own";
+}
+
 TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
     test::TempDir dir;  // under /tmp: a folder of the child's own /tmp covers it
     const fs::path repo = dir / "repo", wt = repo / ".cocode/worktrees/1-a",

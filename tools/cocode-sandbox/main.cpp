@@ -5,7 +5,8 @@
 //
 //   cocode-sandbox [--die-with-parent] [--unshare-pid] [--unshare-ipc] [--unshare-net]
 //                  [--net-from-fd FD] [--cap-drop ALL] --ro-bind / / [--dev DEST] [--proc DEST]
-//                  [--tmpfs DEST | --bind SRC DEST | --ro-bind SRC DEST | --remount-ro DEST]...
+//                  [--tmpfs DEST | --bind SRC DEST | --ro-bind SRC DEST | --ro-bind-try SRC DEST |
+//                   --remount-ro DEST]...
 //                  -- PROGRAM [ARG]...
 //   cocode-sandbox --make-networks N       (descriptor 3: a Unix socket)
 //   cocode-sandbox --version
@@ -97,7 +98,8 @@ enum class Kind { bind, ro_bind, tmpfs, dev, proc, remount_ro };
 struct Op {
     Kind kind;
     std::string source, dest;
-    int tree = -1;  // bind: the source, cloned before anything is mounted (open_tree)
+    int tree = -1;          // bind: the source, cloned before anything is mounted (open_tree)
+    bool optional = false;  // --ro-bind-try: nothing made where the source does not exist
 };
 
 struct Options {
@@ -132,10 +134,11 @@ Options parse(int argc, char** argv) {
             out.network_fd = std::stoi(fd);
         } else if (a == "--cap-drop") {
             if (value("--cap-drop") != "ALL") usage("--cap-drop: only ALL is known");
-        } else if (a == "--bind" || a == "--ro-bind") {
+        } else if (a == "--bind" || a == "--ro-bind" || a == "--ro-bind-try") {
             const std::string source = value(a.c_str());
             const std::string dest = value(a.c_str());
-            out.ops.push_back({a == "--bind" ? Kind::bind : Kind::ro_bind, source, dest});
+            out.ops.push_back({a == "--bind" ? Kind::bind : Kind::ro_bind, source, dest, -1,
+                               a == "--ro-bind-try"});
         } else if (a == "--tmpfs" || a == "--dev" || a == "--proc" || a == "--remount-ro") {
             const Kind kind = a == "--tmpfs"  ? Kind::tmpfs
                               : a == "--dev"  ? Kind::dev
@@ -489,6 +492,8 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     std::size_t next_folder = 0;
     for (Op& op : options.ops) {
         if ((op.kind == Kind::bind || op.kind == Kind::ro_bind) && op.source != "/") {
+            struct stat there {};
+            if (op.optional && ::lstat(op.source.c_str(), &there) != 0 && errno == ENOENT) continue;
             op.tree = clone_tree(op.source);
             // What is bound keeps no setuid bit, and no device but /dev/null's cover of a file.
             std::uint64_t attrs = MOUNT_ATTR_NOSUID;
@@ -511,7 +516,7 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
                 }
                 [[fallthrough]];
             case Kind::bind:
-                attach(op.tree, op.source, op.dest);
+                if (op.tree >= 0) attach(op.tree, op.source, op.dest);  // else a missing -try
                 break;
             case Kind::tmpfs:
                 attach(op.tree, "a folder of its own", op.dest);
