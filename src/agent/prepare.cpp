@@ -1143,14 +1143,20 @@ void make_worktrees(const DispatchContext& context, git::Repository& repo,
         for (std::size_t i = next++; i < runs.size(); i = next++) {
             PlannedRun& run = runs[i];
             if (run.failed) continue;
-            if (interrupt_requested()) {
+            // A person's stop of this run (`stop`, the dashboard's Stop) ends its setup as
+            // Ctrl-C ends every run's.
+            const StopScope stopped([request = run.stop_request] {
+                std::error_code missing;
+                return !request.empty() && fs::exists(request, missing);
+            });
+            if (stop_asked()) {
                 interrupted_in_setup(run, "before its worktree was made");
                 continue;
             }
             const bool keep = pairs[i].resume && !pairs[i].remake;  // the worktree goes on
             auto fail = [&](Error error) {
                 // What an interrupt ended (a setup command, a build) is no failure of setup.
-                if (interrupt_requested()) return interrupted_in_setup(run, error.message);
+                if (stop_asked()) return interrupted_in_setup(run, error.message);
                 run.failed = std::move(error);
                 run.failed_reason = run::StopReason::setup;
             };

@@ -42,6 +42,7 @@ namespace {
 
 constexpr milliseconds kTick{200};  // the longest we sleep without looking
 constexpr milliseconds kMaxBackoff = std::chrono::seconds(60);
+constexpr milliseconds kStopGrace{1000};     // a stop's grace at most (begin_stop)
 constexpr milliseconds kViewInterval{1000};  // how often the live view hears of every run
 // How much of the end of a CLI's stream is read for its final answer (output.md).
 constexpr std::size_t kAnswerTail = std::size_t{8} << 20;
@@ -735,7 +736,13 @@ class Supervisor {
     void begin_stop(Slot& slot, run::StopReason reason) {
         slot.stop_reason = reason;
         slot.phase = Phase::stopping;
-        slot.stop_deadline = clock_now() + options_.grace;
+        // Stop means stop: a person's stop and Ctrl-C give an agent at most a second to end
+        // before it is killed (a run ends within 2 s: docs/runs.md, "Stopping"); `grace` is for
+        // the supervisor's own stops (timeouts, budgets), which nobody is waiting on.
+        slot.stop_deadline =
+            clock_now() + (reason == run::StopReason::interrupted
+                               ? std::min<Clock::duration>(options_.grace, kStopGrace)
+                               : Clock::duration(options_.grace));
         signal_run(marks(slot), SIGTERM);
         update(slot, UpdateKind::stopping, std::string(run::reason_name(reason)));
     }

@@ -294,53 +294,33 @@ std::string not_judged_because(const run::RunRecord& record) {
     return {};
 }
 
-namespace {
+RunStep::RunStep(const fs::path& repo_root, const std::string& run_id,
+                 const std::string& first_step) {
+    if (run_id.empty() || repo_root.empty()) return;
+    root_ = repo_root;
+    run_id_ = run_id;
+    const fs::path request = run::stop_request_path(root_, run_id_);
+    std::error_code ec;
+    fs::remove(request, ec);
+    scope_.emplace([request] {
+        std::error_code missing;
+        return fs::exists(request, missing);
+    });
+    next(first_step, std::nullopt);
+}
 
-// A run's check as `status` sees it and `stop` stops it: each step noted beside its seal
-// (run/checking.h), a person's stop request for the run honoured as Ctrl-C is (its command's
-// group ended, the check `interrupted`, no verdict), the request then spent.
-class CheckOfRun {
-  public:
-    CheckOfRun(const JudgeInput& input, JudgeInput& judged) {
-        if (input.run_id.empty() || input.repository.empty()) return;
-        root_ = input.repository;
-        run_id_ = input.run_id;
-        // A request left from the agent's time is not for this check.
-        const fs::path request = run::stop_request_path(root_, run_id_);
-        std::error_code ec;
-        fs::remove(request, ec);
-        scope_.emplace([request] {
-            std::error_code missing;
-            return fs::exists(request, missing);
-        });
-        judged.on_step = [this, then = input.on_step](
-                             const std::string& step,
-                             std::optional<std::chrono::milliseconds> timeout) {
-            (void)run::note_checking(
-                root_, run_id_,
-                {step, format_utc_timestamp(std::chrono::system_clock::now()), timeout});
-            if (then) then(step, timeout);
-        };
-        (void)run::note_checking(
-            root_, run_id_,
-            {"its start", format_utc_timestamp(std::chrono::system_clock::now()), std::nullopt});
-    }
-    ~CheckOfRun() {
-        if (run_id_.empty()) return;
-        run::clear_checking(root_, run_id_);
-        std::error_code ec;
-        fs::remove(run::stop_request_path(root_, run_id_), ec);
-    }
-    CheckOfRun(const CheckOfRun&) = delete;
-    CheckOfRun& operator=(const CheckOfRun&) = delete;
+void RunStep::next(const std::string& step, std::optional<std::chrono::milliseconds> timeout) {
+    if (run_id_.empty()) return;
+    (void)run::note_checking(
+        root_, run_id_, {step, format_utc_timestamp(std::chrono::system_clock::now()), timeout});
+}
 
-  private:
-    fs::path root_;
-    std::string run_id_;
-    std::optional<StopScope> scope_;
-};
-
-}  // namespace
+RunStep::~RunStep() {
+    if (run_id_.empty()) return;
+    run::clear_checking(root_, run_id_);
+    std::error_code ec;
+    fs::remove(run::stop_request_path(root_, run_id_), ec);
+}
 
 Result<Verdict> judge_and_record(const JudgeInput& given) {
     std::error_code ec;
@@ -353,7 +333,13 @@ Result<Verdict> judge_and_record(const JudgeInput& given) {
     // the one once the other is gone).
     bool interrupted = false;
     auto verdict = [&] {
-        CheckOfRun check(given, input);
+        RunStep check(given.repository, given.run_id, "its start");
+        input.on_step = [&check, then = given.on_step](
+                            const std::string& step,
+                            std::optional<std::chrono::milliseconds> timeout) {
+            check.next(step, timeout);
+            if (then) then(step, timeout);
+        };
         auto judged = judge(input);
         interrupted = !judged && judged.error().code == ExitCode::interrupted;
         if (!input.run_id.empty() && (judged || interrupted))
@@ -440,7 +426,10 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
         config, record.folder.parent_path().parent_path().parent_path(), verdict);
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
     add_run_parts(request, verdict, repo_root);
+    RunStep publishing(repo_root, record.run_id, "publishing");
     auto published = publish(source, verdict, request);
+    (void)run::note_publish_ended(record.folder,
+                                  !published && published.error().code == ExitCode::interrupted);
     if (!published) return published;
     // The merge gate follows each verdict on the pull request's head (docs/review.md).
     github::GitHub* github = source.github_api();

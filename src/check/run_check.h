@@ -3,6 +3,7 @@
 // on the run's events and the bus.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "issues/source.h"
+#include "proc/interrupt.h"
 #include "run/run_folder.h"
 
 namespace cocode::check {
@@ -70,6 +72,26 @@ struct CheckoutInput {
     std::filesystem::path main_root;  // the main worktree of the checkout's repository
 };
 Result<CheckoutInput> input_for_checkout(const CheckoutAsk& ask);
+
+// While it lives, the run shows as being checked at its step (run/checking.h: `status` shows
+// it, `stop` finds it) and a person's stop of the run (`cocode-dispatch stop`, the dashboard's
+// Stop) is asked of this thread as Ctrl-C is (proc/interrupt.h): a verify's group ends, a
+// request to GitHub is cut short. A stop request left from before it is not for it. With no
+// run id it does nothing.
+class RunStep {
+  public:
+    RunStep(const std::filesystem::path& repo_root, const std::string& run_id,
+            const std::string& first_step);
+    ~RunStep();
+    RunStep(const RunStep&) = delete;
+    RunStep& operator=(const RunStep&) = delete;
+    void next(const std::string& step, std::optional<std::chrono::milliseconds> timeout);
+
+  private:
+    std::filesystem::path root_;
+    std::string run_id_;
+    std::optional<StopScope> scope_;
+};
 
 // Judges, then writes check.json and check.md into input.report_dir (atomically) and, for a
 // run, appends a CHECK event.

@@ -238,6 +238,45 @@ struct HttpClient::Transport {
     std::mt19937_64 random{std::random_device{}()};
 };
 
+namespace {
+
+// While a request waits on GitHub (a server that answers nothing holds it a read timeout,
+// 30 s), a stop asked of the thread that sent it (Ctrl-C, a person's stop of the run being
+// published) cuts it short within a tick: the client's socket is shut down, the only thing
+// httplib lets another thread do to a request in flight.
+class StopWhileWaiting {
+  public:
+    explicit StopWhileWaiting(httplib::Client& client)
+        : watcher_([this, &client, asked = stop_asked_here()] {
+              std::unique_lock lock(mutex_);
+              while (!done_) {
+                  if (asked()) {
+                      client.stop();
+                      return;
+                  }
+                  changed_.wait_for(lock, std::chrono::milliseconds(50));
+              }
+          }) {}
+    ~StopWhileWaiting() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        changed_.notify_all();
+        watcher_.join();
+    }
+    StopWhileWaiting(const StopWhileWaiting&) = delete;
+    StopWhileWaiting& operator=(const StopWhileWaiting&) = delete;
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    bool done_ = false;
+    std::thread watcher_;  // last: it starts once the others are made
+};
+
+}  // namespace
+
 HttpClient::HttpClient(HttpOptions options, std::unique_ptr<Auth> auth)
     : options_(std::move(options)), auth_(std::move(auth)), transport_(new Transport) {}
 
@@ -511,12 +550,17 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         if (receive) stream_into(req, *receive, attempt, streamed_status, streamed_error_body);
 
         ++stats_.requests;
-        auto result = transport_->client->send(req);
+        auto result = [&] {
+            StopWhileWaiting stoppable(*transport_->client);
+            return transport_->client->send(req);
+        }();
         const std::string what = std::string(method) + " " + options_.base.path_prefix + path;
 
         if (!result) {
             httplib::Error error = result.error();
             std::string failure = options_.service + ": " + what + ": " + describe(error);
+            // Whether or not GitHub took it: a stop is a stop, said as one (exit 130).
+            if (stop_asked()) return Error{ExitCode::interrupted, failure + " (interrupted)"};
             if (error == httplib::Error::SSLServerVerification ||
                 error == httplib::Error::SSLLoadingCerts)
                 return Error::general(failure);

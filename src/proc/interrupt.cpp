@@ -34,6 +34,10 @@ bool interrupt_requested() { return interrupted.load(); }
 
 bool stop_asked() { return interrupt_requested() || (asked_here && (*asked_here)()); }
 
+std::function<bool()> stop_asked_here() {
+    return [asked = asked_here] { return interrupt_requested() || (asked && (*asked)()); };
+}
+
 StopScope::StopScope(std::function<bool()> asked) : asked_(std::move(asked)), outer_(innermost) {
     innermost = this;
     asked_here = &asked_;

@@ -30,6 +30,10 @@ int interrupt_fd();
 // thread's StopScope says so.
 bool stop_asked();
 
+// stop_asked() as this thread answers it now, for another thread to ask while this thread's
+// StopScope lives (a watcher that cuts this thread's blocking request short).
+std::function<bool()> stop_asked_here();
+
 // While it lives, `asked` also says whether this thread's work is to stop (checked often:
 // it must be cheap, a file's existence at most). Scopes nest; the innermost is asked.
 class StopScope {

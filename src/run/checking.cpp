@@ -66,4 +66,15 @@ bool check_interrupted(const fs::path& run_folder) {
     return kept_field(run_folder, "check") == "interrupted";
 }
 
+Result<void> note_publish_ended(const fs::path& run_folder, bool interrupted) {
+    if (!kept_status(run_folder)) return {};
+    return keep_state(run_folder, [&](FlatYaml& kept) {
+        kept.set("publish", interrupted ? "interrupted" : "done");
+    });
+}
+
+bool publish_interrupted(const fs::path& run_folder) {
+    return kept_field(run_folder, "publish") == "interrupted";
+}
+
 }  // namespace cocode::run

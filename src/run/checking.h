@@ -38,4 +38,9 @@ std::optional<Checking> checking_now(const std::filesystem::path& repo_root,
 Result<void> note_check_ended(const std::filesystem::path& run_folder, bool interrupted);
 bool check_interrupted(const std::filesystem::path& run_folder);
 
+// The same of publishing its verdict: a stop while the verdict went to GitHub leaves the
+// verdict here, and says so (`stop`, `status`); `cocode-check --run ID --publish` sends it.
+Result<void> note_publish_ended(const std::filesystem::path& run_folder, bool interrupted);
+bool publish_interrupted(const std::filesystem::path& run_folder);
+
 }  // namespace cocode::run

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "dispatch_fixture.h"
+#include "fake_github.h"
 
 namespace cocode::test {
 namespace {
@@ -167,6 +168,30 @@ TEST_F(Stop, CtrlCInTheWorktreeSetupEndsItAndTheRunIsInterruptedNotFailed) {
     EXPECT_EQ(said.find("FAIL"), std::string::npos) << said;
 }
 
+// `stop` (and so the dashboard's Stop, the same call) while the run's worktree_setup command
+// runs: that command's group is ended, as Ctrl-C ends it, and the run is interrupted in its
+// setup; before, the stop waited for the command to end by itself or time out (20 minutes).
+TEST_F(Stop, StopInTheWorktreeSetupEndsItAndTheRunIsInterruptedNotFailed) {
+    configure({{"worktree_setup", {{"commands", {"sleep " + mark()}}}},
+               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
+        << read_text(repo_ / "err.txt");
+    Shell stop = dispatch("stop " + only_run().run_id);
+    ASSERT_EQ(stop.exit_code, 0) << stop.err;
+    EXPECT_NE(stop.out.find("stopping " + only_run().run_id), std::string::npos) << stop.out;
+    const std::string code = ended();
+    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
+    EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(20)));
+    const auto& r = only_run();
+    EXPECT_EQ(r.status, run::RunStatus::failed);
+    EXPECT_EQ(r.reason, run::StopReason::interrupted);
+    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
+    EXPECT_NE(said.find("interrupted in setup: worktree_setup.commands"), std::string::npos)
+        << said;
+    EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+}
+
 TEST_F(Stop, ARunStoppedWhileItsAgentRanIsNotJudged) {
     ASSERT_TRUE(a_sleeper_running());
     Shell stop = dispatch("stop " + only_run().run_id);
@@ -184,6 +209,66 @@ TEST_F(Stop, ARunStoppedWhileItsAgentRanIsNotJudged) {
     Shell check = sh(quote(tool_path("cocode-check").string()) + " --run " + r.run_id, repo_);
     EXPECT_EQ(check.exit_code, 1);
     EXPECT_NE(check.err.find("is not judged: it was interrupted"), std::string::npos) << check.err;
+}
+
+// An agent that fights being ended (it ignores SIGTERM) is killed a second after a person's
+// stop, whatever `grace` says: a stop ends a run within 2 s. `grace` is for cocode's own stops
+// (a timeout), which nobody waits on; before, the stop here waited out its 30 s.
+TEST_F(Stop, AStopEndsAnAgentThatIgnoresItWithinASecondOfGrace) {
+    configure(
+        {{"grace", "30s"},
+         {"agents",
+          {{"stubborn",
+            {{"command", "sh"}, {"args", {"-c", "trap '' TERM; sleep " + mark() + "; true"}}}}}}});
+    start("cocode-dispatch", "run 1");
+    ASSERT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
+        << read_text(repo_ / "err.txt");
+    ASSERT_EQ(dispatch("stop --no-wait " + only_run().run_id).exit_code, 0);
+    // A bound, not a measure: half the grace the stop no longer waits for.
+    EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(15)))
+        << "the agent outlived its stop by 15 s";
+    EXPECT_EQ(ended(), "130\n") << read_text(repo_ / "err.txt");
+    EXPECT_EQ(only_run().reason, run::StopReason::interrupted);
+}
+
+// A stop while the verdict goes to GitHub, which answers nothing (a hung front end), ends the
+// publishing at once: the request is cut short (not waited out for its read timeout, then
+// retried), the verdict is kept here, and `stop` says so. Before, `stop` found nothing to stop
+// and the run waited on GitHub.
+TEST_F(Stop, StopWhileTheVerdictIsPublishedEndsItAndKeepsTheVerdictHere) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Fix it", "b", {});
+    Fault hung;
+    hung.method = "POST";
+    hung.path_contains = "/issues/1/comments";
+    hung.kind = Fault::Kind::hold;
+    hung.times = 100;
+    server.inject(hung);
+    configure(
+        {{"progress", false}, {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    const std::string github = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
+    start("cocode-dispatch",
+          "run 1 --publish --repo octo-org/demo --api-url " + server.base_url() + " --ca-bundle " +
+              quote(loopback_tls().files.certificate.string()),
+          github);
+    ASSERT_TRUE(wait_until([&] { return server.held() > 0; }, std::chrono::seconds(60)))
+        << read_text(repo_ / "err.txt");
+    const std::string id = only_run().run_id;
+    EXPECT_NE(dispatch("status").out.find("checking (publishing"), std::string::npos)
+        << dispatch("status").out;
+    // Waiting for the run to end: bounded by half the request's read timeout (30 s).
+    Shell stop = dispatch("stop " + id, "timeout 15 ");
+    ASSERT_EQ(stop.exit_code, 0) << "124: still publishing 15 s after the stop\n" << stop.err;
+    EXPECT_NE(stop.out.find(id + ": completed, its publishing interrupted"), std::string::npos)
+        << stop.out;
+    EXPECT_NE(ended(), "");
+    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
+    EXPECT_NE(said.find("(interrupted)"), std::string::npos) << said;
+    const auto& r = only_run();
+    EXPECT_TRUE(fs::exists(r.folder / "check.json")) << "the verdict is kept here";
+    const auto events = event_types(r);
+    EXPECT_EQ(std::count(events.begin(), events.end(), "PUBLISH"), 0);
+    EXPECT_EQ(server.held(), 1) << "one request, never sent again";
 }
 
 // `clean --stop` stops a run still going first, as `stop` does, then removes what it made;

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -111,6 +112,10 @@ struct FakeGitHub::Server {
     // delete_between_pages(): the issue, and how many more times.
     long shifting_issue = 0;
     int shifts_left = 0;
+    // Requests a `hold` fault holds, until the server ends.
+    int held = 0;
+    bool ending = false;
+    std::condition_variable release;
     std::vector<RecordedRequest> requests;
     std::vector<std::string> installation_tokens;
     std::string last_jwt_claims;
@@ -334,6 +339,12 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
                 if (--it->times <= 0) st.faults.erase(it);
                 break;
             }
+        }
+        if (fault && fault->kind == Fault::Kind::hold) {
+            ++st.held;
+            st.release.wait(lock, [&] { return st.ending; });
+            --st.held;
+            return finish(fault->status, json::parse(fault->body), "", false);
         }
         if (fault && fault->kind == Fault::Kind::respond) {
             for (const auto& [k, v] : fault->headers) res.set_header(k, v);
@@ -872,8 +883,18 @@ FakeGitHub::FakeGitHub(Options options) : options_(std::move(options)), server_(
 }
 
 FakeGitHub::~FakeGitHub() {
+    {
+        std::lock_guard lock(server_->mutex);
+        server_->ending = true;
+    }
+    server_->release.notify_all();
     server_->http->stop();
     if (server_->thread.joinable()) server_->thread.join();
+}
+
+int FakeGitHub::held() const {
+    std::lock_guard lock(server_->mutex);
+    return server_->held;
 }
 
 std::string FakeGitHub::origin() const {

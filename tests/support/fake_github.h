@@ -28,6 +28,7 @@ struct Fault {
         respond,             // answer with status/headers/body; nothing is processed
         reset_mid_body,      // process, then cut the connection halfway through the body
         apply_then_respond,  // process (a mutation lands), then answer status instead
+        hold,                // answer nothing until the server ends (a GitHub that hangs)
     };
     std::string method;         // "" = any
     std::string path_contains;  // matched against the path after the API prefix
@@ -152,6 +153,8 @@ class FakeGitHub {
     std::vector<nlohmann::json> pulls() const;
     std::vector<nlohmann::json> reactions() const;
     std::vector<RecordedRequest> requests() const;
+    // How many requests a `hold` fault holds now.
+    int held() const;
     long rate_remaining() const;
     int tokens_minted() const;
     std::string last_jwt_claims() const;  // the verified claims of the last App JWT

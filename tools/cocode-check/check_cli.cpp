@@ -21,6 +21,7 @@
 #include "git/repository.h"
 #include "proc/command.h"
 #include "proc/interrupt.h"
+#include "run/checking.h"
 #include "run/seal.h"
 
 namespace cocode::check_cli {
@@ -200,7 +201,12 @@ int run_check(const CheckArgs& args) {
             config, input.repository.empty() ? input.worktree : input.repository, verdict,
             {args.push, args.open_pr});
         if (args.run || latest) check::add_run_parts(request, verdict, repo_dir);
+        // A step of the run's check: `status` shows it, `stop` ends it (run/checking.h).
+        check::RunStep publishing(input.repository, input.run_id, "publishing");
         auto result = check::publish(*source, verdict, request);
+        if (!input.run_id.empty())
+            (void)run::note_publish_ended(input.report_dir,
+                                          !result && result.error().code == ExitCode::interrupted);
         if (result) {
             published = {result->comment_url, result->pr_url};
             if (!args.quiet && !args.json)

@@ -2,6 +2,8 @@
 // (its own process group, in the sandbox, stdout and stderr on the run folder's files). Its
 // configuration is the one the run was dispatched under, read from the run's seal, where the
 // agent cannot rewrite it; the run itself comes from the environment the dispatcher gave it.
+#include <cstdio>
+
 #include "agent/builtin.h"
 #include "check/critic.h"
 #include "check/run_check.h"
@@ -55,6 +57,14 @@ int run_agent(const AgentArgs& args) {
             return out;
         };
     }
+    // A critic asked for that cannot judge is said, never silently skipped (the session would
+    // hand in without the check it was promised).
+    if (!critic && agent->type == config::AgentType::codali && agent->chat &&
+        agent->chat->critic_rounds > 0)
+        std::fprintf(stderr,
+                     "cocode: run %s has no seal here to judge by: its critic does not run "
+                     "(critic_rounds %d)\n",
+                     args.run.c_str(), agent->chat->critic_rounds);
     auto builtin = agent::make_builtin_agent(*agent, std::move(critic)).value_or_throw();
     // Orphans of the commands it runs come back to it, to be ended and reaped.
     become_subreaper();

@@ -62,6 +62,8 @@ std::vector<run::RunRecord> stop_and_wait(const Workspace& ws,
                     std::string state(run::status_name(end.status));
                     if (!end.reason_text.empty()) state += " (" + end.reason_text + ")";
                     if (run::check_interrupted(end.folder)) state += ", its check interrupted";
+                    if (run::publish_interrupted(end.folder))
+                        state += ", its publishing interrupted (the verdict is only here)";
                     // run-info is the agent's to write: shown escaped.
                     std::printf("%s\n", terminal_safe_line(r.run_id + ": " + state).c_str());
                 }
