@@ -111,8 +111,9 @@ std::string row_svg(const ReportRow& row, int index, double dearest) {
         out += "<text x=\"" + number(kCostX + width + 6) + "\" y=\"" + std::to_string(mid + 4) +
                "\">" + escaped(run::format_cost(*cost)) + "</text>\n";
     } else {
+        // Unpriced (a script's run), not free: the dash every other view shows.
         out += "<text class=\"none\" x=\"" + std::to_string(kCostX) + "\" y=\"" +
-               std::to_string(mid + 4) + "\">-</text>\n";
+               std::to_string(mid + 4) + "\">\u2013</text>\n";
     }
     return out + "</g>\n";
 }
@@ -125,7 +126,11 @@ std::string scorecard_svg(const Scorecard& card) {
     double dearest = 0;
     for (const auto& row : card.rows)
         if (auto cost = row.cost_per_pass()) dearest = std::max(dearest, *cost);
-    const int height = kTop + static_cast<int>(card.rows.size()) * kRow + 16;
+    // Runs the agent did not finish (interrupted, never started) are in no rate: said under the
+    // rows, as the text and Markdown reports say it.
+    const std::string apart = apart_note(card.total);
+    const int rows_end = kTop + static_cast<int>(card.rows.size()) * kRow;
+    const int height = rows_end + 16 + (apart.empty() ? 0 : 20);
     const std::string title = "PASS rate with its 95% interval, and cost per PASS, by " + by;
     std::string out =
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +
@@ -145,7 +150,7 @@ std::string scorecard_svg(const Scorecard& card) {
     for (int tick : {0, 50, 100}) {
         const std::string x = std::to_string(kPassX + tick * kPassW / 100);
         out += "<line class=\"axis\" x1=\"" + x + "\" y1=\"" + std::to_string(kTop - 8) +
-               "\" x2=\"" + x + "\" y2=\"" + std::to_string(height - 12) + "\"/>\n";
+               "\" x2=\"" + x + "\" y2=\"" + std::to_string(rows_end + 4) + "\"/>\n";
         out += "<text x=\"" + x + "\" y=\"" + std::to_string(kTop - 12) +
                "\" text-anchor=\"middle\">" + std::to_string(tick) + "%</text>\n";
     }
@@ -153,6 +158,9 @@ std::string scorecard_svg(const Scorecard& card) {
     out += "<text x=\"" + std::to_string(kCostX) + "\" y=\"40\">cost per PASS</text>\n";
     for (std::size_t i = 0; i < card.rows.size(); ++i)
         out += row_svg(card.rows[i], static_cast<int>(i), dearest);
+    if (!apart.empty())
+        out += "<text class=\"none\" x=\"" + std::to_string(kLabelX) + "\" y=\"" +
+               std::to_string(rows_end + 16) + "\">" + escaped(apart) + "</text>\n";
     return out + "</svg>\n";
 }
 

@@ -216,6 +216,14 @@ TEST_F(DispatchRun, TheAgentSeesExactlyItsEnvironment) {
         // The protocol's five, the title and the round (docs/review.md): a first round has no
         // feedback.
         EXPECT_EQ(cocode_vars, 7);
+        // Each of cocode's is in docs/runs.md's list of what an agent gets.
+        const std::string documented = read_text(fs::path(COCODE_SOURCE_DIR) / "docs/runs.md");
+        for (const auto& line : read_lines(r.folder / "env.txt"))
+            if (line.rfind("COCODE_", 0) == 0 || line.rfind("JRUN_", 0) == 0) {
+                const std::string name = line.substr(0, line.find('='));
+                EXPECT_NE(documented.find("`" + name + "`"), std::string::npos)
+                    << name << " is not in docs/runs.md";
+            }
         EXPECT_TRUE(has("COCODE_ROUND=1")) << r.agent;
         EXPECT_FALSE(has_name("COCODE_FEEDBACK_FILE")) << r.agent;
         // Only the claude agent gets Anthropic's key, its base URL and its configured value;

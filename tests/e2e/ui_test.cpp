@@ -82,12 +82,20 @@ TEST_F(Dashboard, ARaceSeenLiveInChromiumStoppedFromThePageAndNoHostileTextRuns)
                "git commit -qm \"fix: $COCODE_READY_MARKER\"\n"
                "while [ ! -e \"$JRUN_RUN_FOLDER/end\" ]; do sleep 0.05; done\n");
     fs::permissions(agent, fs::perms::owner_all);
-    configure(
-        {{"agents",
-          {{"fast", {{"command", agent.string()}}}, {"slow", {{"command", agent.string()}}}}}});
-    Shell run = dispatch("run 1 --detach --sandbox none");
+    configure({{"agents",
+                {{"fast", {{"command", agent.string()}}},
+                 {"slow", {{"command", agent.string()}}},
+                 {"quiet", {{"command", "true"}}}}}});
+    // An agent that says nothing, on another issue, ended before the race starts: its page's
+    // log says it has no output (it was an empty dark bar).
+    Shell quiet = dispatch("run 2 --agent quiet --no-check --sandbox none");
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    const std::string quiet_id = runs().at(0).run_id;
+    Shell run = dispatch("run 1 --agent fast --agent slow --detach --sandbox none");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    auto started = runs();
+    std::vector<run::RunRecord> started;
+    for (const auto& r : runs())
+        if (r.issue == 1) started.push_back(r);
     ASSERT_EQ(started.size(), 2u);
     std::sort(started.begin(), started.end(),
               [](const auto& a, const auto& b) { return a.agent < b.agent; });
@@ -105,7 +113,8 @@ TEST_F(Dashboard, ARaceSeenLiveInChromiumStoppedFromThePageAndNoHostileTextRuns)
                            {"token", kToken},
                            {"artifacts", COCODE_UI_ARTIFACTS},
                            {"race", {{"id", fast.run_id}, {"folder", fast.folder.string()}}},
-                           {"stopped", {{"id", slow.run_id}}}};
+                           {"stopped", {{"id", slow.run_id}}},
+                           {"quiet", {{"id", quiet_id}}}};
     write_text(dir_.path() / "scenario.json", scenario.dump());
     // With the peers' Node.js first: playwright-core needs a newer one than Debian 12's, which
     // tests/peers/install then links there (tests/support/pinned-node).

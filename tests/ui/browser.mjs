@@ -4,7 +4,7 @@
 // person would and says what it found. Every wait is for something on the page, bounded.
 //   node browser.mjs SCENARIO_JSON
 // SCENARIO_JSON: {peers, chromium, url, token, readOnlyUrl, artifacts,
-//                 race: {id, folder}, stopped: {id}}, or {peers, chromium, url, artifacts,
+//                 race: {id, folder}, stopped: {id}, quiet: {id}}, or {peers, chromium, url, artifacts,
 //                 smoke: true} for the page alone (serve's /ui).
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -171,9 +171,28 @@ try {
   await shot(page, "run-diff");
   await page.click("#tab-0");
   await shot(page, "run-log");
+  // The run's id on one line, even on a phone's width (it wrapped at its hyphens).
+  await page.setViewportSize({ width: 390, height: 860 });
+  const idRects = await page.$$eval("main span.mono", (spans, id) => spans
+    .filter((s) => s.textContent === id).map((s) => s.getClientRects().length), scenario.race.id);
+  check(idRects.length === 1 && idRects[0] === 1, `the run's id is whole, on one line (${idRects})`);
+  await shot(page, "run-narrow");
+  await page.setViewportSize({ width: 1280, height: 860 });
   await accessible(page, "a run's page");
   check(await page.$$eval("a[href]", (as, t) => as.every((a) => !a.href.includes(t)), scenario.token),
     "no link on the run's page carries the token");
+
+  // A run whose agent said nothing: its log says so, in words, instead of an empty bar.
+  await page.goto(`${origin}${base}#/run/${encodeURIComponent(scenario.quiet.id)}`);
+  await page.waitForFunction((id) => document.querySelector("main")?.textContent.includes(id) &&
+    document.querySelector("#log"), scenario.quiet.id, { timeout: 30000 }).catch(() => {});
+  const silent = await page.evaluate(() => {
+    const log = document.querySelector("#log");
+    return log ? { text: log.textContent, before: getComputedStyle(log, "::before").content } : null;
+  });
+  check(silent && silent.text === "" && silent.before.includes("no output yet"),
+    `a silent agent's log says it has no output yet (${JSON.stringify(silent)})`);
+  await shot(page, "run-silent");
 
   // The scorecard's charts, and the environments with the queue.
   await page.click('nav a[data-view="scorecard"]');

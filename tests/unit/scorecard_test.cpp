@@ -506,6 +506,31 @@ TEST(Chart, NoLabelOfTheScorecardOverlapsAnother) {
     }
 }
 
+// The picture counts what the reports count: a run a person stopped and one whose agent never
+// started are in no bar, and said under the rows; an unpriced run's cost is the dash every
+// view shows (it read "-", and said nothing of the runs counted apart).
+TEST(Chart, TheScorecardDrawnSaysWhatItCountsApartAndWhatHasNoPrice) {
+    std::vector<RunFacts> facts;
+    for (int i = 0; i < 3; ++i) {
+        facts.push_back(
+            fact("script", "fix/S", i == 0 ? std::optional<bool>(true) : std::nullopt, 0));
+        facts.back().cost_usd = std::nullopt;  // a script's run: no price known
+    }
+    facts[1].apart = run::NotJudged::interrupted;
+    facts[2].apart = run::NotJudged::never_started;
+    const Scorecard card = scorecard(facts, {Dimension::agent});
+    ASSERT_EQ(card.rows.size(), 1u);
+    EXPECT_EQ(card.rows[0].judged, 1);
+    const std::string svg = scorecard_svg(card);
+    EXPECT_NE(svg.find(">100% (21%\u2013100%) of 1<"), std::string::npos) << svg;
+    EXPECT_NE(svg.find(">\u2013</text>"), std::string::npos) << "unpriced, not free" << svg;
+    EXPECT_EQ(svg.find(">-</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">runs counts 1 interrupted and 1 whose agent never started: not judged, "
+                       "not in the PASS rate</text>"),
+              std::string::npos)
+        << svg;
+}
+
 // The same chart as Markdown, for a step summary: a row per key with its bar of text, the
 // figures beside it, and the hostile model name as the characters it is.
 TEST(Chart, TheScorecardAsMarkdownHoldsItsFiguresAndNoMarkupFromTheRows) {
