@@ -246,14 +246,14 @@ namespace {
 // httplib lets another thread do to a request in flight.
 class StopWhileWaiting {
   public:
+    // Only a stop asked once it waits: what cocode sends once stopped (the live comment's last
+    // word on an interrupted batch) goes as before. Shut down again each tick: a stop that
+    // came before the connection was made cut nothing.
     explicit StopWhileWaiting(httplib::Client& client)
-        : watcher_([this, &client, asked = stop_asked_here()] {
+        : watcher_([this, &client, asked = stop_asked_here(), before = stop_asked()] {
               std::unique_lock lock(mutex_);
               while (!done_) {
-                  if (asked()) {
-                      client.stop();
-                      return;
-                  }
+                  if (!before && asked()) client.stop();
                   changed_.wait_for(lock, std::chrono::milliseconds(50));
               }
           }) {}
@@ -559,7 +559,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         if (!result) {
             httplib::Error error = result.error();
             std::string failure = options_.service + ": " + what + ": " + describe(error);
-            // Whether or not GitHub took it: a stop is a stop, said as one (exit 130).
+            // Cut short by a stop, whether or not GitHub took it: said as one (exit 130).
             if (stop_asked()) return Error{ExitCode::interrupted, failure + " (interrupted)"};
             if (error == httplib::Error::SSLServerVerification ||
                 error == httplib::Error::SSLLoadingCerts)
