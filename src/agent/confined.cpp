@@ -110,20 +110,26 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     plan.visible.push_back(store);
     // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
     plan.visible.push_back(dispatch_program().parent_path().parent_path());
+    // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
+    plan.hidden = secrets_in_home(home, nullptr);
     // A file an entry names (a CA bundle, a credentials file the configuration passes on) is
-    // there to be read; not the folders a variable of the user's session names.
+    // there to be read; not the folders a variable of the user's session names. Never cocode's
+    // own variables: their paths are the plan's to list, and one is the title, which
+    // its author writes (a title naming ~/.ssh/id_rsa or another run's folder showed it).
+    // Nor anything among the secrets, whoever names it.
     for (const auto& entry : environment) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
         const std::string name = entry.substr(0, eq);
         if (name == "HOME" || name == "PWD" || name == "OLDPWD" || name == "TMPDIR" ||
-            name.rfind("XDG_", 0) == 0 || name == "SSH_AUTH_SOCK" || name == "PATH")
+            name.rfind("XDG_", 0) == 0 || name == "SSH_AUTH_SOCK" || name == "PATH" ||
+            name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0)
             continue;
-        const fs::path named = entry.substr(eq + 1);
-        if (fs::exists(named, ec)) plan.visible.push_back(named);
+        const fs::path named = fs::path(entry.substr(eq + 1)).lexically_normal();
+        const bool secret = std::any_of(plan.hidden.begin(), plan.hidden.end(),
+                                        [&](const auto& h) { return path_within(named, h); });
+        if (!secret && fs::exists(named, ec)) plan.visible.push_back(named);
     }
-    // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
-    plan.hidden = secrets_in_home(home, nullptr);
     plan.protected_paths = {store, repo_root / run::kSealsDir};
     // Other runs' folders, their agents' HOMEs (a CLI's login), their egress sockets, and the
     // seals and their locks: out of sight. A child's own folders there come back (its plan's).
@@ -138,6 +144,12 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // missing is not covered, and a run that starts beside this one (the first batch of a
     // repository) makes it meanwhile, in sight.
     for (const fs::path& folder : plan.apart) fs::create_directories(folder, ec);
+    // Of what lies apart, only what a caller lists for its child comes back (its own run's
+    // folders), never what a variable happened to name.
+    std::erase_if(plan.visible, [&](const fs::path& path) {
+        return std::any_of(plan.apart.begin(), plan.apart.end(),
+                           [&](const fs::path& folder) { return path_within(path, folder); });
+    });
     return plan;
 }
 

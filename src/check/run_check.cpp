@@ -295,13 +295,13 @@ std::string not_judged_because(const run::RunRecord& record) {
 }
 
 RunStep::RunStep(const fs::path& repo_root, const std::string& run_id,
-                 const std::string& first_step) {
+                 const std::string& first_step, Begins begins) {
     if (run_id.empty() || repo_root.empty()) return;
     root_ = repo_root;
     run_id_ = run_id;
     const fs::path request = run::stop_request_path(root_, run_id_);
     std::error_code ec;
-    fs::remove(request, ec);
+    if (begins == Begins::the_check) fs::remove(request, ec);
     scope_.emplace([request] {
         std::error_code missing;
         return fs::exists(request, missing);
@@ -426,7 +426,7 @@ Result<PublishResult> publish_run_verdict(issues::IssueSource& source, const con
         config, record.folder.parent_path().parent_path().parent_path(), verdict);
     const fs::path repo_root = record.folder.parent_path().parent_path().parent_path();
     add_run_parts(request, verdict, repo_root);
-    RunStep publishing(repo_root, record.run_id, "publishing");
+    RunStep publishing(repo_root, record.run_id, "publishing", RunStep::Begins::a_later_step);
     auto published = publish(source, verdict, request);
     (void)run::note_publish_ended(record.folder,
                                   !published && published.error().code == ExitCode::interrupted);

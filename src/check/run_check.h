@@ -76,12 +76,14 @@ Result<CheckoutInput> input_for_checkout(const CheckoutAsk& ask);
 // While it lives, the run shows as being checked at its step (run/checking.h: `status` shows
 // it, `stop` finds it) and a person's stop of the run (`cocode-dispatch stop`, the dashboard's
 // Stop) is asked of this thread as Ctrl-C is (proc/interrupt.h): a verify's group ends, a
-// request to GitHub is cut short. A stop request left from before it is not for it. With no
-// run id it does nothing.
+// request to GitHub is cut short. A stop request left from before the check is not for it
+// (the check's first step removes it); one that came as the check ended is for the publishing that
+// follows. With no run id it does nothing.
 class RunStep {
   public:
+    enum class Begins { the_check, a_later_step };
     RunStep(const std::filesystem::path& repo_root, const std::string& run_id,
-            const std::string& first_step);
+            const std::string& first_step, Begins begins = Begins::the_check);
     ~RunStep();
     RunStep(const RunStep&) = delete;
     RunStep& operator=(const RunStep&) = delete;

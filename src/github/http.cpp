@@ -523,6 +523,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
                                       const std::optional<json>& body, Replay replay,
                                       const std::optional<std::string>& fixed_authorization,
                                       const Receiver* receive) {
+    const std::lock_guard one_at_a_time(sending_);
     std::string path = path_in;
     const bool is_get = method == "GET";
     int redirects = 0;

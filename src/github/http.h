@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -151,6 +152,10 @@ class HttpClient {
     HttpOptions options_;
     std::unique_ptr<Auth> auth_;
     std::unique_ptr<Transport> transport_;
+    // One request at a time, its retries included: threads that share a client (the judges
+    // publishing, the live comments) take turns, so that a stop of one thread's request cuts
+    // that request and no other's. Recursive: a token's exchange is a request of its own.
+    std::recursive_mutex sending_;
     HttpStats stats_;
     std::string quiet_why_;  // "rate limited (403, retry-after 2)", for a request held back
 };

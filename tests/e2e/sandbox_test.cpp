@@ -1214,6 +1214,35 @@ TEST_F(Sandbox, AnAgentSeesNothingOfAnotherRun) {
     EXPECT_NE(seen.find(by_agent["peek"].run_id), std::string::npos) << seen;
 }
 
+// The issue's title is its author's text, and the agent gets it as COCODE_ISSUE_TITLE: a title
+// that names a file of the user's secrets, or another run's folder, shows neither (the sandbox
+// brought back what any variable of the agent's named: the key read, the other run listed).
+TEST_F(Sandbox, AnIssueTitleNamingAPathShowsNothingOfIt) {
+    configure({{"agents", {{"first", script("first", "echo the-first-prompt > /dev/null\n")}}}});
+    ASSERT_EQ(dispatch_as_user("run 2 --no-check").exit_code, 0);
+    const std::string other = runs().at(0).folder.string();
+    const std::string peek =
+        "cat \"$COCODE_ISSUE_TITLE\" > \"$JRUN_RUN_FOLDER/seen\" 2>&1 || true\n"
+        "ls -A \"$COCODE_ISSUE_TITLE\" >> \"$JRUN_RUN_FOLDER/seen\" 2>&1 || true\n";
+    configure({{"agents", {{"peek", script("peek", peek)}}}});
+    for (const std::string& title : {(home_ / ".ssh/id_test").string(), other}) {
+        SCOPED_TRACE(title);
+        json issue = json::parse(read_text(repo_ / ".cocode/issues/1.json"));
+        issue["title"] = title;
+        write_text(repo_ / ".cocode/issues/1.json", issue.dump());
+        dispatch_as_user("clean 1 --force");  // the last title's run, if any
+        Shell run = dispatch_as_user("run 1 --no-check");
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        run::RunRecord mine;
+        for (const auto& r : runs())
+            if (r.issue == 1) mine = r;
+        const std::string seen = read_text(mine.folder / "seen");
+        EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
+        EXPECT_EQ(seen.find("prompt.md"), std::string::npos) << seen;
+        EXPECT_NE(seen.find("No such file"), std::string::npos) << seen;
+    }
+}
+
 // A batch's network namespaces are made ahead and given to one run after another (proc/
 // network_pool.h). The first run of the pair below tries to leave something in its network for
 // the next — a server on its loopback that outlives it (a daemon of its own session), an

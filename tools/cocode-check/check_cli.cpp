@@ -202,7 +202,8 @@ int run_check(const CheckArgs& args) {
             {args.push, args.open_pr});
         if (args.run || latest) check::add_run_parts(request, verdict, repo_dir);
         // A step of the run's check: `status` shows it, `stop` ends it (run/checking.h).
-        check::RunStep publishing(input.repository, input.run_id, "publishing");
+        check::RunStep publishing(input.repository, input.run_id, "publishing",
+                                  check::RunStep::Begins::a_later_step);
         auto result = check::publish(*source, verdict, request);
         if (!input.run_id.empty())
             (void)run::note_publish_ended(input.report_dir,
