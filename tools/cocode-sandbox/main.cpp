@@ -493,7 +493,8 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     for (Op& op : options.ops) {
         if ((op.kind == Kind::bind || op.kind == Kind::ro_bind) && op.source != "/") {
             struct stat there {};
-            if (op.optional && ::lstat(op.source.c_str(), &there) != 0 && errno == ENOENT) continue;
+            // As bubblewrap: a source that does not resolve (a dangling link too) is skipped.
+            if (op.optional && ::stat(op.source.c_str(), &there) != 0 && errno == ENOENT) continue;
             op.tree = clone_tree(op.source);
             // What is bound keeps no setuid bit, and no device but /dev/null's cover of a file.
             std::uint64_t attrs = MOUNT_ATTR_NOSUID;
