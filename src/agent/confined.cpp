@@ -85,7 +85,8 @@ std::vector<fs::path> program_folders(const fs::path& home, const std::string& p
 
 SandboxPlan repository_sandbox(const fs::path& repo_root,
                                const std::vector<std::string>& environment,
-                               const std::vector<fs::path>& hidden_first) {
+                               const std::vector<fs::path>& hidden_first,
+                               const fs::path& worktree_root) {
     SandboxPlan plan;
     plan.hidden_first = hidden_first;
     std::error_code ec;
@@ -117,6 +118,7 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // own variables: their paths are the plan's to list, and one is the title, which
     // its author writes (a title naming ~/.ssh/id_rsa or another run's folder showed it).
     // Nor anything among the secrets, whoever names it.
+    std::vector<fs::path> named_by_variables;
     for (const auto& entry : environment) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
@@ -125,10 +127,16 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
             name.rfind("XDG_", 0) == 0 || name == "SSH_AUTH_SOCK" || name == "PATH" ||
             name.rfind("COCODE_", 0) == 0 || name.rfind("JRUN_", 0) == 0)
             continue;
-        const fs::path named = fs::path(entry.substr(eq + 1)).lexically_normal();
-        const bool secret = std::any_of(plan.hidden.begin(), plan.hidden.end(),
-                                        [&](const auto& h) { return path_within(named, h); });
-        if (!secret && fs::exists(named, ec)) plan.visible.push_back(named);
+        // Judged by where it leads (a link to ~/.ssh is ~/.ssh), and bound there: the bind
+        // then follows no link.
+        const fs::path named = fs::weakly_canonical(entry.substr(eq + 1), ec);
+        if (ec || !fs::exists(named, ec)) continue;
+        const bool secret = std::any_of(plan.hidden.begin(), plan.hidden.end(), [&](const auto& h) {
+            std::error_code where;
+            const fs::path real = fs::weakly_canonical(h, where);
+            return path_within(named, h) || (!where && path_within(named, real));
+        });
+        if (!secret) named_by_variables.push_back(named);
     }
     plan.protected_paths = {store, repo_root / run::kSealsDir};
     // Other runs' folders, their agents' HOMEs (a CLI's login), their egress sockets, and the
@@ -144,12 +152,19 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // missing is not covered, and a run that starts beside this one (the first batch of a
     // repository) makes it meanwhile, in sight.
     for (const fs::path& folder : plan.apart) fs::create_directories(folder, ec);
-    // Of what lies apart, only what a caller lists for its child comes back (its own run's
-    // folders), never what a variable happened to name.
-    std::erase_if(plan.visible, [&](const fs::path& path) {
-        return std::any_of(plan.apart.begin(), plan.apart.end(),
-                           [&](const fs::path& folder) { return path_within(path, folder); });
-    });
+    // Of what lies apart (other runs' folders, the seals, cocode's locks, the other pairs'
+    // worktrees), only what a caller lists for its child comes back (its own run's folders),
+    // never what a variable happened to name.
+    std::vector<fs::path> apart = plan.apart;
+    if (!worktree_root.empty()) apart.push_back(worktree_root);
+    for (auto& folder : apart) {
+        std::error_code where;
+        if (fs::path real = fs::weakly_canonical(folder, where); !where) folder = real;
+    }
+    for (const auto& named : named_by_variables)
+        if (std::none_of(apart.begin(), apart.end(),
+                         [&](const fs::path& folder) { return path_within(named, folder); }))
+            plan.visible.push_back(named);
     return plan;
 }
 
@@ -269,7 +284,8 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
                 return Error::general("cannot make " + (scratch->path() / part).string() + ": " +
                                       ec.message());
         }
-        SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first);
+        SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first,
+                                              config::worktree_root_of(config, repo_root));
         plan.apart.push_back(config::worktree_root_of(config, repo_root));
         fs::create_directories(plan.apart.back(), ec);
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());

@@ -338,33 +338,22 @@ std::vector<std::string> sandbox_environment(std::vector<std::string> environmen
 std::vector<fs::path> host_secrets(const fs::path& user_home) {
     std::vector<fs::path> out;
     if (!user_home.empty() && user_home != "/")
-        for (const char* secret : {".ssh",
-                                   ".gnupg",
-                                   ".git-credentials",
-                                   ".config/git/credentials",
-                                   ".config/gh",
-                                   ".config/hub",
-                                   ".netrc",
-                                   ".aws",
-                                   ".azure",
-                                   ".config/gcloud",
-                                   ".docker",
-                                   ".kube",
-                                   ".npmrc",
-                                   ".yarnrc.yml",
-                                   ".pypirc",
-                                   ".config/pip",
-                                   ".cargo/credentials",
-                                   ".cargo/credentials.toml",
-                                   ".gem/credentials",
-                                   ".m2/settings.xml",
-                                   ".gradle/gradle.properties",
-                                   ".composer/auth.json",
-                                   ".config/composer/auth.json",
-                                   ".terraform.d/credentials.tfrc.json",
-                                   ".password-store",
-                                   ".local/share/keyrings"})
+        for (const char* secret :
+             {".ssh", ".gnupg", ".git-credentials", ".config/git/credentials", ".config/gh",
+              ".config/hub", ".netrc", ".aws", ".azure", ".config/gcloud", ".docker", ".kube",
+              ".npmrc", ".yarnrc.yml", ".pypirc", ".config/pip", ".cargo/credentials",
+              ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+              ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
+              ".terraform.d/credentials.tfrc.json", ".password-store", ".local/share/keyrings",
+              ".vault-token", ".pgpass", ".my.cnf", ".s3cfg", ".boto",
+              ".config/containers/auth.json", ".config/rclone",
+              // What was typed at a prompt (a token pasted, a password).
+              ".bash_history", ".zsh_history", ".python_history", ".node_repl_history",
+              ".psql_history", ".mysql_history"})
             out.push_back(user_home / secret);
+    // A GitHub App's private key, wherever the dispatcher was told it is.
+    if (const char* key = std::getenv("COCODE_GITHUB_APP_PRIVATE_KEY_PATH"); key && *key == '/')
+        out.emplace_back(key);
     // The host's services a child could ask to run something outside: the user's systemd and
     // D-Bus (systemd-run --user), the system bus, container engines.
     for (const char* socket : {"/run/user", "/run/dbus", "/run/docker.sock", "/run/docker",

@@ -243,6 +243,20 @@ PY
                                       " run 1 2 --no-check",
                                   repo_)
                              : dispatch_as_user("run 1 2 --no-check");
+        // A chroot or a container may refuse that user the namespaces a sandbox is made of
+        // ("cannot mount a procfs"): the runs are then refused as documented, and there is no
+        // network to hand on.
+        if (as_other &&
+            sh(as_nobody + quote(tool_path("cocode-sandbox").string()) +
+                   " --unshare-pid --cap-drop ALL --ro-bind / / --dev /dev --proc /proc -- true",
+               repo_)
+                    .exit_code != 0) {
+            EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+            EXPECT_NE((run.out + run.err).find("\"sandbox\": \"none\""), std::string::npos)
+                << run.err;
+            GTEST_SKIP() << "user 65534 gets no sandbox here (no user namespace): its runs were "
+                            "refused";
+        }
         ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
         std::map<long, run::RunRecord> by_issue;
         for (const auto& r : runs()) by_issue[r.issue] = r;
@@ -1241,6 +1255,34 @@ TEST_F(Sandbox, AnIssueTitleNamingAPathShowsNothingOfIt) {
         EXPECT_EQ(seen.find("prompt.md"), std::string::npos) << seen;
         EXPECT_NE(seen.find("No such file"), std::string::npos) << seen;
     }
+}
+
+// The same of a variable of the configuration's, by where it leads: a link in HOME to the
+// user's key, a shell's history, another pair's worktree (its uncommitted work). Each came back
+// (the checks went by the path's spelling, and the worktrees' folder was set apart after them).
+TEST_F(Sandbox, AVariableLeadingToASecretOrAnotherPairShowsNothingOfIt) {
+    fs::create_symlink(home_ / ".ssh/id_test", home_ / "ca.pem");
+    fs::create_directory_symlink(home_ / ".ssh", home_ / "sshlink");
+    write_text(home_ / ".bash_history", "export TOKEN=typed-" + secret_ + "\n");
+    configure({{"agents", {{"other", script("other", "echo uncommitted-of-other > wip.txt\n")}}}});
+    ASSERT_EQ(dispatch_as_user("run 2 --no-check").exit_code, 0);
+    ASSERT_TRUE(fs::exists(repo_ / ".cocode/worktrees/2-other/wip.txt"));
+    json peek = script("peek",
+                       "for v in \"$V1\" \"$V2/id_test\" \"$V3\" \"$V4/wip.txt\"; do\n"
+                       "  cat \"$v\" >> \"$JRUN_RUN_FOLDER/seen\" 2>&1 || true\n"
+                       "done\n");
+    peek["env"] = {{"V1", (home_ / "ca.pem").string()},
+                   {"V2", (home_ / "sshlink").string()},
+                   {"V3", (home_ / ".bash_history").string()},
+                   {"V4", (repo_ / ".cocode/worktrees/2-other").string()}};
+    configure({{"agents", {{"peek", peek}}}});
+    ASSERT_EQ(dispatch_as_user("run 1 --no-check").exit_code, 0);
+    run::RunRecord mine;
+    for (const auto& r : runs())
+        if (r.issue == 1) mine = r;
+    const std::string seen = read_text(mine.folder / "seen");
+    EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
+    EXPECT_EQ(seen.find("uncommitted-of-other"), std::string::npos) << seen;
 }
 
 // A batch's network namespaces are made ahead and given to one run after another (proc/
