@@ -119,6 +119,7 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // its author writes (a title naming ~/.ssh/id_rsa or another run's folder showed it).
     // Nor anything among the secrets, whoever names it.
     std::vector<fs::path> named_by_variables;
+    std::vector<fs::path> secrets;  // asked where they lead only once a variable names a path
     for (const auto& entry : environment) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
@@ -131,11 +132,15 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
         // then follows no link.
         const fs::path named = fs::weakly_canonical(entry.substr(eq + 1), ec);
         if (ec || !fs::exists(named, ec)) continue;
-        const bool secret = std::any_of(plan.hidden.begin(), plan.hidden.end(), [&](const auto& h) {
-            std::error_code where;
-            const fs::path real = fs::weakly_canonical(h, where);
-            return path_within(named, h) || (!where && path_within(named, real));
-        });
+        if (secrets.empty())
+            for (const auto& hidden : plan.hidden) {
+                secrets.push_back(hidden);
+                std::error_code where;
+                if (fs::path real = fs::weakly_canonical(hidden, where); !where && real != hidden)
+                    secrets.push_back(real);
+            }
+        const bool secret = std::any_of(secrets.begin(), secrets.end(),
+                                        [&](const auto& h) { return path_within(named, h); });
         if (!secret) named_by_variables.push_back(named);
     }
     plan.protected_paths = {store, repo_root / run::kSealsDir};
