@@ -53,13 +53,21 @@ std::optional<Checking> checking_now(const fs::path& repo_root, const std::strin
     return step;
 }
 
-Result<void> note_check_ended(const fs::path& run_folder, bool interrupted) {
-    // Only where a state is kept already: a run from before states were kept gets none of only
-    // this field (record_from would take its empty issue and branch from it).
+namespace {
+
+// How a step after the agent (its check, its publishing) ended, kept in the run's state under
+// `field`. Only where a state is kept already: a run from before states were kept gets none
+// of only this field (record_from would take its empty issue and branch from it).
+Result<void> note_ended(const fs::path& run_folder, const char* field, bool interrupted) {
     if (!kept_status(run_folder)) return {};
-    return keep_state(run_folder, [&](FlatYaml& kept) {
-        kept.set("check", interrupted ? "interrupted" : "done");
-    });
+    return keep_state(
+        run_folder, [&](FlatYaml& kept) { kept.set(field, interrupted ? "interrupted" : "done"); });
+}
+
+}  // namespace
+
+Result<void> note_check_ended(const fs::path& run_folder, bool interrupted) {
+    return note_ended(run_folder, "check", interrupted);
 }
 
 bool check_interrupted(const fs::path& run_folder) {
@@ -67,10 +75,7 @@ bool check_interrupted(const fs::path& run_folder) {
 }
 
 Result<void> note_publish_ended(const fs::path& run_folder, bool interrupted) {
-    if (!kept_status(run_folder)) return {};
-    return keep_state(run_folder, [&](FlatYaml& kept) {
-        kept.set("publish", interrupted ? "interrupted" : "done");
-    });
+    return note_ended(run_folder, "publish", interrupted);
 }
 
 bool publish_interrupted(const fs::path& run_folder) {

@@ -76,6 +76,33 @@ class Stop : public DispatchRun {
                status.out.find(" of 10m)") != std::string::npos;
     }
 
+    // A run with a worktree_setup command that runs until it is ended, started in the
+    // background: its dispatcher's pid, once that command runs.
+    pid_t a_setup_running() {
+        configure({{"worktree_setup", {{"commands", {"sleep " + mark()}}}},
+                   {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+        const pid_t dispatcher = start("cocode-dispatch", "run 1");
+        EXPECT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
+            << read_text(repo_ / "err.txt");
+        return dispatcher;
+    }
+
+    // The run ended interrupted in its setup: exit 130, the command ended, not judged.
+    void expect_interrupted_in_setup() {
+        EXPECT_EQ(ended(), "130\n") << read_text(repo_ / "err.txt");
+        EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(20)));
+        const auto& r = only_run();
+        EXPECT_EQ(r.status, run::RunStatus::failed);
+        EXPECT_EQ(r.reason, run::StopReason::interrupted);
+        EXPECT_EQ(r.exit_code, 130);
+        const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
+        EXPECT_NE(said.find("interrupted in setup: worktree_setup.commands"), std::string::npos)
+            << said;
+        // Not judged: nothing of the agent's is there.
+        EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+        EXPECT_EQ(said.find("FAIL"), std::string::npos) << said;
+    }
+
     void expect_check_interrupted(const std::string& err) {
         EXPECT_NE(err.find("interrupted in the check, during verify: trap '' TERM; setsid sleep " +
                            mark()),
@@ -147,49 +174,20 @@ TEST_F(Stop, CtrlCEndsCocodeChecksVerify) {
 }
 
 TEST_F(Stop, CtrlCInTheWorktreeSetupEndsItAndTheRunIsInterruptedNotFailed) {
-    configure({{"worktree_setup", {{"commands", {"sleep " + mark()}}}},
-               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
-    const pid_t dispatcher = start("cocode-dispatch", "run 1");
-    ASSERT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
-        << read_text(repo_ / "err.txt");
+    const pid_t dispatcher = a_setup_running();
     ASSERT_EQ(::kill(dispatcher, SIGINT), 0);
-    const std::string code = ended();
-    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
-    EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(20)));
-    const auto& r = only_run();
-    EXPECT_EQ(r.status, run::RunStatus::failed);
-    EXPECT_EQ(r.reason, run::StopReason::interrupted);
-    EXPECT_EQ(r.exit_code, 130);
-    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
-    EXPECT_NE(said.find("interrupted in setup: worktree_setup.commands"), std::string::npos)
-        << said;
-    // Not judged: nothing of the agent's is there.
-    EXPECT_FALSE(fs::exists(r.folder / "check.json"));
-    EXPECT_EQ(said.find("FAIL"), std::string::npos) << said;
+    expect_interrupted_in_setup();
 }
 
 // `stop` (and so the dashboard's Stop, the same call) while the run's worktree_setup command
 // runs: that command's group is ended, as Ctrl-C ends it, and the run is interrupted in its
 // setup; before, the stop waited for the command to end by itself or time out (20 minutes).
 TEST_F(Stop, StopInTheWorktreeSetupEndsItAndTheRunIsInterruptedNotFailed) {
-    configure({{"worktree_setup", {{"commands", {"sleep " + mark()}}}},
-               {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
-    start("cocode-dispatch", "run 1");
-    ASSERT_TRUE(wait_until([&] { return verify_running(); }, std::chrono::seconds(60)))
-        << read_text(repo_ / "err.txt");
+    a_setup_running();
     Shell stop = dispatch("stop " + only_run().run_id);
     ASSERT_EQ(stop.exit_code, 0) << stop.err;
     EXPECT_NE(stop.out.find("stopping " + only_run().run_id), std::string::npos) << stop.out;
-    const std::string code = ended();
-    EXPECT_EQ(code, "130\n") << read_text(repo_ / "err.txt");
-    EXPECT_TRUE(wait_until([&] { return !verify_running(); }, std::chrono::seconds(20)));
-    const auto& r = only_run();
-    EXPECT_EQ(r.status, run::RunStatus::failed);
-    EXPECT_EQ(r.reason, run::StopReason::interrupted);
-    const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
-    EXPECT_NE(said.find("interrupted in setup: worktree_setup.commands"), std::string::npos)
-        << said;
-    EXPECT_FALSE(fs::exists(r.folder / "check.json"));
+    expect_interrupted_in_setup();
 }
 
 TEST_F(Stop, ARunStoppedWhileItsAgentRanIsNotJudged) {
