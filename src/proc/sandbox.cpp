@@ -252,12 +252,29 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
             !fs::is_character_file(path, ec) && !fs::is_block_file(path, ec))
             back.push_back(path.lexically_normal());
     std::sort(back.begin(), back.end());
-    for (std::size_t i = 0; i < back.size(); ++i) {
-        const bool inside_another =
-            std::any_of(back.begin(), back.begin() + i,
-                        [&](const fs::path& up) { return within(back[i], up); });
-        if (!inside_another)
-            out.insert(out.end(), {"--ro-bind", back[i].string(), back[i].string()});
+    // What is hidden first stays hidden inside whatever comes back around it (cocode's programs
+    // in a build tree that also holds a replay's main repository, both under /tmp): hidden again
+    // just after it, and of it only what the plan reads comes back. Sorted, a folder comes
+    // before what lies in it, so each path is judged by the deepest of what was done above it.
+    std::vector<std::pair<fs::path, bool>> done;  // a folder bound back (true) or hidden again
+    const auto shown_already = [&](const fs::path& path) {
+        const std::pair<fs::path, bool>* deepest = nullptr;
+        for (const auto& step : done)
+            if (within(path, step.first) &&
+                (!deepest || step.first.native().size() > deepest->first.native().size()))
+                deepest = &step;
+        return deepest && deepest->second;
+    };
+    for (const auto& path : back) {
+        if (shown_already(path)) continue;
+        out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
+        done.emplace_back(path, true);
+        for (const auto& first : plan.hidden_first)
+            if (within(first, path) && first.lexically_normal() != path &&
+                fs::is_directory(first, ec)) {
+                out.insert(out.end(), {"--tmpfs", first.string()});
+                done.emplace_back(first.lexically_normal(), false);
+            }
     }
     // Out of sight again inside what came back, but for what the plan reads there; what it
     // writes there comes back below.

@@ -77,10 +77,10 @@ TEST(SandboxPlan, WhatLiesWithinAFolderIsDecidedByNamesAsTheirNormalFormsRead) {
     EXPECT_FALSE(path_within("/r/.cocode/runs-old", "/r/.cocode/runs"));
 }
 
-// The position of `word` followed by `path` in `argv`, or npos.
+// The position of `word` followed by `path` in `argv` (after `after`), or npos.
 std::size_t where(const std::vector<std::string>& argv, const std::string& word,
-                  const std::string& path) {
-    for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+                  const std::string& path, std::size_t after = std::string::npos) {
+    for (std::size_t i = after == std::string::npos ? 0 : after + 1; i + 1 < argv.size(); ++i)
         if (argv[i] == word && argv[i + 1] == path) return i;
     return std::string::npos;
 }
@@ -131,6 +131,31 @@ TEST(SandboxPlan, WhatItReadsApartComesBackOnceMadeAndTheDevicesAreItsOwn) {
     EXPECT_EQ(argv[own + 2], wt.string());
     EXPECT_EQ(where(argv, "--ro-bind", "/dev/null"), std::string::npos)
         << "the host's /dev/null over the sandbox's own";
+}
+
+// A replay hides its main repository first; cocode's programs come back read-only, and when
+// they lie in a folder around that repository (a build tree holding both, under /tmp, which
+// the child's own /tmp covers), the repository is hidden again inside it, and of it only
+// what the plan reads (the replay's own repository) comes back.
+TEST(SandboxPlan, WhatIsHiddenFirstStaysHiddenInsideAFolderThatComesBackAroundIt) {
+    test::TempDir dir;  // under /tmp: a folder of the child's own /tmp covers it
+    const fs::path build = dir / "build", main_repo = build / "scratch/repo",
+                   replay = main_repo / ".git/cocode/replay/r1", own = dir / "own";
+    fs::create_directories(replay);
+    fs::create_directories(own / "tmp");
+    SandboxPlan plan;
+    plan.tmp = own / "tmp";
+    plan.hidden_first = {main_repo};
+    plan.visible = {build, replay};
+    ASSERT_EQ(plan_refused(plan), "");
+    const auto argv = sandboxed_argv("cocode-sandbox", plan, {"agent"});
+    const std::size_t around = where(argv, "--ro-bind", build.string());
+    const std::size_t again = where(argv, "--tmpfs", main_repo.string(), around);
+    const std::size_t its_own = where(argv, "--ro-bind", replay.string(), around);
+    ASSERT_NE(around, std::string::npos) << "cocode's programs come back under its own /tmp";
+    ASSERT_NE(again, std::string::npos) << "the main repository shows again inside them";
+    ASSERT_NE(its_own, std::string::npos) << "the replay's repository stays covered";
+    EXPECT_LT(again, its_own);
 }
 
 TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
