@@ -269,6 +269,42 @@ TEST_F(Stop, StopWhileTheVerdictIsPublishedEndsItAndKeepsTheVerdictHere) {
     EXPECT_EQ(server.held(), 1) << "one request, never sent again";
 }
 
+// The same through the other door, `cocode-check --run ID --publish` (the verdict sent later, by
+// hand or by a runner): `status` shows its publishing, `stop` ends it at once, and it exits 130
+// with the verdict kept here.
+TEST_F(Stop, StopWhileCocodeCheckPublishesARunEndsIt) {
+    FakeGitHub server(loopback_options());
+    server.add_issue(1, "Fix it", "b", {});
+    Fault hung;
+    hung.method = "POST";
+    hung.path_contains = "/issues/1/comments";
+    hung.kind = Fault::Kind::hold;
+    hung.times = 100;
+    server.inject(hung);
+    configure(
+        {{"progress", false}, {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    ASSERT_EQ(dispatch("run 1").exit_code, 0);
+    const std::string id = only_run().run_id;
+    start("cocode-check",
+          "--run " + id + " --publish --repo octo-org/demo --api-url " + server.base_url() +
+              " --ca-bundle " + quote(loopback_tls().files.certificate.string()),
+          "GITHUB_TOKEN=" + std::string(kTestToken) + " ");
+    ASSERT_TRUE(wait_until([&] { return server.held() > 0; }, std::chrono::seconds(60)))
+        << read_text(repo_ / "err.txt");
+    EXPECT_NE(dispatch("status").out.find("checking (publishing"), std::string::npos)
+        << dispatch("status").out;
+    Shell stop = dispatch("stop " + id, "timeout 15 ");
+    ASSERT_EQ(stop.exit_code, 0) << "124: still publishing 15 s after the stop\n" << stop.err;
+    EXPECT_NE(stop.out.find(id + ": completed, its publishing interrupted"), std::string::npos)
+        << stop.out;
+    EXPECT_EQ(ended(), "130\n") << read_text(repo_ / "err.txt");
+    const auto& r = only_run();
+    EXPECT_TRUE(fs::exists(r.folder / "check.json")) << "the verdict is kept here";
+    const auto events = event_types(r);
+    EXPECT_EQ(std::count(events.begin(), events.end(), "PUBLISH"), 0);
+    EXPECT_EQ(server.held(), 1) << "one request, never sent again";
+}
+
 // `clean --stop` stops a run still going first, as `stop` does, then removes what it made;
 // without --stop it leaves it, naming both ways.
 TEST_F(Stop, CleanStopStopsARunningPairThenRemovesIt) {
