@@ -533,6 +533,7 @@ void Judges::work() {
                 check.pr_url = published->pr_url;
             } else {
                 check.error = "publishing: " + published.error().message;
+                check.publish_interrupted = published.error().code == ExitCode::interrupted;
             }
         }
         if (on_judged_) on_judged_(check);

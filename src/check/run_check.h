@@ -141,6 +141,7 @@ struct BatchCheck {
     std::string comment_url;   // when published
     std::string pr_url;        // when a pull request was opened
     bool interrupted = false;  // the check was stopped (Ctrl-C, `stop`): no verdict, no error
+    bool publish_interrupted = false;  // its publishing was stopped: the verdict only here
 };
 // Runs judged as they are handed in (each as soon as it ended, wherever it started), up to
 // `parallel` at once, each verdict published right after (one publication at a time: the

@@ -122,6 +122,44 @@ class Stop : public DispatchRun {
         EXPECT_EQ(row["verdict"], "interrupted");
         EXPECT_TRUE(row["checking"].is_null());
     }
+
+    // A GitHub that answers nothing to the verdict's comment (a hung front end), and a seed
+    // agent; then the command line's part that publishes there and the token it needs.
+    std::string hold_the_verdicts_comment(FakeGitHub& server) {
+        server.add_issue(1, "Fix it", "b", {});
+        Fault hung;
+        hung.method = "POST";
+        hung.path_contains = "/issues/1/comments";
+        hung.kind = Fault::Kind::hold;
+        hung.times = 100;
+        server.inject(hung);
+        configure({{"progress", false},
+                   {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+        return " --publish --repo octo-org/demo --api-url " + server.base_url() + " --ca-bundle " +
+               quote(loopback_tls().files.certificate.string());
+    }
+    static std::string token() { return "GITHUB_TOKEN=" + std::string(kTestToken) + " "; }
+
+    // Once its request is held: `status` shows the publishing, `stop` ends it at once and says
+    // so, the verdict is kept here and the request is never sent again.
+    void expect_publishing_stopped(const FakeGitHub& server) {
+        ASSERT_TRUE(wait_until([&] { return server.held() > 0; }, std::chrono::seconds(60)))
+            << read_text(repo_ / "err.txt");
+        const std::string id = only_run().run_id;
+        EXPECT_NE(dispatch("status").out.find("checking (publishing"), std::string::npos)
+            << dispatch("status").out;
+        // Waiting for the run to end: bounded by half the request's read timeout (30 s).
+        Shell stop = dispatch("stop " + id, "timeout 15 ");
+        ASSERT_EQ(stop.exit_code, 0) << "124: still publishing 15 s after the stop\n" << stop.err;
+        EXPECT_NE(stop.out.find(id + ": completed, its publishing interrupted"), std::string::npos)
+            << stop.out;
+        EXPECT_EQ(ended(), "130\n") << read_text(repo_ / "err.txt");
+        const auto& r = only_run();
+        EXPECT_TRUE(fs::exists(r.folder / "check.json")) << "the verdict is kept here";
+        const auto events = event_types(r);
+        EXPECT_EQ(std::count(events.begin(), events.end(), "PUBLISH"), 0);
+        EXPECT_EQ(server.held(), 1) << "one request, never sent again";
+    }
 };
 
 TEST_F(Stop, CtrlCInTheCheckEndsItsVerifyAndLeavesNoVerdict) {
@@ -235,74 +273,20 @@ TEST_F(Stop, AStopEndsAnAgentThatIgnoresItWithinASecondOfGrace) {
 // and the run waited on GitHub.
 TEST_F(Stop, StopWhileTheVerdictIsPublishedEndsItAndKeepsTheVerdictHere) {
     FakeGitHub server(loopback_options());
-    server.add_issue(1, "Fix it", "b", {});
-    Fault hung;
-    hung.method = "POST";
-    hung.path_contains = "/issues/1/comments";
-    hung.kind = Fault::Kind::hold;
-    hung.times = 100;
-    server.inject(hung);
-    configure(
-        {{"progress", false}, {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
-    const std::string github = "GITHUB_TOKEN=" + std::string(kTestToken) + " ";
-    start("cocode-dispatch",
-          "run 1 --publish --repo octo-org/demo --api-url " + server.base_url() + " --ca-bundle " +
-              quote(loopback_tls().files.certificate.string()),
-          github);
-    ASSERT_TRUE(wait_until([&] { return server.held() > 0; }, std::chrono::seconds(60)))
-        << read_text(repo_ / "err.txt");
-    const std::string id = only_run().run_id;
-    EXPECT_NE(dispatch("status").out.find("checking (publishing"), std::string::npos)
-        << dispatch("status").out;
-    // Waiting for the run to end: bounded by half the request's read timeout (30 s).
-    Shell stop = dispatch("stop " + id, "timeout 15 ");
-    ASSERT_EQ(stop.exit_code, 0) << "124: still publishing 15 s after the stop\n" << stop.err;
-    EXPECT_NE(stop.out.find(id + ": completed, its publishing interrupted"), std::string::npos)
-        << stop.out;
-    EXPECT_NE(ended(), "");
+    start("cocode-dispatch", "run 1" + hold_the_verdicts_comment(server), token());
+    expect_publishing_stopped(server);
     const std::string said = read_text(repo_ / "out.txt") + read_text(repo_ / "err.txt");
     EXPECT_NE(said.find("(interrupted)"), std::string::npos) << said;
-    const auto& r = only_run();
-    EXPECT_TRUE(fs::exists(r.folder / "check.json")) << "the verdict is kept here";
-    const auto events = event_types(r);
-    EXPECT_EQ(std::count(events.begin(), events.end(), "PUBLISH"), 0);
-    EXPECT_EQ(server.held(), 1) << "one request, never sent again";
 }
 
 // The same through the other door, `cocode-check --run ID --publish` (the verdict sent later, by
-// hand or by a runner): `status` shows its publishing, `stop` ends it at once, and it exits 130
-// with the verdict kept here.
+// hand or by a runner): it exits 130 too.
 TEST_F(Stop, StopWhileCocodeCheckPublishesARunEndsIt) {
     FakeGitHub server(loopback_options());
-    server.add_issue(1, "Fix it", "b", {});
-    Fault hung;
-    hung.method = "POST";
-    hung.path_contains = "/issues/1/comments";
-    hung.kind = Fault::Kind::hold;
-    hung.times = 100;
-    server.inject(hung);
-    configure(
-        {{"progress", false}, {"agents", {{"seed", {{"command", agent_path("seed-agent.py")}}}}}});
+    const std::string publish = hold_the_verdicts_comment(server);
     ASSERT_EQ(dispatch("run 1").exit_code, 0);
-    const std::string id = only_run().run_id;
-    start("cocode-check",
-          "--run " + id + " --publish --repo octo-org/demo --api-url " + server.base_url() +
-              " --ca-bundle " + quote(loopback_tls().files.certificate.string()),
-          "GITHUB_TOKEN=" + std::string(kTestToken) + " ");
-    ASSERT_TRUE(wait_until([&] { return server.held() > 0; }, std::chrono::seconds(60)))
-        << read_text(repo_ / "err.txt");
-    EXPECT_NE(dispatch("status").out.find("checking (publishing"), std::string::npos)
-        << dispatch("status").out;
-    Shell stop = dispatch("stop " + id, "timeout 15 ");
-    ASSERT_EQ(stop.exit_code, 0) << "124: still publishing 15 s after the stop\n" << stop.err;
-    EXPECT_NE(stop.out.find(id + ": completed, its publishing interrupted"), std::string::npos)
-        << stop.out;
-    EXPECT_EQ(ended(), "130\n") << read_text(repo_ / "err.txt");
-    const auto& r = only_run();
-    EXPECT_TRUE(fs::exists(r.folder / "check.json")) << "the verdict is kept here";
-    const auto events = event_types(r);
-    EXPECT_EQ(std::count(events.begin(), events.end(), "PUBLISH"), 0);
-    EXPECT_EQ(server.held(), 1) << "one request, never sent again";
+    start("cocode-check", "--run " + only_run().run_id + publish, token());
+    expect_publishing_stopped(server);
 }
 
 // `clean --stop` stops a run still going first, as `stop` does, then removes what it made;

@@ -447,6 +447,8 @@ int run_pairs(const RunArgs& args, const Workspace& ws, std::optional<config::Du
     int code =
         interrupted ? static_cast<int>(ExitCode::interrupted) : agent::batch_exit_code(batch);
     for (const auto& c : checks) {
+        // A verdict whose publishing a person stopped: the run was interrupted too.
+        if (c.publish_interrupted) code = static_cast<int>(ExitCode::interrupted);
         if (c.verdict) continue;
         if (c.interrupted) {
             code = static_cast<int>(ExitCode::interrupted);
