@@ -151,7 +151,9 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // waits for ever. Made now: one made later would show through the read-only view.
     plan.apart = {repo_root / run::kRunsDir, repo_root / ".cocode/sandboxes",
                   repo_root / run::kSealsDir};
-    for (const fs::path& own : {own_git, environment::Store::locks_in(store)})
+    // The pairs' worktrees too (their uncommitted work), where a caller names them: its own
+    // comes back with what it writes.
+    for (const fs::path& own : {own_git, environment::Store::locks_in(store), worktree_root})
         if (!own.empty()) plan.apart.push_back(own);
     // Each made now, whether or not anything is in it yet: a folder the command line finds
     // missing is not covered, and a run that starts beside this one (the first batch of a
@@ -161,7 +163,6 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // worktrees), only what a caller lists for its child comes back (its own run's folders),
     // never what a variable happened to name.
     std::vector<fs::path> apart = plan.apart;
-    if (!worktree_root.empty()) apart.push_back(worktree_root);
     for (auto& folder : apart) {
         std::error_code where;
         if (fs::path real = fs::weakly_canonical(folder, where); !where) folder = real;
@@ -291,8 +292,6 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
         }
         SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first,
                                               config::worktree_root_of(config, repo_root));
-        plan.apart.push_back(config::worktree_root_of(config, repo_root));
-        fs::create_directories(plan.apart.back(), ec);
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
         plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());

@@ -27,7 +27,7 @@ namespace cocode::agent {
 // programs, the files `environment` names: a CA bundle), what it must not see (the host's
 // secrets, every coding CLI's configuration and login under the user's HOME) and what it must
 // never write (the store, the seals). Callers add what it writes, its HOME and its /tmp.
-// `worktree_root`, where the pairs' worktrees are: what a variable names there stays apart too.
+// `worktree_root`, where the pairs' worktrees are, is apart too (made now, as the others).
 SandboxPlan repository_sandbox(const std::filesystem::path& repo_root,
                                const std::vector<std::string>& environment,
                                const std::vector<std::filesystem::path>& hidden_first = {},

@@ -386,13 +386,9 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
 // the host is read-only, the user's credentials and every CLI's login in the user's HOME out of
 // sight (its own CLI's configuration is copied into its HOME).
 SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) {
+    // The other pairs' worktrees (their uncommitted work) out of sight; its own comes back.
     SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first,
                                           context.worktree_root());
-    // The other pairs' worktrees (their uncommitted work) out of sight; its own comes back.
-    // Made now, before any run of the batch has its worktree (see repository_sandbox).
-    plan.apart.push_back(context.worktree_root());
-    std::error_code ec;
-    fs::create_directories(plan.apart.back(), ec);
     // Its git storage (git/agent_repo.h), beside its HOME and /tmp (below): what is in them is
     // its own, not its pair's folder. Could it replace `git` there with a link, the sandboxes
     // cocode starts itself on that repository (taking the branch back, the check's and clean's

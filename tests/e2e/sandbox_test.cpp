@@ -110,6 +110,14 @@ class Sentinel {
 
 class Sandbox : public DispatchRun {
   protected:
+    // What the issue's run wrote in its folder's `seen`: what its agent could read.
+    std::string seen_by_the_run_of(long issue) {
+        for (const auto& r : runs())
+            if (r.issue == issue) return read_text(r.folder / "seen");
+        ADD_FAILURE() << "no run of issue " << issue;
+        return "";
+    }
+
     void SetUp() override {
         if (!probe_sandbox().available) {
             ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
@@ -1247,10 +1255,7 @@ TEST_F(Sandbox, AnIssueTitleNamingAPathShowsNothingOfIt) {
         dispatch_as_user("clean 1 --force");  // the last title's run, if any
         Shell run = dispatch_as_user("run 1 --no-check");
         ASSERT_EQ(run.exit_code, 0) << run.err;
-        run::RunRecord mine;
-        for (const auto& r : runs())
-            if (r.issue == 1) mine = r;
-        const std::string seen = read_text(mine.folder / "seen");
+        const std::string seen = seen_by_the_run_of(1);
         EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
         EXPECT_EQ(seen.find("prompt.md"), std::string::npos) << seen;
         EXPECT_NE(seen.find("No such file"), std::string::npos) << seen;
@@ -1277,12 +1282,10 @@ TEST_F(Sandbox, AVariableLeadingToASecretOrAnotherPairShowsNothingOfIt) {
                    {"V4", (repo_ / ".cocode/worktrees/2-other").string()}};
     configure({{"agents", {{"peek", peek}}}});
     ASSERT_EQ(dispatch_as_user("run 1 --no-check").exit_code, 0);
-    run::RunRecord mine;
-    for (const auto& r : runs())
-        if (r.issue == 1) mine = r;
-    const std::string seen = read_text(mine.folder / "seen");
+    const std::string seen = seen_by_the_run_of(1);
     EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
     EXPECT_EQ(seen.find("uncommitted-of-other"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("No such file"), std::string::npos) << "the agent looked: " << seen;
 }
 
 // A batch's network namespaces are made ahead and given to one run after another (proc/
