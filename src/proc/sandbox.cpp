@@ -8,6 +8,7 @@
 
 #include "core/files.h"
 #include "proc/command.h"
+#include "proc/spawn.h"
 
 namespace cocode {
 namespace fs = std::filesystem;
@@ -105,16 +106,7 @@ SandboxMaker maker_named(const std::string& recorded) {
     return recorded == kBubblewrap ? SandboxMaker::bubblewrap : SandboxMaker::cocode;
 }
 
-fs::path sandbox_program() {
-    std::error_code ec;
-    const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    if (!ec)
-        for (const fs::path& candidate :
-             {dir / kCocodeSandbox, dir / ".." / "libexec" / "cocode" / kCocodeSandbox})
-            if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
-    if (auto found = find_in_path(kCocodeSandbox)) return *found;
-    return {};
-}
+fs::path sandbox_program() { return program_beside_us(kCocodeSandbox); }
 
 namespace {
 

@@ -18,6 +18,7 @@
 
 #include "proc/command.h"
 #include "proc/process_tree.h"
+#include "proc/sandbox.h"
 
 extern char** environ;
 
@@ -86,17 +87,6 @@ class SpawnActions {
 
 // The program that makes a child's overlays (tools/cocode-overlay): beside this executable
 // (bin/, as the build tree has it) or in ../libexec/cocode/ (installed), else on PATH.
-std::filesystem::path overlay_helper() {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    if (!ec)
-        for (const fs::path& candidate :
-             {dir / "cocode-overlay", dir / ".." / "libexec" / "cocode" / "cocode-overlay"})
-            if (fs::exists(candidate, ec)) return candidate.lexically_normal();
-    return "cocode-overlay";
-}
-
 }  // namespace
 
 namespace {
@@ -145,6 +135,36 @@ std::vector<pid_t> orphans_to_end() {
     return out;
 }
 
+std::filesystem::path program_beside_us(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (!ec)
+        for (const fs::path& candidate : {dir / name, dir / ".." / "libexec" / "cocode" / name})
+            if (::access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+    if (auto found = find_in_path(name)) return *found;
+    return {};
+}
+
+std::vector<std::string> dying_with(pid_t parent, const std::vector<std::string>& argv,
+                                    std::filesystem::path& program) {
+    const auto options_end = std::find(argv.begin(), argv.end(), "--");
+    if (std::find(argv.begin(), options_end, "--die-with-parent") == options_end) return argv;
+    const std::string pid = std::to_string(parent);
+    const std::string name = program.filename().string();
+    std::vector<std::string> out = argv;
+    if (name == kCocodeSandbox) {
+        out.insert(out.begin() + 1, {"--parent-pid", pid});
+    } else if (name == kBubblewrap) {
+        const std::filesystem::path starter = program_beside_us(kCocodeSandbox);
+        if (starter.empty()) return argv;  // none here: bubblewrap's own signal, with its race
+        out[0] = program.string();
+        out.insert(out.begin(), {starter.string(), "--exec-with-parent", pid, "--"});
+        program = starter;
+    }
+    return out;
+}
+
 Result<pid_t> start_child(const ChildOptions& options) {
     if (options.argv.empty()) return Error::usage("start_child: empty command line");
     auto program = find_in_path(options.argv[0]);
@@ -160,20 +180,21 @@ Result<pid_t> start_child(const ChildOptions& options) {
     if (options.cwd) posix_spawn_file_actions_addchdir_np(actions.get(), options.cwd->c_str());
 
     // Overlays: the helper makes them, then becomes the program (same pid, descriptors).
-    std::vector<std::string> words = options.argv;
+    std::vector<std::string> words = dying_with(::getpid(), options.argv, *program);
     if (!options.overlays.empty()) {
-        auto helper = find_in_path(overlay_helper().string());
-        if (!helper)
+        auto helper = program_beside_us("cocode-overlay");
+        if (helper.empty())
             return Error::missing(
                 "cocode-overlay, which gives a child its environment's overlay, "
                 "is not installed beside this program");
-        words = {helper->string()};
+        std::vector<std::string> wrapped = {helper.string()};
         for (const auto& m : options.overlays)
-            words.insert(words.end(),
-                         {m.lower.string(), m.upper.string(), m.work.string(), m.target.string()});
-        words.push_back("--");
-        words.push_back(program->string());
-        words.insert(words.end(), options.argv.begin() + 1, options.argv.end());
+            wrapped.insert(wrapped.end(), {m.lower.string(), m.upper.string(), m.work.string(),
+                                           m.target.string()});
+        wrapped.push_back("--");
+        wrapped.push_back(program->string());
+        wrapped.insert(wrapped.end(), words.begin() + 1, words.end());
+        words = std::move(wrapped);
         program = std::move(helper);
     }
     std::vector<char*> args;

@@ -86,7 +86,23 @@ struct ChildOptions {
 // overlay the kernel refuses ends the child with exit 126 and one line on its stderr. Its
 // starter waits for it (wait_child, end_group): until then a subreaper's sweep for adopted
 // orphans (reap_orphans, orphans_to_end) leaves it alone, whatever thread started it.
+// A sandbox maker asked to die with its parent is told that its parent is this process
+// (dying_with).
 Result<pid_t> start_child(const ChildOptions& options);
+
+// The command line that starts `argv` (its program found at `program`) as a child of `parent`:
+// a sandbox maker asked to die with its parent (`--die-with-parent` among its options) is told
+// who that parent is, so that it ends before its program runs if the parent died before the
+// maker asked the kernel for the signal — which the kernel then never sends (cocode-sandbox
+// `--parent-pid`; bubblewrap, which has no such option, started by cocode-sandbox
+// `--exec-with-parent`, when one lies beside this program: `program` becomes that). Any other
+// command line as it is.
+// A program of cocode's, beside this one (or in ../libexec/cocode/, as the package lays them
+// out), else in PATH; empty where there is none.
+std::filesystem::path program_beside_us(const std::string& name);
+
+std::vector<std::string> dying_with(pid_t parent, const std::vector<std::string>& argv,
+                                    std::filesystem::path& program);
 
 // waitpid for a child start_child made (`options`: 0 or WNOHANG): its pid once it has been
 // reaped, 0 when it has not exited yet (WNOHANG), -1 with errno on an error.

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "dispatch_fixture.h"
+#include "proc/spawn.h"
 
 namespace cocode::test {
 namespace {
@@ -107,6 +108,82 @@ class Sentinel {
   private:
     pid_t pid_ = -1;
 };
+
+// A sandbox maker started by a parent that dies before the maker asks to die with it: the
+// kernel never sends that signal, so the sandbox would run its program with nobody left to end
+// it (a dispatcher killed just after it started a run; DispatchRun's kill -9 test met it under
+// load). Here the parent is surely gone first: it starts the maker's process and exits, and the
+// maker is exec'd only once it has been adopted. Told by start_child's command line who its
+// parent is (dying_with), each maker starts nothing; the same command line as it was before
+// (not told) runs its program, orphaned.
+TEST(SandboxMaker, OneWhoseParentDiedBeforeItAskedToDieWithItStartsNothing) {
+    int makers = 0;
+    for (SandboxMaker maker : {SandboxMaker::cocode, SandboxMaker::bubblewrap}) {
+        const SandboxProbe& probe = probe_sandbox(maker);
+        if (!probe.available) continue;
+        ++makers;
+        for (bool told : {true, false}) {
+            SCOPED_TRACE(probe.program.string() + (told ? ", told its parent" : ", not told"));
+            TempDir dir;
+            SandboxPlan plan;
+            plan.writable = {dir.path()};
+            const std::vector<std::string> argv = sandboxed_argv(
+                probe.program, plan, {"/bin/sh", "-c", "echo ran > " + (dir / "ran").string()});
+            // The parent's pid is written into its place once it is known (after the fork,
+            // where nothing may allocate): nine digits, leading zeros.
+            const std::string placeholder = "999999999";
+            fs::path program = probe.program;
+            std::vector<std::string> words = told ? dying_with(999999999, argv, program) : argv;
+            char* parent_digits = nullptr;
+            for (auto& w : words)
+                if (w == placeholder) parent_digits = w.data();
+            ASSERT_EQ(parent_digits != nullptr, told);
+            std::vector<char*> args;
+            for (auto& w : words) args.push_back(w.data());
+            args.push_back(nullptr);
+            const int err = ::open((dir / "stderr").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+            int done[2];
+            ASSERT_EQ(::pipe(done), 0);  // its write end held by the maker and what it starts
+            const pid_t parent = ::fork();
+            ASSERT_GE(parent, 0);
+            if (parent == 0) {
+                const pid_t self = ::getpid();
+                if (parent_digits)
+                    for (int i = 8, n = self; i >= 0; --i, n /= 10)
+                        parent_digits[i] = static_cast<char>('0' + n % 10);
+                if (::fork() == 0) {
+                    while (::getppid() == self) {
+                    }
+                    ::close(done[0]);
+                    ::dup2(err, 2);
+                    ::execv(program.c_str(), args.data());
+                    ::_exit(127);
+                }
+                ::_exit(0);
+            }
+            ::close(done[1]);
+            int status = 0;
+            ASSERT_EQ(::waitpid(parent, &status, 0), parent);
+            pollfd ended{done[0], POLLIN, 0};
+            ASSERT_EQ(::poll(&ended, 1, 20000), 1) << "the maker and its program did not end";
+            char byte;
+            EXPECT_EQ(::read(done[0], &byte, 1), 0);
+            ::close(done[0]);
+            ::close(err);
+            if (told) {
+                EXPECT_FALSE(fs::exists(dir / "ran")) << "the program ran with its parent gone";
+                EXPECT_NE(read_text(dir / "stderr").find("its parent is gone"), std::string::npos)
+                    << read_text(dir / "stderr");
+            } else {
+                EXPECT_EQ(read_text(dir / "ran"), "ran\n") << read_text(dir / "stderr");
+            }
+        }
+    }
+    if (makers == 0) {
+        ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+        GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+    }
+}
 
 class Sandbox : public DispatchRun {
   protected:

@@ -3,13 +3,23 @@
 // — the few a SandboxPlan becomes, each with bubblewrap's meaning — so that one plan's command
 // line runs under either program (`"sandbox": "bwrap"` runs it under Debian's bubblewrap).
 //
-//   cocode-sandbox [--die-with-parent] [--unshare-pid] [--unshare-ipc] [--unshare-net]
-//                  [--net-from-fd FD] [--cap-drop ALL] --ro-bind / / [--dev DEST] [--proc DEST]
+//   cocode-sandbox [--parent-pid PID] [--die-with-parent] [--unshare-pid] [--unshare-ipc]
+//                  [--unshare-net] [--net-from-fd FD] [--cap-drop ALL] --ro-bind / / [--dev DEST]
+//                  [--proc DEST]
 //                  [--tmpfs DEST | --bind SRC DEST | --ro-bind SRC DEST | --ro-bind-try SRC DEST |
 //                   --remount-ro DEST]...
 //                  -- PROGRAM [ARG]...
 //   cocode-sandbox --make-networks N       (descriptor 3: a Unix socket)
+//   cocode-sandbox --exec-with-parent PID -- PROGRAM [ARG]...
 //   cocode-sandbox --version
+//
+// `--parent-pid PID` closes the parent-death signal's race: asked for once this process has
+// already lost its parent, the kernel never sends it, and the sandbox would run its program
+// with nobody left to end it (a dispatcher killed just after it started one). Told who its
+// parent is (proc/spawn.cpp tells every sandbox maker it starts itself), it checks, once it has
+// asked, that its parent is still that process, and otherwise ends before anything runs.
+// `--exec-with-parent PID` does only that, then becomes PROGRAM (bubblewrap, which has no such
+// option: the signal asked for here survives its exec, as bubblewrap is not set-user-ID).
 //
 // `--make-networks N` makes N network namespaces, each with its loopback up, in one user
 // namespace of their own (as root: none), and sends them on descriptor 3; then
@@ -104,11 +114,35 @@ struct Op {
 
 struct Options {
     bool die_with_parent = false;
+    pid_t parent = 0;  // --parent-pid: who the parent must still be once the signal is asked
     bool network = false;
     int network_fd = -1;  // --net-from-fd: the network namespace to join
     std::vector<Op> ops;
     std::vector<char*> argv;
 };
+
+pid_t pid_named(const std::string& option, const std::string& text) {
+    if (text.empty() || text.size() > 9 ||
+        text.find_first_not_of("0123456789") != std::string::npos)
+        usage(option + ": expected a process id");
+    return static_cast<pid_t>(std::stol(text));
+}
+
+// Asks for SIGKILL when the parent dies, and ends here if it has already died (the kernel
+// sends nothing to a process whose parent went before it asked): `parent` 0 checks nothing.
+void die_with(pid_t parent) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
+    if (parent > 0 && ::getppid() != parent) usage("its parent is gone: nothing is started");
+}
+
+// `--exec-with-parent PID -- PROGRAM [ARG]...`: PROGRAM started dying with PID, its parent.
+[[noreturn]] void exec_with_parent(int argc, char** argv) {
+    if (argc < 5 || std::strcmp(argv[3], "--") != 0)
+        usage("--exec-with-parent PID -- PROGRAM [ARG]...");
+    die_with(pid_named("--exec-with-parent", argv[2]));
+    ::execv(argv[4], argv + 4);
+    fail(std::string("cannot start ") + argv[4]);
+}
 
 Options parse(int argc, char** argv) {
     Options out;
@@ -122,6 +156,8 @@ Options parse(int argc, char** argv) {
         if (a == "--") break;
         if (a == "--die-with-parent") {
             out.die_with_parent = true;
+        } else if (a == "--parent-pid") {
+            out.parent = pid_named(a, value("--parent-pid"));
         } else if (a == "--unshare-pid" || a == "--unshare-ipc") {
             // Always: a PID and an IPC namespace of its own.
         } else if (a == "--unshare-net") {
@@ -606,6 +642,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (argc == 3 && std::strcmp(argv[1], "--make-networks") == 0) return make_networks(argv[2]);
+    if (argc > 1 && std::strcmp(argv[1], "--exec-with-parent") == 0) exec_with_parent(argc, argv);
     Options options = parse(argc, argv);
     std::string own_folder;  // where this program lies: its bridge lies beside it
     if (char* self = ::realpath("/proc/self/exe", nullptr)) {
@@ -634,8 +671,7 @@ int main(int argc, char** argv) {
     else if (options.network)
         flags |= CLONE_NEWNET;
     // Asked after the credentials changed (entering a user namespace forgets it).
-    if (options.die_with_parent && ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-        fail("cannot die with the parent");
+    if (options.die_with_parent) die_with(options.parent);
     if (own_users) flags |= CLONE_NEWUSER;
     const long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
     if (pid < 0) fail("cannot make the namespaces (clone)");
