@@ -85,12 +85,6 @@ class SpawnActions {
     posix_spawn_file_actions_t actions_;
 };
 
-// The program that makes a child's overlays (tools/cocode-overlay): beside this executable
-// (bin/, as the build tree has it) or in ../libexec/cocode/ (installed), else on PATH.
-}  // namespace
-
-namespace {
-
 // The children start_child made, until their starter has reaped them (wait_child): held with
 // the spawn itself, so that a sweep never sees a child before it is known.
 std::mutex& children_mutex() {
