@@ -90,6 +90,10 @@ struct ChildOptions {
 // (dying_with).
 Result<pid_t> start_child(const ChildOptions& options);
 
+// A program of cocode's, beside this one (or in ../libexec/cocode/, as the package lays them
+// out), else in PATH; empty where there is none.
+std::filesystem::path program_beside_us(const std::string& name);
+
 // The command line that starts `argv` (its program found at `program`) as a child of `parent`:
 // a sandbox maker asked to die with its parent (`--die-with-parent` among its options) is told
 // who that parent is, so that it ends before its program runs if the parent died before the
@@ -97,10 +101,6 @@ Result<pid_t> start_child(const ChildOptions& options);
 // `--parent-pid`; bubblewrap, which has no such option, started by cocode-sandbox
 // `--exec-with-parent`, when one lies beside this program: `program` becomes that). Any other
 // command line as it is.
-// A program of cocode's, beside this one (or in ../libexec/cocode/, as the package lays them
-// out), else in PATH; empty where there is none.
-std::filesystem::path program_beside_us(const std::string& name);
-
 std::vector<std::string> dying_with(pid_t parent, const std::vector<std::string>& argv,
                                     std::filesystem::path& program);
 
