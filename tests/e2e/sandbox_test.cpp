@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -182,6 +183,78 @@ TEST(SandboxMaker, OneWhoseParentDiedBeforeItAskedToDieWithItStartsNothing) {
     if (makers == 0) {
         ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
         GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+    }
+}
+
+// Bubblewrap's first process inside asks for the parent-death signal only once the sandbox is
+// built: its outer process killed before that (with the dispatcher: DispatchRun's kill -9 test,
+// under load) left the sandbox running, its agent with nobody to end it. cocode-sandbox
+// `--exec-with-parent`, which starts bubblewrap, makes it the first process of a PID namespace
+// of its own, so that what it started ends with it, whichever of the two processes is killed. A
+// shell stands in for bubblewrap; its child, in a session of its own, for the sandbox that had
+// not asked yet.
+TEST(SandboxMaker, WhatBubblewrapStartedEndsWithItWhicheverOfItsProcessesIsKilled) {
+    const fs::path maker = sandbox_program();
+    if (maker.empty()) {
+        ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << "no cocode-sandbox here";
+        GTEST_SKIP() << "no cocode-sandbox here";
+    }
+    const auto start = [&](const std::string& script, int out) {
+        const std::vector<std::string> words = {
+            maker.string(), "--exec-with-parent", std::to_string(::getpid()), "--", "/bin/sh", "-c",
+            script};
+        std::vector<char*> args;
+        for (const auto& w : words) args.push_back(const_cast<char*>(w.c_str()));
+        args.push_back(nullptr);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            if (out >= 0) ::dup2(out, 1);
+            ::execv(maker.c_str(), args.data());
+            ::_exit(127);
+        }
+        return pid;
+    };
+    // Its program's exit code is its own.
+    int status = 0;
+    const pid_t plain = start("exit 7", -1);
+    ASSERT_EQ(::waitpid(plain, &status, 0), plain);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << status;
+
+    for (bool kill_the_waiter : {false, true}) {
+        SCOPED_TRACE(kill_the_waiter ? "cocode-sandbox killed" : "its program killed");
+        int out[2];
+        ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+        // The program's pid as the host sees it (the host's /proc), then the child's "up".
+        const pid_t waiter = start(
+            "read -r me rest < /proc/self/stat; echo \"$me\"; "
+            "setsid sh -c 'echo up; exec sleep 60' & wait",
+            out[1]);
+        ASSERT_GT(waiter, 0);
+        ::close(out[1]);
+        std::string said;
+        char buffer[256];
+        while (std::count(said.begin(), said.end(), '\n') < 2) {
+            pollfd ready{out[0], POLLIN, 0};
+            ASSERT_EQ(::poll(&ready, 1, 20000), 1) << "it did not start: " << said;
+            const ssize_t n = ::read(out[0], buffer, sizeof buffer);
+            ASSERT_GT(n, 0) << said;
+            said.append(buffer, static_cast<std::size_t>(n));
+        }
+        ASSERT_NE(said.find("\nup\n"), std::string::npos) << said;
+        const pid_t program = static_cast<pid_t>(std::stol(said));
+        ASSERT_EQ(::kill(kill_the_waiter ? waiter : program, SIGKILL), 0);
+        // Its end of file: nothing holding the pipe is left, the child in its session included.
+        pollfd ended{out[0], POLLIN, 0};
+        if (::poll(&ended, 1, 20000) == 1)
+            EXPECT_EQ(::read(out[0], buffer, sizeof buffer), 0);
+        else
+            ADD_FAILURE() << "what the program started is still running";
+        ::close(out[0]);
+        ASSERT_EQ(::waitpid(waiter, &status, 0), waiter);
+        if (kill_the_waiter)
+            EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+        else
+            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) << status;
     }
 }
 

@@ -18,8 +18,9 @@
 // with nobody left to end it (a dispatcher killed just after it started one). Told who its
 // parent is (proc/spawn.cpp tells every sandbox maker it starts itself), it checks, once it has
 // asked, that its parent is still that process, and otherwise ends before anything runs.
-// `--exec-with-parent PID` does only that, then becomes PROGRAM (bubblewrap, which has no such
-// option: the signal asked for here survives its exec, as bubblewrap is not set-user-ID).
+// `--exec-with-parent PID` does only that for bubblewrap, which has no such option, and starts
+// it as the first process of a PID namespace of its own (bubblewrap's own sandbox asks for its
+// signal late: see exec_with_parent).
 //
 // `--make-networks N` makes N network namespaces, each with its loopback up, in one user
 // namespace of their own (as root: none), and sends them on descriptor 3; then
@@ -133,15 +134,6 @@ pid_t pid_named(const std::string& option, const std::string& text) {
 void die_with(pid_t parent) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
     if (parent > 0 && ::getppid() != parent) usage("its parent is gone: nothing is started");
-}
-
-// `--exec-with-parent PID -- PROGRAM [ARG]...`: PROGRAM started dying with PID, its parent.
-[[noreturn]] void exec_with_parent(int argc, char** argv) {
-    if (argc < 5 || std::strcmp(argv[3], "--") != 0)
-        usage("--exec-with-parent PID -- PROGRAM [ARG]...");
-    die_with(pid_named("--exec-with-parent", argv[2]));
-    ::execv(argv[4], argv + 4);
-    fail(std::string("cannot start ") + argv[4]);
 }
 
 Options parse(int argc, char** argv) {
@@ -632,6 +624,52 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
         if (ended == program) ::_exit(status_code(status));
         if (ended < 0 && errno != EINTR) ::_exit(1);
     }
+}
+
+// `--exec-with-parent PID -- PROGRAM [ARG]...`: PROGRAM started dying with PID, its parent,
+// as the first process of a PID namespace of its own: when it ends, however it ends, the kernel
+// ends everything it started. Bubblewrap needs both. Its first process inside asks for the
+// parent-death signal only once the sandbox is built, so an outer process killed before that
+// (with its dispatcher) left the sandbox running, its agent with nobody to end it; here the
+// sandbox's namespace lies inside this one, and goes with it. This process waits, with
+// PROGRAM's exit code as its own; a SIGTERM, SIGINT or SIGHUP to the run's group is the
+// program's, as for the sandbox this program makes, and bubblewrap, the namespace's first
+// process, takes none it has no handler for: the agent gets its grace.
+[[noreturn]] void exec_with_parent(int argc, char** argv) {
+    if (argc < 5 || std::strcmp(argv[3], "--") != 0)
+        usage("--exec-with-parent PID -- PROGRAM [ARG]...");
+    die_with(pid_named("--exec-with-parent", argv[2]));
+    struct sigaction wait_on {};
+    wait_on.sa_handler = nothing;
+    for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &wait_on, nullptr);
+    int alive[2];
+    if (::pipe2(alive, O_CLOEXEC) != 0) fail("no pipe");
+    const uid_t uid = ::getuid();
+    const gid_t gid = ::getgid();
+    const bool own_users = uid != 0;
+    const unsigned long flags = CLONE_NEWPID | SIGCHLD | (own_users ? CLONE_NEWUSER : 0);
+    const long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
+    if (pid < 0) {
+        // Refused to us but perhaps not to bubblewrap (Ubuntu's AppArmor grants user namespaces
+        // to bubblewrap by name): started as it was, with only its own signal's late instant.
+        ::execv(argv[4], argv + 4);
+        fail(std::string("cannot start ") + argv[4]);
+    }
+    if (pid == 0) {
+        ::close(alive[1]);
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
+        // The waiter gone before that was asked: its end of the pipe is closed.
+        pollfd gone{alive[0], POLLIN, 0};
+        if (::poll(&gone, 1, 0) == 1 && (gone.revents & (POLLHUP | POLLIN))) ::_exit(1);
+        if (own_users) map_own_user(uid, gid);
+        ::execv(argv[4], argv + 4);
+        fail(std::string("cannot start ") + argv[4]);
+    }
+    ::close(alive[0]);
+    int status = 0;
+    while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0)
+        if (errno != EINTR) fail("cannot wait for " + std::string(argv[4]));
+    ::_exit(status_code(status));
 }
 
 }  // namespace
