@@ -363,12 +363,16 @@ void drop_privileges() {
 
 // A user namespace of our own that maps only our user and group (`uid`, `gid`), for the
 // process that made it.
+bool own_user_mapped(uid_t uid, gid_t gid) {
+    return write_text("/proc/self/setgroups", "deny") &&
+           write_text("/proc/self/uid_map",
+                      std::to_string(uid) + " " + std::to_string(uid) + " 1\n") &&
+           write_text("/proc/self/gid_map",
+                      std::to_string(gid) + " " + std::to_string(gid) + " 1\n");
+}
+
 void map_own_user(uid_t uid, gid_t gid) {
-    if (!write_text("/proc/self/setgroups", "deny") ||
-        !write_text("/proc/self/uid_map",
-                    std::to_string(uid) + " " + std::to_string(uid) + " 1\n") ||
-        !write_text("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n"))
-        fail("cannot map its user namespace");
+    if (!own_user_mapped(uid, gid)) fail("cannot map its user namespace");
 }
 
 // --make-networks N: N network namespaces, loopback up, sent on descriptor 3 together.
@@ -642,31 +646,48 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     struct sigaction wait_on {};
     wait_on.sa_handler = nothing;
     for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &wait_on, nullptr);
-    int alive[2];
-    if (::pipe2(alive, O_CLOEXEC) != 0) fail("no pipe");
+    // alive: the child knows the waiter is there; refused: the waiter learns that the child could
+    // not become PROGRAM (a byte; its end of file is the exec).
+    int alive[2], refused[2];
+    if (::pipe2(alive, O_CLOEXEC) != 0 || ::pipe2(refused, O_CLOEXEC) != 0) fail("no pipe");
     const uid_t uid = ::getuid();
     const gid_t gid = ::getgid();
     const bool own_users = uid != 0;
     const unsigned long flags = CLONE_NEWPID | SIGCHLD | (own_users ? CLONE_NEWUSER : 0);
     const long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, 0);
-    if (pid < 0) {
-        // Refused to us but perhaps not to bubblewrap (Ubuntu's AppArmor grants user namespaces
-        // to bubblewrap by name): started as it was, with only its own signal's late instant.
-        ::execv(argv[4], argv + 4);
-        fail(std::string("cannot start ") + argv[4]);
-    }
     if (pid == 0) {
         ::close(alive[1]);
+        ::close(refused[0]);
         if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
         // The waiter gone before that was asked: its end of the pipe is closed.
         pollfd gone{alive[0], POLLIN, 0};
         if (::poll(&gone, 1, 0) == 1 && (gone.revents & (POLLHUP | POLLIN))) ::_exit(1);
-        if (own_users) map_own_user(uid, gid);
+        if (!own_users || own_user_mapped(uid, gid)) ::execv(argv[4], argv + 4);
+        const char byte = 1;
+        (void)!::write(refused[1], &byte, 1);
+        ::_exit(1);
+    }
+    bool started = false;
+    if (pid > 0) {
+        ::close(alive[0]);
+        ::close(refused[1]);
+        char byte;
+        ssize_t n;
+        while ((n = ::read(refused[0], &byte, 1)) < 0 && errno == EINTR) {
+        }
+        started = n == 0;
+    }
+    int status = 0;
+    if (!started) {
+        // Refused to us but perhaps not to bubblewrap: Ubuntu's AppArmor grants user namespaces
+        // to bubblewrap by name, and gives others one with no capability in it (the clone
+        // succeeds, the mapping does not). Started as it was, with only its own late instant.
+        if (pid > 0)
+            while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+            }
         ::execv(argv[4], argv + 4);
         fail(std::string("cannot start ") + argv[4]);
     }
-    ::close(alive[0]);
-    int status = 0;
     while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0)
         if (errno != EINTR) fail("cannot wait for " + std::string(argv[4]));
     ::_exit(status_code(status));
