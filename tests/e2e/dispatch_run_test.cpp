@@ -578,9 +578,9 @@ TEST_P(Grace, AnAgentAtItsTimeoutEndsWellInTheSandbox) {
     configure({{"grace", "20s"},
                {"sandbox", GetParam()},
                {"agents", {{"polite", {{"command", "sh"}, {"args", {"-c", script}}}}}}});
-    Shell run = dispatch("run 1 --no-check --timeout 3s");
+    Shell run = dispatch("run 1 --no-check --timeout 5s");
     const auto& r = only_run();
-    ASSERT_TRUE(fs::exists(r.folder / "up")) << "the agent did not start in 3 s: " << run.err;
+    ASSERT_TRUE(fs::exists(r.folder / "up")) << "the agent did not start in 5 s: " << run.err;
     EXPECT_EQ(read_text(r.folder / "term"), "ended well\n") << run.err;
     EXPECT_EQ(r.reason, run::StopReason::timeout);
     EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"),
