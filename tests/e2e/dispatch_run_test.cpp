@@ -563,26 +563,32 @@ INSTANTIATE_TEST_SUITE_P(Sandbox, LeftBehind, ::testing::Values("auto", "none"))
 
 class Grace : public DispatchRun, public ::testing::WithParamInterface<const char*> {};
 
-// An agent at its timeout gets SIGTERM and its grace to end well, inside the sandbox of either
-// maker: the sandbox's own processes wait on, none of them ends it sooner. (Bubblewrap's outer
-// process died of the SIGTERM to the run's group, and took the agent with it at once, until it
-// became the first process of a PID namespace, which takes no signal it has no handler for.)
-TEST_P(Grace, AnAgentAtItsTimeoutEndsWellInTheSandbox) {
+// An agent that cocode ends (here, at the chunk that crossed its budget, which ends a run as its
+// timeout would) gets SIGTERM and its grace to end well, inside the sandbox of either maker: the
+// sandbox's own processes wait on, none of them ends it sooner. (Bubblewrap's outer process died
+// of the SIGTERM to the run's group, and took the agent with it at once, until it became the
+// first process of a PID namespace, which takes no signal it has no handler for.) The agent says
+// when, once its trap is set: no clock decides.
+TEST_P(Grace, AnAgentCocodeEndsEndsWellInTheSandbox) {
     if (!sandbox_works()) {
         ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
         GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
     }
+    const std::string over =
+        R"({"type":"cocode.usage","model":"gpt-4o","input_tokens":1000,"output_tokens":200})";
     const std::string script =
-        "trap 'sleep 0.3; echo ended well > \"$JRUN_RUN_FOLDER/term\"; exit 0' TERM; "
-        ": > \"$JRUN_RUN_FOLDER/up\"; while :; do sleep 0.05; done";
-    configure({{"grace", "20s"},
-               {"sandbox", GetParam()},
-               {"agents", {{"polite", {{"command", "sh"}, {"args", {"-c", script}}}}}}});
-    Shell run = dispatch("run 1 --no-check --timeout 5s");
+        "trap 'sleep 0.3; echo ended well > \"$JRUN_RUN_FOLDER/term\"; exit 0' TERM; echo '" +
+        over + "'; while :; do sleep 0.05; done";
+    configure(
+        {{"grace", "20s"},
+         {"sandbox", GetParam()},
+         {"agents",
+          {{"polite", {{"command", "sh"}, {"args", {"-c", script}}, {"max_tokens", 1000}}}}}});
+    // The timeout is the test's guard only: the budget ends the run long before.
+    Shell run = dispatch("run 1 --no-check --timeout 60s");
     const auto& r = only_run();
-    ASSERT_TRUE(fs::exists(r.folder / "up")) << "the agent did not start in 5 s: " << run.err;
+    EXPECT_EQ(r.reason, run::StopReason::budget) << run.err;
     EXPECT_EQ(read_text(r.folder / "term"), "ended well\n") << run.err;
-    EXPECT_EQ(r.reason, run::StopReason::timeout);
     EXPECT_EQ(run::read_run_info(r.folder)->get("sandbox"),
               std::string(GetParam()) == "bwrap" ? std::string(kBubblewrap)
                                                  : probe_sandbox().program.filename().string());
