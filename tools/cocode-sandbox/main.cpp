@@ -486,6 +486,30 @@ int status_code(int status) {
 
 void nothing(int) {}
 
+// A signal to the run's group is the program's: this process waits on. Caught, not ignored: the
+// program starts with every signal's default.
+void wait_on_the_groups_signals() {
+    struct sigaction wait_on {};
+    wait_on.sa_handler = nothing;
+    for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &wait_on, nullptr);
+}
+
+// In the child of a waiter: asks for SIGKILL when the waiter dies, and ends here if it already
+// has (its end of `alive` is closed: the kernel would send nothing).
+void die_with_the_waiter(int alive) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
+    pollfd gone{alive, POLLIN, 0};
+    if (::poll(&gone, 1, 0) == 1 && (gone.revents & (POLLHUP | POLLIN))) ::_exit(1);
+}
+
+// Waits for `child`: its exit code (128 + a signal that ended it).
+int waited_for(pid_t child, const std::string& what) {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0)
+        if (errno != EINTR) fail("cannot wait for " + what);
+    return status_code(status);
+}
+
 // Whether `program` is the egress bridge built beside this program (bridge.h): the same file as
 // its sibling, by device and inode.
 bool is_our_bridge(const char* program, const std::string& own_folder) {
@@ -501,12 +525,7 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
 [[noreturn]] void first_process(Options& options, uid_t uid, gid_t gid, bool own_users,
                                 int parent_alive, const std::string& cwd,
                                 const std::string& own_folder) {
-    if (options.die_with_parent) {
-        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
-        // The parent gone before that was asked: its end of the pipe is closed.
-        pollfd gone{parent_alive, POLLIN, 0};
-        if (::poll(&gone, 1, 0) == 1 && (gone.revents & (POLLHUP | POLLIN))) ::_exit(1);
-    }
+    if (options.die_with_parent) die_with_the_waiter(parent_alive);
     ::close(parent_alive);
     if (own_users) map_own_user(uid, gid);
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
@@ -643,9 +662,7 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     if (argc < 5 || std::strcmp(argv[3], "--") != 0)
         usage("--exec-with-parent PID -- PROGRAM [ARG]...");
     die_with(pid_named("--exec-with-parent", argv[2]));
-    struct sigaction wait_on {};
-    wait_on.sa_handler = nothing;
-    for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &wait_on, nullptr);
+    wait_on_the_groups_signals();
     // alive: the child knows the waiter is there; refused: the waiter learns that the child could
     // not become PROGRAM (a byte; its end of file is the exec).
     int alive[2], refused[2];
@@ -658,10 +675,7 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
     if (pid == 0) {
         ::close(alive[1]);
         ::close(refused[0]);
-        if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("cannot die with the parent");
-        // The waiter gone before that was asked: its end of the pipe is closed.
-        pollfd gone{alive[0], POLLIN, 0};
-        if (::poll(&gone, 1, 0) == 1 && (gone.revents & (POLLHUP | POLLIN))) ::_exit(1);
+        die_with_the_waiter(alive[0]);
         if (!own_users || own_user_mapped(uid, gid)) ::execv(argv[4], argv + 4);
         const char byte = 1;
         (void)!::write(refused[1], &byte, 1);
@@ -677,20 +691,15 @@ bool is_our_bridge(const char* program, const std::string& own_folder) {
         }
         started = n == 0;
     }
-    int status = 0;
     if (!started) {
         // Refused to us but perhaps not to bubblewrap: Ubuntu's AppArmor grants user namespaces
         // to bubblewrap by name, and gives others one with no capability in it (the clone
         // succeeds, the mapping does not). Started as it was, with only its own late instant.
-        if (pid > 0)
-            while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
-            }
+        if (pid > 0) waited_for(static_cast<pid_t>(pid), argv[4]);
         ::execv(argv[4], argv + 4);
         fail(std::string("cannot start ") + argv[4]);
     }
-    while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0)
-        if (errno != EINTR) fail("cannot wait for " + std::string(argv[4]));
-    ::_exit(status_code(status));
+    ::_exit(waited_for(static_cast<pid_t>(pid), argv[4]));
 }
 
 }  // namespace
@@ -714,11 +723,7 @@ int main(int argc, char** argv) {
         cwd = here;
         std::free(here);
     }
-    // A signal to the run's group is the program's: this process waits on. Caught, not
-    // ignored: the program starts with every signal's default.
-    struct sigaction wait_on {};
-    wait_on.sa_handler = nothing;
-    for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &wait_on, nullptr);
+    wait_on_the_groups_signals();
     int alive[2];
     if (::pipe2(alive, O_CLOEXEC) != 0) fail("no pipe");
     const uid_t uid = ::getuid();
@@ -739,8 +744,5 @@ int main(int argc, char** argv) {
         first_process(options, uid, gid, own_users, alive[0], cwd, own_folder);
     }
     ::close(alive[0]);
-    int status = 0;
-    while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0)
-        if (errno != EINTR) fail("cannot wait for the sandbox");
-    return status_code(status);
+    return waited_for(static_cast<pid_t>(pid), "the sandbox");
 }
