@@ -1,8 +1,12 @@
 #include "agent/confined.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "agent/egress.h"
 #include "core/files.h"
@@ -49,6 +53,29 @@ std::string value_in(const std::vector<std::string>& environment, const std::str
 }
 
 bool lies_in(const fs::path& path, const fs::path& folder) { return path_within(path, folder); }
+
+// Files known by what they are, not by their names: a device and an inode each.
+using FileIds = std::set<std::pair<dev_t, ino_t>>;
+
+// What each of `paths` leads to, where it is (links followed): one stat a path.
+FileIds ids_of(const std::vector<fs::path>& paths) {
+    FileIds ids;
+    for (const auto& path : paths)
+        if (struct stat st{}; ::stat(path.c_str(), &st) == 0) ids.emplace(st.st_dev, st.st_ino);
+    return ids;
+}
+
+// Whether `real` (a path with no link in it: weakly_canonical's) is one of `ids` or lies in
+// one: the same as asking whether it lies within where each of them leads, for a file's
+// links and its other names (a hard link, a bind) too, at one stat a folder above it.
+bool lies_in_any(const fs::path& real, const FileIds& ids) {
+    if (ids.empty()) return false;
+    for (fs::path at = real;; at = at.parent_path()) {
+        if (struct stat st{}; ::stat(at.c_str(), &st) == 0 && ids.count({st.st_dev, st.st_ino}))
+            return true;
+        if (at == at.parent_path()) return false;
+    }
+}
 
 // What a child runs programs from, as PATH names it, where a folder of its own would hide it
 // (HOME, /tmp): in the user's HOME a `bin` folder's whole prefix (~/.local, a Node.js version
@@ -119,7 +146,7 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // its author writes (a title naming ~/.ssh/id_rsa or another run's folder showed it).
     // Nor anything among the secrets, whoever names it.
     std::vector<fs::path> named_by_variables;
-    std::vector<fs::path> secrets;  // asked where they lead only once a variable names a path
+    std::optional<FileIds> secrets;  // asked where they lead only once a variable names a path
     for (const auto& entry : environment) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos || eq + 1 >= entry.size() || entry[eq + 1] != '/') continue;
@@ -132,16 +159,9 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
         // then follows no link.
         const fs::path named = fs::weakly_canonical(entry.substr(eq + 1), ec);
         if (ec || !fs::exists(named, ec)) continue;
-        if (secrets.empty())
-            for (const auto& hidden : plan.hidden) {
-                secrets.push_back(hidden);
-                std::error_code where;
-                if (fs::path real = fs::weakly_canonical(hidden, where); !where && real != hidden)
-                    secrets.push_back(real);
-            }
-        const bool secret = std::any_of(secrets.begin(), secrets.end(),
-                                        [&](const auto& h) { return path_within(named, h); });
-        if (!secret) named_by_variables.push_back(named);
+        // A secret that is not there holds nothing a path that is there could lie in.
+        if (!secrets) secrets = ids_of(plan.hidden);
+        if (!lies_in_any(named, *secrets)) named_by_variables.push_back(named);
     }
     plan.protected_paths = {store, repo_root / run::kSealsDir};
     // Other runs' folders, their agents' HOMEs (a CLI's login), their egress sockets, and the
@@ -162,15 +182,11 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // Of what lies apart (other runs' folders, the seals, cocode's locks, the other pairs'
     // worktrees), only what a caller lists for its child comes back (its own run's folders),
     // never what a variable happened to name.
-    std::vector<fs::path> apart = plan.apart;
-    for (auto& folder : apart) {
-        std::error_code where;
-        if (fs::path real = fs::weakly_canonical(folder, where); !where) folder = real;
+    if (!named_by_variables.empty()) {
+        const FileIds apart = ids_of(plan.apart);
+        for (const auto& named : named_by_variables)
+            if (!lies_in_any(named, apart)) plan.visible.push_back(named);
     }
-    for (const auto& named : named_by_variables)
-        if (std::none_of(apart.begin(), apart.end(),
-                         [&](const fs::path& folder) { return path_within(named, folder); }))
-            plan.visible.push_back(named);
     return plan;
 }
 

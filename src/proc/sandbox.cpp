@@ -163,12 +163,15 @@ SandboxProbe probe_bubblewrap() {
 }  // namespace
 
 const SandboxProbe& probe_sandbox(SandboxMaker maker) {
+    if (maker == SandboxMaker::bubblewrap) {
+        static const SandboxProbe bubblewrap = probe_bubblewrap();
+        return bubblewrap;
+    }
     static const SandboxProbe cocode = probe_cocode();
     if (maker == SandboxMaker::cocode) return cocode;
-    static const SandboxProbe bubblewrap = probe_bubblewrap();
-    if (maker == SandboxMaker::bubblewrap) return bubblewrap;
     // cocode's own, else bubblewrap's where cocode's cannot be made (an older kernel); where
     // neither can, why cocode's cannot (bubblewrap's reason is the same or it is missing).
+    // Bubblewrap is tried only then: each of its trials is a sandbox started.
     static const SandboxProbe automatic = [] {
         if (cocode.available || !probe_sandbox(SandboxMaker::bubblewrap).available) return cocode;
         return probe_sandbox(SandboxMaker::bubblewrap);
@@ -239,10 +242,12 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
     std::vector<fs::path> back;
     // A device is the sandbox's own (its /dev has null, tty and the rest): one bound back from
     // the host would come read-only, and opening /dev/null to write would fail.
-    for (const auto& path : plan.visible)
-        if (within_any(path, covered) && !within_any(path, plan.writable) && fs::exists(path, ec) &&
-            !fs::is_character_file(path, ec) && !fs::is_block_file(path, ec))
+    for (const auto& path : plan.visible) {
+        if (!within_any(path, covered) || within_any(path, plan.writable)) continue;
+        const fs::file_status there = fs::status(path, ec);  // one stat for the three questions
+        if (fs::exists(there) && !fs::is_character_file(there) && !fs::is_block_file(there))
             back.push_back(path.lexically_normal());
+    }
     std::sort(back.begin(), back.end());
     // What is hidden first stays hidden inside whatever comes back around it (cocode's programs
     // in a build tree that also holds a replay's main repository, both under /tmp): hidden again

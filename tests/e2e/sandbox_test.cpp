@@ -1419,17 +1419,21 @@ TEST_F(Sandbox, AVariableLeadingToASecretOrAnotherPairShowsNothingOfIt) {
     fs::create_symlink(home_ / ".ssh/id_test", home_ / "ca.pem");
     fs::create_directory_symlink(home_ / ".ssh", home_ / "sshlink");
     write_text(home_ / ".bash_history", "export TOKEN=typed-" + secret_ + "\n");
+    // The same file by another name, outside HOME: a hard link is no link to follow.
+    const fs::path other_name = home_.parent_path() / "history-by-another-name";
+    fs::create_hard_link(home_ / ".bash_history", other_name);
     configure({{"agents", {{"other", script("other", "echo uncommitted-of-other > wip.txt\n")}}}});
     ASSERT_EQ(dispatch_as_user("run 2 --no-check").exit_code, 0);
     ASSERT_TRUE(fs::exists(repo_ / ".cocode/worktrees/2-other/wip.txt"));
     json peek = script("peek",
-                       "for v in \"$V1\" \"$V2/id_test\" \"$V3\" \"$V4/wip.txt\"; do\n"
+                       "for v in \"$V1\" \"$V2/id_test\" \"$V3\" \"$V4/wip.txt\" \"$V5\"; do\n"
                        "  cat \"$v\" >> \"$JRUN_RUN_FOLDER/seen\" 2>&1 || true\n"
                        "done\n");
     peek["env"] = {{"V1", (home_ / "ca.pem").string()},
                    {"V2", (home_ / "sshlink").string()},
                    {"V3", (home_ / ".bash_history").string()},
-                   {"V4", (repo_ / ".cocode/worktrees/2-other").string()}};
+                   {"V4", (repo_ / ".cocode/worktrees/2-other").string()},
+                   {"V5", other_name.string()}};
     configure({{"agents", {{"peek", peek}}}});
     ASSERT_EQ(dispatch_as_user("run 1 --no-check").exit_code, 0);
     const std::string seen = seen_by_the_run_of(1);
