@@ -55,13 +55,20 @@ std::string value_in(const std::vector<std::string>& environment, const std::str
 bool lies_in(const fs::path& path, const fs::path& folder) { return path_within(path, folder); }
 
 // Files known by what they are, not by their names: a device and an inode each.
-using FileIds = std::set<std::pair<dev_t, ino_t>>;
+using FileId = std::pair<dev_t, ino_t>;
+using FileIds = std::set<FileId>;
 
-// What each of `paths` leads to, where it is (links followed): one stat a path.
+// What `path` leads to, where it is (links followed).
+std::optional<FileId> id_of(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileId{st.st_dev, st.st_ino};
+}
+
 FileIds ids_of(const std::vector<fs::path>& paths) {
     FileIds ids;
     for (const auto& path : paths)
-        if (struct stat st{}; ::stat(path.c_str(), &st) == 0) ids.emplace(st.st_dev, st.st_ino);
+        if (auto id = id_of(path)) ids.insert(*id);
     return ids;
 }
 
@@ -71,9 +78,8 @@ FileIds ids_of(const std::vector<fs::path>& paths) {
 bool lies_in_any(const fs::path& real, const FileIds& ids) {
     if (ids.empty()) return false;
     for (fs::path at = real;; at = at.parent_path()) {
-        if (struct stat st{}; ::stat(at.c_str(), &st) == 0 && ids.count({st.st_dev, st.st_ino}))
-            return true;
-        if (at == at.parent_path()) return false;
+        if (auto id = id_of(at); id && ids.count(*id)) return true;
+        if (!at.has_relative_path()) return false;  // the root, asked last
     }
 }
 
