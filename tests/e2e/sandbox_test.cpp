@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -332,6 +333,8 @@ class Sandbox : public DispatchRun {
     // ANetworkGivenToTheNextRunKeepsNothingOfTheLast, as this test's user or (`as_other`,
     // from root) as user 65534.
     void network_kept_nothing(bool as_other) {
+        // Not while the host's forwarding is turned on by the test that does (below).
+        const HostForwardingLock held;
         // An ifreq is 40 bytes: the name, then the address or the flags.
         const std::string agent = R"(readlink /proc/self/ns/net > "$JRUN_RUN_FOLDER/network"
 python3 - "$COCODE_ISSUE_NUMBER" "$JRUN_RUN_FOLDER/tried" <<'PY'
@@ -427,9 +430,41 @@ PY
                   "address: refused\nloopback down: refused\nforwarding: refused\nttl: "
                   "refused\nlow ports: refused\n");
         // Its bridge listened on the proxy's port (a poisoned port range would have kept it
-        // from it), and nothing of the last run is there.
+        // from it), and nothing of the last run is there: its settings are a fresh network's on
+        // this machine (a new namespace takes IPv4's from the host's, so forwarding is on
+        // wherever Docker runs), never a constant the host decides.
         EXPECT_EQ(read_text(by_issue[2].folder / "tried"),
-                  "server: gone\nloopback: up\naddress: none\nforwarding: 0\nttl: 64\n");
+                  "server: gone\nloopback: up\naddress: none\n" + fresh_network_settings());
+    }
+
+    // Held while a test reads a fresh network's settings or turns the host's forwarding on: the
+    // tests of this file run side by side under ctest -j.
+    struct HostForwardingLock {
+        int fd = ::open((std::filesystem::temp_directory_path() / "cocode-test-ip-forward.lock").c_str(),
+                        O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        HostForwardingLock() {
+            EXPECT_GE(fd, 0);
+            if (fd >= 0) {
+                EXPECT_EQ(::flock(fd, LOCK_EX), 0);
+            }
+        }
+        ~HostForwardingLock() {
+            if (fd >= 0) ::close(fd);
+        }
+        HostForwardingLock(const HostForwardingLock&) = delete;
+        HostForwardingLock& operator=(const HostForwardingLock&) = delete;
+    };
+
+    // What a network namespace made now shows of the two settings the first run tried to leave.
+    static std::string fresh_network_settings() {
+        const std::string read =
+            "echo \"forwarding: $(cat /proc/sys/net/ipv4/ip_forward)\"; "
+            "echo \"ttl: $(cat /proc/sys/net/ipv4/ip_default_ttl)\"";
+        Shell fresh = sh((::geteuid() == 0 ? "unshare --net" : "unshare --user --map-root-user --net") +
+                             std::string(" sh -c '") + read + "'",
+                         std::filesystem::temp_directory_path());
+        EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+        return fresh.out;
     }
 
     // What a hostile commit runs wherever cocode runs its code: every trap of the toolbox
@@ -1448,6 +1483,34 @@ TEST_F(Sandbox, AVariableLeadingToASecretOrAnotherPairShowsNothingOfIt) {
 // address, its loopback taken down, a forwarding setting — and the next run, given the same
 // namespace (the premise: checked by its inode), finds none of it.
 TEST_F(Sandbox, ANetworkGivenToTheNextRunKeepsNothingOfTheLast) { network_kept_nothing(false); }
+
+// The same where the host forwards IPv4, as every host where Docker runs does (GitHub's runners,
+// Kubernetes nodes): a fresh namespace then starts with forwarding on too. As root, the host's
+// forwarding is turned on for the test when it was off (what dockerd does when it starts), and
+// back off after; where it is on already, this is the test above again.
+TEST_F(Sandbox, ANetworkGivenToTheNextRunKeepsNothingOfTheLastWhereTheHostForwards) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to set the host's forwarding";
+    const std::filesystem::path forward = "/proc/sys/net/ipv4/ip_forward";
+    bool was_off = false;
+    {
+        const HostForwardingLock held;
+        was_off = read_text(forward) == "0\n";
+        if (was_off && sh("echo 1 > " + forward.string(), repo_).exit_code != 0)
+            GTEST_SKIP() << "the host's forwarding cannot be set here (a read-only /proc/sys)";
+    }
+    // Off again after, whatever happens; the others wait on the lock meanwhile.
+    struct Restore {
+        bool off;
+        ~Restore() {
+            if (!off) return;
+            const HostForwardingLock held;
+            (void)sh("echo 0 > /proc/sys/net/ipv4/ip_forward", "/");
+        }
+    } restore{was_off};
+    ASSERT_NE(fresh_network_settings().find("forwarding: 1\n"), std::string::npos)
+        << "a new namespace takes the host's IPv4 forwarding";
+    network_kept_nothing(false);
+}
 
 TEST_F(Sandbox, AnotherUsersNetworkGivenToTheNextRunKeepsNothingOfTheLast) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
