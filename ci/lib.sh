@@ -60,18 +60,19 @@ ci_verdict() {
     END { if (over != "") { printf "ci: stages over their budget (ci/budgets):\n%s", over; exit 1 } }' "$1"
 }
 
-# ci_background LEVEL LOG COMMAND...: starts COMMAND in a session of its own at nice LEVEL (and
-# its session's scheduling group too: with the kernel's autogroups, a session's processes
-# share one weight, so nice alone would rank it only among its own), writing to LOG, and
-# prints its pid (its session's, which ci_stop ends). What runs in the foreground at nice 0 —
-# a build, the tests — takes the cores first; this takes what they leave idle.
+# ci_background VAR LEVEL LOG COMMAND...: starts COMMAND in a session of its own at nice LEVEL
+# (and its session's scheduling group too: with the kernel's autogroups, a session's processes
+# share one weight, so nice alone would rank it only among its own), writing to LOG, and sets
+# VAR to its pid (its session's, which ci_stop ends; a child of this shell, which ci_wait
+# waits for). What runs in the foreground at nice 0 — a build, the tests — takes the cores
+# first; this takes what they leave idle.
 ci_background() {
-  local level=$1 log=$2
-  shift 2
+  local var=$1 level=$2 log=$3
+  shift 3
   # shellcheck disable=SC2016 # expanded by the inner shell
   setsid -w bash -c 'echo "$0" > /proc/self/autogroup 2>/dev/null || true
     exec nice -n "$0" "$@"' "$level" "$@" > "$log" 2>&1 < /dev/null &
-  echo $!
+  printf -v "$var" '%s' "$!"
 }
 
 # ci_wait PID LOG NAME: waits for a background job, shows what it wrote, and fails as it failed.
