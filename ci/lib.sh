@@ -75,14 +75,6 @@ ci_background() {
   printf -v "$var" '%s' "$!"
 }
 
-# ci_lower_priority LEVEL: what this shell starts from now on runs at nice LEVEL (it and its
-# session's scheduling group): ci/compat --build makes its root at .ci/run's priority, and
-# compiles at the lowest.
-ci_lower_priority() {
-  renice -n "$1" -p $$ >/dev/null
-  echo "$1" > /proc/self/autogroup 2>/dev/null || true
-}
-
 # ci_wait PID LOG NAME: waits for a background job, shows what it wrote, and fails as it failed.
 ci_wait() {
   local rc=0

@@ -440,8 +440,9 @@ PY
     // Held while a test reads a fresh network's settings or turns the host's forwarding on: the
     // tests of this file run side by side under ctest -j.
     struct HostForwardingLock {
-        int fd = ::open((std::filesystem::temp_directory_path() / "cocode-test-ip-forward.lock").c_str(),
-                        O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        int fd =
+            ::open((std::filesystem::temp_directory_path() / "cocode-test-ip-forward.lock").c_str(),
+                   O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         HostForwardingLock() {
             EXPECT_GE(fd, 0);
             if (fd >= 0) {
@@ -460,9 +461,10 @@ PY
         const std::string read =
             "echo \"forwarding: $(cat /proc/sys/net/ipv4/ip_forward)\"; "
             "echo \"ttl: $(cat /proc/sys/net/ipv4/ip_default_ttl)\"";
-        Shell fresh = sh((::geteuid() == 0 ? "unshare --net" : "unshare --user --map-root-user --net") +
-                             std::string(" sh -c '") + read + "'",
-                         std::filesystem::temp_directory_path());
+        Shell fresh =
+            sh((::geteuid() == 0 ? "unshare --net" : "unshare --user --map-root-user --net") +
+                   std::string(" sh -c '") + read + "'",
+               std::filesystem::temp_directory_path());
         EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
         return fresh.out;
     }
