@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What ci/test, ci/compat, ci/package and .ci/run share (sourced, not run): where the cache
+# What ci/test, ci/compat and ci/package share (sourced, not run): where the cache
 # kept outside the checkout lies, each stage's time against its budget (ci/budgets), and work
 # put in the background at a low priority, where it takes only what the foreground leaves.
 
@@ -8,8 +8,17 @@
 # itself, never a time), and the fresh Debian roots. A clean clone reuses it; deleting it costs
 # only time.
 ci_cache=${COCODE_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cocode-ci}
-# Where the stages' times of one CI run are gathered (.ci/run sets it for all its scripts).
+# Where the stages' times of one script's run are gathered (ci_times_begin).
 : "${COCODE_CI_TIMES:=}"
+
+# ci_times_begin: this script gathers its stages' times for ci_verdict (a script it starts
+# appends to the same file).
+ci_times_begin() {
+  mkdir -p build/ci
+  COCODE_CI_TIMES=$PWD/build/ci/times-${0##*/}
+  export COCODE_CI_TIMES
+  : > "$COCODE_CI_TIMES"
+}
 
 # ci_ccache NAME: the builds that follow go through ccache, in the cache's folder NAME.
 # Paths are rewritten relative to the checkout (CCACHE_BASEDIR) and the build folder is not
@@ -35,7 +44,7 @@ ci_margin() {
 }
 
 # ci_stage_end NAME START: says how long the stage NAME took since START (a $SECONDS), against
-# its budget, and records it for .ci/run's verdict (one line appended under a lock).
+# its budget, and records it for ci_verdict (one line appended under a lock).
 ci_stage_end() {
   local name=$1 took=$((SECONDS - $2)) budget margin over=""
   budget=$(ci_budget "$name")
