@@ -96,8 +96,12 @@ std::vector<fs::path> program_folders(const fs::path& home, const std::string& p
         const fs::path dir = fs::path(path.substr(at, end - at)).lexically_normal();
         at = end + 1;
         if (!dir.is_absolute() || dir == home || !fs::is_directory(dir, ec)) continue;
-        if (!lies_in(dir, home)) {  // elsewhere: the folder itself (one under /tmp comes back)
-            out.push_back(dir);
+        if (!lies_in(dir, home)) {
+            // Elsewhere (one under /tmp or /opt comes back): a `bin` folder's whole prefix (a
+            // Node.js of a runner's tool cache finds its npm in ../lib), node_modules/.bin's
+            // node_modules (its links lead there), else the folder itself.
+            const bool prefixed = dir.filename() == "bin" || dir.filename() == ".bin";
+            out.push_back(prefixed && dir.parent_path() != "/" ? dir.parent_path() : dir);
             continue;
         }
         const fs::path rel = dir.lexically_relative(home);
@@ -114,38 +118,72 @@ std::vector<fs::path> program_folders(const fs::path& home, const std::string& p
     return out;
 }
 
+// What a repository borrowing the objects of the one whose git folder is `common_dir` reads of
+// it: its object folder, and those it borrows in turn (objects/info/alternates, absolute).
+std::vector<fs::path> borrowed_objects(const fs::path& common_dir) {
+    std::vector<fs::path> out = {common_dir / "objects"};
+    auto read = read_file(common_dir / "objects/info/alternates", 64 << 10);
+    const std::string alternates = read ? *read : std::string();
+    for (std::size_t at = 0; at < alternates.size();) {
+        std::size_t end = alternates.find('\n', at);
+        if (end == std::string::npos) end = alternates.size();
+        const fs::path line = alternates.substr(at, end - at);
+        at = end + 1;
+        if (line.is_absolute()) out.push_back(line.lexically_normal());
+    }
+    return out;
+}
+
 }  // namespace
 
 SandboxPlan repository_sandbox(const fs::path& repo_root,
                                const std::vector<std::string>& environment,
                                const std::vector<fs::path>& hidden_first,
-                               const fs::path& worktree_root) {
+                               const fs::path& worktree_root,
+                               const std::vector<fs::path>& readable) {
     SandboxPlan plan;
     plan.hidden_first = hidden_first;
     std::error_code ec;
-    // Deny by default: the user's HOME and /run (its sockets: systemd's, D-Bus's, container
-    // engines') are out of sight; what a child needs of them comes back below, read-only.
+    // Deny by default, for reading too: of the host's root only the system's programs,
+    // libraries and settings show (host_folders_out_of_sight: the rest of /, the user's HOME,
+    // /run with its sockets); what a child needs of the rest comes back below, read-only.
     const fs::path home = user_home();
-    if (!home.empty() && home != "/") plan.hidden_first.push_back(home);
-    plan.hidden_first.emplace_back("/run");
+    for (auto& folder : host_folders_out_of_sight(home)) plan.hidden_first.push_back(folder);
+    // The main repository too: its worktree's files (an ignored .env), its git folder's
+    // settings (the token actions/checkout leaves in .git/config, a remote's URL with one) and
+    // its refs. Of it only what borrowing its objects needs comes back (its object folders),
+    // and what each caller lists for its child (its own worktree, run folder, clean tree).
+    plan.hidden_first.push_back(repo_root);
     for (const auto& toolchain : program_folders(home, value_in(environment, "PATH")))
         plan.visible.push_back(toolchain);
     // The resolver's file, where the host keeps it under /run (systemd-resolved's stub).
     if (const fs::path resolv = fs::canonical("/etc/resolv.conf", ec);
         !ec && lies_in(resolv, "/run"))
         plan.visible.push_back(resolv.parent_path());
-    plan.visible.push_back(repo_root);
     fs::path own_git;  // cocode's folder in the git folder: its clean trees, views and locks
+    std::vector<fs::path> main_settings;  // hidden again below, with the secrets
     if (auto dirs = git::locate_git_dirs(repo_root, nullptr)) {
+        // Its git folder comes back for what borrows from it and reads through it (an agent's
+        // repository its objects, a clean tree the same, a linked worktree its refs and its
+        // own folder there), but for its settings: `config` (the token, a remote's URL) and
+        // its submodules' folders with theirs.
+        if (!lies_in(dirs->common_dir, repo_root)) plan.hidden_first.push_back(dirs->common_dir);
+        for (auto& objects : borrowed_objects(dirs->common_dir))
+            plan.visible.push_back(std::move(objects));
         plan.visible.push_back(dirs->common_dir);
+        main_settings = {dirs->common_dir / "config", dirs->common_dir / "modules"};
         own_git = dirs->common_dir / "cocode";
     }
+    // What the configuration names for its children to read (a toolchain in /opt, a cache):
+    // shown as it is, but for the secrets in it, hidden again below.
+    for (const auto& path : readable) plan.visible.push_back(path);
     const fs::path store = environment::default_store();
     plan.visible.push_back(store);
     // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
     plan.visible.push_back(dispatch_program().parent_path().parent_path());
     // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
     plan.hidden = secrets_in_home(home, nullptr);
+    plan.hidden.insert(plan.hidden.end(), main_settings.begin(), main_settings.end());
     // A file an entry names (a CA bundle, a credentials file the configuration passes on) is
     // there to be read; not the folders a variable of the user's session names. Never cocode's
     // own variables: their paths are the plan's to list, and one is the title, which
@@ -313,7 +351,8 @@ CommandRunner confined_runner(const config::Config& config, const fs::path& repo
                                       ec.message());
         }
         SandboxPlan plan = repository_sandbox(repo_root, c.environment, around.hidden_first,
-                                              config::worktree_root_of(config, repo_root));
+                                              config::worktree_root_of(config, repo_root),
+                                              config::readable_paths(config, user_home()));
         plan.visible.insert(plan.visible.end(), around.visible.begin(), around.visible.end());
         (c.writes_cwd ? plan.writable : plan.visible).push_back(c.cwd);
         plan.writable.insert(plan.writable.end(), c.writable.begin(), c.writable.end());

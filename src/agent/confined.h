@@ -22,16 +22,22 @@
 
 namespace cocode::agent {
 
-// What every sandbox of the repository at `repo_root` shares: what its child must read
-// wherever it lies (the repository, its git folder, the environments' store, cocode's own
-// programs, the files `environment` names: a CA bundle), what it must not see (the host's
-// secrets, every coding CLI's configuration and login under the user's HOME) and what it must
-// never write (the store, the seals). Callers add what it writes, its HOME and its /tmp.
+// What every sandbox of the repository at `repo_root` shares. Reading is denied by default
+// (docs/security.md, "The sandbox"): of the host only the system's folders show
+// (proc/sandbox.h, host_folders_out_of_sight); of the main repository only its objects, which
+// the agents' repositories and the clean trees borrow (not its settings, refs or files); then
+// what its child must read wherever it lies (the toolchains PATH names, the environments'
+// store, cocode's own programs, the files `environment` names: a CA bundle) and what the
+// configuration names (`readable`). What it must not see stays hidden (the host's secrets,
+// every coding CLI's configuration and login under the user's HOME) and what it must never
+// write is protected (the store, the seals). Callers add what it writes and reads of its own
+// (its worktree, its run folder), its HOME and its /tmp.
 // `worktree_root`, where the pairs' worktrees are, is apart too (made now, as the others).
 SandboxPlan repository_sandbox(const std::filesystem::path& repo_root,
                                const std::vector<std::string>& environment,
                                const std::vector<std::filesystem::path>& hidden_first = {},
-                               const std::filesystem::path& worktree_root = {});
+                               const std::filesystem::path& worktree_root = {},
+                               const std::vector<std::filesystem::path>& readable = {});
 
 // The user's HOME, as the dispatcher has it ("" when unset).
 std::filesystem::path user_home();

@@ -25,6 +25,7 @@
 #include "git/cli.h"
 #include "git/git_files.h"
 #include "git/repository.h"
+#include "github/git_remote.h"
 #include "hook/run_locator.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -213,7 +214,8 @@ Result<Base> resolve_base(const DispatchContext& context) {
     base.revision = base.branch;
     if (has_origin) {
         auto fetched =
-            git::git_output(context.repo_root, {"fetch", "--quiet", "origin", base.branch});
+            git::git_output(context.repo_root, {"fetch", "--quiet", "origin", base.branch},
+                            github::origin_git_options(context.repo_root));
         if (fetched) {
             base.revision = "refs/remotes/origin/" + base.branch;
             if (!repo->lookup(base.revision)) base.revision = "FETCH_HEAD";
@@ -388,7 +390,8 @@ std::vector<std::pair<std::string, std::string>> commit_identity(const git::Repo
 SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) {
     // The other pairs' worktrees (their uncommitted work) out of sight; its own comes back.
     SandboxPlan plan = repository_sandbox(context.repo_root, run.environment, context.hidden_first,
-                                          context.worktree_root());
+                                          context.worktree_root(),
+                                          config::readable_paths(context.config, user_home()));
     // Its git storage (git/agent_repo.h), beside its HOME and /tmp (below): what is in them is
     // its own, not its pair's folder. Could it replace `git` there with a link, the sandboxes
     // cocode starts itself on that repository (taking the branch back, the check's and clean's
@@ -665,7 +668,8 @@ Result<std::string> catch_up_with_origin(const git::Repository& repo, const std:
     const fs::path root = repo.main_work_dir();
     if (repo.lookup(tracking).ok()) {  // pushed before: origin may have moved
         auto fetched =
-            git::git_output(root, {"fetch", "--quiet", "origin", "+" + local + ":" + tracking});
+            git::git_output(root, {"fetch", "--quiet", "origin", "+" + local + ":" + tracking},
+                            github::origin_git_options(root));
         if (!fetched)
             return Error::general("cannot tell whether origin's " + branch +
                                   " moved: " + fetched.error().message);

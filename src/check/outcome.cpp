@@ -11,6 +11,7 @@
 #include "core/run_id.h"
 #include "git/cli.h"
 #include "git/repository.h"
+#include "github/git_remote.h"
 
 namespace cocode::check {
 
@@ -93,8 +94,10 @@ class BaseFetcher {
         auto known = fetched_.find(base);
         if (known == fetched_.end()) {
             const std::string ref = "refs/remotes/origin/" + base;
-            auto fetched = git::git_output(root_, {"fetch", "--quiet", "--no-tags", "origin",
-                                                   "+refs/heads/" + base + ":" + ref});
+            auto fetched = git::git_output(
+                root_,
+                {"fetch", "--quiet", "--no-tags", "origin", "+refs/heads/" + base + ":" + ref},
+                github::origin_git_options(root_));
             known = fetched_
                         .emplace(base, fetched.ok() ? Result<std::string>(ref)
                                                     : Result<std::string>(fetched.error()))

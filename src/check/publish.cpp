@@ -5,6 +5,7 @@
 #include "check/report.h"
 #include "git/cli.h"
 #include "git/line_history.h"
+#include "github/git_remote.h"
 #include "github/url.h"
 #include "proc/command.h"
 #include "proc/environment.h"
@@ -95,20 +96,11 @@ PublishRequest configured_request(const config::Config& config, const fs::path& 
 }
 
 Result<void> push_branch(const fs::path& worktree, const std::string& branch) {
-    git::GitOptions options;
     auto url = git::git_output(worktree, {"remote", "get-url", "origin"});
     if (!url)
         return Error::usage("--push: no origin remote to push to (" + url.error().message + ")");
-    const std::string origin = first_line(*url);
-    auto token = github::getenv_string("GITHUB_TOKEN");
-    if (!token) token = github::getenv_string("GH_TOKEN");
-    // Only to the GitHub it belongs to: an origin elsewhere (GitLab, a mirror) pushes with its
-    // own credentials or not at all. Handed to git through a credential helper reading a pipe:
-    // never in git's environment, its command line or a file.
-    auto api = github::resolve_api_url(std::nullopt);
-    if (token && api && github::token_goes_to(origin, *api))
-        options.credential =
-            git::GitCredential{origin.substr(0, origin.find('/', 8)), "x-access-token", *token};
+    // GitHub's token only to the GitHub it belongs to (github/git_remote.h).
+    const git::GitOptions options = github::origin_git_options(worktree);
     auto pushed =
         git::git_output(worktree, {"push", "--quiet", "origin", branch + ":" + branch}, options);
     if (!pushed) return Error::general("--push: " + pushed.error().message);

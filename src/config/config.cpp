@@ -1072,7 +1072,7 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
              "agents",       "default_agents", "check",         "publish",     "trigger",
              "review",       "sandbox",        "output_cap",    "pricing",     "budget",
              "progress",     "network",        "plan",          "gate",        "environment",
-             "route",        "$schema"});
+             "route",        "readable",       "$schema"});
         !ok)
         return std::move(ok).error();
     // "$schema" is for editors (docs/config.schema.json); cocode only checks it is text.
@@ -1138,6 +1138,23 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
             config.sandbox = SandboxMode::none;
         else
             return r.bad("sandbox", "\"auto\", \"bwrap\" or \"none\"");
+    }
+    if (doc.contains("readable")) {
+        auto paths = r.strings(doc["readable"], "readable");
+        if (!paths) return std::move(paths).error();
+        for (const auto& path : *paths) {
+            const fs::path named =
+                path.rfind("~/", 0) == 0 ? fs::path(path.substr(2)) : fs::path(path);
+            const bool dotted = std::any_of(named.begin(), named.end(),
+                                            [](const fs::path& part) { return part == ".."; });
+            if ((path.rfind("~/", 0) != 0 && !named.is_absolute()) || dotted ||
+                named.lexically_normal() == "/" || named.lexically_normal().empty())
+                return r.bad("readable",
+                             "absolute paths or ~/… paths of folders or files "
+                             "for sandboxed children to read (not \"" +
+                                 path + "\")");
+        }
+        config.readable = std::move(*paths);
     }
     if (doc.contains("worktree_setup")) {
         const json& setup = doc["worktree_setup"];
@@ -1220,6 +1237,17 @@ Result<Config> parse_config(std::string_view text, const fs::path& source,
         config.default_agents = std::move(*names);
     }
     return config;
+}
+
+std::vector<fs::path> readable_paths(const Config& config, const fs::path& home) {
+    std::vector<fs::path> out;
+    for (const auto& path : config.readable) {
+        if (path.rfind("~/", 0) != 0)
+            out.emplace_back(path);
+        else if (!home.empty())
+            out.push_back(home / path.substr(2));
+    }
+    return out;
 }
 
 fs::path worktree_root_of(const std::string& worktree_root, const fs::path& repo_root) {

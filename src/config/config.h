@@ -240,6 +240,9 @@ struct Config {
     std::string branch_prefix = "cocode/";
     std::optional<std::string> base_branch;  // default: the repository's default branch
     SandboxMode sandbox = SandboxMode::automatic;
+    // What sandboxed children may read besides what they need (proc/sandbox.h denies the rest
+    // of the host): absolute paths, or ~/… in the user's HOME (a toolchain in /opt, a cache).
+    std::vector<std::string> readable;
     NetworkConfig network;
     WorktreeSetup setup;
     std::optional<EnvironmentConfig> environment;
@@ -295,6 +298,10 @@ inline std::filesystem::path worktree_root_of(const Config& config,
                                               const std::filesystem::path& repo_root) {
     return worktree_root_of(config.worktree_root, repo_root);
 }
+
+// `readable` as paths, ~/… in `home` (left out when there is none).
+std::vector<std::filesystem::path> readable_paths(const Config& config,
+                                                  const std::filesystem::path& home);
 
 // What one batch sets over the configuration (`run --marker/--allowed-path/--verify`, the
 // action's inputs): the ready marker, and the check's allowed paths and verify commands

@@ -114,10 +114,11 @@ Result<std::string> cli_version() {
     return git_line({}, {"--version"}, quick);
 }
 
-Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch) {
+Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch,
+                                const GitOptions& fetch) {
     const std::string tracking = "refs/remotes/origin/" + branch;
     if (auto fetched = git_output(
-            dir, {"fetch", "--quiet", "origin", "+refs/heads/" + branch + ":" + tracking});
+            dir, {"fetch", "--quiet", "origin", "+refs/heads/" + branch + ":" + tracking}, fetch);
         !fetched)
         return std::move(fetched).error();
     auto local = run_git(

@@ -70,8 +70,10 @@ bool is_object_id(std::string_view text);
 
 // The branch `branch` as origin has it (what a pull request on it shows): fetched into
 // refs/remotes/origin/, and made a local branch there when there is none of that name yet (one
-// that is there is left as it is). A round on a fresh runner (scale/pull_feedback.h).
-Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch);
+// that is there is left as it is). A round on a fresh runner (scale/pull_feedback.h). `fetch`:
+// git's options for the fetch (the credential for origin: github/git_remote.h).
+Result<void> branch_from_origin(const std::filesystem::path& dir, const std::string& branch,
+                                const GitOptions& fetch = {});
 
 // `git --version`'s line ("git version 2.39.5"); an error when git is missing (3) or fails.
 Result<std::string> cli_version();

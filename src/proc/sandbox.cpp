@@ -228,15 +228,20 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
     // Folders of the host replaced by folders of its own: its /dev (base_argv) first, so that
     // a repository on the host's /dev/shm comes back too.
     std::vector<fs::path> covered = {"/dev"};
-    for (const auto& path : plan.hidden_first)
-        if (fs::is_directory(path, ec)) {
-            out.insert(out.end(), {"--tmpfs", path.string()});
-            covered.push_back(path);
-        }
     if (!plan.tmp.empty()) {
         out.insert(out.end(), {"--bind", plan.tmp.string(), kTmp.string()});
         covered.push_back(kTmp);
     }
+    // Then the folders hidden first, over its own /tmp too where they lie there (a repository
+    // made under /tmp): each an empty folder, made read-only once what comes back inside is
+    // bound (below), as the host's folder it covers was: a write there would only seem to land.
+    std::vector<fs::path> read_only_covers;
+    for (const auto& path : plan.hidden_first)
+        if (fs::is_directory(path, ec)) {
+            out.insert(out.end(), {"--tmpfs", path.string()});
+            covered.push_back(path);
+            read_only_covers.push_back(path);
+        }
     // What it must read comes back, then what it writes: the writable folders may lie inside.
     // One bind each: none inside another that comes back, or inside a writable folder.
     std::vector<fs::path> back;
@@ -246,7 +251,7 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
         if (!within_any(path, covered) || within_any(path, plan.writable)) continue;
         const fs::file_status there = fs::status(path, ec);  // one stat for the three questions
         if (fs::exists(there) && !fs::is_character_file(there) && !fs::is_block_file(there))
-            back.push_back(path.lexically_normal());
+            back.emplace_back(normal_text(path));  // no trailing slash: one spelling each
     }
     std::sort(back.begin(), back.end());
     // What is hidden first stays hidden inside whatever comes back around it (cocode's programs
@@ -267,10 +272,11 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
         out.insert(out.end(), {"--ro-bind", path.string(), path.string()});
         done.emplace_back(path, true);
         for (const auto& first : plan.hidden_first)
-            if (within(first, path) && first.lexically_normal() != path &&
+            if (within(first, path) && fs::path(normal_text(first)) != path &&
                 fs::is_directory(first, ec)) {
                 out.insert(out.end(), {"--tmpfs", first.string()});
                 done.emplace_back(first.lexically_normal(), false);
+                read_only_covers.push_back(first);
             }
     }
     // Out of sight again inside what came back, but for what the plan reads there; what it
@@ -306,6 +312,9 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
         else if (fs::exists(path, ec))
             out.insert(out.end(), {"--ro-bind", "/dev/null", path.string()});
     }
+    // The covers last: what is hidden inside one needed its mount point made there.
+    for (const auto& path : read_only_covers)
+        out.insert(out.end(), {"--remount-ro", path.string()});
     out.push_back("--");
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
@@ -349,8 +358,43 @@ std::vector<std::string> sandbox_environment(std::vector<std::string> environmen
     return environment;
 }
 
+std::vector<fs::path> host_folders_out_of_sight(const fs::path& user_home) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name == "dev" || name == "proc" || name == "tmp" ||
+            std::find(std::begin(kSystemFolders), std::end(kSystemFolders), name) !=
+                std::end(kSystemFolders))
+            continue;
+        // A link at the root leads where it leads: into the system's folders, or into one out
+        // of sight here. A file there (a swap file) is hidden with the secrets (host_secrets).
+        std::error_code status_ec;
+        if (entry.symlink_status(status_ec).type() == fs::file_type::directory)
+            out.push_back(entry.path());
+    }
+    std::sort(out.begin(), out.end());
+    if (!user_home.empty() && user_home != "/" &&
+        std::none_of(out.begin(), out.end(),
+                     [&](const fs::path& folder) { return within(user_home, folder); }))
+        out.push_back(user_home);
+    return out;
+}
+
 std::vector<fs::path> host_secrets(const fs::path& user_home) {
     std::vector<fs::path> out;
+    std::error_code ec;
+    // The files at the root beside the system's folders (a swap file, a container's marks).
+    for (const auto& entry : fs::directory_iterator("/", ec)) {
+        std::error_code status_ec;
+        if (entry.symlink_status(status_ec).type() == fs::file_type::regular)
+            out.push_back(entry.path());
+    }
+    // The system's secrets in its settings: shadow passwords, the host's SSH keys, sudo's
+    // rules, TLS private keys (a child run as root would read what only root may).
+    for (const char* secret : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+                               "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private"})
+        out.emplace_back(secret);
     if (!user_home.empty() && user_home != "/")
         for (const char* secret :
              {".ssh", ".gnupg", ".git-credentials", ".config/git/credentials", ".config/gh",

@@ -112,6 +112,20 @@ std::vector<std::string> sandbox_environment(std::vector<std::string> environmen
 // still be connected to, so these are hidden, not made read-only.
 std::vector<std::filesystem::path> host_secrets(const std::filesystem::path& user_home);
 
+// What of the host's root every sandboxed child sees, read-only, by either maker: the system's
+// programs, libraries and settings (/usr with the links into it, /etc but for its secrets,
+// /sys; a Nix, Guix or snap store). Its /dev, /proc and /tmp are its own. Everything else at the
+// root (/home, /root, /opt, /srv, /mnt, /media, /var, /run, a runner's work folder) is out of
+// sight unless a plan brings part of it back (docs/security.md, "The sandbox").
+inline constexpr const char* kSystemFolders[] = {"usr",    "bin", "sbin", "lib", "lib32", "lib64",
+                                                 "libx32", "etc", "sys",  "nix", "gnu",   "snap"};
+
+// The folders of the host no sandboxed child sees unless its plan brings part back: every folder
+// at the root but the system's and the sandbox's own (kSystemFolders, /dev, /proc, /tmp), and
+// `user_home` wherever it is. Asked of the root as it is now.
+std::vector<std::filesystem::path> host_folders_out_of_sight(
+    const std::filesystem::path& user_home);
+
 // Whether `program` (a probe's) can also give a network namespace here (an agent's enclosed
 // network, agent/egress.h): "" when it can, else what failed and what would fix it.
 std::string network_namespace_refused(const std::filesystem::path& program);

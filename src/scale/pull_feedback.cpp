@@ -7,6 +7,7 @@
 #include "core/markdown.h"
 #include "core/terminal_text.h"
 #include "git/cli.h"
+#include "github/git_remote.h"
 #include "run/restore.h"
 #include "run/seal.h"
 #include "scale/approval.h"
@@ -210,7 +211,10 @@ Result<void> restore_published_rounds(github::GitHub& github, const config::Conf
             said(pair + " restored from the published plan");
             continue;
         }
-        if (auto branch = git::branch_from_origin(repo_root, v.branch); !branch) return branch;
+        if (auto branch =
+                git::branch_from_origin(repo_root, v.branch, github::origin_git_options(repo_root));
+            !branch)
+            return branch;
         said(pair + " restored from the published verdict; branch " + v.branch + " from origin");
     }
     return {};

@@ -3,7 +3,8 @@
 // the real linter: expressions, script injection, job graph), and on every `run:` script no
 // `${{ }}` (untrusted values reach scripts only through env:) and shellcheck clean. Each
 // workflow has minimal permissions, a concurrency group per issue or pull request (per
-// repository for one only the clock or a person starts), and a timeout on every job.
+// repository for one only the clock or a person starts), a timeout on every job, and no
+// checkout that leaves its token in the clone (persist-credentials: false).
 //   node tests/actions/lint.mjs SOURCE_DIR PEERS_DIR
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -68,8 +69,13 @@ for (const file of workflows) {
     fail(file, "no concurrency group per issue or pull request");
   for (const [name, job] of Object.entries(doc.jobs)) {
     if (!job["timeout-minutes"]) fail(file, `job ${name} has no timeout-minutes`);
-    for (const [i, step] of (job.steps ?? []).entries())
+    for (const [i, step] of (job.steps ?? []).entries()) {
       if (step.run) checkRun(file, `job ${name} step ${i + 1}`, step.run);
+      // No checkout leaves the job's token in .git/config, where every program of the job
+      // (an agent's build where no sandbox holds) reads it: cocode gives git its own.
+      if (/^actions\/checkout@/.test(step.uses ?? "") && step.with?.["persist-credentials"] !== false)
+        fail(file, `job ${name} step ${i + 1}: actions/checkout without persist-credentials: false`);
+    }
   }
 }
 

@@ -340,11 +340,14 @@ TEST_F(Environments, AChangedOrTruncatedStoreIsNotUsed) {
 // A setup that fails: the run fails with reason setup and one line naming the command and the
 // log; nothing is left in the store; the next run tries again.
 TEST_F(Environments, AFailingSetupIsOneLineWithReasonSetupAndTheNextRunTriesAgain) {
-    // What the setup looks for is in the repository's folder, which it may read (the host's
-    // /tmp, where the test's own folder is, it may not).
-    const std::string fixed = (repo_ / "fixed").string();
+    // What the setup looks for (a package registry's file, say) is in a folder the
+    // configuration lets it read: the rest of the host, the main worktree among it, it may not.
+    const fs::path registry = dir_ / "registry";
+    fs::create_directories(registry);
+    const std::string fixed = (registry / "fixed").string();
     configure(
-        {{"environment",
+        {{"readable", {registry.string()}},
+         {"environment",
           {{"setup",
             {"test -e " + quote(fixed) + " || { echo 'no such package' >&2; exit 3; }",
              "mkdir -p deps && : > deps/ok"}}}},

@@ -581,10 +581,11 @@ TEST_F(Sandbox, AnAgentsCodeRunByTheCheckReachesNothingOfTheHost) {
     write_text(repo_ / "key.sh", "echo v1\n");
     write_text(repo_ / "wsetup.sh", "true\n");
     sh_ok("git add -A && git commit -q -m base", repo_);
-    write_text(repo_ / ".cocode/payload.sh", payload(listener.port()));
+    // The payload travels in the agent's own script: nothing of the main repository's
+    // worktree is in its sight.
     const std::string agent =
-        "cp " + quote((repo_ / ".cocode/payload.sh").string()) +
-        " payload.sh\n"
+        "cat > payload.sh <<'PAYLOAD_END'\n" + payload(listener.port()) +
+        "\nPAYLOAD_END\n"
         "sh payload.sh agent > /dev/null\n"
         "printf 'import subprocess\\nsubprocess.run([\"sh\", \"payload.sh\", \"verify\"])\\n"
         "def add(a, b):\\n    return a + b\\n' > calc.py\n"
@@ -1066,9 +1067,9 @@ TEST_F(Sandbox, ARoundReadsTheAgentsHomeAsData) {
         "echo '{\"type\":\"init\",\"session_id\":\"abcdef12-3333-4444\",\"model\":\"x\"}'\n"
         "git commit -q --allow-empty -m \"round $(date +%s%N)\" -m \"$COCODE_READY_MARKER\"\n"
         "d=\"$HOME/.gemini/tmp/x\" && mkdir -p \"$d\" && f=\"$d/session-a-abcdef12.json\"\n"
-        "if [ -e \"$JRUN_RUN_FOLDER/../../real\" ]; then rm -f \"$f\"; "
+        "if [ -e \"$(dirname \"$0\")/real\" ]; then rm -f \"$f\"; "
         "echo '{\"sessionId\": \"abcdef12-3333-4444\"}' > \"$f\"\n"
-        "elif [ -e \"$JRUN_RUN_FOLDER/../../link\" ]; then rm -f \"$f\"; ln -s " +
+        "elif [ -e \"$(dirname \"$0\")/link\" ]; then rm -f \"$f\"; ln -s " +
             quote((home_ / ".docker/config.json").string()) +
             " \"$f\"; else rm -f \"$f\"; mkfifo \"$f\"; fi\n"
             "echo '{\"type\":\"result\",\"status\":\"success\"}'\n");
@@ -1082,7 +1083,7 @@ TEST_F(Sandbox, ARoundReadsTheAgentsHomeAsData) {
         as_user(with + "timeout -k 5 60 " + dispatcher + " continue 1 -m again --no-check");
     ASSERT_NE(second.exit_code, 124) << "the round waited on the agent's FIFO";
     EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
-    write_text(repo_ / ".cocode/link", "");
+    write_text(bin / "link", "");
     Shell third = as_user(with + dispatcher + " continue 1 -m again --no-check");
     EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
     Shell fourth = as_user(with + dispatcher + " continue 1 -m again --no-check");
@@ -1093,7 +1094,7 @@ TEST_F(Sandbox, ARoundReadsTheAgentsHomeAsData) {
     for (const auto& r : runs()) args += read_text(r.folder / "args.txt");
     EXPECT_EQ(args.find("--resume"), std::string::npos) << args;
     // The premise: a session file of its own, holding the id, is resumed.
-    write_text(repo_ / ".cocode/real", "");
+    write_text(bin / "real", "");
     EXPECT_EQ(as_user(with + dispatcher + " continue 1 -m again --no-check").exit_code, 0);
     Shell last = as_user(with + dispatcher + " continue 1 -m again --no-check");
     EXPECT_EQ(last.exit_code, 0) << last.out << last.err;
@@ -1477,6 +1478,80 @@ TEST_F(Sandbox, AVariableLeadingToASecretOrAnotherPairShowsNothingOfIt) {
     EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
     EXPECT_EQ(seen.find("uncommitted-of-other"), std::string::npos) << seen;
     EXPECT_NE(seen.find("No such file"), std::string::npos) << "the agent looked: " << seen;
+}
+
+// Reading is denied by default too (docs/security.md, "The sandbox"). An agent, and the
+// verify command its check runs, try what the host holds outside HOME: the token
+// actions/checkout leaves in the main repository's .git/config and one in a remote's URL, an
+// ignored .env in the main worktree, a GitHub App's key named by a relative path beside the
+// clone, a runner's file elsewhere on the host (under /var). Each was read before; none is now,
+// while what the agent needs still shows: its worktree, the main repository's objects (its
+// repository borrows them: `git log` of the base works), the system's programs, and a folder
+// the configuration names as `readable`.
+TEST_F(Sandbox, AnAgentReadsNothingOfTheHostItWasNotGiven) {
+    const std::string token = "ghs_" + secret_;
+    sh_ok("git config http.https://github.com/.extraheader 'AUTHORIZATION: basic " + token +
+              "' && git remote add mirror https://x-access-token:" + token + "@127.0.0.1:9/o/r.git",
+          repo_);
+    write_text(repo_ / ".gitignore", read_text(repo_ / ".gitignore") + ".env\n");
+    sh_ok("git add .gitignore && git commit -q -m 'ignore .env'", repo_);
+    write_text(repo_ / ".env", "API_KEY=env-" + secret_ + "\n");
+    write_text(dir_ / "app-key.pem", "app-key-" + secret_ + "\n");
+    // A runner's file elsewhere on the host, and a toolchain the configuration names.
+    char runner_template[] = "/var/tmp/cocode-runner-XXXXXX";
+    ASSERT_NE(::mkdtemp(runner_template), nullptr);
+    const fs::path runner = runner_template, toolchain = runner / "toolchain";
+    struct Removed {
+        fs::path path;
+        ~Removed() { fs::remove_all(path); }
+    } removed{runner};
+    write_text(runner / "credentials", "runner-" + secret_ + "\n");
+    fs::create_directories(toolchain);
+    write_text(toolchain / "VERSION", "toolchain-shown\n");
+    const std::string paths =
+        quote((repo_ / ".git/config").string()) + " " + quote((repo_ / ".env").string()) + " " +
+        quote((dir_ / "app-key.pem").string()) + " ../../../../app-key.pem " +
+        quote((runner / "credentials").string()) + " " + quote((toolchain / "VERSION").string());
+    const std::string look = "for f in " + paths + "; do cat \"$f\" 2>&1 || true; done; " +
+                             "git -C " + quote(repo_.string()) + " config --list 2>&1 || true; " +
+                             "git log --format=base:%s -1 HEAD 2>&1 || true";
+    configure({{"agents",
+                {{"peek", script("peek", "{ " + look +
+                                             "; } > \"$JRUN_RUN_FOLDER/seen\" 2>&1\n"
+                                             "echo done > done.txt\n"
+                                             "git add done.txt && git commit -q -m done -m "
+                                             "\"$COCODE_READY_MARKER\"\n")}}},
+               {"readable", {toolchain.string()}},
+               {"check", {{"verify", {{{"name", "look"}, {"run", look + "; true"}}}}}}});
+    Shell run = dispatch("run 1", env() + "COCODE_GITHUB_APP_PRIVATE_KEY_PATH=../app-key.pem ");
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto& r = only_run();
+    const std::string seen = seen_by_the_run_of(1);
+    // What it needs shows: the base's commit through the borrowed objects, the toolchain.
+    EXPECT_NE(seen.find("base:cocode config"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("toolchain-shown"), std::string::npos) << seen;
+    EXPECT_NE(seen.find("No such file"), std::string::npos) << seen;
+    // Nothing else: not in what the agent saw, nor in anything its check's verify printed.
+    EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
+    EXPECT_FALSE(secret_below(r.folder)) << "the verify command read a secret";
+    const json check = json::parse(read_text(r.folder / "check.json"));
+    EXPECT_EQ(check["verdict"], "PASS") << check.dump(2);
+
+    // doctor names what the children may read besides, and the settings holding a credential
+    // (by their names: never the token).
+    Shell doctor = dispatch_as_user("doctor --json");
+    EXPECT_EQ(doctor.out.find(secret_), std::string::npos) << doctor.out;
+    std::map<std::string, json> rows;
+    for (const auto& row : json::parse(doctor.out)) rows[row["check"]] = row;
+    EXPECT_EQ(rows["sandbox reads"]["state"], "ok") << doctor.out;
+    EXPECT_NE(rows["sandbox reads"]["detail"].get<std::string>().find(toolchain.string()),
+              std::string::npos)
+        << doctor.out;
+    const std::string credentials = rows["repository credentials"].value("detail", "");
+    EXPECT_EQ(rows["repository credentials"]["state"], "warning") << doctor.out;
+    for (const char* setting : {"http.https://github.com/.extraheader", "remote.mirror.url"})
+        EXPECT_NE(credentials.find(setting), std::string::npos) << credentials;
+    EXPECT_EQ(credentials.find("remote.origin"), std::string::npos) << credentials;
 }
 
 // A batch's network namespaces are made ahead and given to one run after another (proc/

@@ -2,6 +2,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <future>
@@ -321,6 +322,68 @@ void check_agents(const config::Config& config, std::vector<Check>& checks) {
     }
 }
 
+// What the configuration lets sandboxed children read besides what they need (`readable`).
+void check_readable(const config::Config& config, std::vector<Check>& checks) {
+    if (config.readable.empty()) return;
+    std::string shown, missing;
+    const auto paths = config::readable_paths(config, agent::user_home());
+    std::error_code ec;
+    for (std::size_t i = 0; i < config.readable.size(); ++i) {
+        shown += (shown.empty() ? "" : ", ") + config.readable[i];
+        if (i < paths.size() && !std::filesystem::exists(paths[i], ec))
+            missing += (missing.empty() ? "" : ", ") + config.readable[i];
+    }
+    checks.push_back(
+        {"sandbox reads", missing.empty() ? "ok" : "warning",
+         "also " + shown + " (readable)" + (missing.empty() ? "" : "; not there: " + missing)});
+}
+
+// A credential the repository's own git settings hold (the token actions/checkout leaves as an
+// extra header, a remote's URL with one): a sandboxed child never reads them, but everything
+// else run in this clone does. Named by the setting, never by its value.
+void check_repository_credentials(const std::filesystem::path& root, std::vector<Check>& checks) {
+    auto settings = git::git_output(
+        root, {"config", "--local", "--get-regexp",
+               "^(http\\..*\\.extraheader|remote\\..*\\.url|remote\\..*\\.pushurl)$"});
+    if (!settings) return;  // none of them set (git exits 1)
+    std::vector<std::string> holding;
+    std::size_t at = 0;
+    while (at < settings->size()) {
+        std::size_t end = settings->find('\n', at);
+        if (end == std::string::npos) end = settings->size();
+        const std::string line = settings->substr(at, end - at);
+        at = end + 1;
+        const std::size_t space = line.find(' ');
+        if (space == std::string::npos) continue;
+        const std::string key = line.substr(0, space), value = line.substr(space + 1);
+        std::string lower = value;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const bool header =
+            key.size() > 12 && key.compare(key.size() - 12, 12, ".extraheader") == 0;
+        // A URL's user part with a password, or a token for a user (https://ghp_…@host/).
+        bool in_url = false;
+        if (const std::size_t scheme = value.find("://"); !header && scheme != std::string::npos) {
+            const std::size_t start = scheme + 3;
+            const std::size_t host_end = std::min(value.find('/', start), value.size());
+            const std::size_t at_sign = value.find('@', start);
+            if (at_sign < host_end) {
+                const std::string user = value.substr(start, at_sign - start);
+                in_url = user.find(':') != std::string::npos ||
+                         (lower.rfind("http", 0) == 0 && user.size() >= 20);
+            }
+        }
+        if ((header && lower.find("authorization") != std::string::npos) || in_url)
+            holding.push_back(key);
+    }
+    if (holding.empty()) return;
+    std::string named;
+    for (const auto& key : holding) named += (named.empty() ? "" : ", ") + key;
+    checks.push_back(
+        {"repository credentials", "warning",
+         named + " in .git/config holds a credential; agents never read it, but every other "
+                 "program run in this clone does (actions/checkout: persist-credentials: false)"});
+}
+
 // The sandbox the configuration asks for, and the network it can then give the agents.
 void check_sandbox(const config::Config& config, std::vector<Check>& checks) {
     if (config.sandbox == config::SandboxMode::none) {
@@ -330,10 +393,13 @@ void check_sandbox(const config::Config& config, std::vector<Check>& checks) {
                           "you can (docs/security.md)"});
         check_network(config, {}, "sandbox: none", checks);
     } else if (const auto& probe = probe_sandbox(*agent::sandbox_maker(config)); probe.available) {
-        checks.push_back({"sandbox", "ok",
-                          probe.version + " (" + probe.program.string() +
-                              "): agents and everything that runs their code (verify, setup, "
-                              "builds) see the host read-only and write only their own"});
+        checks.push_back(
+            {"sandbox", "ok",
+             probe.version + " (" + probe.program.string() +
+                 "): agents and everything that runs their code (verify, setup, builds) read "
+                 "only the system's folders, their own worktree, HOME and /tmp and the main "
+                 "repository's objects, and write only their own (docs/security.md)"});
+        check_readable(config, checks);
         check_network(config, probe.program, "", checks);
     } else {
         checks.push_back({"sandbox", "missing",
@@ -390,6 +456,7 @@ int run_doctor(const DoctorArgs& args) {
             checks.push_back({"agents", "error",
                               "not checked: the configuration does not read (the line above)"});
         check_sandbox(ws->config, checks);
+        check_repository_credentials(ws->root, checks);
         check_environment(*ws, checks);
         auto where = hook::locate_hooks(ws->root);
         if (where) {
