@@ -21,9 +21,21 @@
 namespace cocode::agent {
 namespace fs = std::filesystem;
 
+namespace {
+
+// `path` without `.`, `..` or a trailing slash: one spelling for each folder, which the plan's
+// comparisons (`==`, lies_in) take as it is.
+fs::path plain(const fs::path& path) {
+    std::string text = path.lexically_normal().native();
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    return text;
+}
+
+}  // namespace
+
 fs::path user_home() {
     const char* home = std::getenv("HOME");
-    return home && *home == '/' ? fs::path(home) : fs::path();
+    return home && *home == '/' ? plain(home) : fs::path();
 }
 
 std::vector<fs::path> secrets_in_home(const fs::path& home, const config::CliPreset* own) {
@@ -83,34 +95,41 @@ bool lies_in_any(const fs::path& real, const FileIds& ids) {
     }
 }
 
+// What of an installation prefix (/usr/local, ~/.local, a Node.js of nvm's or of a runner's
+// tool cache) its programs need: its bin, lib and share folders and their kin, not the prefix
+// (a `bin` on PATH in a folder of other things showed all of them: a key beside the clone).
+std::vector<fs::path> prefix_folders(const fs::path& prefix) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const char* part : {"bin", "sbin", "lib", "lib64", "libexec", "share", "include", "etc"})
+        if (fs::is_directory(prefix / part, ec)) out.push_back(prefix / part);
+    return out;
+}
+
 // What a child runs programs from, as PATH names it, where a folder of its own would hide it
-// (HOME, /tmp): in the user's HOME a `bin` folder's whole prefix (~/.local, a Node.js version
-// of nvm's, ~/.cargo), another folder itself (pyenv's shims, with pyenv's root), and rustup's
-// toolchains when its proxies are there; elsewhere the folder itself.
+// (HOME, /tmp, the rest of the host): a `bin` folder's prefix's folders (prefix_folders),
+// node_modules/.bin's node_modules (its links lead there), pyenv's root for its shims, rustup's
+// toolchains where its proxies are, else the folder itself.
 std::vector<fs::path> program_folders(const fs::path& home, const std::string& path) {
     std::vector<fs::path> out;
     std::error_code ec;
     for (std::size_t at = 0; at <= path.size();) {
         std::size_t end = path.find(':', at);
         if (end == std::string::npos) end = path.size();
-        const fs::path dir = fs::path(path.substr(at, end - at)).lexically_normal();
+        const fs::path dir = plain(path.substr(at, end - at));
         at = end + 1;
         if (!dir.is_absolute() || dir == home || !fs::is_directory(dir, ec)) continue;
-        if (!lies_in(dir, home)) {
-            // Elsewhere (one under /tmp or /opt comes back): a `bin` folder's whole prefix (a
-            // Node.js of a runner's tool cache finds its npm in ../lib), node_modules/.bin's
-            // node_modules (its links lead there), else the folder itself.
-            const bool prefixed = dir.filename() == "bin" || dir.filename() == ".bin";
-            out.push_back(prefixed && dir.parent_path() != "/" ? dir.parent_path() : dir);
-            continue;
-        }
-        const fs::path rel = dir.lexically_relative(home);
-        if (*rel.begin() == ".pyenv") {
+        const bool in_home = lies_in(dir, home);
+        if (in_home && *dir.lexically_relative(home).begin() == ".pyenv") {
             out.push_back(home / ".pyenv");
-        } else if (dir.filename() == "bin" && dir.parent_path() != home) {
-            out.push_back(dir.parent_path());
-            if (dir.parent_path() == home / ".cargo" && fs::is_directory(home / ".rustup", ec))
+        } else if (dir.filename() == "bin" && dir.parent_path() != home &&
+                   dir.parent_path() != "/") {
+            for (auto& folder : prefix_folders(dir.parent_path())) out.push_back(folder);
+            if (in_home && dir.parent_path() == home / ".cargo" &&
+                fs::is_directory(home / ".rustup", ec))
                 out.push_back(home / ".rustup");
+        } else if (dir.filename() == ".bin" && dir.parent_path().filename() == "node_modules") {
+            out.push_back(dir.parent_path());
         } else {
             out.push_back(dir);
         }
@@ -154,8 +173,9 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     // its refs. Of it only what borrowing its objects needs comes back (its object folders),
     // and what each caller lists for its child (its own worktree, run folder, clean tree).
     plan.hidden_first.push_back(repo_root);
-    for (const auto& toolchain : program_folders(home, value_in(environment, "PATH")))
-        plan.visible.push_back(toolchain);
+    // What comes back by the way (the toolchains, cocode's programs, what the configuration
+    // names), judged below by where it leads.
+    std::vector<fs::path> incidental = program_folders(home, value_in(environment, "PATH"));
     // The resolver's file, where the host keeps it under /run (systemd-resolved's stub).
     if (const fs::path resolv = fs::canonical("/etc/resolv.conf", ec);
         !ec && lies_in(resolv, "/run"))
@@ -170,17 +190,42 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
         if (!lies_in(dirs->common_dir, repo_root)) plan.hidden_first.push_back(dirs->common_dir);
         for (auto& objects : borrowed_objects(dirs->common_dir))
             plan.visible.push_back(std::move(objects));
-        plan.visible.push_back(dirs->common_dir);
-        main_settings = {dirs->common_dir / "config", dirs->common_dir / "modules"};
+        for (const char* part : {"HEAD", "refs", "packed-refs", "shallow", "worktrees"})
+            plan.visible.push_back(dirs->common_dir / part);
+        // A linked worktree's own settings (worktreeConfig) are settings too.
+        for (const auto& entry : list_folder(dirs->common_dir / "worktrees", ec))
+            main_settings.push_back(entry.path / "config.worktree");
         own_git = dirs->common_dir / "cocode";
     }
     // What the configuration names for its children to read (a toolchain in /opt, a cache):
     // shown as it is, but for the secrets in it, hidden again below.
-    for (const auto& path : readable) plan.visible.push_back(path);
+    incidental.insert(incidental.end(), readable.begin(), readable.end());
     const fs::path store = environment::default_store();
     plan.visible.push_back(store);
-    // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/.
-    plan.visible.push_back(dispatch_program().parent_path().parent_path());
+    // cocode's own programs (the egress bridge, the hook its commits run): bin/ and libexec/,
+    // or, installed in a folder of other things (~/bin), that folder and libexec/cocode.
+    const fs::path programs = plain(dispatch_program().parent_path());
+    incidental.push_back(programs.parent_path());
+    // Nothing that comes back by the way brings back what is out of sight around it whole —
+    // the main repository, HOME — by its own name or another (a link on PATH to the
+    // repository, a `bin` folder in it, cocode installed in HOME): each is judged where it
+    // leads, and one that is, or holds, one of those is not shown (cocode's own programs
+    // then by their folders alone).
+    std::vector<fs::path> wholes = {plain(fs::weakly_canonical(repo_root, ec))};
+    if (!home.empty()) wholes.push_back(plain(fs::weakly_canonical(home, ec)));
+    const auto holds_a_whole = [&](const fs::path& path) {
+        return std::any_of(wholes.begin(), wholes.end(),
+                           [&](const fs::path& whole) { return lies_in(whole, path); });
+    };
+    for (const auto& path : incidental) {
+        const fs::path real = plain(fs::weakly_canonical(path, ec));
+        if (ec || holds_a_whole(real)) continue;
+        plan.visible.push_back(real);
+    }
+    if (holds_a_whole(plain(fs::weakly_canonical(programs.parent_path(), ec)))) {
+        plan.visible.push_back(programs);
+        plan.visible.push_back(programs.parent_path() / "libexec/cocode");
+    }
     // What still shows of HOME (a toolchain's prefix, a repository there) hides its secrets.
     plan.hidden = secrets_in_home(home, nullptr);
     plan.hidden.insert(plan.hidden.end(), main_settings.begin(), main_settings.end());

@@ -397,8 +397,9 @@ SandboxPlan sandbox_plan(const PlannedRun& run, const DispatchContext& context) 
     // cocode starts itself on that repository (taking the branch back, the check's and clean's
     // git) would bind what the link names on the host. The main repository's git folder,
     // objects and refs included, stays read-only.
-    plan.writable.push_back(run.own.git());
-    // A plan round writes nothing in the worktree (its commits would show once taken back).
+    // A plan round writes nothing: neither its worktree nor its repository (objects, refs,
+    // logs, HEAD, the index: a commit by porcelain or plumbing fails and lands nowhere).
+    (run.plan_round ? plan.visible : plan.writable).push_back(run.own.git());
     (run.plan_round ? plan.visible : plan.writable).push_back(run.worktree);
     plan.writable.push_back(run.files.folder);
     plan.writable.push_back(context.runs_dir() / run::kBusFile);

@@ -197,7 +197,19 @@ void Allowlist::add(const std::vector<AllowEntry>& entries) {
     for (const auto& e : entries) add(e);
 }
 
+bool is_host_name(std::string_view host) {
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    if (host.empty() || host.size() > 253) return false;
+    const bool address = host.find(':') != std::string_view::npos;
+    return std::all_of(host.begin(), host.end(), [&](char c) {
+        const unsigned char u = static_cast<unsigned char>(c);
+        return std::isalnum(u) || c == '.' || (address ? c == ':' : (c == '-' || c == '_'));
+    });
+}
+
 bool Allowlist::allows(std::string_view host_in, int port) const {
+    if (!is_host_name(host_in)) return false;
     const std::string host = bare(host_in);
     for (const auto& e : entries_) {
         const bool port_ok = e.port ? e.port == port : (port == 443 || port == 80);

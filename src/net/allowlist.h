@@ -45,6 +45,11 @@ std::optional<AllowEntry> endpoint_entry(std::string_view url, std::string_view 
 // An entry as configuration writes it: "example.com", "example.com:8443", "[::1]:8080".
 std::string entry_text(const AllowEntry& entry);
 
+// Whether `host` could name a host at all: a name of letters, digits, `-`, `_` and dots (at
+// most 253 bytes), or an address ("[::1]" or "::1"). A NUL or any other byte no host has is
+// not one: a resolver reads such a name to its NUL (`evil\0.example.com` reaches `evil`).
+bool is_host_name(std::string_view host);
+
 // 127.0.0.0/8, ::1 and "localhost": the host's own loopback.
 bool is_loopback(std::string_view host);
 
@@ -52,7 +57,8 @@ class Allowlist {
   public:
     void add(const AllowEntry& entry);
     void add(const std::vector<AllowEntry>& entries);
-    // Whether `host` (a name or an address, any case; "[::1]" or "::1") on `port` may be reached.
+    // Whether `host` (a name or an address, any case; "[::1]" or "::1") on `port` may be reached:
+    // never one that is no host name (is_host_name).
     bool allows(std::string_view host, int port) const;
     const std::vector<AllowEntry>& entries() const { return entries_; }
 

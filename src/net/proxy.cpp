@@ -216,7 +216,10 @@ void EgressProxy::serve(UniqueFd client) {
     }
     event.host = target->host;
     event.port = target->port;
-    event.allowed = options_.audit || options_.allow.allows(target->host, target->port);
+    // A name no host has (a NUL inside: the resolver would reach what comes before it) is
+    // refused before anything is decided or recorded as allowed, in an audit too.
+    event.allowed = is_host_name(target->host) &&
+                    (options_.audit || options_.allow.allows(target->host, target->port));
     if (!event.allowed) {
         ++blocked_;
         record(event);

@@ -384,11 +384,35 @@ std::vector<fs::path> host_folders_out_of_sight(const fs::path& user_home) {
 std::vector<fs::path> host_secrets(const fs::path& user_home) {
     std::vector<fs::path> out;
     std::error_code ec;
-    // The files at the root beside the system's folders (a swap file, a container's marks).
+    // The files at the root beside the system's folders (a swap file, a container's marks, a
+    // socket: a service's door).
     for (const auto& entry : fs::directory_iterator("/", ec)) {
         std::error_code status_ec;
-        if (entry.symlink_status(status_ec).type() == fs::file_type::regular)
+        const fs::file_type type = entry.symlink_status(status_ec).type();
+        if (!status_ec && type != fs::file_type::directory && type != fs::file_type::symlink)
             out.push_back(entry.path());
+    }
+    // A child run as root (its user namespace maps root to root) reads what only root may: of
+    // /etc, whatever is not for everyone to read is hidden too (a credentials file of apt's,
+    // a VPN's keys, a service's password).
+    if (::geteuid() == 0) {
+        static const std::vector<fs::path> root_only = [] {
+            std::vector<fs::path> found;
+            std::error_code walk_ec;
+            for (auto it = fs::recursive_directory_iterator(
+                     "/etc", fs::directory_options::skip_permission_denied, walk_ec);
+                 !walk_ec && it != fs::recursive_directory_iterator(); it.increment(walk_ec)) {
+                std::error_code entry_ec;
+                const fs::file_status status = it->symlink_status(entry_ec);
+                if (entry_ec || status.type() == fs::file_type::symlink) continue;
+                if ((status.permissions() & fs::perms::others_read) == fs::perms::none) {
+                    found.push_back(it->path());
+                    if (status.type() == fs::file_type::directory) it.disable_recursion_pending();
+                }
+            }
+            return found;
+        }();
+        out.insert(out.end(), root_only.begin(), root_only.end());
     }
     // The system's secrets in its settings: shadow passwords, the host's SSH keys, sudo's
     // rules, TLS private keys (a child run as root would read what only root may).
@@ -404,14 +428,23 @@ std::vector<fs::path> host_secrets(const fs::path& user_home) {
               ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
               ".terraform.d/credentials.tfrc.json", ".password-store", ".local/share/keyrings",
               ".vault-token", ".pgpass", ".my.cnf", ".s3cfg", ".boto",
-              ".config/containers/auth.json", ".config/rclone",
+              ".config/containers/auth.json", ".config/rclone", ".cargo/config.toml",
+              ".cargo/config", ".local/share/jupyter/runtime",
               // What was typed at a prompt (a token pasted, a password).
               ".bash_history", ".zsh_history", ".python_history", ".node_repl_history",
-              ".psql_history", ".mysql_history"})
+              ".psql_history", ".mysql_history", ".local/share/fish/fish_history", ".lesshst",
+              ".sqlite_history"})
             out.push_back(user_home / secret);
-    // A GitHub App's private key, wherever the dispatcher was told it is.
-    if (const char* key = std::getenv("COCODE_GITHUB_APP_PRIVATE_KEY_PATH"); key && *key == '/')
-        out.emplace_back(key);
+    // A GitHub App's private key, wherever the dispatcher was told it is (a relative path is
+    // the dispatcher's folder's: beside a clone, which is out of sight anyway).
+    if (const char* key = std::getenv("COCODE_GITHUB_APP_PRIVATE_KEY_PATH"); key && *key) {
+        std::error_code absolute_ec;
+        const fs::path named = fs::absolute(key, absolute_ec);
+        if (!absolute_ec) out.push_back(named.lexically_normal());
+        // And where it leads: a link's target is the key.
+        if (const fs::path real = fs::canonical(key, absolute_ec); !absolute_ec)
+            out.push_back(real);
+    }
     // The host's services a child could ask to run something outside: the user's systemd and
     // D-Bus (systemd-run --user), the system bus, container engines.
     for (const char* socket : {"/run/user", "/run/dbus", "/run/docker.sock", "/run/docker",

@@ -92,6 +92,7 @@ TEST_F(Egress, AHostileAgentGetsOutOnlyWhereTheAllowlistSays) {
         << "no route to the host's other loopback services";
     EXPECT_EQ(out["dns"], "failed") << "no resolver inside";
     EXPECT_EQ(out["connect_other_port"], 403) << "an allowed host, on another port";
+    EXPECT_EQ(out["nul_name"], 403) << "a name with a NUL in it";
     EXPECT_EQ(out["named_by_name"], json({200, "named"}));
     EXPECT_EQ(out["named_by_address"][0], 403) << "an allowed name's address is not the name";
     EXPECT_EQ(out["after_flood"], 200) << "the proxy stays up after a flood";
@@ -180,9 +181,12 @@ TEST_F(Egress, AnAuditBecomesTheAllowlistThatBlocksNothing) {
     ASSERT_EQ(dispatch("run 1 --no-check").exit_code, 0);
     const auto audited = only_run();
     EXPECT_EQ(said(audited)["blocked_via_proxy"], json({200, "blocked"})) << "audit lets it by";
+    // But for a name no host has, which reached the host before its NUL, recorded as allowed.
+    EXPECT_EQ(said(audited)["nul_name"], 403);
     const auto recorded = net::read_egress(audited.folder / "egress.jsonl");
     ASSERT_FALSE(recorded.empty());
-    for (const auto& e : recorded) EXPECT_TRUE(e.allowed) << e.host << ":" << e.port;
+    for (const auto& e : recorded)
+        EXPECT_EQ(e.allowed, net::is_host_name(e.host)) << e.host << ":" << e.port;
 
     Shell egress = dispatch("egress 1");
     ASSERT_EQ(egress.exit_code, 0) << egress.err;
@@ -203,7 +207,8 @@ TEST_F(Egress, AnAuditBecomesTheAllowlistThatBlocksNothing) {
         const json out = said(r);
         EXPECT_EQ(out["blocked_via_proxy"], json({200, "blocked"}));
         for (const auto& e : net::read_egress(r.folder / "egress.jsonl"))
-            EXPECT_TRUE(e.allowed) << "blocked under the audited list: " << e.host << ":" << e.port;
+            EXPECT_EQ(e.allowed, net::is_host_name(e.host))
+                << "blocked under the audited list: " << e.host << ":" << e.port;
     }
 }
 

@@ -200,6 +200,48 @@ TEST_F(Plans, APlanRoundThatWritesIsRefusedByTheSandboxOrFails) {
     EXPECT_NE(approve.err.find("has no plan to approve"), std::string::npos) << approve.err;
 }
 
+// A plan round's agent tries every way a commit is written — porcelain, and plumbing: an
+// object, a ref, HEAD, the index, a reflog — in its own repository, which stayed writable in a
+// plan round: the commit landed on its branch and READY was recorded. Each is refused now, and
+// its branch stands where the round began.
+TEST_F(Plans, APlanRoundCommitsNothingByPorcelainOrPlumbing) {
+    if (!probe_sandbox().available) {
+        ASSERT_EQ(std::getenv("COCODE_FULL_RUN"), nullptr) << probe_sandbox().why_not;
+        GTEST_SKIP() << "no sandbox here: " << probe_sandbox().why_not;
+    }
+    const fs::path agent = dir_ / "sneaky-planner.sh";
+    write_text(
+        agent,
+        "#!/bin/sh\n"
+        "out=\"$JRUN_RUN_FOLDER/tried\"\n"
+        "try() { name=$1; shift; if \"$@\" > /dev/null 2>&1; then echo \"$name: wrote\"; "
+        "else echo \"$name: refused\"; fi >> \"$out\"; }\n"
+        "try commit git commit -q --allow-empty -m sneaky -m \"$COCODE_READY_MARKER\"\n"
+        "try object sh -c 'echo sneaky | git hash-object -w --stdin'\n"
+        "try commit-tree sh -c 'git commit-tree -m sneaky \"$(git rev-parse HEAD^{tree})\"'\n"
+        "try ref git update-ref refs/heads/sneaky HEAD\n"
+        "try branch git update-ref \"refs/heads/$(git branch --show-current)\" HEAD\n"
+        "try head git symbolic-ref HEAD refs/heads/elsewhere\n"
+        "try index git update-index --add --cacheinfo "
+        "100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,sneaky.txt\n"
+        "try reflog sh -c 'echo sneaky >> \"$(git rev-parse --git-dir)/logs/HEAD\"'\n"
+        "echo 'Nothing to plan yet.'\n");
+    fs::permissions(agent, fs::perms::owner_all, fs::perm_options::add);
+    json config = plan_agent_config();
+    config["agents"] = {{"planner", {{"command", agent.string()}}}};
+    configure(config);
+    const std::string base = sh_ok("git rev-parse HEAD", repo_).substr(0, 40);
+    Shell run = dispatch("run 1 --plan");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const run::RunRecord& r = only_run();
+    const std::string tried = read_text(r.folder / "tried");
+    EXPECT_EQ(tried.find("wrote"), std::string::npos) << tried;
+    EXPECT_EQ(std::count(tried.begin(), tried.end(), '\n'), 8) << tried;
+    EXPECT_EQ(sh_ok("git rev-parse cocode/1-planner", repo_).substr(0, 40), base);
+    EXPECT_NE(sh("git rev-parse --verify --quiet refs/heads/sneaky", repo_).exit_code, 0);
+    EXPECT_EQ(read_text(repo_ / ".cocode/runs/events.jsonl").find("READY"), std::string::npos);
+}
+
 // An answer that is not a plan is shown as written, with why, and counts as no plan.
 TEST_F(Plans, AnAnswerThatIsNotAPlanIsShownWithWhyAndCountsAsNone) {
     const std::string script = (dir_ / "no-plan.sh").string();

@@ -1554,6 +1554,53 @@ TEST_F(Sandbox, AnAgentReadsNothingOfTheHostItWasNotGiven) {
     EXPECT_EQ(credentials.find("remote.origin"), std::string::npos) << credentials;
 }
 
+// The same secrets under other names, and by the way of what the sandbox brings back for the
+// agent's programs: a link on PATH that leads into the repository, a `bin` folder in the
+// repository and one beside the clone (its prefix showed the clone's neighbours), HOME spelt
+// with a trailing slash (all of it showed), a linked worktree's own settings, and the App's key
+// named through a link. Each of these was read before (a red-team pass).
+TEST_F(Sandbox, AnAgentReadsNoSecretUnderAnotherNameOrByTheWayOfItsPrograms) {
+    const std::string token = "ghs_" + secret_;
+    sh_ok("git config http.https://github.com/.extraheader 'AUTHORIZATION: basic " + token + "'",
+          repo_);
+    write_text(repo_ / ".env", "API_KEY=env-" + secret_ + "\n");
+    write_text(dir_ / "app-key.pem", "app-key-" + secret_ + "\n");
+    fs::create_symlink(dir_ / "app-key.pem", dir_ / "link.pem");
+    write_text(home_ / "notes.txt", "notes-" + secret_ + "\n");
+    // A linked worktree with settings of its own holding a token.
+    sh_ok("git worktree add -q ../wt2 && git config extensions.worktreeConfig true", repo_);
+    write_text(repo_ / ".git/worktrees/wt2/config.worktree",
+               "[http]\n\textraheader = AUTHORIZATION: basic wt-" + secret_ + "\n");
+    // Programs on PATH: in the repository, beside the clone, and through a link to the clone.
+    for (const fs::path& bin : {repo_ / "bin", dir_ / "bin"}) {
+        fs::create_directories(bin);
+        write_text(bin / "harmless", "#!/bin/sh\necho harmless\n");
+        fs::permissions(bin / "harmless", fs::perms::owner_all, fs::perm_options::add);
+    }
+    fs::create_directory_symlink(repo_, dir_ / "tools");
+    std::string paths;
+    for (const fs::path& file :
+         {dir_ / "tools/.env", dir_ / "tools/.git/config", repo_ / ".env", home_ / "notes.txt",
+          repo_ / ".git/worktrees/wt2/config.worktree", dir_ / "app-key.pem"})
+        paths += quote(file.string()) + " ";
+    configure({{"agents",
+                {{"peek", script("peek", "{ harmless; for f in " + paths +
+                                             "; do cat \"$f\" 2>&1 || true; done; } > "
+                                             "\"$JRUN_RUN_FOLDER/seen\" 2>&1\n")}}}});
+    const std::string with =
+        "env -u GIT_CONFIG_GLOBAL HOME=" + quote(home_.string() + "/") +
+        " COCODE_ENV_STORE=" + quote(store_.string()) +
+        " COCODE_GITHUB_APP_PRIVATE_KEY_PATH=" + quote((dir_ / "link.pem").string()) + " PATH=" +
+        quote((dir_ / "tools/bin").string() + ":" + (repo_ / "bin").string() + ":" +
+              (dir_ / "bin").string()) +
+        ":\"$PATH\" ";
+    Shell run = dispatch("run 1 --no-check", with);
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const std::string seen = seen_by_the_run_of(1);
+    EXPECT_NE(seen.find("harmless"), std::string::npos) << "its programs still run: " << seen;
+    EXPECT_EQ(seen.find(secret_), std::string::npos) << seen;
+}
+
 // A batch's network namespaces are made ahead and given to one run after another (proc/
 // network_pool.h). The first run of the pair below tries to leave something in its network for
 // the next — a server on its loopback that outlives it (a daemon of its own session), an

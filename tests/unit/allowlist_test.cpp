@@ -45,6 +45,23 @@ TEST(Allowlist, LetsThroughExactlyWhatItsEntriesSay) {
         EXPECT_EQ(allow.allows(c.host, c.port), c.allowed) << c.host << ":" << c.port;
 }
 
+// A name no host has is refused whatever the entries say: with a NUL, a resolver reaches what
+// comes before it (`evil\0.cdn.example` ends like an allowed name and reaches `evil`).
+TEST(Allowlist, ANameNoHostHasIsNeverLetThrough) {
+    const Allowlist allow = list_of({"*.cdn.example", "api.example.com"});
+    using namespace std::string_literals;
+    for (const std::string& host :
+         {"evil\0.cdn.example"s, "api.example.com\0"s, "evil .cdn.example"s, "evil\n.cdn.example"s,
+          "evil/x.cdn.example"s, "evil@a.cdn.example"s, "\xc3\xa9vil.cdn.example"s, ""s,
+          std::string(300, 'a') + ".cdn.example"}) {
+        EXPECT_FALSE(is_host_name(host)) << host;
+        EXPECT_FALSE(allow.allows(host, 443)) << host;
+    }
+    for (const char* host : {"a.cdn.example", "a_b.cdn.example", "[::1]", "::1", "127.0.0.1"})
+        EXPECT_TRUE(is_host_name(host)) << host;
+    EXPECT_TRUE(allow.allows("a.cdn.example", 443));
+}
+
 TEST(Allowlist, EntriesAreReadAsWrittenAndEndpointsAsTheirUrlsSay) {
     struct Case {
         const char* text;

@@ -194,9 +194,10 @@ TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
     EXPECT_NE(where(argv, "--ro-bind", "/"), std::string::npos);
     EXPECT_NE(where(argv, "--cap-drop", "ALL"), std::string::npos);
     EXPECT_NE(where(argv, "--dev", "/dev"), std::string::npos);
-    // HOME covered first; its own /tmp over the host's; what it must read back, read-only, once
-    // (not what lies in another that comes back, nor in a writable folder); then what it
-    // writes; the record read-only again; the secret hidden where HOME shows.
+    // Its own /tmp over the host's first; then HOME covered (over its /tmp too, where it lies
+    // there); what it must read back, read-only, once (not what lies in another that comes
+    // back, nor in a writable folder); then what it writes; the record read-only again; the
+    // secret hidden where HOME shows; last, HOME's cover made read-only.
     const std::size_t cover = where(argv, "--tmpfs", home.string());
     const std::size_t tmp = where(argv, "--bind", own.string() + "/tmp");
     const std::size_t back = where(argv, "--ro-bind", repo.string());
@@ -207,8 +208,11 @@ TEST(SandboxPlan, TheCommandLineDeniesByDefaultAndBindsEachFolderOnce) {
     ASSERT_NE(back, std::string::npos);
     ASSERT_NE(write, std::string::npos);
     ASSERT_NE(record, std::string::npos);
-    EXPECT_LT(cover, tmp);
-    EXPECT_LT(tmp, back);
+    EXPECT_LT(tmp, cover);
+    EXPECT_LT(cover, back);
+    const std::size_t cover_sealed = where(argv, "--remount-ro", home.string());
+    ASSERT_NE(cover_sealed, std::string::npos) << "a write there would only seem to land";
+    EXPECT_GT(cover_sealed, record);
     const std::size_t apart = where(argv, "--tmpfs", (repo / ".cocode/runs").string());
     ASSERT_NE(apart, std::string::npos);
     EXPECT_LT(back, apart);

@@ -22,6 +22,8 @@ int run_egress(const EgressArgs& args) {
         const auto events = net::read_egress(r.folder / "egress.jsonl");
         recorded += !events.empty();
         for (const auto& e : events) {
+            // What no host is called (a NUL inside) was refused, in an audit too: never proposed.
+            if (!net::is_host_name(e.host)) continue;
             // A name allows 443 and 80 without a port: the entry a person would write.
             const int port = e.port == 443 || e.port == 80 ? 0 : e.port;
             const std::string entry = net::entry_text({e.host, port, ""});

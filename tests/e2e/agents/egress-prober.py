@@ -53,6 +53,12 @@ c = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=10)
 c.request("CONNECT", f"127.0.0.1:{blocked}")
 out["connect_other_port"] = c.getresponse().status
 c.close()
+# A name with a NUL: a resolver reads it to the NUL (an allowed name's end, another host's
+# start); the proxy refuses it whatever the allowlist or an audit says.
+s = socket.create_connection(("127.0.0.1", proxy_port), timeout=10)
+s.sendall(f"CONNECT localhost\0.example:{named} HTTP/1.1\r\n\r\n".encode())
+out["nul_name"] = int(s.recv(64).split(b" ")[1])
+s.close()
 # A flood: more connections at once than a run may hold; the proxy stays up.
 held = []
 for _ in range(300):
