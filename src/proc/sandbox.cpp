@@ -236,7 +236,13 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
     // made under /tmp): each an empty folder, made read-only once what comes back inside is
     // bound (below), as the host's folder it covers was: a write there would only seem to land.
     std::vector<fs::path> read_only_covers;
-    for (const auto& path : plan.hidden_first)
+    // A folder before what lies in it (sorted by name), each once: one covered after a folder
+    // inside it would leave that one's cover out of sight, and no longer a mount of its own.
+    std::vector<fs::path> first_hidden;
+    for (const auto& path : plan.hidden_first) first_hidden.emplace_back(normal_text(path));
+    std::sort(first_hidden.begin(), first_hidden.end());
+    first_hidden.erase(std::unique(first_hidden.begin(), first_hidden.end()), first_hidden.end());
+    for (const auto& path : first_hidden)
         if (fs::is_directory(path, ec)) {
             out.insert(out.end(), {"--tmpfs", path.string()});
             covered.push_back(path);
@@ -276,7 +282,7 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
                 fs::is_directory(first, ec)) {
                 out.insert(out.end(), {"--tmpfs", first.string()});
                 done.emplace_back(first.lexically_normal(), false);
-                read_only_covers.push_back(first);
+                read_only_covers.emplace_back(normal_text(first));
             }
     }
     // Out of sight again inside what came back, but for what the plan reads there; what it
@@ -313,8 +319,16 @@ std::vector<std::string> sandboxed_argv(const fs::path& program, const SandboxPl
             out.insert(out.end(), {"--ro-bind", "/dev/null", path.string()});
     }
     // The covers last: what is hidden inside one needed its mount point made there.
+    // Each once, and not one a writable folder was bound over or around since (its path is no
+    // longer its cover's, and the folder is the child's to write).
+    std::sort(read_only_covers.begin(), read_only_covers.end());
+    read_only_covers.erase(std::unique(read_only_covers.begin(), read_only_covers.end()),
+                           read_only_covers.end());
+    const std::vector<fs::path> written = writable_folders(plan);
     for (const auto& path : read_only_covers)
-        out.insert(out.end(), {"--remount-ro", path.string()});
+        if (!std::any_of(written.begin(), written.end(),
+                         [&](const fs::path& w) { return within(path, w); }))
+            out.insert(out.end(), {"--remount-ro", path.string()});
     out.push_back("--");
     out.insert(out.end(), argv.begin(), argv.end());
     return out;

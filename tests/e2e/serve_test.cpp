@@ -437,8 +437,10 @@ class RoundsFromGitHub : public Serve {
             {"fixer",
              {{"command", std::string(COCODE_SOURCE_DIR) + "/examples/agents/review-agent.sh"}}}};
         // The second check holds each judgement until the gate is there (it is, unless a test
-        // takes it away to hold a round while it is running).
-        const std::string gate = (dir_ / "gate").string();
+        // takes it away to hold a round while it is running): in a folder of its own, which
+        // the configuration lets the verify commands read (the rest of the host they may not).
+        fs::create_directories(dir_ / "gates");
+        const std::string gate = (dir_ / "gates/gate").string();
         write_text(gate, "");
         config["check"] = {
             {"allowed_paths", {"src/**"}},
@@ -446,6 +448,7 @@ class RoundsFromGitHub : public Serve {
              {{{"name", "no flaw"}, {"run", "test ! -e src/flaw.txt"}},
               {{"name", "gate"},
                {"run", "while [ ! -e " + quote(gate) + " ]; do sleep 0.05; done"}}}}};
+        config["readable"] = {(dir_ / "gates").string()};
         config["publish"] = {{"push", true}, {"pull_request", true}};
         write_text(dir_ / "project/.cocode/config.json", config.dump(2));
         sh_ok("git commit -qam 'the review agent' && git push -q ../origin.git main",
@@ -539,7 +542,7 @@ class RoundsFromGitHub : public Serve {
         EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
 
         start_again();
-        write_text(dir_ / "gate", "");
+        write_text(dir_ / "gates/gate", "");
         EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 1; }, 60s)) << served_.err;
         const Shell ended = stop(a);
         EXPECT_EQ(ended.exit_code, 0) << ended.err;
@@ -684,7 +687,7 @@ TEST_F(RoundsFromGitHub, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
     start(a);
     const long pull = first_round(a);
     ASSERT_NE(pull, 0);
-    fs::remove(dir_ / "gate");  // round 2 will be held in its check
+    fs::remove(dir_ / "gates/gate");  // round 2 will be held in its check
     EXPECT_EQ(deliver("pull_request_review", "w-1",
                       writers_review(pull, "src/flaw.txt", "remove src/flaw.txt")),
               202);
@@ -695,7 +698,7 @@ TEST_F(RoundsFromGitHub, ASecondReviewDuringARoundWaitsForItThenRunsOnce) {
     // Its claim is made, and it waits: no third run while round 2 runs.
     ASSERT_TRUE(wait_until([&] { return claims_on(pull).size() == 2; }, 60s)) << served_.err;
     EXPECT_EQ(pair_runs(a).size(), 2u);
-    write_text(dir_ / "gate", "");
+    write_text(dir_ / "gates/gate", "");
     EXPECT_TRUE(wait_until([&] { return final_claims(pull) == 2; }, 60s)) << served_.err;
     const Shell ended = stop(a);
     EXPECT_EQ(ended.exit_code, 0) << ended.err;
@@ -798,7 +801,7 @@ TEST_F(RoundsFromGitHub, KilledMidRoundAndRestartedItAnswersTheOneRound) {
     start(a);
     const long pull = first_round(a);
     ASSERT_NE(pull, 0);
-    fs::remove(dir_ / "gate");  // round 2 is held in its check
+    fs::remove(dir_ / "gates/gate");  // round 2 is held in its check
     EXPECT_EQ(deliver("pull_request_review", "k-1",
                       writers_review(pull, "src/flaw.txt", "remove src/flaw.txt")),
               202);
@@ -870,7 +873,7 @@ TEST_F(RoundsFromGitHub, WatchKilledMidRoundAndRestartedAnswersTheOneRound) {
     ASSERT_EQ(first.exit_code, 0) << first.err;
     ASSERT_EQ(github_->pulls().size(), 1u) << first.err;
     const long pull = github_->pulls()[0]["number"];
-    fs::remove(dir_ / "gate");  // round 2 is held in its check
+    fs::remove(dir_ / "gates/gate");  // round 2 is held in its check
     writers_review(pull, "src/flaw.txt", "remove src/flaw.txt");
     start_watching();
     killed_mid_round_then_restarted(a, pull, start_watching);
