@@ -169,9 +169,10 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     const fs::path home = user_home();
     for (auto& folder : host_folders_out_of_sight(home)) plan.hidden_first.push_back(folder);
     // The main repository too: its worktree's files (an ignored .env), its git folder's
-    // settings (the token actions/checkout leaves in .git/config, a remote's URL with one) and
-    // its refs. Of it only what borrowing its objects needs comes back (its object folders),
-    // and what each caller lists for its child (its own worktree, run folder, clean tree).
+    // settings (the token actions/checkout leaves in .git/config, a remote's URL with one),
+    // hooks, logs and index. Of it only what borrowing and reading through its git folder needs
+    // comes back (below), and what each caller lists for its child (its own worktree, run
+    // folder, clean tree).
     plan.hidden_first.push_back(repo_root);
     // What comes back by the way (the toolchains, cocode's programs, what the configuration
     // names), judged below by where it leads.
@@ -183,10 +184,10 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
     fs::path own_git;  // cocode's folder in the git folder: its clean trees, views and locks
     std::vector<fs::path> main_settings;  // hidden again below, with the secrets
     if (auto dirs = git::locate_git_dirs(repo_root, nullptr)) {
-        // Its git folder comes back for what borrows from it and reads through it (an agent's
-        // repository its objects, a clean tree the same, a linked worktree its refs and its
-        // own folder there), but for its settings: `config` (the token, a remote's URL) and
-        // its submodules' folders with theirs.
+        // Of its git folder, what borrows from it and reads through it needs (an agent's
+        // repository and a clean tree its objects, a linked worktree its refs, HEAD and its own
+        // folder there); never `config` (the token, a remote's URL), submodules' folders,
+        // hooks, logs or the index.
         if (!lies_in(dirs->common_dir, repo_root)) plan.hidden_first.push_back(dirs->common_dir);
         for (auto& objects : borrowed_objects(dirs->common_dir))
             plan.visible.push_back(std::move(objects));
@@ -198,7 +199,7 @@ SandboxPlan repository_sandbox(const fs::path& repo_root,
         own_git = dirs->common_dir / "cocode";
     }
     // What the configuration names for its children to read (a toolchain in /opt, a cache):
-    // shown as it is, but for the secrets in it, hidden again below.
+    // shown, judged as the rest below, the secrets in it hidden again.
     incidental.insert(incidental.end(), readable.begin(), readable.end());
     const fs::path store = environment::default_store();
     plan.visible.push_back(store);
