@@ -407,8 +407,9 @@ std::vector<fs::path> host_secrets(const fs::path& user_home) {
             out.push_back(entry.path());
     }
     // A child run as root (its user namespace maps root to root) reads what only root may: of
-    // /etc, whatever is not for everyone to read is hidden too (a credentials file of apt's,
-    // a VPN's keys, a service's password).
+    // /etc, whatever is not for everyone to read is hidden (shadow passwords, sudo's rules, the
+    // host's SSH keys, TLS private keys, apt's credentials). Run as another user, the child
+    // cannot read them anyway, and no mount is spent on them.
     if (::geteuid() == 0) {
         static const std::vector<fs::path> root_only = [] {
             std::vector<fs::path> found;
@@ -428,11 +429,6 @@ std::vector<fs::path> host_secrets(const fs::path& user_home) {
         }();
         out.insert(out.end(), root_only.begin(), root_only.end());
     }
-    // The system's secrets in its settings: shadow passwords, the host's SSH keys, sudo's
-    // rules, TLS private keys (a child run as root would read what only root may).
-    for (const char* secret : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-                               "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private"})
-        out.emplace_back(secret);
     if (!user_home.empty() && user_home != "/")
         for (const char* secret :
              {".ssh", ".gnupg", ".git-credentials", ".config/git/credentials", ".config/gh",
